@@ -1,0 +1,45 @@
+// One decision over all limits of a policy, all or nothing (DESIGN.md §2): allowed only if every
+// limit allows; if any denies, none is charged. Dispatches each Limit to its algorithm.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "sluice/algorithm/limit.h"
+#include "sluice/algorithm/state.h"
+#include "sluice/algorithm/verdict.h"
+
+namespace sluice::algorithm {
+
+struct PolicyVerdict {
+  // The deciding limit's verdict: when allowed, the one with the lowest remaining; when denied,
+  // the one with the longest retry_after (a limit that can never grant the cost wins). `delay`
+  // is the longest delay any limit asks for.
+  Verdict verdict;
+  std::size_t limit_index = 0;
+};
+
+// State of a subject the store holds nothing for under `limit`.
+LimitState initial_state(const Limit& limit, Micros now);
+// False when `state` belongs to another algorithm (the policy changed): treat it as absent.
+bool state_fits(const Limit& limit, const LimitState& state);
+// Instant from which `state` equals initial_state; stores expire it then.
+Micros expires_at(const Limit& limit, const LimitState& state);
+
+// Decides `cost` for one subject. Preconditions: limits non-empty, states.size() ==
+// limits.size(), state_fits(limits[i], states[i]). When allowed with cost > 0, every state is
+// charged (concurrency limits record lease `lease_id`); otherwise states are untouched.
+PolicyVerdict evaluate(std::span<const Limit> limits, std::span<LimitState> states,
+                       std::int64_t cost, Micros now, std::string_view lease_id);
+
+// Frees / extends lease `lease_id` in every concurrency limit; true if any had it live.
+bool release_lease(std::span<const Limit> limits, std::span<LimitState> states,
+                   std::string_view lease_id, Micros now);
+bool renew_lease(std::span<const Limit> limits, std::span<LimitState> states,
+                 std::string_view lease_id, Micros now);
+
+bool uses_leases(std::span<const Limit> limits);
+
+}  // namespace sluice::algorithm

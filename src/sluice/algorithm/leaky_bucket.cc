@@ -1,0 +1,59 @@
+#include "sluice/algorithm/leaky_bucket.h"
+
+#include <algorithm>
+
+#include "sluice/algorithm/arithmetic.h"
+#include "sluice/algorithm/tat.h"
+
+namespace sluice::algorithm {
+namespace {
+
+Pace pace_of(const LeakyBucket& p) { return {.rate = p.rate, .period = p.period}; }
+
+// Unit requests that would still be admitted now behind a queue ending at `tat`.
+std::int64_t free_slots(const LeakyBucket& p, const TatState& tat, Micros now) {
+  const Int128 ahead = std::max<Int128>(0, tat_scaled_ahead(tat, now, p.rate));
+  const Int128 slack = static_cast<Int128>(p.max_delay) * p.rate - ahead;
+  if (slack < 0) return 0;
+  return saturate(slack / p.period + 1);
+}
+
+}  // namespace
+
+std::int64_t queue_capacity(const LeakyBucket& params) {
+  return saturate(static_cast<Int128>(params.max_delay) * params.rate / params.period + 1);
+}
+
+TatState initial_state(const LeakyBucket& /*params*/, Micros now) {
+  return {.tat = now, .fraction = 0};
+}
+
+Verdict decide(const LeakyBucket& params, const TatState& state, std::int64_t cost, Micros now) {
+  Verdict verdict{.limit = queue_capacity(params)};
+  const TatState start = tat_not_before(state, now);
+  verdict.reset_after = tat_ceil(start) - now;
+  verdict.remaining = free_slots(params, start, now);
+  if (cost > (kMaxExactInteger - 1) / params.period) return verdict;  // never
+  const Int128 wait_scaled = tat_scaled_ahead(start, now, params.rate);
+  if (wait_scaled <= static_cast<Int128>(params.max_delay) * params.rate) {
+    const TatState next = tat_advance(start, cost, pace_of(params));
+    verdict.allowed = true;
+    verdict.delay = tat_ceil(start) - now;
+    verdict.remaining = free_slots(params, next, now);
+    verdict.reset_after = tat_ceil(next) - now;
+    return verdict;
+  }
+  // Admitted from the first t with TAT - t <= max_delay.
+  verdict.retry_after = tat_ceil(start) - params.max_delay - now;
+  return verdict;
+}
+
+void commit(const LeakyBucket& params, TatState& state, std::int64_t cost, Micros now) {
+  state = tat_advance(tat_not_before(state, now), cost, pace_of(params));
+}
+
+Micros expires_at(const LeakyBucket& /*params*/, const TatState& state) {
+  return tat_ceil(state);
+}
+
+}  // namespace sluice::algorithm

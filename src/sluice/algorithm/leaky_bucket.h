@@ -1,0 +1,24 @@
+// leaky_bucket: pacing with a bounded queue (nginx limit_req burst+delay, Sentinel "queue").
+// A request is scheduled at s = max(TAT, now), admitted if s - now <= max_delay and told to wait
+// delay = s - now; the TAT then moves to s + cost * period / rate. Same four functions as
+// token_bucket.h.
+#pragma once
+
+#include <cstdint>
+
+#include "sluice/algorithm/limit.h"
+#include "sluice/algorithm/state.h"
+#include "sluice/algorithm/verdict.h"
+
+namespace sluice::algorithm {
+
+// Unit requests an idle queue admits at once: floor(max_delay * rate / period) + 1.
+std::int64_t queue_capacity(const LeakyBucket& params);
+
+TatState initial_state(const LeakyBucket& params, Micros now);
+// A cost whose emission time cost * period reaches 2^53 µs can never be granted.
+Verdict decide(const LeakyBucket& params, const TatState& state, std::int64_t cost, Micros now);
+void commit(const LeakyBucket& params, TatState& state, std::int64_t cost, Micros now);
+Micros expires_at(const LeakyBucket& params, const TatState& state);
+
+}  // namespace sluice::algorithm

@@ -1,0 +1,210 @@
+#include "sluice/algorithm/window.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "sluice/algorithm/arithmetic.h"
+
+namespace sluice::algorithm {
+namespace {
+
+Micros window_start_of(Micros now, Micros window) { return floor_div(now, window) * window; }
+
+// ---- fixed_window ----
+
+// The state as seen at `now`: a later window starts empty; an earlier `now` (clock stepped back)
+// keeps the stored window.
+WindowState fixed_at(const FixedWindow& p, const WindowState& state, Micros now) {
+  const Micros start = window_start_of(now, p.window);
+  if (start > state.window_start) return {.window_start = start, .count = 0};
+  return state;
+}
+
+// ---- sliding_window ----
+
+struct SlidingView {
+  SlidingWindowState counts;  // rolled forward to the window containing `now`
+  Micros elapsed;             // since counts.window_start, in [0, window)
+};
+
+SlidingView sliding_at(const SlidingWindow& p, const SlidingWindowState& state, Micros now) {
+  const Micros start = window_start_of(now, p.window);
+  if (start < state.window_start) return {.counts = state, .elapsed = 0};
+  if (start == state.window_start) return {.counts = state, .elapsed = now - start};
+  const std::int64_t previous = start - p.window == state.window_start ? state.current : 0;
+  return {.counts = {.window_start = start, .current = 0, .previous = previous},
+          .elapsed = now - start};
+}
+
+// previous * (window - elapsed) + (current + cost) * window <= limit * window, rearranged so no
+// product exceeds limit * window (< 2^53 by validation).
+bool sliding_admits(std::int64_t limit, Micros window, std::int64_t previous, std::int64_t current,
+                    Micros elapsed, std::int64_t cost) {
+  const std::int64_t room = limit - current - cost;
+  if (room < 0) return false;
+  return previous * (window - elapsed) <= room * window;
+}
+
+// Earliest elapsed time e in a window with counts (previous, current) at which `cost` fits:
+// previous * (window - e) <= (limit - current - cost) * window. `window` when none does.
+Micros sliding_first_fit(std::int64_t limit, Micros window, std::int64_t previous,
+                         std::int64_t current, std::int64_t cost) {
+  const std::int64_t room = limit - current - cost;
+  if (room < 0) return window;
+  if (previous == 0) return 0;
+  return std::max<Micros>(0, window - room * window / previous);
+}
+
+std::int64_t sliding_remaining(const SlidingWindow& p, const SlidingView& v) {
+  const std::int64_t weighted_previous = v.counts.previous * (p.window - v.elapsed);
+  const std::int64_t capacity = (p.limit * p.window - weighted_previous) / p.window;
+  return std::max<std::int64_t>(0, capacity - v.counts.current);
+}
+
+Micros sliding_reset_at(const SlidingWindow& p, const SlidingWindowState& counts) {
+  if (counts.current > 0) return counts.window_start + 2 * p.window;
+  if (counts.previous > 0) return counts.window_start + p.window;
+  return counts.window_start;
+}
+
+// ---- sliding_log ----
+
+// Entries still inside (now - window, now], with `now` never earlier than the newest entry.
+struct LogView {
+  Micros now;
+  std::size_t first_live;  // index of the oldest entry inside the window
+  std::int64_t used;       // their summed cost
+};
+
+LogView log_at(const SlidingLog& p, const SlidingLogState& state, Micros now) {
+  LogView view{.now = now, .first_live = 0, .used = 0};
+  if (!state.entries.empty()) view.now = std::max(now, state.entries.back().at);
+  const auto& entries = state.entries;
+  while (view.first_live < entries.size() && entries[view.first_live].at <= view.now - p.window) {
+    ++view.first_live;
+  }
+  for (std::size_t i = view.first_live; i < entries.size(); ++i) view.used += entries[i].cost;
+  return view;
+}
+
+}  // namespace
+
+WindowState initial_state(const FixedWindow& params, Micros now) {
+  return {.window_start = window_start_of(now, params.window), .count = 0};
+}
+
+Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t cost,
+               Micros now) {
+  const WindowState current = fixed_at(params, state, now);
+  const Micros window_end = current.window_start + params.window;
+  Verdict verdict{.limit = params.limit};
+  if (current.count + cost <= params.limit) {
+    const std::int64_t count = current.count + cost;
+    verdict.allowed = true;
+    verdict.remaining = params.limit - count;
+    verdict.reset_after = count > 0 ? window_end - now : 0;
+    return verdict;
+  }
+  verdict.remaining = params.limit - current.count;
+  verdict.reset_after = window_end - now;
+  if (cost <= params.limit) verdict.retry_after = window_end - now;
+  return verdict;
+}
+
+void commit(const FixedWindow& params, WindowState& state, std::int64_t cost, Micros now) {
+  state = fixed_at(params, state, now);
+  state.count += cost;
+}
+
+Micros expires_at(const FixedWindow& params, const WindowState& state) {
+  return state.window_start + params.window;
+}
+
+SlidingWindowState initial_state(const SlidingWindow& params, Micros now) {
+  return {.window_start = window_start_of(now, params.window), .current = 0, .previous = 0};
+}
+
+Verdict decide(const SlidingWindow& params, const SlidingWindowState& state, std::int64_t cost,
+               Micros now) {
+  const SlidingView view = sliding_at(params, state, now);
+  const auto& [start, current, previous] = view.counts;
+  Verdict verdict{.limit = params.limit};
+  if (sliding_admits(params.limit, params.window, previous, current, view.elapsed, cost)) {
+    SlidingView after = view;
+    after.counts.current += cost;
+    verdict.allowed = true;
+    verdict.remaining = sliding_remaining(params, after);
+    verdict.reset_after = std::max<Micros>(0, sliding_reset_at(params, after.counts) - now);
+    return verdict;
+  }
+  verdict.remaining = sliding_remaining(params, view);
+  verdict.reset_after = std::max<Micros>(0, sliding_reset_at(params, view.counts) - now);
+  if (cost > params.limit) return verdict;  // never
+  // The estimate only falls as time passes; find the first instant it admits `cost`: later in
+  // this window, else in the next one (where `current` becomes `previous`), else after both.
+  Micros allowed_at = start + 2 * params.window;
+  const Micros this_window = sliding_first_fit(params.limit, params.window, previous, current, cost);
+  const Micros next_window = sliding_first_fit(params.limit, params.window, current, 0, cost);
+  if (this_window < params.window) {
+    allowed_at = start + this_window;
+  } else if (next_window < params.window) {
+    allowed_at = start + params.window + next_window;
+  }
+  verdict.retry_after = std::max<Micros>(allowed_at, now + 1) - now;
+  return verdict;
+}
+
+void commit(const SlidingWindow& params, SlidingWindowState& state, std::int64_t cost,
+            Micros now) {
+  state = sliding_at(params, state, now).counts;
+  state.current += cost;
+}
+
+Micros expires_at(const SlidingWindow& params, const SlidingWindowState& state) {
+  return sliding_reset_at(params, state);
+}
+
+SlidingLogState initial_state(const SlidingLog& /*params*/, Micros /*now*/) { return {}; }
+
+Verdict decide(const SlidingLog& params, const SlidingLogState& state, std::int64_t cost,
+               Micros now) {
+  const LogView view = log_at(params, state, now);
+  Verdict verdict{.limit = params.limit};
+  const bool has_live = view.first_live < state.entries.size();
+  if (view.used + cost <= params.limit) {
+    verdict.allowed = true;
+    verdict.remaining = params.limit - view.used - cost;
+    if (cost > 0) {
+      verdict.reset_after = view.now + params.window - now;
+    } else if (has_live) {
+      verdict.reset_after = state.entries.back().at + params.window - now;
+    }
+    return verdict;
+  }
+  verdict.remaining = params.limit - view.used;
+  if (has_live) verdict.reset_after = state.entries.back().at + params.window - now;
+  if (cost > params.limit) return verdict;  // never
+  // Entries leave the window oldest first; wait until enough cost has left.
+  std::int64_t excess = view.used + cost - params.limit;
+  for (std::size_t i = view.first_live; i < state.entries.size(); ++i) {
+    excess -= state.entries[i].cost;
+    if (excess <= 0) {
+      verdict.retry_after = state.entries[i].at + params.window - now;
+      break;
+    }
+  }
+  return verdict;
+}
+
+void commit(const SlidingLog& params, SlidingLogState& state, std::int64_t cost, Micros now) {
+  const LogView view = log_at(params, state, now);
+  state.entries.erase(state.entries.begin(),
+                      state.entries.begin() + static_cast<std::ptrdiff_t>(view.first_live));
+  state.entries.push_back({.at = view.now, .cost = cost});
+}
+
+Micros expires_at(const SlidingLog& params, const SlidingLogState& state) {
+  return state.entries.empty() ? 0 : state.entries.back().at + params.window;
+}
+
+}  // namespace sluice::algorithm
