@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Every test: build, unit + integration tests, unit tests again under ASan/UBSan, the
+# concurrency tests under TSan, a formatting check, and a brief run of every micro-benchmark.
+# Installs what it needs first (scripts/setup.sh). Usage: scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+jobs=$(nproc)
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "release build"
+cmake --preset release >/dev/null
+cmake --build build/release -j "$jobs"
+
+step "unit and integration tests"
+ctest --test-dir build/release -LE benchmark --output-on-failure -j "$jobs"
+
+step "unit tests under ASan+UBSan"
+cmake --preset asan >/dev/null
+cmake --build build/asan -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build/asan -L unit --output-on-failure -j "$jobs"
+
+step "concurrency tests under TSan"
+cmake --preset tsan >/dev/null
+cmake --build build/tsan -j "$jobs" --target memory_store_test
+TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -R '^memory_store_test$' --output-on-failure
+
+step "formatting (clang-format)"
+git ls-files -- '*.h' '*.cc' | xargs clang-format --dry-run --Werror
+
+step "micro-benchmarks, briefly"
+ctest --test-dir build/release -L benchmark --output-on-failure
+
+step "all tests passed"

@@ -1,0 +1,363 @@
+#include "sluice/policy/document.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <type_traits>
+
+#include "sluice/core/duration.h"
+#include "sluice/core/key.h"
+
+namespace sluice::policy {
+namespace {
+
+using algorithm::Limit;
+using nlohmann::json;
+
+// Reads typed fields out of a JSON object, recording an error per bad field.
+class FieldReader {
+ public:
+  FieldReader(const json& object, std::string prefix, std::vector<FieldError>& errors)
+      : object_(object), prefix_(std::move(prefix)), errors_(errors) {}
+
+  std::string field(std::string_view key) const {
+    return prefix_.empty() ? std::string(key) : prefix_ + "." + std::string(key);
+  }
+  void fail(std::string_view key, std::string message) {
+    errors_.push_back({.field = field(key), .message = std::move(message)});
+  }
+  bool has(std::string_view key) const { return object_.contains(key); }
+
+  // Errors for every key outside `known`.
+  void reject_unknown(std::initializer_list<std::string_view> known, std::string_view what) {
+    for (const auto& [key, value] : object_.items()) {
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        fail(key, "unknown field" + (what.empty() ? "" : " for " + std::string(what)));
+      }
+    }
+  }
+
+  std::optional<std::int64_t> integer(std::string_view key, bool required = true) {
+    const json* value = find(key, required);
+    if (value == nullptr) return std::nullopt;
+    if (value->is_number_integer()) return value->get<std::int64_t>();
+    if (value->is_number_unsigned()) {
+      fail(key, "is too large");
+      return std::nullopt;
+    }
+    fail(key, "must be an integer");
+    return std::nullopt;
+  }
+
+  std::optional<Micros> duration(std::string_view key, bool required = true) {
+    const json* value = find(key, required);
+    if (value == nullptr) return std::nullopt;
+    if (!value->is_string()) {
+      fail(key, "must be a duration string such as \"250ms\", \"1s\" or \"5m\"");
+      return std::nullopt;
+    }
+    StatusOr<Micros> parsed = parse_duration(value->get<std::string>());
+    if (!parsed.ok()) {
+      fail(key, parsed.status().message());
+      return std::nullopt;
+    }
+    return *parsed;
+  }
+
+  std::optional<std::string> string(std::string_view key, bool required = true) {
+    const json* value = find(key, required);
+    if (value == nullptr) return std::nullopt;
+    if (value->is_string()) return value->get<std::string>();
+    fail(key, "must be a string");
+    return std::nullopt;
+  }
+
+  std::optional<bool> boolean(std::string_view key) {
+    const json* value = find(key, false);
+    if (value == nullptr) return std::nullopt;
+    if (value->is_boolean()) return value->get<bool>();
+    fail(key, "must be true or false");
+    return std::nullopt;
+  }
+
+  // One of `names` (e.g. "enforce", "shadow"); index into names.
+  std::optional<std::size_t> choice(std::string_view key,
+                                    std::initializer_list<std::string_view> names) {
+    std::optional<std::string> text = string(key, false);
+    if (!text) return std::nullopt;
+    const auto it = std::find(names.begin(), names.end(), *text);
+    if (it != names.end()) return static_cast<std::size_t>(it - names.begin());
+    std::string allowed;
+    for (std::string_view name : names) allowed += (allowed.empty() ? "" : ", ") + std::string(name);
+    fail(key, "must be one of " + allowed + " (got \"" + *text + "\")");
+    return std::nullopt;
+  }
+
+  const json* find(std::string_view key, bool required) {
+    const auto it = object_.find(key);
+    if (it != object_.end() && !it->is_null()) return &*it;
+    if (required) fail(key, "is required");
+    return nullptr;
+  }
+
+ private:
+  const json& object_;
+  std::string prefix_;
+  std::vector<FieldError>& errors_;
+};
+
+template <typename T>
+T value_or_zero(const std::optional<T>& value) {
+  return value.value_or(T{});
+}
+
+std::optional<Limit> read_limit(const json& document, const std::string& prefix,
+                                std::vector<FieldError>& errors) {
+  if (!document.is_object()) {
+    errors.push_back({.field = prefix, .message = "must be an object with an \"algorithm\""});
+    return std::nullopt;
+  }
+  FieldReader r(document, prefix, errors);
+  const std::optional<std::size_t> kind =
+      r.choice("algorithm", {"token_bucket", "gcra", "leaky_bucket", "fixed_window",
+                             "sliding_window", "sliding_log", "concurrency"});
+  if (!kind) {
+    if (!r.has("algorithm")) r.fail("algorithm", "is required");
+    return std::nullopt;
+  }
+  const std::size_t before = errors.size();
+  Limit limit;
+  switch (*kind) {
+    case 0: {
+      r.reject_unknown({"algorithm", "capacity", "refill", "period", "refill_mode", "initial"},
+                       "token_bucket");
+      const auto mode = r.choice("refill_mode", {"smooth", "interval"});
+      limit = algorithm::TokenBucket{
+          .capacity = value_or_zero(r.integer("capacity")),
+          .refill = value_or_zero(r.integer("refill")),
+          .period = value_or_zero(r.duration("period")),
+          .refill_mode = mode.value_or(0) == 1 ? algorithm::RefillMode::kInterval
+                                               : algorithm::RefillMode::kSmooth,
+          .initial = r.integer("initial", false)};
+      break;
+    }
+    case 1:
+      r.reject_unknown({"algorithm", "rate", "period", "burst"}, "gcra");
+      limit = algorithm::Gcra{.rate = value_or_zero(r.integer("rate")),
+                              .period = value_or_zero(r.duration("period")),
+                              .burst = r.integer("burst", false).value_or(0)};
+      break;
+    case 2:
+      r.reject_unknown({"algorithm", "rate", "period", "max_delay"}, "leaky_bucket");
+      limit = algorithm::LeakyBucket{.rate = value_or_zero(r.integer("rate")),
+                                     .period = value_or_zero(r.duration("period")),
+                                     .max_delay = r.duration("max_delay", false).value_or(0)};
+      break;
+    case 3:
+    case 4:
+    case 5: {
+      const std::string_view name = *kind == 3 ? "fixed_window"
+                                    : *kind == 4 ? "sliding_window"
+                                                 : "sliding_log";
+      r.reject_unknown({"algorithm", "limit", "window"}, name);
+      const std::int64_t count = value_or_zero(r.integer("limit"));
+      const Micros window = value_or_zero(r.duration("window"));
+      if (*kind == 3) limit = algorithm::FixedWindow{.limit = count, .window = window};
+      if (*kind == 4) limit = algorithm::SlidingWindow{.limit = count, .window = window};
+      if (*kind == 5) limit = algorithm::SlidingLog{.limit = count, .window = window};
+      break;
+    }
+    default:
+      r.reject_unknown({"algorithm", "limit", "lease_ttl"}, "concurrency");
+      limit = algorithm::Concurrency{.limit = value_or_zero(r.integer("limit")),
+                                     .lease_ttl = value_or_zero(r.duration("lease_ttl"))};
+      break;
+  }
+  if (errors.size() != before) return std::nullopt;  // missing/mistyped fields already reported
+  return limit;
+}
+
+std::vector<std::string> read_apps(FieldReader& r, std::vector<FieldError>& errors) {
+  std::vector<std::string> apps;
+  const json* value = r.find("apps", true);
+  if (value == nullptr) return apps;
+  if (!value->is_array() || value->empty()) {
+    r.fail("apps", "must be a non-empty list of app names (or [\"*\"] for any app)");
+    return apps;
+  }
+  for (std::size_t i = 0; i < value->size(); ++i) {
+    const json& app = (*value)[i];
+    const std::string field = r.field("apps") + "[" + std::to_string(i) + "]";
+    if (!app.is_string()) {
+      errors.push_back({.field = field, .message = "must be a string"});
+    } else if (app.get<std::string>() != "*" && !is_valid_policy_name(app.get<std::string>())) {
+      errors.push_back(
+          {.field = field,
+           .message = "must be \"*\" or 1-128 letters, digits, '.', '_' or '-'"});
+    } else {
+      apps.push_back(app.get<std::string>());
+    }
+  }
+  return apps;
+}
+
+json yaml_to_json(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: {
+      json object = json::object();
+      for (const auto& item : node) object[item.first.as<std::string>()] = yaml_to_json(item.second);
+      return object;
+    }
+    case YAML::NodeType::Sequence: {
+      json array = json::array();
+      for (const auto& item : node) array.push_back(yaml_to_json(item));
+      return array;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string& text = node.Scalar();
+      if (node.Tag() == "!") return text;  // quoted: always a string
+      std::int64_t integer = 0;
+      if (YAML::convert<std::int64_t>::decode(node, integer)) return integer;
+      bool flag = false;
+      if (YAML::convert<bool>::decode(node, flag)) return flag;
+      return text;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+ParsedPolicy policy_from_json(const json& document, const DocumentOptions& options) {
+  ParsedPolicy result;
+  auto& errors = result.errors;
+  if (!document.is_object()) {
+    errors.push_back({.field = "", .message = "a policy must be an object"});
+    return result;
+  }
+  FieldReader r(document, "", errors);
+  std::initializer_list<std::string_view> known = {
+      "name",    "description", "apps",       "mode",       "on_store_failure", "enabled",
+      "limits",  "version",     "created_by", "updated_by", "created_at",       "updated_at"};
+  r.reject_unknown(known, "");
+  Policy policy;
+  if (auto name = r.string("name")) {
+    policy.name = *name;
+    if (Status status = validate_policy_name(policy.name); !status.ok()) {
+      r.fail("name", status.message().substr(std::string_view("name: ").size()));
+    }
+  }
+  policy.description = r.string("description", false).value_or("");
+  policy.apps = read_apps(r, errors);
+  policy.mode = r.choice("mode", {"enforce", "shadow"}).value_or(0) == 1 ? Mode::kShadow
+                                                                         : Mode::kEnforce;
+  policy.on_store_failure =
+      static_cast<FailureMode>(r.choice("on_store_failure", {"fail_open", "fail_closed", "local"})
+                                   .value_or(0));
+  policy.enabled = r.boolean("enabled").value_or(true);
+  if (const json* limits = r.find("limits", true)) {
+    if (!limits->is_array() || limits->empty()) {
+      r.fail("limits", "must be a non-empty list of limits");
+    } else {
+      for (std::size_t i = 0; i < limits->size(); ++i) {
+        const std::string prefix = "limits[" + std::to_string(i) + "]";
+        std::optional<Limit> limit = read_limit((*limits)[i], prefix, errors);
+        if (!limit) continue;
+        std::vector<FieldError> invalid = algorithm::validate_limit(*limit, prefix, options.limits);
+        errors.insert(errors.end(), invalid.begin(), invalid.end());
+        policy.limits.push_back(*limit);
+      }
+    }
+  }
+  if (options.allow_audit_fields) {
+    policy.version = r.integer("version", false).value_or(0);
+    policy.created_by = r.string("created_by", false).value_or("");
+    policy.updated_by = r.string("updated_by", false).value_or("");
+    policy.created_at = r.integer("created_at", false).value_or(0);
+    policy.updated_at = r.integer("updated_at", false).value_or(0);
+  } else {
+    for (std::string_view audit : {"version", "created_by", "updated_by", "created_at", "updated_at"}) {
+      if (r.has(audit)) r.fail(audit, "is maintained by Sluice and cannot be set");
+    }
+  }
+  if (errors.empty()) result.policy = std::move(policy);
+  return result;
+}
+
+ParsedPolicy policy_from_text(std::string_view text, const DocumentOptions& options) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && text[first] == '{') {
+    json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (document.is_discarded()) {
+      return {.errors = {{.field = "", .message = "not valid JSON"}}};
+    }
+    return policy_from_json(document, options);
+  }
+  try {
+    return policy_from_json(yaml_to_json(YAML::Load(std::string(text))), options);
+  } catch (const YAML::Exception& error) {
+    return {.errors = {{.field = "", .message = std::string("not valid YAML: ") + error.what()}}};
+  }
+}
+
+json limit_to_json(const Limit& limit) {
+  json out = {{"algorithm", algorithm::algorithm_name(limit)}};
+  std::visit(
+      [&](const auto& p) {
+        using P = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<P, algorithm::TokenBucket>) {
+          out["capacity"] = p.capacity;
+          out["refill"] = p.refill;
+          out["period"] = format_duration(p.period);
+          out["refill_mode"] = p.refill_mode == algorithm::RefillMode::kInterval ? "interval" : "smooth";
+          if (p.initial) out["initial"] = *p.initial;
+        } else if constexpr (std::is_same_v<P, algorithm::Gcra>) {
+          out["rate"] = p.rate;
+          out["period"] = format_duration(p.period);
+          out["burst"] = p.burst;
+        } else if constexpr (std::is_same_v<P, algorithm::LeakyBucket>) {
+          out["rate"] = p.rate;
+          out["period"] = format_duration(p.period);
+          out["max_delay"] = format_duration(p.max_delay);
+        } else if constexpr (std::is_same_v<P, algorithm::Concurrency>) {
+          out["limit"] = p.limit;
+          out["lease_ttl"] = format_duration(p.lease_ttl);
+        } else {
+          out["limit"] = p.limit;
+          out["window"] = format_duration(p.window);
+        }
+      },
+      limit);
+  return out;
+}
+
+json policy_to_json(const Policy& policy) {
+  json limits = json::array();
+  for (const Limit& limit : policy.limits) limits.push_back(limit_to_json(limit));
+  return {{"name", policy.name},
+          {"description", policy.description},
+          {"apps", policy.apps},
+          {"mode", mode_name(policy.mode)},
+          {"on_store_failure", failure_mode_name(policy.on_store_failure)},
+          {"enabled", policy.enabled},
+          {"limits", limits},
+          {"version", policy.version},
+          {"created_by", policy.created_by},
+          {"updated_by", policy.updated_by},
+          {"created_at", policy.created_at},
+          {"updated_at", policy.updated_at}};
+}
+
+std::string join_errors(const std::vector<FieldError>& errors) {
+  std::string text;
+  for (const FieldError& error : errors) {
+    if (!text.empty()) text += "; ";
+    text += error.field.empty() ? error.message : error.field + ": " + error.message;
+  }
+  return text;
+}
+
+}  // namespace sluice::policy

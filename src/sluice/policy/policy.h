@@ -1,0 +1,44 @@
+// The policy model (DESIGN.md §4, §5a): a named rule set for one resource — the apps allowed to
+// use it, its limits (all must pass), its mode and what to do when the store fails — plus the
+// audit fields the repository maintains.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/algorithm/limit.h"
+#include "sluice/core/time.h"
+
+namespace sluice::policy {
+
+// enforce: denials are denials. shadow: always allow, but report and count would-be denials.
+enum class Mode { kEnforce, kShadow };
+
+// What a decision does when the store cannot be reached.
+enum class FailureMode { kFailOpen, kFailClosed, kLocal };
+
+struct Policy {
+  std::string name;  // [A-Za-z0-9._-]{1,128}
+  std::string description;
+  std::vector<std::string> apps;  // "*" admits any app
+  Mode mode = Mode::kEnforce;
+  FailureMode on_store_failure = FailureMode::kFailOpen;
+  bool enabled = true;
+  std::vector<algorithm::Limit> limits;
+
+  // Maintained by the repository.
+  std::int64_t version = 0;
+  std::string created_by;
+  std::string updated_by;
+  Micros created_at = 0;
+  Micros updated_at = 0;
+
+  bool admits_app(std::string_view app) const;
+};
+
+std::string_view mode_name(Mode mode);
+std::string_view failure_mode_name(FailureMode mode);
+
+}  // namespace sluice::policy

@@ -1,0 +1,347 @@
+#include "sluice/store/memory/memory_store.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <new>
+#include <random>
+#include <string>
+
+#include "sluice/algorithm/validate.h"
+#include "sluice/core/key.h"
+
+namespace sluice::store {
+namespace {
+
+using algorithm::Limit;
+using algorithm::LimitState;
+
+// One subject's state in a single allocation: this header, then LimitState[state_count], then
+// the key bytes. Keeping it to one block is what holds an idle single-limit subject to
+// ~100 bytes beyond its key.
+struct Entry {
+  Entry* chain_next = nullptr;  // next entry in the same hash bucket
+  Entry* newer = nullptr;       // neighbours in least-recently-used order
+  Entry* older = nullptr;
+  Micros expires_at = 0;
+  std::uint64_t hash = 0;
+  std::uint32_t key_size = 0;
+  std::uint32_t state_count = 0;
+
+  std::span<LimitState> states() {
+    return {std::launder(reinterpret_cast<LimitState*>(this + 1)), state_count};
+  }
+  std::string_view key() {
+    return {reinterpret_cast<const char*>(states().data() + state_count), key_size};
+  }
+
+  static Entry* create(std::uint64_t hash, std::string_view key, std::span<LimitState> states) {
+    const std::size_t bytes = sizeof(Entry) + states.size() * sizeof(LimitState) + key.size();
+    void* memory = ::operator new(bytes);
+    auto* entry = new (memory) Entry{.hash = hash,
+                                     .key_size = static_cast<std::uint32_t>(key.size()),
+                                     .state_count = static_cast<std::uint32_t>(states.size())};
+    auto* slot = reinterpret_cast<LimitState*>(entry + 1);
+    for (LimitState& state : states) new (slot++) LimitState(std::move(state));
+    std::memcpy(static_cast<void*>(slot), key.data(), key.size());
+    return entry;
+  }
+
+  static void destroy(Entry* entry) {
+    for (LimitState& state : entry->states()) state.~LimitState();
+    entry->~Entry();
+    ::operator delete(entry);
+  }
+};
+static_assert(sizeof(Entry) % alignof(LimitState) == 0);
+
+// Replaces states that no longer apply with the limit's initial state: one of another algorithm
+// (the policy changed) or one past its expiry (what a Redis key's TTL would have dropped).
+void refresh(std::span<const Limit> limits, std::span<LimitState> states, Micros now) {
+  for (std::size_t i = 0; i < limits.size(); ++i) {
+    if (!algorithm::state_fits(limits[i], states[i]) ||
+        algorithm::expires_at(limits[i], states[i]) <= now) {
+      states[i] = algorithm::initial_state(limits[i], now);
+    }
+  }
+}
+
+Micros latest_expiry(std::span<const Limit> limits, std::span<LimitState> states) {
+  Micros latest = 0;
+  for (std::size_t i = 0; i < limits.size(); ++i) {
+    latest = std::max(latest, algorithm::expires_at(limits[i], states[i]));
+  }
+  return latest;
+}
+
+// 128 random bits as 32 hex digits: unique without coordination.
+std::string new_lease_id() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id(32, '0');
+  for (int half = 0; half < 2; ++half) {
+    std::uint64_t bits = engine();
+    for (int i = 0; i < 16; ++i, bits >>= 4) id[half * 16 + i] = kHex[bits & 0xf];
+  }
+  return id;
+}
+
+Status validate_ref(const SubjectRef& ref) {
+  if (Status status = validate_policy_name(ref.policy, "policy"); !status.ok()) return status;
+  if (ref.limits.empty()) return invalid_argument("limits: a policy needs at least one limit");
+  return validate_subject(ref.subject);
+}
+
+// The map key for (policy, subject), built in a per-thread buffer to avoid an allocation.
+std::string_view key_of(const SubjectRef& ref) {
+  thread_local std::string buffer;
+  buffer.assign(ref.policy).push_back(':');
+  buffer.append(ref.subject);
+  return buffer;
+}
+
+}  // namespace
+
+// A hash table with chained buckets and an intrusive LRU list. Callers hold `mutex`.
+class MemoryStore::Shard {
+ public:
+  explicit Shard(std::size_t capacity) : capacity_(capacity), buckets_(16, nullptr) {}
+  ~Shard() {
+    for (Entry* entry = newest_; entry != nullptr;) {
+      Entry* next = entry->older;
+      Entry::destroy(entry);
+      entry = next;
+    }
+  }
+
+  // The entry for `key` if present and not expired at `now` (an expired one is dropped).
+  Entry* find_live(std::uint64_t hash, std::string_view key, Micros now) {
+    for (Entry* entry = bucket(hash); entry != nullptr; entry = entry->chain_next) {
+      if (entry->hash != hash || entry->key() != key) continue;
+      if (entry->expires_at > now) return entry;
+      remove(entry);
+      ++expirations_;
+      return nullptr;
+    }
+    return nullptr;
+  }
+
+  void insert(Entry* entry, Micros now) {
+    sweep_expired(now);
+    if (size_ >= capacity_ && oldest_ != nullptr) {
+      remove(oldest_);
+      ++evictions_;
+    }
+    if (size_ + 1 > buckets_.size()) grow();
+    Entry*& head = bucket(entry->hash);
+    entry->chain_next = head;
+    head = entry;
+    link_newest(entry);
+    ++size_;
+  }
+
+  void remove(Entry* entry) {
+    Entry** link = &bucket(entry->hash);
+    while (*link != entry) link = &(*link)->chain_next;
+    *link = entry->chain_next;
+    unlink(entry);
+    --size_;
+    Entry::destroy(entry);
+  }
+
+  void touch(Entry* entry) {
+    if (entry == newest_) return;
+    unlink(entry);
+    link_newest(entry);
+  }
+
+  std::mutex mutex;
+  std::size_t size() const { return size_; }
+  std::uint64_t evictions() const { return evictions_; }
+  std::uint64_t expirations() const { return expirations_; }
+
+ private:
+  // Idle subjects gather at the old end; dropping a couple of expired ones per insert keeps
+  // memory proportional to live subjects without a background thread.
+  void sweep_expired(Micros now) {
+    for (int i = 0; i < 2 && oldest_ != nullptr && oldest_->expires_at <= now; ++i) {
+      remove(oldest_);
+      ++expirations_;
+    }
+  }
+
+  Entry*& bucket(std::uint64_t hash) { return buckets_[hash & (buckets_.size() - 1)]; }
+
+  void grow() {
+    std::vector<Entry*> old(buckets_.size() * 2, nullptr);
+    old.swap(buckets_);
+    for (Entry* head : old) {
+      while (head != nullptr) {
+        Entry* next = head->chain_next;
+        Entry*& slot = bucket(head->hash);
+        head->chain_next = slot;
+        slot = head;
+        head = next;
+      }
+    }
+  }
+
+  void link_newest(Entry* entry) {
+    entry->newer = nullptr;
+    entry->older = newest_;
+    if (newest_ != nullptr) newest_->newer = entry;
+    newest_ = entry;
+    if (oldest_ == nullptr) oldest_ = entry;
+  }
+
+  void unlink(Entry* entry) {
+    (entry->newer != nullptr ? entry->newer->older : newest_) = entry->older;
+    (entry->older != nullptr ? entry->older->newer : oldest_) = entry->newer;
+  }
+
+  std::size_t capacity_;
+  std::vector<Entry*> buckets_;
+  std::size_t size_ = 0;
+  Entry* newest_ = nullptr;
+  Entry* oldest_ = nullptr;
+  std::uint64_t evictions_ = 0;
+  std::uint64_t expirations_ = 0;
+};
+
+MemoryStore::MemoryStore(const Clock& clock, MemoryStoreOptions options) : clock_(clock) {
+  const std::size_t shard_count = std::bit_ceil(std::max<std::size_t>(1, options.shards));
+  shard_shift_ = 64 - std::countr_zero(shard_count);
+  const std::size_t per_shard = std::max<std::size_t>(1, (options.max_keys + shard_count - 1) / shard_count);
+  for (std::size_t i = 0; i < shard_count; ++i) shards_.push_back(std::make_unique<Shard>(per_shard));
+}
+
+MemoryStore::~MemoryStore() = default;
+
+MemoryStore::Shard& MemoryStore::shard_for(std::uint64_t hash) {
+  // Top bits pick the shard, low bits the bucket, so both stay well spread.
+  return *shards_[shard_shift_ == 64 ? 0 : hash >> shard_shift_];
+}
+
+StatusOr<StoreDecision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost) {
+  if (Status status = validate_ref(ref); !status.ok()) return status;
+  if (Status status = algorithm::validate_cost(cost); !status.ok()) return status;
+  const Micros now = clock_.now();
+  const std::string lease =
+      cost > 0 && algorithm::uses_leases(ref.limits) ? new_lease_id() : std::string();
+  const std::string_view key = key_of(ref);
+  const std::uint64_t hash = std::hash<std::string_view>{}(key);
+  Shard& shard = shard_for(hash);
+
+  StoreDecision decision;
+  std::lock_guard lock(shard.mutex);
+  Entry* entry = shard.find_live(hash, key, now);
+  if (entry != nullptr && entry->state_count != ref.limits.size()) {
+    shard.remove(entry);  // the policy changed its number of limits: start afresh
+    entry = nullptr;
+  }
+  if (entry != nullptr) {
+    std::span<LimitState> states = entry->states();
+    refresh(ref.limits, states, now);
+    decision.verdict = algorithm::evaluate(ref.limits, states, cost, now, lease);
+    entry->expires_at = latest_expiry(ref.limits, states);
+    shard.touch(entry);
+  } else {
+    thread_local std::vector<LimitState> scratch;
+    scratch.clear();
+    for (const Limit& limit : ref.limits) scratch.push_back(algorithm::initial_state(limit, now));
+    decision.verdict = algorithm::evaluate(ref.limits, scratch, cost, now, lease);
+    if (decision.verdict.verdict.allowed && cost > 0) {
+      Entry* created = Entry::create(hash, key, scratch);
+      created->expires_at = latest_expiry(ref.limits, created->states());
+      shard.insert(created, now);
+    }
+  }
+  if (decision.verdict.verdict.allowed && !lease.empty()) decision.lease = lease;
+  return decision;
+}
+
+StatusOr<bool> MemoryStore::release(const SubjectRef& ref, std::string_view lease) {
+  if (Status status = validate_ref(ref); !status.ok()) return status;
+  const Micros now = clock_.now();
+  const std::string_view key = key_of(ref);
+  const std::uint64_t hash = std::hash<std::string_view>{}(key);
+  Shard& shard = shard_for(hash);
+  std::lock_guard lock(shard.mutex);
+  Entry* entry = shard.find_live(hash, key, now);
+  if (entry == nullptr || entry->state_count != ref.limits.size()) return false;
+  refresh(ref.limits, entry->states(), now);
+  const bool released = algorithm::release_lease(ref.limits, entry->states(), lease, now);
+  entry->expires_at = latest_expiry(ref.limits, entry->states());
+  return released;
+}
+
+StatusOr<bool> MemoryStore::renew(const SubjectRef& ref, std::string_view lease) {
+  if (Status status = validate_ref(ref); !status.ok()) return status;
+  const Micros now = clock_.now();
+  const std::string_view key = key_of(ref);
+  const std::uint64_t hash = std::hash<std::string_view>{}(key);
+  Shard& shard = shard_for(hash);
+  std::lock_guard lock(shard.mutex);
+  Entry* entry = shard.find_live(hash, key, now);
+  if (entry == nullptr || entry->state_count != ref.limits.size()) return false;
+  refresh(ref.limits, entry->states(), now);
+  const bool renewed = algorithm::renew_lease(ref.limits, entry->states(), lease, now);
+  entry->expires_at = latest_expiry(ref.limits, entry->states());
+  shard.touch(entry);
+  return renewed;
+}
+
+StatusOr<std::vector<algorithm::Verdict>> MemoryStore::inspect(const SubjectRef& ref) {
+  if (Status status = validate_ref(ref); !status.ok()) return status;
+  const Micros now = clock_.now();
+  const std::string_view key = key_of(ref);
+  const std::uint64_t hash = std::hash<std::string_view>{}(key);
+  Shard& shard = shard_for(hash);
+  std::vector<LimitState> states;
+  {
+    std::lock_guard lock(shard.mutex);
+    Entry* entry = shard.find_live(hash, key, now);
+    if (entry != nullptr && entry->state_count == ref.limits.size()) {
+      const std::span<LimitState> stored = entry->states();
+      states.assign(stored.begin(), stored.end());
+    }
+  }
+  if (states.empty()) {
+    for (const Limit& limit : ref.limits) states.push_back(algorithm::initial_state(limit, now));
+  }
+  refresh(ref.limits, states, now);
+  std::vector<algorithm::Verdict> verdicts;
+  for (std::size_t i = 0; i < ref.limits.size(); ++i) {
+    verdicts.push_back(algorithm::evaluate(ref.limits.subspan(i, 1),
+                                           std::span(states).subspan(i, 1), 0, now, {})
+                           .verdict);
+  }
+  return verdicts;
+}
+
+Status MemoryStore::reset(const SubjectRef& ref) {
+  if (Status status = validate_ref(ref); !status.ok()) return status;
+  const std::string_view key = key_of(ref);
+  const std::uint64_t hash = std::hash<std::string_view>{}(key);
+  Shard& shard = shard_for(hash);
+  std::lock_guard lock(shard.mutex);
+  if (Entry* entry = shard.find_live(hash, key, clock_.now()); entry != nullptr) {
+    shard.remove(entry);
+  }
+  return {};
+}
+
+MemoryStoreStats MemoryStore::stats() const {
+  MemoryStoreStats stats;
+  for (const auto& shard : shards_) {
+    std::lock_guard lock(shard->mutex);
+    stats.keys += shard->size();
+    stats.evictions += shard->evictions();
+    stats.expirations += shard->expirations();
+  }
+  return stats;
+}
+
+}  // namespace sluice::store

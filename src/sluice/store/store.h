@@ -1,0 +1,55 @@
+// Store: where rate-limit state lives. One narrow interface (DESIGN.md §3): decide a policy's
+// limits for a subject atomically, release/renew concurrency leases, and inspect/reset a
+// subject for admins. Implementations: memory (in process) and redis (shared by every instance).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/algorithm/evaluate.h"
+#include "sluice/algorithm/limit.h"
+#include "sluice/algorithm/verdict.h"
+#include "sluice/core/status.h"
+
+namespace sluice::store {
+
+// Which state a call addresses: limits of policy `policy` for subject `subject` (arbitrary bytes,
+// at most kMaxSubjectBytes). The limits are the policy's, in order; state is kept per index.
+struct SubjectRef {
+  std::string_view policy;
+  std::span<const algorithm::Limit> limits;
+  std::string_view subject;
+};
+
+struct StoreDecision {
+  algorithm::PolicyVerdict verdict;
+  // Set when an allowed request with cost > 0 took a lease in the policy's concurrency limits;
+  // release or renew it with this id.
+  std::optional<std::string> lease;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Decides `cost` (0 peeks) for the subject over all its limits in one atomic step. A denial is
+  // a successful decision. Errors: Unavailable / DeadlineExceeded when the store is unreachable.
+  virtual StatusOr<StoreDecision> acquire(const SubjectRef& ref, std::int64_t cost) = 0;
+
+  // Frees lease `lease` (idempotent): true if a live lease was freed.
+  virtual StatusOr<bool> release(const SubjectRef& ref, std::string_view lease) = 0;
+  // Extends a live lease by the limit's lease_ttl from now: false if unknown or expired.
+  virtual StatusOr<bool> renew(const SubjectRef& ref, std::string_view lease) = 0;
+
+  // Each limit's current verdict for a cost-0 peek, in limit order. Changes nothing.
+  virtual StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) = 0;
+  // Forgets the subject's state under every limit: it is as if never seen.
+  virtual Status reset(const SubjectRef& ref) = 0;
+};
+
+}  // namespace sluice::store
