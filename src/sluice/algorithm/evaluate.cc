@@ -67,7 +67,8 @@ PolicyVerdict evaluate(std::span<const Limit> limits, std::span<LimitState> stat
     const Verdict verdict = with_typed_state(
         limits[i], states[i],
         [&](const auto& params, const auto& typed) { return decide(params, typed, cost, now); });
-    if (verdict.delay) longest_delay = std::max(verdict.delay.value_or(0), longest_delay.value_or(0));
+    if (verdict.delay)
+      longest_delay = std::max(verdict.delay.value_or(0), longest_delay.value_or(0));
     if (i == 0 || is_tighter(verdict, result.verdict)) {
       result.verdict = verdict;
       result.limit_index = i;
@@ -110,9 +111,8 @@ bool renew_lease(std::span<const Limit> limits, std::span<LimitState> states,
 }
 
 bool uses_leases(std::span<const Limit> limits) {
-  return std::any_of(limits.begin(), limits.end(), [](const Limit& limit) {
-    return std::holds_alternative<Concurrency>(limit);
-  });
+  return std::any_of(limits.begin(), limits.end(),
+                     [](const Limit& limit) { return std::holds_alternative<Concurrency>(limit); });
 }
 
 }  // namespace sluice::algorithm

@@ -52,8 +52,6 @@ void commit(const LeakyBucket& params, TatState& state, std::int64_t cost, Micro
   state = tat_advance(tat_not_before(state, now), cost, pace_of(params));
 }
 
-Micros expires_at(const LeakyBucket& /*params*/, const TatState& state) {
-  return tat_ceil(state);
-}
+Micros expires_at(const LeakyBucket& /*params*/, const TatState& state) { return tat_ceil(state); }
 
 }  // namespace sluice::algorithm

@@ -63,8 +63,8 @@ struct Concurrency {
   Micros lease_ttl = 0;
 };
 
-using Limit =
-    std::variant<TokenBucket, Gcra, LeakyBucket, FixedWindow, SlidingWindow, SlidingLog, Concurrency>;
+using Limit = std::variant<TokenBucket, Gcra, LeakyBucket, FixedWindow, SlidingWindow, SlidingLog,
+                           Concurrency>;
 
 // "token_bucket", "gcra", ... as written in policy documents.
 std::string_view algorithm_name(const Limit& limit);

@@ -23,8 +23,8 @@ class Checker {
   // Returns whether the check passed so dependent checks can be skipped.
   bool at_least(std::string_view field, std::int64_t value, std::int64_t minimum) {
     if (value >= minimum) return below_exact(field, value);
-    fail(field, minimum == 1 ? "must be greater than 0"
-                             : "must be at least " + std::to_string(minimum));
+    fail(field,
+         minimum == 1 ? "must be greater than 0" : "must be at least " + std::to_string(minimum));
     return false;
   }
 
@@ -70,8 +70,7 @@ void check(Checker& c, const Gcra& p, const ValidationOptions&) {
   const bool period_ok = c.at_least("period", p.period, 1);
   const bool burst_ok = c.at_least("burst", p.burst, 0);
   if (rate_ok && period_ok && burst_ok) {
-    c.exact("burst", "(burst + 1) × period (µs) + rate",
-            (Int128{p.burst} + 1) * p.period + p.rate);
+    c.exact("burst", "(burst + 1) × period (µs) + rate", (Int128{p.burst} + 1) * p.period + p.rate);
   }
 }
 

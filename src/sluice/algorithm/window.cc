@@ -93,8 +93,7 @@ WindowState initial_state(const FixedWindow& params, Micros now) {
   return {.window_start = window_start_of(now, params.window), .count = 0};
 }
 
-Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t cost,
-               Micros now) {
+Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t cost, Micros now) {
   const WindowState current = fixed_at(params, state, now);
   const Micros window_end = current.window_start + params.window;
   Verdict verdict{.limit = params.limit};
@@ -106,7 +105,8 @@ Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t
     return verdict;
   }
   verdict.remaining = params.limit - current.count;
-  verdict.reset_after = window_end - now;
+  // An empty window (only a cost above the limit is denied there) has nothing to reset.
+  verdict.reset_after = current.count > 0 ? window_end - now : 0;
   if (cost <= params.limit) verdict.retry_after = window_end - now;
   return verdict;
 }
@@ -143,7 +143,8 @@ Verdict decide(const SlidingWindow& params, const SlidingWindowState& state, std
   // The estimate only falls as time passes; find the first instant it admits `cost`: later in
   // this window, else in the next one (where `current` becomes `previous`), else after both.
   Micros allowed_at = start + 2 * params.window;
-  const Micros this_window = sliding_first_fit(params.limit, params.window, previous, current, cost);
+  const Micros this_window =
+      sliding_first_fit(params.limit, params.window, previous, current, cost);
   const Micros next_window = sliding_first_fit(params.limit, params.window, current, 0, cost);
   if (this_window < params.window) {
     allowed_at = start + this_window;
@@ -154,8 +155,7 @@ Verdict decide(const SlidingWindow& params, const SlidingWindowState& state, std
   return verdict;
 }
 
-void commit(const SlidingWindow& params, SlidingWindowState& state, std::int64_t cost,
-            Micros now) {
+void commit(const SlidingWindow& params, SlidingWindowState& state, std::int64_t cost, Micros now) {
   state = sliding_at(params, state, now).counts;
   state.current += cost;
 }

@@ -58,7 +58,8 @@ int run_acquire(const AcquireOptions& options) {
     return 3;
   }
   store::MemoryStore store(SystemClock::instance());
-  const store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = options.key};
+  const store::SubjectRef ref{
+      .policy = policy.name, .limits = policy.limits, .subject = options.key};
   for (int i = 0; i < options.count; ++i) {
     StatusOr<store::StoreDecision> result = store.acquire(ref, options.cost);
     if (!result.ok()) {
@@ -66,10 +67,10 @@ int run_acquire(const AcquireOptions& options) {
       return 2;
     }
     const service::Decision decision{.verdict = result->verdict.verdict,
-                                      .limit_index = result->verdict.limit_index,
-                                      .lease = result->lease,
-                                      .policy = policy.name,
-                                      .mode = policy.mode};
+                                     .limit_index = result->verdict.limit_index,
+                                     .lease = result->lease,
+                                     .policy = policy.name,
+                                     .mode = policy.mode};
     if (options.json) {
       std::cout << service::decision_to_json(decision).dump() << "\n";
     } else {
@@ -83,8 +84,8 @@ int run_acquire(const AcquireOptions& options) {
 
 void add_acquire_command(CLI::App& app) {
   auto options = std::make_shared<AcquireOptions>();
-  CLI::App* command = app.add_subcommand(
-      "acquire", "Ask for permission under a policy and print the decision(s)");
+  CLI::App* command =
+      app.add_subcommand("acquire", "Ask for permission under a policy and print the decision(s)");
   command->add_option("--policy-file", options->policy_file, "Policy document (YAML or JSON)")
       ->required()
       ->check(CLI::ExistingFile);

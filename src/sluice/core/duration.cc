@@ -58,7 +58,8 @@ StatusOr<Micros> parse_duration(std::string_view text) {
 std::string format_duration(Micros duration) {
   if (duration == 0) return "0s";
   for (const Unit& unit : kUnits) {
-    if (duration % unit.micros == 0) return std::to_string(duration / unit.micros) + std::string(unit.suffix);
+    if (duration % unit.micros == 0)
+      return std::to_string(duration / unit.micros) + std::string(unit.suffix);
   }
   return std::to_string(duration) + "us";
 }

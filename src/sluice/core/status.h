@@ -70,7 +70,7 @@ inline Status deadline_exceeded(std::string message) {
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  StatusOr(T value) : state_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   StatusOr(Status status) : state_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(state_).ok() && "StatusOr needs a value or an error");
   }

@@ -90,7 +90,8 @@ class FieldReader {
     const auto it = std::find(names.begin(), names.end(), *text);
     if (it != names.end()) return static_cast<std::size_t>(it - names.begin());
     std::string allowed;
-    for (std::string_view name : names) allowed += (allowed.empty() ? "" : ", ") + std::string(name);
+    for (std::string_view name : names)
+      allowed += (allowed.empty() ? "" : ", ") + std::string(name);
     fail(key, "must be one of " + allowed + " (got \"" + *text + "\")");
     return std::nullopt;
   }
@@ -134,13 +135,13 @@ std::optional<Limit> read_limit(const json& document, const std::string& prefix,
       r.reject_unknown({"algorithm", "capacity", "refill", "period", "refill_mode", "initial"},
                        "token_bucket");
       const auto mode = r.choice("refill_mode", {"smooth", "interval"});
-      limit = algorithm::TokenBucket{
-          .capacity = value_or_zero(r.integer("capacity")),
-          .refill = value_or_zero(r.integer("refill")),
-          .period = value_or_zero(r.duration("period")),
-          .refill_mode = mode.value_or(0) == 1 ? algorithm::RefillMode::kInterval
-                                               : algorithm::RefillMode::kSmooth,
-          .initial = r.integer("initial", false)};
+      limit = algorithm::TokenBucket{.capacity = value_or_zero(r.integer("capacity")),
+                                     .refill = value_or_zero(r.integer("refill")),
+                                     .period = value_or_zero(r.duration("period")),
+                                     .refill_mode = mode.value_or(0) == 1
+                                                        ? algorithm::RefillMode::kInterval
+                                                        : algorithm::RefillMode::kSmooth,
+                                     .initial = r.integer("initial", false)};
       break;
     }
     case 1:
@@ -158,7 +159,7 @@ std::optional<Limit> read_limit(const json& document, const std::string& prefix,
     case 3:
     case 4:
     case 5: {
-      const std::string_view name = *kind == 3 ? "fixed_window"
+      const std::string_view name = *kind == 3   ? "fixed_window"
                                     : *kind == 4 ? "sliding_window"
                                                  : "sliding_log";
       r.reject_unknown({"algorithm", "limit", "window"}, name);
@@ -194,8 +195,7 @@ std::vector<std::string> read_apps(FieldReader& r, std::vector<FieldError>& erro
       errors.push_back({.field = field, .message = "must be a string"});
     } else if (app.get<std::string>() != "*" && !is_valid_policy_name(app.get<std::string>())) {
       errors.push_back(
-          {.field = field,
-           .message = "must be \"*\" or 1-128 letters, digits, '.', '_' or '-'"});
+          {.field = field, .message = "must be \"*\" or 1-128 letters, digits, '.', '_' or '-'"});
     } else {
       apps.push_back(app.get<std::string>());
     }
@@ -207,7 +207,8 @@ json yaml_to_json(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Map: {
       json object = json::object();
-      for (const auto& item : node) object[item.first.as<std::string>()] = yaml_to_json(item.second);
+      for (const auto& item : node)
+        object[item.first.as<std::string>()] = yaml_to_json(item.second);
       return object;
     }
     case YAML::NodeType::Sequence: {
@@ -240,8 +241,8 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
   }
   FieldReader r(document, "", errors);
   std::initializer_list<std::string_view> known = {
-      "name",    "description", "apps",       "mode",       "on_store_failure", "enabled",
-      "limits",  "version",     "created_by", "updated_by", "created_at",       "updated_at"};
+      "name",   "description", "apps",       "mode",       "on_store_failure", "enabled",
+      "limits", "version",     "created_by", "updated_by", "created_at",       "updated_at"};
   r.reject_unknown(known, "");
   Policy policy;
   if (auto name = r.string("name")) {
@@ -252,11 +253,10 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
   }
   policy.description = r.string("description", false).value_or("");
   policy.apps = read_apps(r, errors);
-  policy.mode = r.choice("mode", {"enforce", "shadow"}).value_or(0) == 1 ? Mode::kShadow
-                                                                         : Mode::kEnforce;
-  policy.on_store_failure =
-      static_cast<FailureMode>(r.choice("on_store_failure", {"fail_open", "fail_closed", "local"})
-                                   .value_or(0));
+  policy.mode =
+      r.choice("mode", {"enforce", "shadow"}).value_or(0) == 1 ? Mode::kShadow : Mode::kEnforce;
+  policy.on_store_failure = static_cast<FailureMode>(
+      r.choice("on_store_failure", {"fail_open", "fail_closed", "local"}).value_or(0));
   policy.enabled = r.boolean("enabled").value_or(true);
   if (const json* limits = r.find("limits", true)) {
     if (!limits->is_array() || limits->empty()) {
@@ -279,7 +279,8 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
     policy.created_at = r.integer("created_at", false).value_or(0);
     policy.updated_at = r.integer("updated_at", false).value_or(0);
   } else {
-    for (std::string_view audit : {"version", "created_by", "updated_by", "created_at", "updated_at"}) {
+    for (std::string_view audit :
+         {"version", "created_by", "updated_by", "created_at", "updated_at"}) {
       if (r.has(audit)) r.fail(audit, "is maintained by Sluice and cannot be set");
     }
   }
@@ -312,7 +313,8 @@ json limit_to_json(const Limit& limit) {
           out["capacity"] = p.capacity;
           out["refill"] = p.refill;
           out["period"] = format_duration(p.period);
-          out["refill_mode"] = p.refill_mode == algorithm::RefillMode::kInterval ? "interval" : "smooth";
+          out["refill_mode"] =
+              p.refill_mode == algorithm::RefillMode::kInterval ? "interval" : "smooth";
           if (p.initial) out["initial"] = *p.initial;
         } else if constexpr (std::is_same_v<P, algorithm::Gcra>) {
           out["rate"] = p.rate;

@@ -3,12 +3,11 @@
 // greater than 0"); unknown fields are errors, never silently dropped.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "sluice/algorithm/validate.h"
 #include "sluice/policy/policy.h"
@@ -18,7 +17,7 @@ namespace sluice::policy {
 using algorithm::FieldError;
 
 struct ParsedPolicy {
-  std::optional<Policy> policy;     // set exactly when errors is empty
+  std::optional<Policy> policy;  // set exactly when errors is empty
   std::vector<FieldError> errors;
 };
 

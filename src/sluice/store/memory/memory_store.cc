@@ -213,8 +213,10 @@ class MemoryStore::Shard {
 MemoryStore::MemoryStore(const Clock& clock, MemoryStoreOptions options) : clock_(clock) {
   const std::size_t shard_count = std::bit_ceil(std::max<std::size_t>(1, options.shards));
   shard_shift_ = 64 - std::countr_zero(shard_count);
-  const std::size_t per_shard = std::max<std::size_t>(1, (options.max_keys + shard_count - 1) / shard_count);
-  for (std::size_t i = 0; i < shard_count; ++i) shards_.push_back(std::make_unique<Shard>(per_shard));
+  const std::size_t per_shard =
+      std::max<std::size_t>(1, (options.max_keys + shard_count - 1) / shard_count);
+  for (std::size_t i = 0; i < shard_count; ++i)
+    shards_.push_back(std::make_unique<Shard>(per_shard));
 }
 
 MemoryStore::~MemoryStore() = default;
@@ -314,9 +316,9 @@ StatusOr<std::vector<algorithm::Verdict>> MemoryStore::inspect(const SubjectRef&
   refresh(ref.limits, states, now);
   std::vector<algorithm::Verdict> verdicts;
   for (std::size_t i = 0; i < ref.limits.size(); ++i) {
-    verdicts.push_back(algorithm::evaluate(ref.limits.subspan(i, 1),
-                                           std::span(states).subspan(i, 1), 0, now, {})
-                           .verdict);
+    verdicts.push_back(
+        algorithm::evaluate(ref.limits.subspan(i, 1), std::span(states).subspan(i, 1), 0, now, {})
+            .verdict);
   }
   return verdicts;
 }

@@ -1,1 +1,248 @@
-// placeholder
+#include "sluice/store/memory/memory_store.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sluice/algorithm/token_bucket.h"
+#include "sluice/core/clock.h"
+
+namespace sluice::store {
+namespace {
+
+using algorithm::Limit;
+
+constexpr Micros kEpoch = 1'700'000'000'000'000;
+
+const std::vector<Limit> kFivePerSecond = {
+    algorithm::FixedWindow{.limit = 5, .window = kMicrosPerSecond}};
+
+SubjectRef ref(const std::vector<Limit>& limits, std::string_view subject,
+               std::string_view policy = "test.policy") {
+  return {.policy = policy, .limits = limits, .subject = subject};
+}
+
+bool allowed(MemoryStore& store, const SubjectRef& r, std::int64_t cost = 1) {
+  StatusOr<StoreDecision> decision = store.acquire(r, cost);
+  EXPECT_TRUE(decision.ok()) << decision.status().to_string();
+  return decision.ok() && decision->verdict.verdict.allowed;
+}
+
+TEST(MemoryStoreTest, DecidesExactlyLikeThePureAlgorithm) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock);
+  const std::vector<Limit> limits = {
+      algorithm::Gcra{.rate = 3, .period = kMicrosPerSecond, .burst = 2}};
+  algorithm::TatState pure = algorithm::initial_state(std::get<algorithm::Gcra>(limits[0]), kEpoch);
+  for (int i = 0; i < 200; ++i) {
+    clock.advance(i % 7 == 0 ? 150'001 : 1'000);
+    const std::int64_t cost = i % 5 == 0 ? 2 : 1;
+    const auto& params = std::get<algorithm::Gcra>(limits[0]);
+    const algorithm::Verdict expected = algorithm::decide(params, pure, cost, clock.now());
+    if (expected.allowed) algorithm::commit(params, pure, cost, clock.now());
+    StatusOr<StoreDecision> actual = store.acquire(ref(limits, "alice"), cost);
+    ASSERT_TRUE(actual.ok());
+    SCOPED_TRACE("request " + std::to_string(i));
+    EXPECT_EQ(actual->verdict.verdict, expected);
+  }
+}
+
+TEST(MemoryStoreTest, DeniedRequestsAndPeeksStoreNothing) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock);
+  EXPECT_FALSE(allowed(store, ref(kFivePerSecond, "big"), 6));  // can never pass
+  EXPECT_TRUE(allowed(store, ref(kFivePerSecond, "peek"), 0));
+  EXPECT_EQ(store.stats().keys, 0u);
+  EXPECT_TRUE(allowed(store, ref(kFivePerSecond, "real"), 1));
+  EXPECT_EQ(store.stats().keys, 1u);
+}
+
+TEST(MemoryStoreTest, SubjectsArePerPolicyAndBinarySafe) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock);
+  const std::string binary("a\0b}\n{\xff", 7);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(allowed(store, ref(kFivePerSecond, binary)));
+  EXPECT_FALSE(allowed(store, ref(kFivePerSecond, binary)));
+  EXPECT_TRUE(allowed(store, ref(kFivePerSecond, std::string("a\0b", 3))));
+  EXPECT_TRUE(allowed(store, ref(kFivePerSecond, binary, "other.policy")));
+}
+
+TEST(MemoryStoreTest, ExpiredStateIsDroppedAndIndistinguishableFromAbsence) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(allowed(store, ref(kFivePerSecond, "alice")));
+  ASSERT_FALSE(allowed(store, ref(kFivePerSecond, "alice")));
+  clock.set(kEpoch + kMicrosPerSecond);  // the window ends
+  EXPECT_TRUE(allowed(store, ref(kFivePerSecond, "alice")));
+  EXPECT_EQ(store.stats().expirations, 1u);
+  EXPECT_EQ(store.stats().keys, 1u);
+}
+
+TEST(MemoryStoreTest, InsertSweepsExpiredSubjectsFromTheIdleEnd) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock, {.max_keys = 100, .shards = 1});
+  for (int i = 0; i < 10; ++i)
+    ASSERT_TRUE(allowed(store, ref(kFivePerSecond, "k" + std::to_string(i))));
+  clock.advance(kMicrosPerSecond);
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(allowed(store, ref(kFivePerSecond, "n" + std::to_string(i))));
+  // Each insert drops up to two expired idle subjects: all ten are gone after five inserts.
+  EXPECT_EQ(store.stats().keys, 5u);
+  EXPECT_EQ(store.stats().expirations, 10u);
+  EXPECT_EQ(store.stats().evictions, 0u);
+}
+
+TEST(MemoryStoreTest, EvictsLeastRecentlyUsedPastMaxKeysAndCountsIt) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock, {.max_keys = 3, .shards = 1});
+  for (const char* key : {"a", "b", "c"}) ASSERT_TRUE(allowed(store, ref(kFivePerSecond, key)));
+  ASSERT_TRUE(allowed(store, ref(kFivePerSecond, "a")));  // "b" is now least recently used
+  ASSERT_TRUE(allowed(store, ref(kFivePerSecond, "d")));
+  EXPECT_EQ(store.stats().keys, 3u);
+  EXPECT_EQ(store.stats().evictions, 1u);
+  // "a" kept its count of 2; "b" starts over.
+  StatusOr<std::vector<algorithm::Verdict>> a = store.inspect(ref(kFivePerSecond, "a"));
+  StatusOr<std::vector<algorithm::Verdict>> b = store.inspect(ref(kFivePerSecond, "b"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ((*a)[0].remaining, 3);
+  EXPECT_EQ((*b)[0].remaining, 5);
+}
+
+TEST(MemoryStoreTest, ChangedAlgorithmStartsFromInitialState) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(allowed(store, ref(kFivePerSecond, "alice")));
+  const std::vector<Limit> bucket = {
+      algorithm::TokenBucket{.capacity = 2, .refill = 1, .period = kMicrosPerSecond}};
+  EXPECT_TRUE(allowed(store, ref(bucket, "alice")));
+  EXPECT_TRUE(allowed(store, ref(bucket, "alice")));
+  EXPECT_FALSE(allowed(store, ref(bucket, "alice")));
+}
+
+TEST(MemoryStoreTest, LeasesAreReleasedRenewedAndExpire) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock);
+  const std::vector<Limit> two = {
+      algorithm::Concurrency{.limit = 2, .lease_ttl = 10 * kMicrosPerSecond}};
+  StatusOr<StoreDecision> first = store.acquire(ref(two, "db"), 1);
+  StatusOr<StoreDecision> second = store.acquire(ref(two, "db"), 1);
+  ASSERT_TRUE(first.ok() && second.ok() && first->lease && second->lease);
+  EXPECT_NE(*first->lease, *second->lease);
+  StatusOr<StoreDecision> third = store.acquire(ref(two, "db"), 1);
+  ASSERT_TRUE(third.ok());
+  EXPECT_FALSE(third->verdict.verdict.allowed);
+  EXPECT_FALSE(third->lease.has_value());
+  EXPECT_EQ(third->verdict.verdict.retry_after, 10 * kMicrosPerSecond);
+
+  EXPECT_TRUE(*store.release(ref(two, "db"), *first->lease));
+  EXPECT_FALSE(*store.release(ref(two, "db"), *first->lease));  // idempotent
+  EXPECT_TRUE(allowed(store, ref(two, "db")));
+
+  clock.advance(9 * kMicrosPerSecond);
+  EXPECT_TRUE(*store.renew(ref(two, "db"), *second->lease));  // now lives until +19 s
+  clock.advance(2 * kMicrosPerSecond);                        // the other lease expired at +10 s
+  EXPECT_TRUE(allowed(store, ref(two, "db")));
+  EXPECT_FALSE(allowed(store, ref(two, "db")));
+  clock.advance(8 * kMicrosPerSecond);  // +19 s: the renewed lease dies
+  EXPECT_FALSE(*store.renew(ref(two, "db"), *second->lease));
+  EXPECT_TRUE(allowed(store, ref(two, "db")));
+}
+
+TEST(MemoryStoreTest, ResetForgetsTheSubject) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(allowed(store, ref(kFivePerSecond, "alice")));
+  ASSERT_TRUE(store.reset(ref(kFivePerSecond, "alice")).ok());
+  EXPECT_EQ(store.stats().keys, 0u);
+  EXPECT_TRUE(allowed(store, ref(kFivePerSecond, "alice")));
+}
+
+TEST(MemoryStoreTest, RejectsInvalidInputWithFieldNames) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock);
+  const std::string too_long(1025, 'x');
+  const StatusOr<StoreDecision> long_subject = store.acquire(ref(kFivePerSecond, too_long), 1);
+  EXPECT_EQ(long_subject.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(long_subject.status().message().find("key"), std::string::npos);
+  EXPECT_EQ(store.acquire(ref(kFivePerSecond, "a"), -1).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.acquire(ref(kFivePerSecond, "a", "bad:name"), 1).status().code(),
+            StatusCode::kInvalidArgument);
+  const std::vector<Limit> none;
+  EXPECT_EQ(store.acquire(ref(none, "a"), 1).status().code(), StatusCode::kInvalidArgument);
+}
+
+// Threads race on one key and on many keys; admitted totals must be exact.
+TEST(MemoryStoreConcurrencyTest, ManyThreadsOnOneKeyAdmitExactlyTheLimit) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock);
+  const std::vector<Limit> limits = {
+      algorithm::SlidingLog{.limit = 1000, .window = kMicrosPerHour}};
+  std::atomic<int> admitted{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 500; ++i) {
+        if (store.acquire(ref(limits, "hot"), 1)->verdict.verdict.allowed) ++admitted;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(admitted.load(), 1000);
+}
+
+TEST(MemoryStoreConcurrencyTest, ManyThreadsOnManyKeysAdmitExactlyTheLimitPerKey) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock, {.max_keys = 10'000, .shards = 8});
+  const std::vector<Limit> limits = {
+      algorithm::TokenBucket{.capacity = 7, .refill = 1, .period = kMicrosPerHour},
+      algorithm::FixedWindow{.limit = 100, .window = kMicrosPerHour}};
+  constexpr int kKeys = 200;
+  std::vector<std::atomic<int>> admitted(kKeys);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 3000; ++i) {
+        const int key = (i * 7 + t * 13) % kKeys;
+        if (store.acquire(ref(limits, "user-" + std::to_string(key)), 1)->verdict.verdict.allowed) {
+          ++admitted[key];
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int key = 0; key < kKeys; ++key) EXPECT_EQ(admitted[key].load(), 7) << "key " << key;
+}
+
+TEST(MemoryStoreConcurrencyTest, LeasesUnderContentionNeverExceedTheLimit) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock);
+  const std::vector<Limit> limits = {
+      algorithm::Concurrency{.limit = 3, .lease_ttl = kMicrosPerMinute}};
+  std::atomic<int> holding{0};
+  std::atomic<int> worst{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        StatusOr<StoreDecision> decision = store.acquire(ref(limits, "pool"), 1);
+        if (!decision.ok() || !decision->lease) continue;
+        const int now_holding = ++holding;
+        int seen = worst.load();
+        while (now_holding > seen && !worst.compare_exchange_weak(seen, now_holding)) {
+        }
+        --holding;
+        EXPECT_TRUE(*store.release(ref(limits, "pool"), *decision->lease));
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_LE(worst.load(), 3);
+  EXPECT_GE(worst.load(), 1);
+}
+
+}  // namespace
+}  // namespace sluice::store

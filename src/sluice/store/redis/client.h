@@ -1,0 +1,148 @@
+// sluice::redis::Client: a pipelining Redis client shared by all threads of a process.
+//
+// Built on Boost.Asio sockets with hiredis as the RESP codec. A few connections (default 2) carry
+// every request: requests arriving while a connection is writing are appended to one buffer and
+// sent in the next write (automatic pipelining); replies are matched to requests in FIFO order.
+// Connections authenticate (password or ACL user), SELECT a database, time out commands, and
+// reconnect in the background with exponential backoff. While no connection is usable, requests
+// fail at once with Unavailable instead of queueing.
+//
+// Asio stays out of this header (pimpl), so including it is cheap.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/status.h"
+#include "sluice/core/time.h"
+#include "sluice/store/redis/redis_url.h"
+#include "sluice/store/redis/resp.h"
+
+namespace sluice::redis {
+
+// Completion of one request. Runs on one of the client's I/O threads, exactly once, and must not
+// block (it stalls every request on that connection) or call the client's blocking methods.
+// Exceptions thrown from it are swallowed.
+using Callback = std::function<void(StatusOr<Reply>)>;
+
+// SHA-1 (FIPS 180-4) of `data` as 40 lowercase hex digits: the name Redis gives a script.
+std::string sha1_hex(std::string_view data);
+
+// A Lua script and its SHA-1, computed once when the Script is built. Cheap to copy (shared).
+class Script {
+ public:
+  explicit Script(std::string source);
+
+  const std::string& source() const { return data_->source; }
+  const std::string& sha1() const { return data_->sha1; }
+
+ private:
+  struct Data {
+    std::string source;
+    std::string sha1;
+  };
+  std::shared_ptr<const Data> data_;
+};
+
+// One command and what a router needs to send it to the right node.
+struct Request {
+  std::vector<std::string> args;  // command name first; arbitrary bytes
+  // Index in `args` of a key the command touches. A Redis Cluster router sends the command to the
+  // node owning that key's hash slot (every key of one command must share the slot). nullopt:
+  // keyless, any node will do. The single-node client ignores it.
+  std::optional<std::size_t> key_index;
+};
+
+struct ClientOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = kDefaultRedisPort;
+  std::string username;  // ACL user; empty: `AUTH <password>` for the default user
+  std::string password;  // empty: no AUTH
+  int db = 0;            // SELECTed on every connection when not 0
+  int connections = 2;   // shared by all callers
+  int io_threads = 1;    // threads running the client's event loop (and the callbacks)
+  // Resolve + TCP connect + AUTH/SELECT, per attempt. Microseconds.
+  Micros connect_timeout = 1 * kMicrosPerSecond;
+  // Per request, from the moment it is queued on a ready connection (or the connection becomes
+  // ready) until its reply. When it passes, the request fails with DeadlineExceeded and the
+  // connection is reset (replies are FIFO: a late reply would be matched to the wrong request).
+  // Microseconds.
+  Micros command_timeout = 1 * kMicrosPerSecond;
+  // Delay before the n-th consecutive reconnect attempt: 0 for the first, then min·2^(n-2), capped
+  // at max, with jitter in [½·delay, delay]. Microseconds.
+  Micros reconnect_backoff_min = 10 * kMicrosPerMilli;
+  Micros reconnect_backoff_max = 2 * kMicrosPerSecond;
+};
+
+// Host, port, credentials and db from `url`; everything else from `base`.
+ClientOptions client_options_from_url(const RedisUrl& url, ClientOptions base = {});
+
+// Monotonic counters since the client was created (a snapshot; each field is read atomically).
+struct ClientStats {
+  std::uint64_t requests = 0;          // commands queued on a connection
+  std::uint64_t writes = 0;            // socket writes of queued commands (pipelined batches)
+  std::uint64_t replies = 0;           // replies matched to requests
+  std::uint64_t rejected = 0;          // failed fast: no usable connection
+  std::uint64_t timeouts = 0;          // requests failed with DeadlineExceeded
+  std::uint64_t connects = 0;          // successful connects (including the handshake)
+  std::uint64_t connect_failures = 0;  // failed attempts and lost connections
+  std::uint64_t script_reloads = 0;    // EVALSHA answered NOSCRIPT and was re-sent as EVAL
+  int ready_connections = 0;           // now, not cumulative
+};
+
+class Client {
+ public:
+  // Validates `options` (InvalidArgument naming the field) and starts connecting in the
+  // background. Succeeds even when Redis is down: requests fail with Unavailable until a
+  // connection is up, and recovery needs no action.
+  static StatusOr<std::unique_ptr<Client>> create(ClientOptions options);
+
+  // Completes every outstanding request (Cancelled or its reply) and joins the I/O threads.
+  // Must not run on an I/O thread (i.e. inside a callback).
+  ~Client();
+
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // All request methods are thread-safe and never throw.
+  //
+  // Outcomes: the reply (nil, integer, status, bulk, array — nested error replies stay elements);
+  // a top-level error reply as error_reply_status() maps it (InvalidArgument, Unauthenticated…);
+  // Unavailable when no connection is usable or the connection was lost before the reply;
+  // DeadlineExceeded when no reply came within command_timeout; InvalidArgument for an empty
+  // command or one that breaks request/reply pairing (SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE,
+  // MONITOR); Cancelled when the client is destroyed first. Blocking commands (BLPOP…) hold up
+  // every request pipelined behind them on the same connection: don't send them here.
+  void async_execute(Request request, Callback done);
+  void async_command(std::vector<std::string> args, Callback done);
+
+  // EVALSHA script.sha1() with `keys` and `args`. If Redis answers NOSCRIPT (restart, failover,
+  // SCRIPT FLUSH), the call is re-sent once as EVAL with the source, which also reloads the cache.
+  // Routed by keys[0] when there are keys.
+  void async_eval_script(const Script& script, std::vector<std::string> keys,
+                         std::vector<std::string> args, Callback done);
+
+  // Blocking forms for synchronous callers. Called from an I/O thread (a callback) they return
+  // FailedPrecondition instead of deadlocking.
+  StatusOr<Reply> command(std::vector<std::string> args);
+  StatusOr<Reply> execute(Request request);
+  StatusOr<Reply> eval_script(const Script& script, std::vector<std::string> keys,
+                              std::vector<std::string> args);
+
+  ClientStats stats() const;
+  const ClientOptions& options() const;
+
+ private:
+  class Impl;
+  explicit Client(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice::redis

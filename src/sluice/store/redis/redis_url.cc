@@ -1,0 +1,200 @@
+#include "sluice/store/redis/redis_url.h"
+
+#include <charconv>
+#include <limits>
+#include <optional>
+#include <utility>
+
+namespace sluice::redis {
+namespace {
+
+Status url_error(std::string_view what) { return invalid_argument("redis URL: " + std::string(what)); }
+
+char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+std::optional<int> hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return std::nullopt;
+}
+
+// `field` names the part in the error; the value itself is never echoed (it may be a password).
+StatusOr<std::string> percent_decode(std::string_view text, std::string_view field) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out.push_back(text[i]);
+      continue;
+    }
+    if (i + 2 >= text.size()) {
+      return url_error(std::string(field) + " has a '%' not followed by two hex digits");
+    }
+    const std::optional<int> high = hex_value(text[i + 1]);
+    const std::optional<int> low = hex_value(text[i + 2]);
+    if (!high || !low) {
+      return url_error(std::string(field) + " has a '%' not followed by two hex digits");
+    }
+    out.push_back(static_cast<char>((*high << 4) | *low));
+    i += 2;
+  }
+  return out;
+}
+
+bool is_host_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '-' || c == '_';
+}
+
+bool is_ipv6_char(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' ||
+         c == '.';
+}
+
+bool all_digits(std::string_view text) {
+  if (text.empty()) return false;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+StatusOr<std::uint16_t> parse_port(std::string_view text) {
+  if (text.empty()) return url_error("missing port after ':'");
+  if (!all_digits(text)) {
+    return url_error("port \"" + std::string(text) + "\" is not a number");
+  }
+  unsigned long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || value == 0 || value > 65535) {
+    return url_error("port " + std::string(text) + " is out of range (1-65535)");
+  }
+  return static_cast<std::uint16_t>(value);
+}
+
+StatusOr<int> parse_db(std::string_view text) {
+  if (text.empty()) return 0;
+  if (!all_digits(text)) {
+    return url_error("database \"" + std::string(text) + "\" is not a non-negative integer");
+  }
+  int value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size()) {
+    return url_error("database " + std::string(text) + " is out of range");
+  }
+  return value;
+}
+
+}  // namespace
+
+StatusOr<RedisUrl> parse_redis_url(std::string_view url) {
+  const std::size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) {
+    return url_error("missing scheme; expected redis://[[user]:password@]host[:port][/db]");
+  }
+  const std::string_view scheme = url.substr(0, scheme_end);
+  if (iequals(scheme, "rediss")) {
+    return Status(StatusCode::kUnimplemented,
+                  "redis URL: rediss:// (TLS) is not supported yet; use redis://");
+  }
+  if (!iequals(scheme, "redis")) {
+    return url_error("unsupported scheme \"" + std::string(scheme) + "\"; expected redis://");
+  }
+  std::string_view rest = url.substr(scheme_end + 3);
+
+  if (const std::size_t mark = rest.find_first_of("?#"); mark != std::string_view::npos) {
+    return url_error(rest[mark] == '?' ? "query parameters are not supported"
+                                       : "fragments are not supported");
+  }
+
+  // The authority ends at the first '/'; a password containing '/' must be percent-encoded.
+  std::string_view authority = rest;
+  std::string_view path;
+  if (const std::size_t slash = rest.find('/'); slash != std::string_view::npos) {
+    authority = rest.substr(0, slash);
+    path = rest.substr(slash + 1);
+  }
+
+  RedisUrl parsed;
+  // The last '@' ends the userinfo, so an unencoded '@' in a password still parses.
+  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    const std::string_view userinfo = authority.substr(0, at);
+    authority = authority.substr(at + 1);
+    std::string_view user_part;
+    std::string_view password_part = userinfo;
+    if (const std::size_t colon = userinfo.find(':'); colon != std::string_view::npos) {
+      user_part = userinfo.substr(0, colon);
+      password_part = userinfo.substr(colon + 1);
+    }
+    StatusOr<std::string> username = percent_decode(user_part, "username");
+    if (!username.ok()) return username.status();
+    StatusOr<std::string> password = percent_decode(password_part, "password");
+    if (!password.ok()) return password.status();
+    if (!username->empty() && password->empty()) {
+      return url_error("username \"" + *username + "\" needs a password (user:password@host)");
+    }
+    parsed.username = std::move(*username);
+    parsed.password = std::move(*password);
+  }
+
+  std::string_view port_text;
+  bool has_port = false;
+  if (!authority.empty() && authority.front() == '[') {
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) return url_error("IPv6 host is missing its closing ']'");
+    parsed.host = std::string(authority.substr(1, close - 1));
+    if (parsed.host.empty()) return url_error("missing host");
+    for (char c : parsed.host) {
+      if (!is_ipv6_char(c)) {
+        return url_error("host \"[" + parsed.host + "]\" is not an IPv6 address");
+      }
+    }
+    const std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') {
+        return url_error("unexpected \"" + std::string(after) + "\" after the IPv6 host");
+      }
+      port_text = after.substr(1);
+      has_port = true;
+    }
+  } else {
+    const std::size_t colon = authority.find(':');
+    if (colon != std::string_view::npos) {
+      if (authority.find(':', colon + 1) != std::string_view::npos) {
+        return url_error("IPv6 hosts must be written in brackets, e.g. redis://[::1]:6379");
+      }
+      port_text = authority.substr(colon + 1);
+      has_port = true;
+      authority = authority.substr(0, colon);
+    }
+    if (authority.empty()) return url_error("missing host");
+    for (char c : authority) {
+      if (!is_host_name_char(c)) {
+        return url_error("host \"" + std::string(authority) +
+                         "\" has a character that is not allowed in a host name");
+      }
+    }
+    parsed.host = std::string(authority);
+  }
+  if (has_port) {
+    StatusOr<std::uint16_t> port = parse_port(port_text);
+    if (!port.ok()) return port.status();
+    parsed.port = *port;
+  }
+
+  StatusOr<int> db = parse_db(path);
+  if (!db.ok()) return db.status();
+  parsed.db = *db;
+  return parsed;
+}
+
+}  // namespace sluice::redis

@@ -1,0 +1,38 @@
+// RedisUrl: where a Redis server is and how to log in, parsed from a `redis://` URL (the form the
+// CLI's `--redis` flag and config files take).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "sluice/core/status.h"
+
+namespace sluice::redis {
+
+inline constexpr std::uint16_t kDefaultRedisPort = 6379;
+
+struct RedisUrl {
+  std::string host;                       // a name, an IPv4 address or an IPv6 address (no brackets)
+  std::uint16_t port = kDefaultRedisPort;
+  std::string username;                   // empty: Redis's `default` user
+  std::string password;                   // empty: no AUTH
+  int db = 0;                             // SELECT index
+};
+
+// Parses `redis://[[username]:password@]host[:port][/db]`.
+//
+// - The scheme is case-insensitive. `rediss://` (TLS) is refused with Unimplemented for now; every
+//   other scheme is InvalidArgument.
+// - Userinfo follows redis-cli: `user:pass@` is an ACL user and its password, `:pass@` and `pass@`
+//   are a password for the default user. Both parts are percent-decoded (`%40` for `@`).
+// - IPv6 hosts go in brackets: `redis://[::1]:6380`.
+// - `port` defaults to 6379 and must be 1–65535; `db` defaults to 0 and must be a non-negative
+//   integer.
+// - Query strings and fragments are refused rather than silently ignored.
+//
+// Errors are InvalidArgument with a message naming the part that is wrong. Messages never contain
+// the password. Thread-safe (pure function).
+StatusOr<RedisUrl> parse_redis_url(std::string_view url);
+
+}  // namespace sluice::redis

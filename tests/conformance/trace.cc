@@ -1,0 +1,111 @@
+#include "trace.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include "sluice/policy/document.h"
+
+namespace sluice::conformance {
+namespace {
+
+using nlohmann::json;
+
+json optional_number(const std::optional<Micros>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+// The decision as a trace writes it: durations in µs, absent values null.
+json decision_fields(const store::StoreDecision& decision) {
+  const algorithm::Verdict& v = decision.verdict.verdict;
+  return {{"allowed", v.allowed},
+          {"limit", v.limit},
+          {"remaining", v.remaining},
+          {"retry_after", optional_number(v.retry_after)},
+          {"reset_after", v.reset_after},
+          {"delay", optional_number(v.delay)},
+          {"limit_index", decision.verdict.limit_index}};
+}
+
+}  // namespace
+
+std::vector<std::filesystem::path> trace_files() {
+  const char* root = std::getenv("SLUICE_SOURCE_DIR");
+  const std::filesystem::path dir =
+      std::filesystem::path(root != nullptr ? root : ".") / "tests/conformance/traces";
+  std::vector<std::filesystem::path> files;
+  if (!std::filesystem::is_directory(dir)) return files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+json load_trace(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+std::vector<std::string> replay(const json& trace, store::Store& store,
+                                const std::function<void(Micros)>& set_now) {
+  std::vector<std::string> problems;
+  if (trace.is_discarded() || !trace.is_object()) return {"trace is not a JSON object"};
+  policy::ParsedPolicy parsed = policy::policy_from_json(trace.value("policy", json()));
+  if (!parsed.policy) return {"invalid policy: " + policy::join_errors(parsed.errors)};
+  const policy::Policy& policy = *parsed.policy;
+  const Micros start = trace.value("start", Micros{1'700'000'000'000'000});
+  std::map<std::size_t, std::string> leases;  // step index -> lease it took
+
+  const json& steps = trace.value("steps", json::array());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const json& step = steps[i];
+    const std::string where = "step " + std::to_string(i) + " " + step.dump();
+    set_now(start + step.value("at", Micros{0}));
+    const std::string key = step.value("key", std::string("k"));
+    const store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = key};
+    const std::string op = step.value("op", std::string("acquire"));
+    json actual;
+    if (op == "acquire") {
+      StatusOr<store::StoreDecision> decision = store.acquire(ref, step.value("cost", 1));
+      if (!decision.ok()) {
+        problems.push_back(where + ": error " + decision.status().to_string());
+        continue;
+      }
+      if (decision->lease) leases[i] = *decision->lease;
+      actual = decision_fields(*decision);
+    } else if (op == "release" || op == "renew") {
+      const auto lease = leases.find(step.value("lease_of", std::size_t{0}));
+      const std::string id = lease != leases.end() ? lease->second : "no-such-lease";
+      StatusOr<bool> done = op == "release" ? store.release(ref, id) : store.renew(ref, id);
+      if (!done.ok()) {
+        problems.push_back(where + ": error " + done.status().to_string());
+        continue;
+      }
+      actual = {{op == "release" ? "released" : "renewed", *done}};
+    } else if (op == "reset") {
+      if (Status status = store.reset(ref); !status.ok()) {
+        problems.push_back(where + ": error " + status.to_string());
+      }
+      continue;
+    } else {
+      problems.push_back(where + ": unknown op \"" + op + "\"");
+      continue;
+    }
+    const json& expected = step.value("expect", json::object());
+    if (expected.empty()) problems.push_back(where + ": step has no expectations");
+    for (const auto& [field, value] : expected.items()) {
+      if (!actual.contains(field)) {
+        problems.push_back(where + ": unknown expected field \"" + field + "\"");
+      } else if (actual[field] != value) {
+        problems.push_back(where + ": " + field + " expected " + value.dump() + ", got " +
+                           actual[field].dump());
+      }
+    }
+  }
+  return problems;
+}
+
+}  // namespace sluice::conformance
