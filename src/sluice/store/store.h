@@ -33,6 +33,12 @@ struct StoreDecision {
   std::optional<std::string> lease;
 };
 
+// InvalidArgument naming the field: bad policy name, no limits, subject over 1 024 bytes.
+Status validate_subject_ref(const SubjectRef& ref);
+
+// 128 random bits as 32 hex digits: unique across processes without coordination.
+std::string new_lease_id();
+
 class Store {
  public:
   virtual ~Store() = default;

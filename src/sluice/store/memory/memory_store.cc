@@ -6,7 +6,6 @@
 #include <functional>
 #include <mutex>
 #include <new>
-#include <random>
 #include <string>
 
 #include "sluice/algorithm/validate.h"
@@ -74,24 +73,6 @@ Micros latest_expiry(std::span<const Limit> limits, std::span<LimitState> states
     latest = std::max(latest, algorithm::expires_at(limits[i], states[i]));
   }
   return latest;
-}
-
-// 128 random bits as 32 hex digits: unique without coordination.
-std::string new_lease_id() {
-  thread_local std::mt19937_64 engine{std::random_device{}()};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id(32, '0');
-  for (int half = 0; half < 2; ++half) {
-    std::uint64_t bits = engine();
-    for (int i = 0; i < 16; ++i, bits >>= 4) id[half * 16 + i] = kHex[bits & 0xf];
-  }
-  return id;
-}
-
-Status validate_ref(const SubjectRef& ref) {
-  if (Status status = validate_policy_name(ref.policy, "policy"); !status.ok()) return status;
-  if (ref.limits.empty()) return invalid_argument("limits: a policy needs at least one limit");
-  return validate_subject(ref.subject);
 }
 
 // The map key for (policy, subject), built in a per-thread buffer to avoid an allocation.
@@ -227,7 +208,7 @@ MemoryStore::Shard& MemoryStore::shard_for(std::uint64_t hash) {
 }
 
 StatusOr<StoreDecision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost) {
-  if (Status status = validate_ref(ref); !status.ok()) return status;
+  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   if (Status status = algorithm::validate_cost(cost); !status.ok()) return status;
   const Micros now = clock_.now();
   const std::string lease =
@@ -265,7 +246,7 @@ StatusOr<StoreDecision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t
 }
 
 StatusOr<bool> MemoryStore::release(const SubjectRef& ref, std::string_view lease) {
-  if (Status status = validate_ref(ref); !status.ok()) return status;
+  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   const Micros now = clock_.now();
   const std::string_view key = key_of(ref);
   const std::uint64_t hash = std::hash<std::string_view>{}(key);
@@ -280,7 +261,7 @@ StatusOr<bool> MemoryStore::release(const SubjectRef& ref, std::string_view leas
 }
 
 StatusOr<bool> MemoryStore::renew(const SubjectRef& ref, std::string_view lease) {
-  if (Status status = validate_ref(ref); !status.ok()) return status;
+  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   const Micros now = clock_.now();
   const std::string_view key = key_of(ref);
   const std::uint64_t hash = std::hash<std::string_view>{}(key);
@@ -296,7 +277,7 @@ StatusOr<bool> MemoryStore::renew(const SubjectRef& ref, std::string_view lease)
 }
 
 StatusOr<std::vector<algorithm::Verdict>> MemoryStore::inspect(const SubjectRef& ref) {
-  if (Status status = validate_ref(ref); !status.ok()) return status;
+  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   const Micros now = clock_.now();
   const std::string_view key = key_of(ref);
   const std::uint64_t hash = std::hash<std::string_view>{}(key);
@@ -324,7 +305,7 @@ StatusOr<std::vector<algorithm::Verdict>> MemoryStore::inspect(const SubjectRef&
 }
 
 Status MemoryStore::reset(const SubjectRef& ref) {
-  if (Status status = validate_ref(ref); !status.ok()) return status;
+  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   const std::string_view key = key_of(ref);
   const std::uint64_t hash = std::hash<std::string_view>{}(key);
   Shard& shard = shard_for(hash);

@@ -1,0 +1,859 @@
+#include "sluice/store/redis/client.h"
+
+// Boost 1.74 + GCC 12: <utility> must precede the Asio headers.
+#include <utility>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <hiredis/hiredis.h>
+
+namespace sluice::redis {
+
+// ---------------------------------------------------------------------------------------------
+// SHA-1, written from FIPS 180-4 §5.1.1 (padding), §6.1.2 (hash computation), §4.1.1 and §4.2.1
+// (functions and constants).
+
+namespace {
+
+std::uint32_t rotl(std::uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
+
+void sha1_block(std::array<std::uint32_t, 5>& h, const unsigned char* block) {
+  std::array<std::uint32_t, 80> w;
+  for (int t = 0; t < 16; ++t) {
+    w[t] = (std::uint32_t{block[4 * t]} << 24) | (std::uint32_t{block[4 * t + 1]} << 16) |
+           (std::uint32_t{block[4 * t + 2]} << 8) | std::uint32_t{block[4 * t + 3]};
+  }
+  for (int t = 16; t < 80; ++t) w[t] = rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1);
+  std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+  for (int t = 0; t < 80; ++t) {
+    std::uint32_t f;
+    std::uint32_t k;
+    if (t < 20) {
+      f = (b & c) ^ (~b & d);  // Ch
+      k = 0x5a827999;
+    } else if (t < 40) {
+      f = b ^ c ^ d;  // Parity
+      k = 0x6ed9eba1;
+    } else if (t < 60) {
+      f = (b & c) ^ (b & d) ^ (c & d);  // Maj
+      k = 0x8f1bbcdc;
+    } else {
+      f = b ^ c ^ d;  // Parity
+      k = 0xca62c1d6;
+    }
+    const std::uint32_t temp = rotl(a, 5) + f + e + k + w[t];
+    e = d;
+    d = c;
+    c = rotl(b, 30);
+    b = a;
+    a = temp;
+  }
+  h[0] += a;
+  h[1] += b;
+  h[2] += c;
+  h[3] += d;
+  h[4] += e;
+}
+
+}  // namespace
+
+std::string sha1_hex(std::string_view data) {
+  std::array<std::uint32_t, 5> h = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+  std::size_t full = data.size() / 64;
+  for (std::size_t i = 0; i < full; ++i) sha1_block(h, bytes + 64 * i);
+
+  // Padding: the tail, 0x80, zeros up to 56 mod 64, then the length in bits (64-bit big endian).
+  std::array<unsigned char, 128> tail{};
+  const std::size_t rest = data.size() - 64 * full;
+  if (rest > 0) std::memcpy(tail.data(), bytes + 64 * full, rest);
+  tail[rest] = 0x80;
+  const std::size_t tail_size = rest < 56 ? 64 : 128;
+  const std::uint64_t bit_length = static_cast<std::uint64_t>(data.size()) * 8;
+  for (int i = 0; i < 8; ++i) {
+    tail[tail_size - 1 - i] = static_cast<unsigned char>(bit_length >> (8 * i));
+  }
+  for (std::size_t offset = 0; offset < tail_size; offset += 64) sha1_block(h, tail.data() + offset);
+
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(40);
+  for (std::uint32_t word : h) {
+    for (int shift = 28; shift >= 0; shift -= 4) out.push_back(kHex[(word >> shift) & 0xf]);
+  }
+  return out;
+}
+
+Script::Script(std::string source) {
+  std::string sha1 = sha1_hex(source);
+  data_ = std::make_shared<const Data>(Data{std::move(source), std::move(sha1)});
+}
+
+ClientOptions client_options_from_url(const RedisUrl& url, ClientOptions base) {
+  base.host = url.host;
+  base.port = url.port;
+  base.username = url.username;
+  base.password = url.password;
+  base.db = url.db;
+  return base;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connection: one TCP connection, its pipeline and its reconnect loop.
+//
+// Threading: submitters (any thread) and the connection's strand share `mu_`-guarded state: the
+// unsent bytes (`outbox_`), the FIFO of requests awaiting replies (`pending_`), `state_`,
+// `write_in_flight_` and `gen_`. Everything else is touched only on the strand. `gen_` grows
+// every time the socket is torn down or a new attempt starts; handlers carry the generation they
+// were started in and ignore themselves when it is stale, so a late completion from an old socket
+// never touches a new one. `state_` and `gen_` are written only on the strand (under `mu_`), so
+// the strand may read them without the lock.
+
+namespace {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using SteadyClock = std::chrono::steady_clock;
+
+enum class ConnState : std::uint8_t { kConnecting, kHandshaking, kReady, kBackoff, kClosed };
+
+// Whether a top-level error reply reaches the callback as a Reply (so the caller can inspect it,
+// e.g. NOSCRIPT) or converted to a Status.
+enum class ErrorReplies : std::uint8_t { kAsStatus, kAsReply };
+
+struct Counters {
+  std::atomic<std::uint64_t> requests{0};
+  std::atomic<std::uint64_t> writes{0};
+  std::atomic<std::uint64_t> replies{0};
+  std::atomic<std::uint64_t> rejected{0};
+  std::atomic<std::uint64_t> timeouts{0};
+  std::atomic<std::uint64_t> connects{0};
+  std::atomic<std::uint64_t> connect_failures{0};
+  std::atomic<std::uint64_t> script_reloads{0};
+};
+
+void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by = 1) {
+  counter.fetch_add(by, std::memory_order_relaxed);
+}
+
+void invoke(Callback& done, StatusOr<Reply> result) {
+  if (!done) return;
+  try {
+    done(std::move(result));
+  } catch (...) {
+    // A throwing callback must not take the connection (or the I/O thread) down with it.
+  }
+}
+
+std::chrono::microseconds micros(Micros value) { return std::chrono::microseconds(value); }
+
+std::string millis_text(Micros value) {
+  if (value % kMicrosPerMilli == 0) return std::to_string(value / kMicrosPerMilli) + "ms";
+  return std::to_string(value) + "us";
+}
+
+struct Pending {
+  Callback done;
+  SteadyClock::time_point deadline;
+  ErrorReplies errors;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(asio::io_context& io, const ClientOptions& options, Counters& counters,
+             unsigned seed)
+      : options_(options),
+        counters_(counters),
+        endpoint_name_(options.host + ":" + std::to_string(options.port)),
+        strand_(asio::make_strand(io)),
+        resolver_(strand_),
+        socket_(strand_),
+        connect_timer_(strand_),
+        deadline_timer_(strand_),
+        reader_(redisReaderCreate()),
+        random_(seed) {}
+
+  ~Connection() {
+    if (reader_ != nullptr) redisReaderFree(reader_);
+  }
+
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  void start() {
+    asio::post(strand_, [self = shared_from_this()] { self->connect(); });
+  }
+
+  // Fails everything outstanding with Cancelled and stops reconnecting.
+  void close() {
+    asio::post(strand_, [self = shared_from_this()] {
+      {
+        std::lock_guard lock(self->mu_);
+        self->set_state_locked(ConnState::kClosed);
+      }
+      self->fail(Status(StatusCode::kCancelled, "redis client is shutting down"));
+    });
+  }
+
+  ConnState state() const { return visible_state_.load(std::memory_order_acquire); }
+
+  Status last_error() const {
+    std::lock_guard lock(mu_);
+    return last_error_;
+  }
+
+  // Queues one formatted command unless the connection is down (backoff or closed). `done` is
+  // moved from only when the command was accepted. Any thread.
+  bool try_submit(const std::string& formatted, Callback& done, ErrorReplies errors) {
+    const SteadyClock::time_point deadline = SteadyClock::now() + micros(options_.command_timeout);
+    bool start_write = false;
+    std::uint64_t gen = 0;
+    {
+      std::lock_guard lock(mu_);
+      if (state_ == ConnState::kBackoff || state_ == ConnState::kClosed) return false;
+      outbox_ += formatted;
+      pending_.push_back(Pending{std::move(done), deadline, errors});
+      if (state_ == ConnState::kReady && !write_in_flight_) {
+        write_in_flight_ = true;
+        start_write = true;
+        gen = gen_;
+      }
+    }
+    bump(counters_.requests);
+    if (start_write) {
+      // Posting (rather than writing here) lets the strand pick up everything queued meanwhile.
+      asio::post(strand_, [self = shared_from_this(), gen] {
+        if (gen == self->gen_) self->do_write();
+      });
+    }
+    return true;
+  }
+
+ private:
+  void set_state_locked(ConnState state) {
+    state_ = state;
+    visible_state_.store(state, std::memory_order_release);
+  }
+
+  void connect() {
+    {
+      std::lock_guard lock(mu_);
+      if (state_ == ConnState::kClosed) return;
+      set_state_locked(ConnState::kConnecting);
+      ++gen_;
+    }
+    const std::uint64_t gen = gen_;
+    auto self = shared_from_this();
+    connect_timer_.expires_after(micros(options_.connect_timeout));
+    connect_timer_.async_wait([self, gen](const boost::system::error_code& ec) {
+      if (ec || gen != self->gen_ || self->state_ == ConnState::kReady) return;
+      self->fail(unavailable("connecting to redis " + self->endpoint_name_ + " timed out after " +
+                             millis_text(self->options_.connect_timeout)));
+    });
+    resolver_.async_resolve(
+        options_.host, std::to_string(options_.port), tcp::resolver::numeric_service,
+        [self, gen](const boost::system::error_code& ec, tcp::resolver::results_type results) {
+          if (gen != self->gen_) return;
+          if (ec) {
+            self->fail(unavailable("resolving redis host \"" + self->options_.host +
+                                   "\": " + ec.message()));
+            return;
+          }
+          asio::async_connect(
+              self->socket_, results,
+              [self, gen](const boost::system::error_code& connect_ec, const tcp::endpoint&) {
+                if (gen != self->gen_) return;
+                if (connect_ec) {
+                  self->fail(unavailable("connecting to redis " + self->endpoint_name_ + ": " +
+                                         connect_ec.message()));
+                  return;
+                }
+                self->on_connected();
+              });
+        });
+  }
+
+  void on_connected() {
+    boost::system::error_code ignored;
+    socket_.set_option(tcp::no_delay(true), ignored);
+    start_read();
+
+    handshake_.clear();
+    handshake_remaining_ = 0;
+    const auto add = [&](std::vector<std::string> args) {
+      StatusOr<std::string> formatted = format_command(args);
+      if (formatted.ok()) {
+        handshake_ += *formatted;
+        ++handshake_remaining_;
+      }
+    };
+    if (!options_.password.empty()) {
+      if (options_.username.empty()) {
+        add({"AUTH", options_.password});
+      } else {
+        add({"AUTH", options_.username, options_.password});
+      }
+    }
+    if (options_.db != 0) add({"SELECT", std::to_string(options_.db)});
+    if (handshake_remaining_ == 0) {
+      become_ready();
+      return;
+    }
+    {
+      std::lock_guard lock(mu_);
+      set_state_locked(ConnState::kHandshaking);
+    }
+    const std::uint64_t gen = gen_;
+    asio::async_write(socket_, asio::buffer(handshake_),
+                      [self = shared_from_this(), gen](const boost::system::error_code& ec,
+                                                       std::size_t) {
+                        if (gen != self->gen_ || !ec) return;
+                        self->fail(self->lost(ec));
+                      });
+  }
+
+  void become_ready() {
+    connect_timer_.cancel();
+    bump(counters_.connects);
+    bool start_write = false;
+    {
+      std::lock_guard lock(mu_);
+      set_state_locked(ConnState::kReady);
+      last_error_ = Status();
+      // Requests queued while connecting start their command timeout now.
+      const SteadyClock::time_point deadline =
+          SteadyClock::now() + micros(options_.command_timeout);
+      for (Pending& pending : pending_) pending.deadline = deadline;
+      if (!outbox_.empty() && !write_in_flight_) {
+        write_in_flight_ = true;
+        start_write = true;
+      }
+    }
+    if (start_write) do_write();
+  }
+
+  void do_write() {
+    bool arm = false;
+    SteadyClock::time_point arm_at;
+    {
+      std::lock_guard lock(mu_);
+      if (state_ != ConnState::kReady || outbox_.empty()) {
+        write_in_flight_ = false;
+        return;
+      }
+      writing_.swap(outbox_);
+      outbox_.clear();
+      if (!deadline_armed_ && !pending_.empty()) {
+        arm = true;
+        arm_at = pending_.front().deadline;
+      }
+    }
+    bump(counters_.writes);
+    if (arm) arm_deadline(arm_at);
+    const std::uint64_t gen = gen_;
+    asio::async_write(socket_, asio::buffer(writing_),
+                      [self = shared_from_this(), gen](const boost::system::error_code& ec,
+                                                       std::size_t) {
+                        if (gen != self->gen_) return;
+                        if (ec) {
+                          self->fail(self->lost(ec));
+                          return;
+                        }
+                        self->do_write();
+                      });
+  }
+
+  void arm_deadline(SteadyClock::time_point when) {
+    deadline_armed_ = true;
+    deadline_timer_.expires_at(when);
+    const std::uint64_t gen = gen_;
+    deadline_timer_.async_wait(
+        [self = shared_from_this(), gen](const boost::system::error_code& ec) {
+          if (gen != self->gen_ || ec == asio::error::operation_aborted) return;
+          self->on_deadline();
+        });
+  }
+
+  // The oldest request is the one with the earliest deadline (all share one timeout and are
+  // FIFO), so one timer aimed at the front covers them all.
+  void on_deadline() {
+    deadline_armed_ = false;
+    const SteadyClock::time_point now = SteadyClock::now();
+    Callback expired;
+    std::optional<SteadyClock::time_point> next;
+    {
+      std::lock_guard lock(mu_);
+      if (pending_.empty()) return;
+      if (pending_.front().deadline > now) {
+        next = pending_.front().deadline;
+      } else {
+        expired = std::move(pending_.front().done);
+        pending_.pop_front();
+      }
+    }
+    if (next) {
+      arm_deadline(*next);
+      return;
+    }
+    bump(counters_.timeouts);
+    // Later replies would be matched to the wrong requests: this connection is done.
+    fail(unavailable("connection to redis " + endpoint_name_ +
+                     " was reset because an earlier command on it timed out"));
+    invoke(expired, deadline_exceeded("redis " + endpoint_name_ + " sent no reply within " +
+                                      millis_text(options_.command_timeout)));
+  }
+
+  void start_read() {
+    socket_.async_read_some(
+        asio::buffer(read_buffer_),
+        [self = shared_from_this(), gen = gen_](const boost::system::error_code& ec,
+                                                std::size_t size) {
+          if (gen != self->gen_) return;
+          if (ec) {
+            self->fail(self->lost(ec));
+            return;
+          }
+          self->on_read(size);
+        });
+  }
+
+  void on_read(std::size_t size) {
+    if (redisReaderFeed(reader_, read_buffer_.data(), size) != REDIS_OK) {
+      fail(protocol_error());
+      return;
+    }
+    replies_.clear();
+    for (;;) {
+      void* raw = nullptr;
+      if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
+        fail(protocol_error());
+        return;
+      }
+      if (raw == nullptr) break;
+      Reply reply = reply_from_hiredis(*static_cast<const redisReply*>(raw));
+      freeReplyObject(raw);
+      if (handshake_remaining_ > 0) {
+        if (reply.is_error()) {
+          const Status status = error_reply_status(reply.as_string());
+          fail(Status(status.code(), "handshake with redis " + endpoint_name_ +
+                                         " failed: " + status.message()));
+          return;
+        }
+        if (--handshake_remaining_ == 0) become_ready();
+        continue;
+      }
+      replies_.push_back(std::move(reply));
+    }
+    if (!replies_.empty() && !deliver()) return;
+    start_read();
+  }
+
+  // Hands replies to the oldest pending requests. False when the connection had to be failed.
+  bool deliver() {
+    completions_.clear();
+    bool unexpected = false;
+    {
+      std::lock_guard lock(mu_);
+      if (pending_.size() < replies_.size()) {
+        unexpected = true;
+      } else {
+        for (std::size_t i = 0; i < replies_.size(); ++i) {
+          completions_.push_back(std::move(pending_.front()));
+          pending_.pop_front();
+        }
+      }
+    }
+    if (unexpected) {
+      // A reply nobody asked for: e.g. "-ERR max number of clients reached" before a close.
+      fail(unavailable("unexpected reply from redis " + endpoint_name_ + ": " +
+                       replies_.back().debug_string()));
+      return false;
+    }
+    // Replies prove the connection healthy: the next failure reconnects without delay.
+    attempt_ = 0;
+    bump(counters_.replies, replies_.size());
+    for (std::size_t i = 0; i < replies_.size(); ++i) {
+      Pending& pending = completions_[i];
+      Reply& reply = replies_[i];
+      if (reply.is_error() && pending.errors == ErrorReplies::kAsStatus) {
+        invoke(pending.done, error_reply_status(reply.as_string()));
+      } else {
+        invoke(pending.done, std::move(reply));
+      }
+    }
+    completions_.clear();
+    return true;
+  }
+
+  Status lost(const boost::system::error_code& ec) const {
+    if (ec == asio::error::eof) {
+      return unavailable("connection to redis " + endpoint_name_ + " closed by the server");
+    }
+    return unavailable("connection to redis " + endpoint_name_ + " lost: " + ec.message());
+  }
+
+  Status protocol_error() const {
+    return unavailable("protocol error from redis " + endpoint_name_ + ": " +
+                       std::string(reader_->errstr));
+  }
+
+  // Tears the socket down, fails every outstanding request with `why` and, unless closed,
+  // schedules the next connection attempt. Strand only.
+  void fail(Status why) {
+    std::deque<Pending> failed;
+    bool closed = false;
+    {
+      std::lock_guard lock(mu_);
+      ++gen_;
+      failed.swap(pending_);
+      outbox_.clear();
+      write_in_flight_ = false;
+      last_error_ = why;
+      closed = state_ == ConnState::kClosed;
+      if (!closed) set_state_locked(ConnState::kBackoff);
+    }
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    resolver_.cancel();
+    connect_timer_.cancel();
+    deadline_timer_.cancel();
+    deadline_armed_ = false;
+    handshake_remaining_ = 0;
+    redisReaderFree(reader_);
+    reader_ = redisReaderCreate();
+    if (!closed) bump(counters_.connect_failures);
+
+    for (Pending& pending : failed) invoke(pending.done, why);
+    if (!closed) schedule_reconnect();
+  }
+
+  void schedule_reconnect() {
+    Micros delay = 0;
+    if (attempt_ > 0) {
+      delay = options_.reconnect_backoff_min;
+      for (int i = 1; i < attempt_ && delay < options_.reconnect_backoff_max; ++i) delay *= 2;
+      delay = std::min(delay, options_.reconnect_backoff_max);
+      // Jitter keeps many clients from reconnecting in lockstep after a restart.
+      std::uniform_int_distribution<Micros> jitter(delay / 2, delay);
+      delay = jitter(random_);
+    }
+    if (attempt_ < 64) ++attempt_;
+    const std::uint64_t gen = gen_;
+    auto self = shared_from_this();
+    if (delay == 0) {
+      asio::post(strand_, [self, gen] {
+        if (gen == self->gen_) self->connect();
+      });
+      return;
+    }
+    connect_timer_.expires_after(micros(delay));
+    connect_timer_.async_wait([self, gen](const boost::system::error_code& ec) {
+      if (ec || gen != self->gen_) return;
+      self->connect();
+    });
+  }
+
+  const ClientOptions& options_;
+  Counters& counters_;
+  const std::string endpoint_name_;
+
+  asio::strand<asio::io_context::executor_type> strand_;
+  tcp::resolver resolver_;
+  tcp::socket socket_;
+  asio::steady_timer connect_timer_;   // connect timeout, then backoff delay
+  asio::steady_timer deadline_timer_;  // command timeouts
+
+  // Strand only.
+  redisReader* reader_;
+  std::array<char, 64 * 1024> read_buffer_;
+  std::string writing_;    // bytes of the write in flight
+  std::string handshake_;  // AUTH / SELECT
+  int handshake_remaining_ = 0;
+  bool deadline_armed_ = false;
+  int attempt_ = 0;  // consecutive failed attempts
+  std::minstd_rand random_;
+  std::vector<Reply> replies_;        // scratch for one read
+  std::vector<Pending> completions_;  // scratch for one read
+
+  mutable std::mutex mu_;
+  ConnState state_ = ConnState::kConnecting;  // written on the strand only
+  std::uint64_t gen_ = 0;                     // written on the strand only
+  std::string outbox_;                        // formatted commands not yet written
+  std::deque<Pending> pending_;               // awaiting replies, oldest first
+  bool write_in_flight_ = false;              // a do_write chain is posted or running
+  Status last_error_;
+
+  std::atomic<ConnState> visible_state_{ConnState::kConnecting};
+};
+
+bool breaks_pairing(std::string_view name) {
+  static constexpr std::array<std::string_view, 4> kRefused = {"SUBSCRIBE", "PSUBSCRIBE",
+                                                               "SSUBSCRIBE", "MONITOR"};
+  for (std::string_view refused : kRefused) {
+    if (name.size() != refused.size()) continue;
+    bool same = true;
+    for (std::size_t i = 0; i < name.size() && same; ++i) {
+      char c = name[i];
+      if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+      same = c == refused[i];
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
+Status validate(const ClientOptions& options) {
+  const auto error = [](const std::string& text) { return invalid_argument("redis options: " + text); };
+  if (options.host.empty()) return error("host must not be empty");
+  if (options.port == 0) return error("port must be 1-65535");
+  if (options.db < 0) return error("db must be >= 0");
+  if (options.connections < 1 || options.connections > 1024) {
+    return error("connections must be 1-1024");
+  }
+  if (options.io_threads < 1 || options.io_threads > 256) return error("io_threads must be 1-256");
+  if (options.connect_timeout <= 0) return error("connect_timeout must be > 0");
+  if (options.command_timeout <= 0) return error("command_timeout must be > 0");
+  if (options.reconnect_backoff_min <= 0) return error("reconnect_backoff_min must be > 0");
+  if (options.reconnect_backoff_max < options.reconnect_backoff_min) {
+    return error("reconnect_backoff_max must be >= reconnect_backoff_min");
+  }
+  if (!options.username.empty() && options.password.empty()) {
+    return error("username needs a password");
+  }
+  return Status();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+class Client::Impl {
+ public:
+  explicit Impl(ClientOptions options)
+      : options_(std::move(options)),
+        io_(options_.io_threads),
+        work_(asio::make_work_guard(io_)) {
+    std::random_device seeds;
+    for (int i = 0; i < options_.connections; ++i) {
+      connections_.push_back(std::make_shared<Connection>(io_, options_, counters_, seeds()));
+    }
+    for (const auto& connection : connections_) connection->start();
+    for (int i = 0; i < options_.io_threads; ++i) {
+      threads_.emplace_back([this] {
+        for (;;) {
+          try {
+            io_.run();
+            return;
+          } catch (...) {
+            // Handlers don't throw by design; if one does, keep the loop alive.
+          }
+        }
+      });
+    }
+  }
+
+  ~Impl() {
+    for (const auto& connection : connections_) connection->close();
+    work_.reset();
+    for (std::thread& thread : threads_) thread.join();
+  }
+
+  bool on_io_thread() const { return io_.get_executor().running_in_this_thread(); }
+
+  // Runs `done` on an I/O thread with `status`.
+  void fail_later(Callback done, Status status) {
+    asio::post(io_, [done = std::move(done), status = std::move(status)]() mutable {
+      invoke(done, std::move(status));
+    });
+  }
+
+  void submit(std::span<const std::string> args, std::optional<std::size_t> key_index,
+              ErrorReplies errors, Callback done) {
+    if (!args.empty() && breaks_pairing(args[0])) {
+      fail_later(std::move(done),
+                 invalid_argument("redis: " + args[0] +
+                                  " is not supported: its replies don't pair with requests"));
+      return;
+    }
+    StatusOr<std::string> formatted = format_command(args);
+    if (!formatted.ok()) {
+      fail_later(std::move(done), formatted.status());
+      return;
+    }
+    route(*formatted, key_index, errors, std::move(done));
+  }
+
+  // Picks the connection for a command. Single node: round robin over ready connections, then
+  // over connections still connecting; none usable -> fail fast. This is the seam for Redis
+  // Cluster: a router would map hash_slot(args[key_index]) to the owning node's connections.
+  void route(const std::string& formatted, std::optional<std::size_t> /*key_index*/,
+             ErrorReplies errors, Callback done) {
+    const std::size_t n = connections_.size();
+    const std::size_t start = next_.fetch_add(1, std::memory_order_relaxed) % n;
+    for (const bool want_ready : {true, false}) {
+      for (std::size_t i = 0; i < n; ++i) {
+        Connection& connection = *connections_[(start + i) % n];
+        const ConnState state = connection.state();
+        const bool usable = want_ready ? state == ConnState::kReady
+                                       : (state == ConnState::kConnecting ||
+                                          state == ConnState::kHandshaking);
+        if (usable && connection.try_submit(formatted, done, errors)) return;
+      }
+    }
+    bump(counters_.rejected);
+    Status last = connections_[start]->last_error();
+    fail_later(std::move(done),
+               unavailable("redis " + options_.host + ":" + std::to_string(options_.port) +
+                           " is unavailable" + (last.ok() ? "" : ": " + last.message())));
+  }
+
+  ClientStats stats() const {
+    ClientStats out;
+    out.requests = counters_.requests.load(std::memory_order_relaxed);
+    out.writes = counters_.writes.load(std::memory_order_relaxed);
+    out.replies = counters_.replies.load(std::memory_order_relaxed);
+    out.rejected = counters_.rejected.load(std::memory_order_relaxed);
+    out.timeouts = counters_.timeouts.load(std::memory_order_relaxed);
+    out.connects = counters_.connects.load(std::memory_order_relaxed);
+    out.connect_failures = counters_.connect_failures.load(std::memory_order_relaxed);
+    out.script_reloads = counters_.script_reloads.load(std::memory_order_relaxed);
+    for (const auto& connection : connections_) {
+      if (connection->state() == ConnState::kReady) ++out.ready_connections;
+    }
+    return out;
+  }
+
+  const ClientOptions options_;
+  Counters counters_;
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_;
+  std::vector<std::shared_ptr<Connection>> connections_;
+  std::vector<std::thread> threads_;
+  std::atomic<std::size_t> next_{0};
+};
+
+// ---------------------------------------------------------------------------------------------
+
+StatusOr<std::unique_ptr<Client>> Client::create(ClientOptions options) {
+  if (Status status = validate(options); !status.ok()) return status;
+  return std::unique_ptr<Client>(new Client(std::make_unique<Impl>(std::move(options))));
+}
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Client::~Client() = default;
+
+const ClientOptions& Client::options() const { return impl_->options_; }
+
+ClientStats Client::stats() const { return impl_->stats(); }
+
+void Client::async_execute(Request request, Callback done) {
+  impl_->submit(request.args, request.key_index, ErrorReplies::kAsStatus, std::move(done));
+}
+
+void Client::async_command(std::vector<std::string> args, Callback done) {
+  impl_->submit(args, std::nullopt, ErrorReplies::kAsStatus, std::move(done));
+}
+
+namespace {
+
+struct EvalCall {
+  Script script;
+  std::vector<std::string> args;  // EVALSHA sha numkeys keys… args…
+  std::optional<std::size_t> key_index;
+  Callback done;
+};
+
+bool is_noscript(const Reply& reply) {
+  return reply.is_error() && reply.as_string().rfind("NOSCRIPT", 0) == 0;
+}
+
+}  // namespace
+
+void Client::async_eval_script(const Script& script, std::vector<std::string> keys,
+                               std::vector<std::string> args, Callback done) {
+  auto call = std::make_shared<EvalCall>(EvalCall{script, {}, std::nullopt, std::move(done)});
+  call->args.reserve(3 + keys.size() + args.size());
+  call->args.push_back("EVALSHA");
+  call->args.push_back(script.sha1());
+  call->args.push_back(std::to_string(keys.size()));
+  for (std::string& key : keys) call->args.push_back(std::move(key));
+  for (std::string& arg : args) call->args.push_back(std::move(arg));
+  if (!keys.empty()) call->key_index = 3;
+
+  Impl* impl = impl_.get();
+  impl->submit(call->args, call->key_index, ErrorReplies::kAsReply,
+               [impl, call](StatusOr<Reply> result) {
+                 if (result.ok() && is_noscript(*result)) {
+                   // The server lost its script cache: EVAL runs the script and caches it again.
+                   bump(impl->counters_.script_reloads);
+                   call->args[0] = "EVAL";
+                   call->args[1] = call->script.source();
+                   impl->submit(call->args, call->key_index, ErrorReplies::kAsStatus,
+                                std::move(call->done));
+                   return;
+                 }
+                 if (result.ok() && result->is_error()) {
+                   invoke(call->done, error_reply_status(result->as_string()));
+                   return;
+                 }
+                 invoke(call->done, std::move(result));
+               });
+}
+
+namespace {
+
+// Bridges a callback API to a blocking call. The promise is shared with the callback so it
+// outlives set_value even if the waiter returns first.
+template <typename Start>
+StatusOr<Reply> wait_for(Start&& start) {
+  auto promise = std::make_shared<std::promise<StatusOr<Reply>>>();
+  std::future<StatusOr<Reply>> future = promise->get_future();
+  start([promise](StatusOr<Reply> result) { promise->set_value(std::move(result)); });
+  return future.get();
+}
+
+Status blocking_on_io_thread() {
+  return Status(StatusCode::kFailedPrecondition,
+                "redis: blocking call from a client callback would deadlock; use the async form");
+}
+
+}  // namespace
+
+StatusOr<Reply> Client::command(std::vector<std::string> args) {
+  if (impl_->on_io_thread()) return blocking_on_io_thread();
+  return wait_for([&](Callback done) { async_command(std::move(args), std::move(done)); });
+}
+
+StatusOr<Reply> Client::execute(Request request) {
+  if (impl_->on_io_thread()) return blocking_on_io_thread();
+  return wait_for([&](Callback done) { async_execute(std::move(request), std::move(done)); });
+}
+
+StatusOr<Reply> Client::eval_script(const Script& script, std::vector<std::string> keys,
+                                    std::vector<std::string> args) {
+  if (impl_->on_io_thread()) return blocking_on_io_thread();
+  return wait_for([&](Callback done) {
+    async_eval_script(script, std::move(keys), std::move(args), std::move(done));
+  });
+}
+
+}  // namespace sluice::redis

@@ -1,0 +1,121 @@
+#include "sluice/store/redis/redis_url.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sluice/store/redis/client.h"
+
+namespace sluice::redis {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Good {
+  std::string url;
+  RedisUrl expected;
+};
+
+TEST(RedisUrlTest, ParsesEveryAcceptedForm) {
+  const std::vector<Good> cases = {
+      {"redis://localhost", {.host = "localhost"}},
+      {"redis://127.0.0.1:6380", {.host = "127.0.0.1", .port = 6380}},
+      {"redis://cache.internal:6379/3", {.host = "cache.internal", .db = 3}},
+      {"redis://h/", {.host = "h"}},
+      {"REDIS://h:1/0", {.host = "h", .port = 1}},
+      {"redis://h:65535", {.host = "h", .port = 65535}},
+      {"redis://:s3cret@h", {.host = "h", .password = "s3cret"}},
+      {"redis://s3cret@h", {.host = "h", .password = "s3cret"}},
+      {"redis://alice:s3cret@h:7000/2",
+       {.host = "h", .port = 7000, .username = "alice", .password = "s3cret", .db = 2}},
+      {"redis://alice:p%40ss%3Aw%2Fd@h", {.host = "h", .username = "alice", .password = "p@ss:w/d"}},
+      {"redis://alice:p@ss@h", {.host = "h", .username = "alice", .password = "p@ss"}},
+      {"redis://alice:a:b@h", {.host = "h", .username = "alice", .password = "a:b"}},
+      {"redis://[::1]", {.host = "::1"}},
+      {"redis://[::1]:6390/5", {.host = "::1", .port = 6390, .db = 5}},
+  };
+  for (const Good& c : cases) {
+    SCOPED_TRACE(c.url);
+    StatusOr<RedisUrl> parsed = parse_redis_url(c.url);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+    EXPECT_EQ(parsed->host, c.expected.host);
+    EXPECT_EQ(parsed->port, c.expected.port);
+    EXPECT_EQ(parsed->username, c.expected.username);
+    EXPECT_EQ(parsed->password, c.expected.password);
+    EXPECT_EQ(parsed->db, c.expected.db);
+  }
+}
+
+struct Bad {
+  std::string url;
+  StatusCode code;
+  std::string message_part;
+};
+
+TEST(RedisUrlTest, RefusesMalformedUrlsNamingTheProblem) {
+  const std::vector<Bad> cases = {
+      {"localhost:6379", StatusCode::kInvalidArgument, "missing scheme"},
+      {"http://h", StatusCode::kInvalidArgument, "unsupported scheme \"http\""},
+      {"rediss://h:6380", StatusCode::kUnimplemented, "TLS"},
+      {"redis://", StatusCode::kInvalidArgument, "missing host"},
+      {"redis://:6379", StatusCode::kInvalidArgument, "missing host"},
+      {"redis://h:", StatusCode::kInvalidArgument, "missing port"},
+      {"redis://h:abc", StatusCode::kInvalidArgument, "port \"abc\" is not a number"},
+      {"redis://h:0", StatusCode::kInvalidArgument, "port 0 is out of range"},
+      {"redis://h:65536", StatusCode::kInvalidArgument, "port 65536 is out of range"},
+      {"redis://h:99999999999999999999", StatusCode::kInvalidArgument, "out of range"},
+      {"redis://h/x", StatusCode::kInvalidArgument, "database \"x\""},
+      {"redis://h/-1", StatusCode::kInvalidArgument, "database \"-1\""},
+      {"redis://h/1/2", StatusCode::kInvalidArgument, "database \"1/2\""},
+      {"redis://h/99999999999", StatusCode::kInvalidArgument, "database 99999999999 is out of range"},
+      {"redis://h?db=1", StatusCode::kInvalidArgument, "query parameters"},
+      {"redis://h#x", StatusCode::kInvalidArgument, "fragments"},
+      {"redis://::1", StatusCode::kInvalidArgument, "brackets"},
+      {"redis://[::1", StatusCode::kInvalidArgument, "closing ']'"},
+      {"redis://[::1]x", StatusCode::kInvalidArgument, "after the IPv6 host"},
+      {"redis://[zz]", StatusCode::kInvalidArgument, "not an IPv6 address"},
+      {"redis://bad host", StatusCode::kInvalidArgument, "not allowed in a host name"},
+      {"redis://alice:@h", StatusCode::kInvalidArgument, "needs a password"},
+      {"redis://:p%zz@h", StatusCode::kInvalidArgument, "password has a '%'"},
+      {"redis://:p%4@h", StatusCode::kInvalidArgument, "password has a '%'"},
+      {"redis://a%@h", StatusCode::kInvalidArgument, "password has a '%'"},
+      {"redis://u%g:p@h", StatusCode::kInvalidArgument, "username has a '%'"},
+  };
+  for (const Bad& c : cases) {
+    SCOPED_TRACE(c.url);
+    StatusOr<RedisUrl> parsed = parse_redis_url(c.url);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.status().code(), c.code);
+    EXPECT_THAT(parsed.status().message(), HasSubstr(c.message_part));
+    EXPECT_THAT(parsed.status().message(), HasSubstr("redis URL"));
+  }
+}
+
+TEST(RedisUrlTest, ErrorsNeverEchoThePassword) {
+  for (const std::string url :
+       {"redis://alice:hunter2@h:99999", "redis://:hunter2@h/x", "redis://hunter2%zz@h",
+        "redis://alice:hunter2@[::1", "redis://:hunter2@h?x"}) {
+    SCOPED_TRACE(url);
+    StatusOr<RedisUrl> parsed = parse_redis_url(url);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_THAT(parsed.status().message(), Not(HasSubstr("hunter2")));
+  }
+}
+
+TEST(RedisUrlTest, ClientOptionsTakeConnectionFieldsFromTheUrl) {
+  StatusOr<RedisUrl> url = parse_redis_url("redis://alice:pw@10.0.0.7:7001/4");
+  ASSERT_TRUE(url.ok());
+  const ClientOptions options = client_options_from_url(*url, {.connections = 5});
+  EXPECT_EQ(options.host, "10.0.0.7");
+  EXPECT_EQ(options.port, 7001);
+  EXPECT_EQ(options.username, "alice");
+  EXPECT_EQ(options.password, "pw");
+  EXPECT_EQ(options.db, 4);
+  EXPECT_EQ(options.connections, 5);
+}
+
+}  // namespace
+}  // namespace sluice::redis
