@@ -24,7 +24,8 @@ TEST_P(MemoryConformanceTest, ReplaysTraceExactly) {
 TEST(ConformanceTracesTest, EveryAlgorithmHasTraces) {
   std::set<std::string> algorithms;
   for (const auto& file : trace_files()) {
-    for (const auto& limit : load_trace(file)["policy"]["limits"]) {
+    const nlohmann::json trace = load_trace(file);
+    for (const auto& limit : trace["policy"]["limits"]) {
       algorithms.insert(limit["algorithm"].get<std::string>());
     }
   }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -88,21 +89,20 @@ TEST(ConcurrencyTest, ScenarioLeasesExpireExactlyAtAcquisitionPlusLeaseTtl) {
        8 * s, 9 * s},
       {"one µs before a expires", 10 * s - 1, kAcquire, "c", 1, false, 0, 1, s + 1},
       {"cost 2 also needs b to expire", 10 * s - 1, kAcquire, "c", 2, false, 0, s + 1, s + 1},
-      {"a cost above the limit is never grantable", 10 * s - 1, kAcquire, "c", 4, false, 0,
-       kNever, s + 1},
+      {"a cost above the limit is never grantable", 10 * s - 1, kAcquire, "c", 4, false, 0, kNever,
+       s + 1},
       {"a is dead exactly at acquisition + lease_ttl", 10 * s, kAcquire, "c", 1, true, 0, kNever,
        10 * s},
       {"releasing an expired lease frees nothing", 10 * s, kRelease, "a", 0, false, 0, kNever,
        10 * s},
       {"renewing b extends it to now + lease_ttl", 10 * s + 1, kRenew, "b", 0, true, 0, kNever,
        10 * s},
-      {"the renewed b still holds its units", 11 * s, kAcquire, "d", 1, false, 0, 9 * s,
-       9 * s + 1},
+      {"the renewed b still holds its units", 11 * s, kAcquire, "d", 1, false, 0, 9 * s, 9 * s + 1},
       {"releasing b frees its units at once", 11 * s, kRelease, "b", 0, true, 2, kNever, 9 * s},
       {"release is idempotent", 11 * s, kRelease, "b", 0, false, 2, kNever, 9 * s},
       {"d takes the freed units", 11 * s, kAcquire, "d", 2, true, 0, kNever, 10 * s},
-      {"renewing d one µs before it dies; c has died at 20 s", 21 * s - 1, kRenew, "d", 0, true,
-       1, kNever, 10 * s},
+      {"renewing d one µs before it dies; c has died at 20 s", 21 * s - 1, kRenew, "d", 0, true, 1,
+       kNever, 10 * s},
       {"one µs before the renewed d expires", 31 * s - 2, kAcquire, "e", 2, false, 1, 1, 1},
       {"d cannot be renewed once dead", 31 * s - 1, kRenew, "d", 0, false, 3, kNever, 0},
       {"all units are free", 31 * s - 1, kAcquire, "e", 3, true, 0, kNever, 10 * s},
@@ -161,8 +161,7 @@ TEST(ConcurrencyTest, CommitDropsExpiredLeases) {
   commit(params, state, 1, kEpoch + kSecond, "c");  // a dies exactly now
   ASSERT_EQ(state.leases.size(), 2u);
   EXPECT_EQ(state.leases[0].id, "b");
-  EXPECT_EQ(state.leases[1],
-            (Lease{.id = "c", .expires_at = kEpoch + 2 * kSecond, .cost = 1}));
+  EXPECT_EQ(state.leases[1], (Lease{.id = "c", .expires_at = kEpoch + 2 * kSecond, .cost = 1}));
 }
 
 TEST(ConcurrencyTest, CostAboveLimitIsDeniedWithoutRetryAfterAndChargesNothing) {
@@ -223,8 +222,8 @@ Concurrency any_params() {
   const Concurrency params{
       .limit = *rc::gen::inRange<std::int64_t>(1, 13),
       .lease_ttl = *rc::gen::weightedOneOf<Micros>({{6, rc::gen::inRange<Micros>(1, 40)},
-                                                     {3, rc::gen::inRange<Micros>(40, 5'000)},
-                                                     {1, rc::gen::just(kSecond)}})};
+                                                    {3, rc::gen::inRange<Micros>(40, 5'000)},
+                                                    {1, rc::gen::just(kSecond)}})};
   RC_ASSERT(validate_limit(params, "").empty());
   return params;
 }
@@ -283,16 +282,25 @@ void replay(const Concurrency& params, Micros start, const std::vector<Operation
       ids.push_back("lease-" + std::to_string(ids.size()));
       const Verdict verdict = decide(params, before, op.cost, now);
       if (verdict.allowed && op.cost > 0) commit(params, state, op.cost, now, ids.back());
-      check(Event{.kind = op.kind, .before = before, .after = state, .verdict = verdict,
-                  .now = now, .cost = op.cost, .lease = ids.back()});
+      check(Event{.kind = op.kind,
+                  .before = before,
+                  .after = state,
+                  .verdict = verdict,
+                  .now = now,
+                  .cost = op.cost,
+                  .lease = ids.back()});
       continue;
     }
-    const std::string target =
-        op.pick < ids.size() ? ids[op.pick] : std::string("never-acquired");
+    const std::string target = op.pick < ids.size() ? ids[op.pick] : std::string("never-acquired");
     const bool ok = op.kind == OpKind::kRelease ? release(state, target, now)
                                                 : renew(params, state, target, now);
-    check(Event{.kind = op.kind, .before = before, .after = state, .ok = ok, .now = now,
-                .cost = 0, .lease = target});
+    check(Event{.kind = op.kind,
+                .before = before,
+                .after = state,
+                .ok = ok,
+                .now = now,
+                .cost = 0,
+                .lease = target});
   }
 }
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -92,8 +93,8 @@ TEST(EvaluateTest, AnAllowedRequestChargesEveryLimitAndRecordsItsLease) {
 }
 
 TEST(EvaluateTest, APeekChargesNothingAndReportsTheTightestRemaining) {
-  Policy policy({FixedWindow{.limit = 10, .window = kSecond},
-                 Concurrency{.limit = 4, .lease_ttl = kSecond}});
+  Policy policy(
+      {FixedWindow{.limit = 10, .window = kSecond}, Concurrency{.limit = 4, .lease_ttl = kSecond}});
   ASSERT_TRUE(policy.acquire(1, kEpoch, "a").verdict.allowed);
   const std::vector<LimitState> before = policy.states;
   const PolicyVerdict peek = policy.acquire(0, kEpoch + 1, "b");
@@ -116,8 +117,8 @@ TEST(EvaluateTest, ReportsTheLimitWithTheLowestRemainingWhenAllowed) {
 }
 
 TEST(EvaluateTest, TiesGoToTheFirstLimit) {
-  Policy policy({SlidingLog{.limit = 3, .window = 2 * kSecond},
-                 FixedWindow{.limit = 3, .window = kSecond}});
+  Policy policy(
+      {SlidingLog{.limit = 3, .window = 2 * kSecond}, FixedWindow{.limit = 3, .window = kSecond}});
   const PolicyVerdict allowed = policy.acquire(3, kEpoch);
   EXPECT_EQ(allowed.limit_index, 0u);
   EXPECT_EQ(allowed.verdict.reset_after, 2 * kSecond);
@@ -143,8 +144,8 @@ TEST(EvaluateTest, ReportsTheLongestRetryAfterWhenDenied) {
 }
 
 TEST(EvaluateTest, ADenyingLimitDecidesOverAllowingOnes) {
-  Policy policy({FixedWindow{.limit = 100, .window = kSecond},
-                 SlidingLog{.limit = 1, .window = kSecond}});
+  Policy policy(
+      {FixedWindow{.limit = 100, .window = kSecond}, SlidingLog{.limit = 1, .window = kSecond}});
   ASSERT_TRUE(policy.acquire(1, kEpoch).verdict.allowed);
   const PolicyVerdict denied = policy.acquire(1, kEpoch + 10);
   EXPECT_FALSE(denied.verdict.allowed);
@@ -264,13 +265,13 @@ TEST(EvaluateTest, InitialStateDispatchesOnTheAlgorithm) {
                                             .refill_mode = RefillMode::kInterval,
                                             .initial = 1}},
                           now),
-            LimitState{IntervalBucketState{.tokens = 1, .refilled_at = now}});
+            (LimitState{IntervalBucketState{.tokens = 1, .refilled_at = now}}));
   EXPECT_EQ(initial_state(Limit{Gcra{.rate = 1, .period = kSecond, .burst = 3}}, now),
             LimitState{TatState{.tat = now}});
   EXPECT_EQ(initial_state(Limit{LeakyBucket{.rate = 1, .period = kSecond, .max_delay = 0}}, now),
             LimitState{TatState{.tat = now}});
   EXPECT_EQ(initial_state(Limit{FixedWindow{.limit = 1, .window = kSecond}}, now),
-            LimitState{WindowState{.window_start = kEpoch + kSecond, .count = 0}});
+            (LimitState{WindowState{.window_start = kEpoch + kSecond, .count = 0}}));
   EXPECT_EQ(initial_state(Limit{SlidingWindow{.limit = 1, .window = kMicrosPerMinute}}, now),
             LimitState{SlidingWindowState{.window_start = kEpoch - 20 * kSecond}});
   EXPECT_EQ(initial_state(Limit{SlidingLog{.limit = 1, .window = kSecond}}, now),
@@ -302,21 +303,17 @@ TEST(EvaluateTest, StateFitsOnlyTheStateItsAlgorithmKeeps) {
 }
 
 TEST(EvaluateTest, ExpiresAtDispatchesOnTheAlgorithm) {
-  Policy policy({TokenBucket{.capacity = 2, .refill = 1, .period = kSecond},
-                 TokenBucket{.capacity = 2,
-                             .refill = 1,
-                             .period = kSecond,
-                             .refill_mode = RefillMode::kInterval},
-                 FixedWindow{.limit = 5, .window = kSecond},
-                 SlidingWindow{.limit = 5, .window = kSecond},
-                 SlidingLog{.limit = 5, .window = kSecond},
-                 Concurrency{.limit = 5, .lease_ttl = 3 * kSecond},
-                 LeakyBucket{.rate = 1, .period = kSecond, .max_delay = 5 * kSecond}});
+  Policy policy(
+      {TokenBucket{.capacity = 2, .refill = 1, .period = kSecond},
+       TokenBucket{
+           .capacity = 2, .refill = 1, .period = kSecond, .refill_mode = RefillMode::kInterval},
+       FixedWindow{.limit = 5, .window = kSecond}, SlidingWindow{.limit = 5, .window = kSecond},
+       SlidingLog{.limit = 5, .window = kSecond}, Concurrency{.limit = 5, .lease_ttl = 3 * kSecond},
+       LeakyBucket{.rate = 1, .period = kSecond, .max_delay = 5 * kSecond}});
   ASSERT_TRUE(policy.acquire(1, kEpoch + 250 * kMs).verdict.allowed);
-  const std::vector<Micros> expected = {kEpoch + 1250 * kMs, kEpoch + 1250 * kMs,
-                                        kEpoch + kSecond,    kEpoch + 2 * kSecond,
-                                        kEpoch + 1250 * kMs, kEpoch + 3250 * kMs,
-                                        kEpoch + 1250 * kMs};
+  const std::vector<Micros> expected = {
+      kEpoch + 1250 * kMs, kEpoch + 1250 * kMs, kEpoch + kSecond,   kEpoch + 2 * kSecond,
+      kEpoch + 1250 * kMs, kEpoch + 3250 * kMs, kEpoch + 1250 * kMs};
   for (std::size_t i = 0; i < policy.limits.size(); ++i) {
     SCOPED_TRACE(algorithm_name(policy.limits[i]));
     EXPECT_EQ(expires_at(policy.limits[i], policy.states[i]), expected[i]);
@@ -333,19 +330,19 @@ std::int64_t any_in(std::int64_t low, std::int64_t high) {
 Limit any_limit() {
   switch (*rc::gen::inRange(0, 7)) {
     case 0: {
-      TokenBucket bucket{.capacity = any_in(1, 10),
-                         .refill = any_in(1, 5),
-                         .period = any_in(1, 100),
-                         .refill_mode = *rc::gen::element(RefillMode::kSmooth,
-                                                          RefillMode::kInterval)};
+      TokenBucket bucket{
+          .capacity = any_in(1, 10),
+          .refill = any_in(1, 5),
+          .period = any_in(1, 100),
+          .refill_mode = *rc::gen::element(RefillMode::kSmooth, RefillMode::kInterval)};
       if (*rc::gen::arbitrary<bool>()) bucket.initial = any_in(0, bucket.capacity);
       return bucket;
     }
     case 1:
       return Gcra{.rate = any_in(1, 5), .period = any_in(1, 100), .burst = any_in(0, 6)};
     case 2:
-      return LeakyBucket{.rate = any_in(1, 5), .period = any_in(1, 100),
-                         .max_delay = any_in(0, 200)};
+      return LeakyBucket{
+          .rate = any_in(1, 5), .period = any_in(1, 100), .max_delay = any_in(0, 200)};
     case 3:
       return FixedWindow{.limit = any_in(1, 10), .window = any_in(1, 200)};
     case 4:
@@ -386,9 +383,10 @@ std::vector<Operation> any_operations() {
   const auto gap = rc::gen::weightedOneOf<Micros>({{3, rc::gen::just<Micros>(0)},
                                                    {3, rc::gen::inRange<Micros>(1, 10)},
                                                    {3, rc::gen::inRange<Micros>(0, 300)}});
-  const auto cost = rc::gen::weightedOneOf<std::int64_t>({{2, rc::gen::just<std::int64_t>(0)},
-                                                          {6, rc::gen::inRange<std::int64_t>(1, 4)},
-                                                          {2, rc::gen::inRange<std::int64_t>(1, 13)}});
+  const auto cost =
+      rc::gen::weightedOneOf<std::int64_t>({{2, rc::gen::just<std::int64_t>(0)},
+                                            {6, rc::gen::inRange<std::int64_t>(1, 4)},
+                                            {2, rc::gen::inRange<std::int64_t>(1, 13)}});
   const auto kind = rc::gen::weightedElement<OpKind>(
       {{8, OpKind::kAcquire}, {1, OpKind::kRelease}, {1, OpKind::kRenew}});
   return *rc::gen::container<std::vector<Operation>>(rc::gen::apply(
@@ -440,8 +438,8 @@ void commit_one(const Limit& limit, LimitState& state, std::int64_t cost, Micros
 // remaining; else the first that can never grant the cost; else the first with the longest
 // retry_after.
 std::size_t tightest(const std::vector<Verdict>& verdicts) {
-  const bool allowed = std::all_of(verdicts.begin(), verdicts.end(),
-                                   [](const Verdict& v) { return v.allowed; });
+  const bool allowed =
+      std::all_of(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return v.allowed; });
   std::size_t best = 0;
   for (std::size_t i = 1; i < verdicts.size(); ++i) {
     const Verdict& v = verdicts[i];
@@ -463,9 +461,8 @@ std::size_t tightest(const std::vector<Verdict>& verdicts) {
 bool holds_live(const LimitState& state, const std::string& lease, Micros now) {
   const auto* leases = std::get_if<ConcurrencyState>(&state);
   if (leases == nullptr) return false;
-  return std::any_of(leases->leases.begin(), leases->leases.end(), [&](const Lease& l) {
-    return l.id == lease && l.expires_at > now;
-  });
+  return std::any_of(leases->leases.begin(), leases->leases.end(),
+                     [&](const Lease& l) { return l.id == lease && l.expires_at > now; });
 }
 
 struct Event {
@@ -475,6 +472,7 @@ struct Event {
   const PolicyVerdict& verdict;
   Micros now;
   std::int64_t cost;
+  const std::string& lease;
 };
 
 // Replays random traffic against a random policy, releasing and renewing earlier leases
@@ -504,7 +502,7 @@ void replay(Check&& check) {
     leases.push_back("lease-" + std::to_string(leases.size()));
     const std::vector<LimitState> before = states;
     const PolicyVerdict verdict = evaluate(limits, states, op.cost, now, leases.back());
-    check(Event{limits, before, states, verdict, now, op.cost});
+    check(Event{limits, before, states, verdict, now, op.cost, leases.back()});
   }
 }
 
@@ -518,8 +516,8 @@ RC_GTEST_PROP(EvaluateProperty, AllOrNothingWithTheTightestLimitReported, ()) {
         longest_delay = std::max(longest_delay.value_or(0), *verdicts.back().delay);
       }
     }
-    const bool allowed = std::all_of(verdicts.begin(), verdicts.end(),
-                                     [](const Verdict& v) { return v.allowed; });
+    const bool allowed =
+        std::all_of(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return v.allowed; });
     RC_ASSERT(e.verdict.verdict.allowed == allowed);
     const std::size_t index = tightest(verdicts);
     RC_ASSERT(e.verdict.limit_index == index);
@@ -530,15 +528,10 @@ RC_GTEST_PROP(EvaluateProperty, AllOrNothingWithTheTightestLimitReported, ()) {
       RC_ASSERT(e.after == e.before);  // nothing charged
       return;
     }
+    // Every limit is charged exactly as on its own; concurrency limits record the lease.
     std::vector<LimitState> charged = e.before;
     for (std::size_t i = 0; i < e.limits.size(); ++i) {
-      commit_one(e.limits[i], charged[i], e.cost, e.now, "lease-" + std::to_string(0));
-    }
-    // Lease ids aside, every limit is charged exactly as on its own.
-    for (std::size_t i = 0; i < e.limits.size(); ++i) {
-      if (auto* leases = std::get_if<ConcurrencyState>(&charged[i])) {
-        leases->leases.back().id = std::get<ConcurrencyState>(e.after[i]).leases.back().id;
-      }
+      commit_one(e.limits[i], charged[i], e.cost, e.now, e.lease);
     }
     RC_ASSERT(e.after == charged);
   });

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -75,12 +76,12 @@ TEST(FixedWindowTest, ScenarioAtTheEpochProbesEveryWindowEdge) {
        kSecond},
       {"the last µs of the second window is still full", 2 * kSecond - 1, 1, false, 0, 1, 1},
       {"the window after is empty again", 2 * kSecond, 0, true, 3, kNever, 0},
-      {"idle windows are skipped; reset is the end of the current one", 5 * kSecond + 250 * kMs,
-       1, true, 2, kNever, 750 * kMs},
+      {"idle windows are skipped; reset is the end of the current one", 5 * kSecond + 250 * kMs, 1,
+       true, 2, kNever, 750 * kMs},
       {"the last µs of a window still counts in it", 6 * kSecond - 1, 2, true, 0, kNever, 1},
       {"the first µs of the next window does not", 6 * kSecond, 3, true, 0, kNever, kSecond},
-      {"a cost above the limit on an empty window: never, nothing to reset", 7 * kSecond, 4,
-       false, 3, kNever, 0},
+      {"a cost above the limit on an empty window: never, nothing to reset", 7 * kSecond, 4, false,
+       3, kNever, 0},
   };
   run_scenario(params, kSteps);
 }
@@ -92,8 +93,8 @@ TEST(FixedWindowTest, WindowsAlignToTheEpochNotToTheFirstRequest) {
   constexpr Step kSteps[] = {
       {"the first request resets at the aligned window end", 0, 2, true, 0, kNever, kWindowEnd},
       {"one µs before the aligned end", kWindowEnd - 1, 1, false, 0, 1, 1},
-      {"at the aligned end, not a minute after the first request", kWindowEnd, 1, true, 1,
-       kNever, kMicrosPerMinute},
+      {"at the aligned end, not a minute after the first request", kWindowEnd, 1, true, 1, kNever,
+       kMicrosPerMinute},
   };
   run_scenario(params, kSteps);
   EXPECT_EQ(initial_state(params, kEpoch).window_start, kEpoch - 20 * kSecond);
@@ -141,20 +142,19 @@ TEST(SlidingWindowTest, ScenarioFollowsThePreviousWindowsWeightMicrosecondByMicr
   const SlidingWindow params{.limit = 10, .window = kSecond};
   constexpr Step kSteps[] = {
       {"the whole limit at once at the window start", 0, 10, true, 0, kNever, 2 * kSecond},
-      {"one more waits until 10·(W − e) + 1·W ≤ 10·W in the next window, e = 100 ms", 0, 1,
-       false, 0, kSecond + 100 * kMs, 2 * kSecond},
+      {"one more waits until 10·(W − e) + 1·W ≤ 10·W in the next window, e = 100 ms", 0, 1, false,
+       0, kSecond + 100 * kMs, 2 * kSecond},
       {"the last µs of window A", kSecond - 1, 1, false, 0, 100 * kMs + 1, kSecond + 1},
       {"the first µs of window B: A still weighs its full 10", kSecond, 1, false, 0, 100 * kMs,
        kSecond},
       {"one µs before the weight has fallen enough", kSecond + 100 * kMs - 1, 1, false, 0, 1,
        900 * kMs + 1},
-      {"exactly when prev·(W − e) + (cur + cost)·W = L·W", kSecond + 100 * kMs, 1, true, 0,
-       kNever, 1900 * kMs},
+      {"exactly when prev·(W − e) + (cur + cost)·W = L·W", kSecond + 100 * kMs, 1, true, 0, kNever,
+       1900 * kMs},
       {"a peek reports floor((L·W − prev·(W − e))/W) − cur", 1500 * kMs, 0, true, 4, kNever,
        1500 * kMs},
       {"cost 5 waits for e = 600 ms", 1500 * kMs, 5, false, 4, 100 * kMs, 1500 * kMs},
-      {"a cost above the limit is never grantable", 1500 * kMs, 11, false, 4, kNever,
-       1500 * kMs},
+      {"a cost above the limit is never grantable", 1500 * kMs, 11, false, 4, kNever, 1500 * kMs},
       {"one µs before e = 600 ms", 1600 * kMs - 1, 5, false, 4, 1, 1400 * kMs + 1},
       {"at e = 600 ms", 1600 * kMs, 5, true, 0, kNever, 1400 * kMs},
       {"the last µs of window B: A weighs 10·1/W", 2 * kSecond - 1, 0, true, 3, kNever,
@@ -189,12 +189,11 @@ TEST(SlidingLogTest, ScenarioEntriesLeaveExactlyAtTheirTimePlusWindow) {
       {"first entry", 0, 1, true, 2, kNever, kSecond},
       {"a second request in the same µs is its own entry", 0, 1, true, 1, kNever, kSecond},
       {"third entry fills the log", 400 * kMs, 1, true, 0, kNever, kSecond},
-      {"denied until the oldest entry leaves at 0 + W", 400 * kMs, 1, false, 0, 600 * kMs,
-       kSecond},
+      {"denied until the oldest entry leaves at 0 + W", 400 * kMs, 1, false, 0, 600 * kMs, kSecond},
       {"a peek on a full log is allowed", 400 * kMs, 0, true, 0, kNever, kSecond},
       {"one µs before the oldest entries leave", kSecond - 1, 1, false, 0, 1, 400 * kMs + 1},
-      {"cost 2 needs both same-µs entries gone, which leave together", kSecond - 1, 2, false, 0,
-       1, 400 * kMs + 1},
+      {"cost 2 needs both same-µs entries gone, which leave together", kSecond - 1, 2, false, 0, 1,
+       400 * kMs + 1},
       {"a cost above the limit is never grantable", kSecond - 1, 4, false, 0, kNever,
        400 * kMs + 1},
       {"at exactly at + W both entries of the same µs have left", kSecond, 2, true, 0, kNever,
@@ -405,8 +404,8 @@ void check_state_equals_initial_from_expires_at() {
            const Micros from = std::max(expires_at(params, e.after), e.now);
            for (const Micros t : {from, from + 1, from + params.window}) {
              const auto fresh = initial_state(params, t);
-             for (const std::int64_t cost : {std::int64_t{0}, std::int64_t{1}, params.limit,
-                                             params.limit + 1}) {
+             for (const std::int64_t cost :
+                  {std::int64_t{0}, std::int64_t{1}, params.limit, params.limit + 1}) {
                RC_ASSERT(decide(params, e.after, cost, t) == decide(params, fresh, cost, t));
              }
            }

@@ -93,9 +93,9 @@ TEST(ParseDurationTest, RejectsValuesOneAboveInt64MicrosecondsInEveryUnit) {
 TEST(ParseDurationTest, RejectsOverflowingValues) {
   // 2^63 µs is 106 751 991 days and 4 hours; "106752d" overflows only int64 *nanoseconds*.
   for (const std::string text :
-       {"9223372036854775808us", "106751992d", "2562047789h", "153722867281m",
-        "9223372036855s", "9223372036854776ms", "18446744073709551615us",
-        "18446744073709551616us", "99999999999999999999999999s"}) {
+       {"9223372036854775808us", "106751992d", "2562047789h", "153722867281m", "9223372036855s",
+        "9223372036854776ms", "18446744073709551615us", "18446744073709551616us",
+        "99999999999999999999999999s"}) {
     SCOPED_TRACE(text);
     StatusOr<Micros> parsed = parse_duration(text);
     ASSERT_FALSE(parsed.ok());
@@ -136,17 +136,16 @@ TEST(ParseDurationTest, RejectsUnknownUnit) {
     std::string unit;
   };
   const std::vector<Case> cases = {
-      {"5x", "x"},     {"5 s", " s"},   {"1.5s", ".5s"}, {"5S", "S"},      {"5MS", "MS"},
-      {"5sec", "sec"}, {"5ns", "ns"},   {"5mss", "mss"}, {"5s ", "s "},    {"1s500ms", "s500ms"},
-      {"5µs", "µs"},   {"5us\n", "us\n"}, {"1-s", "-s"}, {"1e3s", "e3s"}, {"7w", "w"},
+      {"5x", "x"},     {"5 s", " s"},     {"1.5s", ".5s"}, {"5S", "S"},     {"5MS", "MS"},
+      {"5sec", "sec"}, {"5ns", "ns"},     {"5mss", "mss"}, {"5s ", "s "},   {"1s500ms", "s500ms"},
+      {"5µs", "µs"},   {"5us\n", "us\n"}, {"1-s", "-s"},   {"1e3s", "e3s"}, {"7w", "w"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE("\"" + c.text + "\"");
     StatusOr<Micros> parsed = parse_duration(c.text);
     ASSERT_FALSE(parsed.ok());
     EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(parsed.status().message().find("unknown unit \"" + c.unit + "\""),
-              std::string::npos)
+    EXPECT_NE(parsed.status().message().find("unknown unit \"" + c.unit + "\""), std::string::npos)
         << parsed.status().message();
   }
 }

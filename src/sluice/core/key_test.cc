@@ -29,15 +29,15 @@ std::optional<Triple> decode_limit_key(std::string_view key) {
   constexpr std::string_view kPrefix = "sluice:{";
   if (key.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
   key.remove_prefix(kPrefix.size());
-  const std::size_t policy_end = key.find(':');  // policies never contain ':'
+  const std::size_t policy_end = key.find(':');    // policies never contain ':'
   const std::size_t index_start = key.rfind(':');  // indexes are digits only
   if (policy_end == std::string_view::npos || index_start <= policy_end + 1 ||
       key[index_start - 1] != '}') {
     return std::nullopt;
   }
-  Triple triple{.policy = std::string(key.substr(0, policy_end)),
-                .subject = std::string(
-                    key.substr(policy_end + 1, index_start - 1 - (policy_end + 1)))};
+  Triple triple{
+      .policy = std::string(key.substr(0, policy_end)),
+      .subject = std::string(key.substr(policy_end + 1, index_start - 1 - (policy_end + 1)))};
   const std::string_view digits = key.substr(index_start + 1);
   if (digits.empty()) return std::nullopt;
   for (char c : digits) {
@@ -58,22 +58,20 @@ std::string_view cluster_hash_input(std::string_view key) {
 }
 
 rc::Gen<std::string> valid_policy_name() {
-  return rc::gen::resize(
-      kMaxPolicyNameBytes - 1,
-      rc::gen::map(rc::gen::nonEmpty(rc::gen::container<std::string>(rc::gen::elementOf(
-                       std::string(kPolicyChars)))),
-                   [](std::string name) {
-                     name.resize(std::min(name.size(), kMaxPolicyNameBytes));
-                     return name;
-                   }));
+  return rc::gen::resize(kMaxPolicyNameBytes - 1,
+                         rc::gen::map(rc::gen::nonEmpty(rc::gen::container<std::string>(
+                                          rc::gen::elementOf(std::string(kPolicyChars)))),
+                                      [](std::string name) {
+                                        name.resize(std::min(name.size(), kMaxPolicyNameBytes));
+                                        return name;
+                                      }));
 }
 
 // Subjects built mostly from the bytes that could confuse the encoding.
 rc::Gen<std::string> tricky_subject() {
-  return rc::gen::oneOf(
-      rc::gen::container<std::string>(rc::gen::element<char>(':', '{', '}', '\0', '\n', '\r', '0',
-                                                              '1', 'a', '\xff', '\xc3', ' ')),
-      rc::gen::string<std::string>());
+  return rc::gen::oneOf(rc::gen::container<std::string>(rc::gen::element<char>(
+                            ':', '{', '}', '\0', '\n', '\r', '0', '1', 'a', '\xff', '\xc3', ' ')),
+                        rc::gen::string<std::string>());
 }
 
 TEST(PolicyNameTest, AcceptsOneTo128AllowedCharacters) {
@@ -100,9 +98,26 @@ TEST(PolicyNameTest, RejectsNameLongerThan128Bytes) {
 }
 
 TEST(PolicyNameTest, RejectsEachForbiddenCharacter) {
-  for (const std::string& bad : std::vector<std::string>{
-           ":", "{", "}", " ", "/", "*", "@", "+", "\t", "\n", std::string(1, '\0'), "\xff",
-        "\xc3\xa9" /* é */, "\\", "'", "\"", ";", "%", "#", ","}) {
+  for (const std::string& bad : std::vector<std::string>{":",
+                                                         "{",
+                                                         "}",
+                                                         " ",
+                                                         "/",
+                                                         "*",
+                                                         "@",
+                                                         "+",
+                                                         "\t",
+                                                         "\n",
+                                                         std::string(1, '\0'),
+                                                         "\xff",
+                                                         "\xc3\xa9" /* é */,
+                                                         "\\",
+                                                         "'",
+                                                         "\"",
+                                                         ";",
+                                                         "%",
+                                                         "#",
+                                                         ","}) {
     const std::string name = "orders" + bad + "create";
     SCOPED_TRACE(testing::PrintToString(name));
     EXPECT_FALSE(is_valid_policy_name(name));
@@ -202,10 +217,10 @@ RC_GTEST_PROP(KeyEncodingProperty, DistinctTriplesGiveDistinctKeys, ()) {
   const auto policy = rc::gen::container<std::string>(rc::gen::element<char>('a', '.', '1'));
   const auto subject = rc::gen::container<std::string>(
       rc::gen::element<char>(':', '{', '}', '\0', '\n', 'a', '1', '.', '\xff'));
-  const auto triple = rc::gen::build<Triple>(rc::gen::set(&Triple::policy, rc::gen::nonEmpty(policy)),
-                                             rc::gen::set(&Triple::subject, subject),
-                                             rc::gen::set(&Triple::index,
-                                                          rc::gen::inRange<std::size_t>(0, 12)));
+  const auto triple =
+      rc::gen::build<Triple>(rc::gen::set(&Triple::policy, rc::gen::nonEmpty(policy)),
+                             rc::gen::set(&Triple::subject, subject),
+                             rc::gen::set(&Triple::index, rc::gen::inRange<std::size_t>(0, 12)));
   const std::vector<Triple> triples = *rc::gen::container<std::vector<Triple>>(triple);
   std::map<std::string, Triple> seen;
   for (const Triple& t : triples) {

@@ -42,11 +42,14 @@ class FieldReader {
   std::optional<std::int64_t> integer(std::string_view key, bool required = true) {
     const json* value = find(key, required);
     if (value == nullptr) return std::nullopt;
-    if (value->is_number_integer()) return value->get<std::int64_t>();
-    if (value->is_number_unsigned()) {
+    // nlohmann stores every non-negative integer as unsigned and is_number_integer() is true for
+    // those too, so test the range first or values above INT64_MAX would wrap to negatives.
+    if (value->is_number_unsigned() &&
+        value->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
       fail(key, "is too large");
       return std::nullopt;
     }
+    if (value->is_number_integer()) return value->get<std::int64_t>();
     fail(key, "must be an integer");
     return std::nullopt;
   }
@@ -121,11 +124,13 @@ std::optional<Limit> read_limit(const json& document, const std::string& prefix,
     return std::nullopt;
   }
   FieldReader r(document, prefix, errors);
+  const std::size_t errors_before_algorithm = errors.size();
   const std::optional<std::size_t> kind =
       r.choice("algorithm", {"token_bucket", "gcra", "leaky_bucket", "fixed_window",
                              "sliding_window", "sliding_log", "concurrency"});
   if (!kind) {
-    if (!r.has("algorithm")) r.fail("algorithm", "is required");
+    // Absent or null: choice() reported nothing, and a silently skipped limit would be lost.
+    if (errors.size() == errors_before_algorithm) r.fail("algorithm", "is required");
     return std::nullopt;
   }
   const std::size_t before = errors.size();
@@ -203,6 +208,12 @@ std::vector<std::string> read_apps(FieldReader& r, std::vector<FieldError>& erro
   return apps;
 }
 
+bool is_decimal_integer(std::string_view text) {
+  if (!text.empty() && text.front() == '-') text.remove_prefix(1);
+  if (text.empty() || (text.size() > 1 && text.front() == '0')) return false;
+  return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 json yaml_to_json(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Map: {
@@ -217,12 +228,13 @@ json yaml_to_json(const YAML::Node& node) {
       return array;
     }
     case YAML::NodeType::Scalar: {
+      // YAML 1.2 core schema, strictly: decimal integers (no octal "010", no "0x10"), true/false
+      // and null; everything else — and anything quoted — is a string.
       const std::string& text = node.Scalar();
-      if (node.Tag() == "!") return text;  // quoted: always a string
-      std::int64_t integer = 0;
-      if (YAML::convert<std::int64_t>::decode(node, integer)) return integer;
-      bool flag = false;
-      if (YAML::convert<bool>::decode(node, flag)) return flag;
+      if (node.Tag() == "!") return text;
+      if (is_decimal_integer(text)) return json::parse(text);
+      if (text == "true" || text == "false") return text == "true";
+      if (text == "null" || text == "~") return nullptr;
       return text;
     }
     default:

@@ -11,6 +11,16 @@
 #include <variant>
 #include <vector>
 
+namespace sluice::algorithm {
+
+// Found by argument-dependent lookup, so failing matchers print errors readably.
+static void PrintTo(const FieldError& error, std::ostream* out) {
+  *out << "{" << ::testing::PrintToString(error.field) << ", "
+       << ::testing::PrintToString(error.message) << "}";
+}
+
+}  // namespace sluice::algorithm
+
 namespace sluice::policy {
 namespace {
 
@@ -120,14 +130,11 @@ json with_limit(const json& limit) {
   return document;
 }
 
-MATCHER_P2(FieldErrorIs, field, message_matcher, "") {
+MATCHER_P2(FieldErrorIs, field, message_matcher,
+           "error of field " + ::testing::PrintToString(field) + " whose message " +
+               ::testing::DescribeMatcher<std::string>(message_matcher)) {
   return arg.field == field &&
          ::testing::ExplainMatchResult(message_matcher, arg.message, result_listener);
-}
-
-void PrintTo(const FieldError& error, std::ostream* out) {
-  *out << "{" << ::testing::PrintToString(error.field) << ", "
-       << ::testing::PrintToString(error.message) << "}";
 }
 
 TEST(PolicyDocumentTest, YamlAndJsonOfTheSamePolicyAreEqual) {
@@ -306,15 +313,14 @@ TEST(PolicyDocumentTest, RejectsUnknownTopLevelField) {
 }
 
 TEST(PolicyDocumentTest, RejectsUnknownLimitField) {
-  EXPECT_THAT(json_errors(with_limit(
-                  {{"algorithm", "token_bucket"}, {"capacty", 100}, {"refill", 1}, {"period", "1s"}})),
-              ElementsAre(FieldErrorIs("limits[0].capacty", "unknown field for token_bucket"),
-                          FieldErrorIs("limits[0].capacity", "is required")));
+  EXPECT_THAT(
+      json_errors(with_limit(
+          {{"algorithm", "token_bucket"}, {"capacty", 100}, {"refill", 1}, {"period", "1s"}})),
+      ElementsAre(FieldErrorIs("limits[0].capacty", "unknown field for token_bucket"),
+                  FieldErrorIs("limits[0].capacity", "is required")));
   // A parameter of another algorithm is unknown too.
-  EXPECT_THAT(json_errors(with_limit({{"algorithm", "fixed_window"},
-                                    {"limit", 1},
-                                    {"window", "1s"},
-                                    {"burst", 2}})),
+  EXPECT_THAT(json_errors(with_limit(
+                  {{"algorithm", "fixed_window"}, {"limit", 1}, {"window", "1s"}, {"burst", 2}})),
               ElementsAre(FieldErrorIs("limits[0].burst", "unknown field for fixed_window")));
 }
 
@@ -325,7 +331,8 @@ TEST(PolicyDocumentTest, RejectsMistypedLimitFields) {
     std::string field;
     std::string message;
   };
-  const std::string duration_message = "must be a duration string such as \"250ms\", \"1s\" or \"5m\"";
+  const std::string duration_message =
+      "must be a duration string such as \"250ms\", \"1s\" or \"5m\"";
   const std::vector<Case> cases = {
       {"string capacity",
        {{"algorithm", "token_bucket"}, {"capacity", "100"}, {"refill", 1}, {"period", "1s"}},
@@ -390,10 +397,10 @@ TEST(PolicyDocumentTest, RejectsIntegersBeyondInt64) {
       "limits": [{"algorithm": "fixed_window", "limit": 1, "window": "1s"}]})"),
               ElementsAre(FieldErrorIs("version", "is too large")));
   EXPECT_THAT(json_errors(with_limit({{"algorithm", "token_bucket"},
-                                    {"capacity", 10},
-                                    {"refill", 1},
-                                    {"period", "1s"},
-                                    {"initial", std::uint64_t{18446744073709551615u}}})),
+                                      {"capacity", 10},
+                                      {"refill", 1},
+                                      {"period", "1s"},
+                                      {"initial", std::uint64_t{18446744073709551615u}}})),
               ElementsAre(FieldErrorIs("limits[0].initial", "is too large")));
   EXPECT_EQ(parse_ok(R"({"name": "p", "apps": ["*"], "version": 9223372036854775807,
       "limits": [{"algorithm": "fixed_window", "limit": 1, "window": "1s"}]})")
@@ -402,7 +409,8 @@ TEST(PolicyDocumentTest, RejectsIntegersBeyondInt64) {
 }
 
 TEST(PolicyDocumentTest, RejectsLimitThatIsNotAnObject) {
-  for (const json& limit : {json(true), json(5), json("token_bucket"), json(nullptr), json::array()}) {
+  for (const json& limit :
+       {json(true), json(5), json("token_bucket"), json(nullptr), json::array()}) {
     SCOPED_TRACE(limit.dump());
     EXPECT_THAT(json_errors(with_limit(limit)),
                 ElementsAre(FieldErrorIs("limits[0]", HasSubstr("must be an object"))));
@@ -410,12 +418,11 @@ TEST(PolicyDocumentTest, RejectsLimitThatIsNotAnObject) {
 }
 
 TEST(PolicyDocumentTest, RejectsUnknownAlgorithm) {
-  EXPECT_THAT(
-      json_errors(with_limit({{"algorithm", "token-bucket"}, {"capacity", 1}})),
-      ElementsAre(FieldErrorIs(
-          "limits[0].algorithm",
-          "must be one of token_bucket, gcra, leaky_bucket, fixed_window, sliding_window, "
-          "sliding_log, concurrency (got \"token-bucket\")")));
+  EXPECT_THAT(json_errors(with_limit({{"algorithm", "token-bucket"}, {"capacity", 1}})),
+              ElementsAre(FieldErrorIs(
+                  "limits[0].algorithm",
+                  "must be one of token_bucket, gcra, leaky_bucket, fixed_window, sliding_window, "
+                  "sliding_log, concurrency (got \"token-bucket\")")));
 }
 
 TEST(PolicyDocumentTest, RejectsMissingAlgorithm) {
@@ -437,8 +444,9 @@ limits:
 }
 
 TEST(PolicyDocumentTest, RejectsBadModeValue) {
-  EXPECT_THAT(json_errors(valid_with({{"mode", "enforcing"}})),
-              ElementsAre(FieldErrorIs("mode", "must be one of enforce, shadow (got \"enforcing\")")));
+  EXPECT_THAT(
+      json_errors(valid_with({{"mode", "enforcing"}})),
+      ElementsAre(FieldErrorIs("mode", "must be one of enforce, shadow (got \"enforcing\")")));
 }
 
 TEST(PolicyDocumentTest, RejectsBadOnStoreFailureValue) {
@@ -450,10 +458,10 @@ TEST(PolicyDocumentTest, RejectsBadOnStoreFailureValue) {
 
 TEST(PolicyDocumentTest, RejectsBadRefillModeValue) {
   EXPECT_THAT(json_errors(with_limit({{"algorithm", "token_bucket"},
-                                    {"capacity", 1},
-                                    {"refill", 1},
-                                    {"period", "1s"},
-                                    {"refill_mode", "burst"}})),
+                                      {"capacity", 1},
+                                      {"refill", 1},
+                                      {"period", "1s"},
+                                      {"refill_mode", "burst"}})),
               ElementsAre(FieldErrorIs("limits[0].refill_mode",
                                        "must be one of smooth, interval (got \"burst\")")));
 }
@@ -461,8 +469,9 @@ TEST(PolicyDocumentTest, RejectsBadRefillModeValue) {
 TEST(PolicyDocumentTest, AcceptsEveryModeAndFailureModeValue) {
   EXPECT_EQ(policy_from_json(valid_with({{"mode", "shadow"}})).policy->mode, Mode::kShadow);
   EXPECT_EQ(policy_from_json(valid_with({{"mode", "enforce"}})).policy->mode, Mode::kEnforce);
-  EXPECT_EQ(policy_from_json(valid_with({{"on_store_failure", "fail_open"}})).policy->on_store_failure,
-            FailureMode::kFailOpen);
+  EXPECT_EQ(
+      policy_from_json(valid_with({{"on_store_failure", "fail_open"}})).policy->on_store_failure,
+      FailureMode::kFailOpen);
   EXPECT_EQ(
       policy_from_json(valid_with({{"on_store_failure", "fail_closed"}})).policy->on_store_failure,
       FailureMode::kFailClosed);
@@ -515,13 +524,12 @@ limits:
 }
 
 TEST(PolicyDocumentTest, ReportsEveryValidationErrorOfOneLimit) {
-  EXPECT_THAT(json_errors(with_limit({{"algorithm", "token_bucket"},
-                                    {"capacity", 0},
-                                    {"refill", -1},
-                                    {"period", "0s"}})),
-              ElementsAre(FieldErrorIs("limits[0].capacity", "must be greater than 0"),
-                          FieldErrorIs("limits[0].refill", "must be greater than 0"),
-                          FieldErrorIs("limits[0].period", "must be greater than 0")));
+  EXPECT_THAT(
+      json_errors(with_limit(
+          {{"algorithm", "token_bucket"}, {"capacity", 0}, {"refill", -1}, {"period", "0s"}})),
+      ElementsAre(FieldErrorIs("limits[0].capacity", "must be greater than 0"),
+                  FieldErrorIs("limits[0].refill", "must be greater than 0"),
+                  FieldErrorIs("limits[0].period", "must be greater than 0")));
 }
 
 TEST(PolicyDocumentTest, AppliesTheGivenValidationOptions) {
@@ -545,18 +553,16 @@ limits:
   - {algorithm: leaky}
   - {algorithm: gcra, rate: 1, period: 1.5s}
 )");
-  EXPECT_THAT(
-      errors,
-      ::testing::UnorderedElementsAre(
-          FieldErrorIs("colour", "unknown field"),
-          FieldErrorIs("name", HasSubstr("may contain only")),
-          FieldErrorIs("apps", HasSubstr("non-empty list")),
-          FieldErrorIs("mode", HasSubstr("must be one of enforce, shadow")),
-          FieldErrorIs("limits[0].capacty", "unknown field for token_bucket"),
-          FieldErrorIs("limits[0].capacity", "is required"),
-          FieldErrorIs("limits[1].window", "must be greater than 0"),
-          FieldErrorIs("limits[2].algorithm", HasSubstr("(got \"leaky\")")),
-          FieldErrorIs("limits[3].period", HasSubstr("unknown unit"))));
+  EXPECT_THAT(errors, ::testing::UnorderedElementsAre(
+                          FieldErrorIs("colour", "unknown field"),
+                          FieldErrorIs("name", HasSubstr("may contain only")),
+                          FieldErrorIs("apps", HasSubstr("non-empty list")),
+                          FieldErrorIs("mode", HasSubstr("must be one of enforce, shadow")),
+                          FieldErrorIs("limits[0].capacty", "unknown field for token_bucket"),
+                          FieldErrorIs("limits[0].capacity", "is required"),
+                          FieldErrorIs("limits[1].window", "must be greater than 0"),
+                          FieldErrorIs("limits[2].algorithm", HasSubstr("(got \"leaky\")")),
+                          FieldErrorIs("limits[3].period", HasSubstr("unknown unit"))));
 }
 
 TEST(PolicyDocumentTest, MalformedJsonGivesOneClearError) {
@@ -569,7 +575,7 @@ TEST(PolicyDocumentTest, MalformedJsonGivesOneClearError) {
 
 TEST(PolicyDocumentTest, MalformedYamlGivesOneClearError) {
   for (const std::string_view text :
-       {"name: [unclosed", "name: p\n  apps: - x\n", "name: \"unterminated\n", "a: b: c"}) {
+       {"name: [unclosed", "name: p\n  apps: - x\n", "a: b: c", "name: p\n\tapps: x\n"}) {
     SCOPED_TRACE(text);
     EXPECT_THAT(errors_of(text), ElementsAre(FieldErrorIs("", HasSubstr("not valid YAML: "))));
   }
@@ -594,7 +600,7 @@ TEST(PolicyDocumentTest, RefusesAuditFieldsWhenNotAllowed) {
     EXPECT_THAT(json_errors(valid_with({{field, value}}), no_audit),
                 ElementsAre(FieldErrorIs(field, "is maintained by Sluice and cannot be set")));
   }
-  EXPECT_TRUE(policy_from_json(valid_with({}), no_audit).policy.has_value());
+  EXPECT_TRUE(policy_from_json(valid_with(json::object()), no_audit).policy.has_value());
 }
 
 TEST(PolicyDocumentTest, KeepsAuditFieldsWhenAllowed) {
@@ -615,7 +621,8 @@ TEST(PolicyDocumentTest, DescriptionWithSqlMetacharactersAndUnicodeSurvivesVerba
   const std::string description =
       "Robert'); DROP TABLE policies; -- \" ` \\ % _ /* */ \t 限流 ñ 🚦 \u200b";
   // JSON, built programmatically.
-  const Policy from_json = policy_from_json(valid_with({{"description", description}})).policy.value();
+  const Policy from_json =
+      policy_from_json(valid_with({{"description", description}})).policy.value();
   EXPECT_EQ(from_json.description, description);
   // JSON text, after export.
   EXPECT_EQ(parse_ok(policy_to_json(from_json).dump()).description, description);
@@ -665,6 +672,27 @@ TEST(PolicyDocumentTest, JoinErrorsSeparatesWithSemicolonsAndOmitsEmptyField) {
                          {.field = "name", .message = "must not be empty"}}),
             "limits[1].window: must be greater than 0; name: must not be empty");
   EXPECT_EQ(join_errors({{.field = "", .message = "not valid JSON"}}), "not valid JSON");
+}
+
+TEST(PolicyDocumentTest, YamlIntegersAreStrictlyDecimal) {
+  for (const char* bad : {"010", "0x10", "1_000", "+5"}) {
+    SCOPED_TRACE(bad);
+    const ParsedPolicy parsed = policy_from_text(
+        std::string("name: p\napps: [a]\nlimits:\n  - algorithm: fixed_window\n    limit: ") + bad +
+        "\n    window: 1s\n");
+    ASSERT_FALSE(parsed.policy.has_value());
+    ASSERT_EQ(parsed.errors.size(), 1u);
+    EXPECT_EQ(parsed.errors[0].field, "limits[0].limit");
+    EXPECT_EQ(parsed.errors[0].message, "must be an integer");
+  }
+}
+
+TEST(PolicyDocumentTest, YamlYesAndNoStayStrings) {
+  const ParsedPolicy parsed = policy_from_text(
+      "name: p\napps: [no, yes, on]\nlimits:\n  - {algorithm: fixed_window, limit: 1, window: "
+      "1s}\n");
+  ASSERT_TRUE(parsed.policy.has_value()) << join_errors(parsed.errors);
+  EXPECT_THAT(parsed.policy->apps, ElementsAre("no", "yes", "on"));
 }
 
 }  // namespace

@@ -154,7 +154,7 @@ void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by = 1) {
   counter.fetch_add(by, std::memory_order_relaxed);
 }
 
-void invoke(Callback& done, StatusOr<Reply> result) {
+void run_callback(Callback& done, StatusOr<Reply> result) {
   if (!done) return;
   try {
     done(std::move(result));
@@ -297,22 +297,28 @@ class Connection : public std::enable_shared_from_this<Connection> {
     start_read();
 
     handshake_.clear();
+    handshake_steps_.clear();
     handshake_remaining_ = 0;
-    const auto add = [&](std::vector<std::string> args) {
+    // `step` names the command in errors; it never includes the password.
+    const auto add = [&](std::vector<std::string> args, std::string step) {
       StatusOr<std::string> formatted = format_command(args);
       if (formatted.ok()) {
         handshake_ += *formatted;
+        handshake_steps_.push_back(std::move(step));
         ++handshake_remaining_;
       }
     };
     if (!options_.password.empty()) {
       if (options_.username.empty()) {
-        add({"AUTH", options_.password});
+        add({"AUTH", options_.password}, "AUTH");
       } else {
-        add({"AUTH", options_.username, options_.password});
+        add({"AUTH", options_.username, options_.password}, "AUTH " + options_.username);
       }
     }
-    if (options_.db != 0) add({"SELECT", std::to_string(options_.db)});
+    if (options_.db != 0) {
+      const std::string db = std::to_string(options_.db);
+      add({"SELECT", db}, "SELECT " + db);
+    }
     if (handshake_remaining_ == 0) {
       become_ready();
       return;
@@ -417,7 +423,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // Later replies would be matched to the wrong requests: this connection is done.
     fail(unavailable("connection to redis " + endpoint_name_ +
                      " was reset because an earlier command on it timed out"));
-    invoke(expired, deadline_exceeded("redis " + endpoint_name_ + " sent no reply within " +
+    run_callback(expired, deadline_exceeded("redis " + endpoint_name_ + " sent no reply within " +
                                       millis_text(options_.command_timeout)));
   }
 
@@ -452,9 +458,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
       freeReplyObject(raw);
       if (handshake_remaining_ > 0) {
         if (reply.is_error()) {
+          const std::size_t step = handshake_steps_.size() - handshake_remaining_;
           const Status status = error_reply_status(reply.as_string());
-          fail(Status(status.code(), "handshake with redis " + endpoint_name_ +
-                                         " failed: " + status.message()));
+          fail(Status(status.code(), "handshake with redis " + endpoint_name_ + " failed at " +
+                                         handshake_steps_[step] + ": " + status.message()));
           return;
         }
         if (--handshake_remaining_ == 0) become_ready();
@@ -494,9 +501,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
       Pending& pending = completions_[i];
       Reply& reply = replies_[i];
       if (reply.is_error() && pending.errors == ErrorReplies::kAsStatus) {
-        invoke(pending.done, error_reply_status(reply.as_string()));
+        run_callback(pending.done, error_reply_status(reply.as_string()));
       } else {
-        invoke(pending.done, std::move(reply));
+        run_callback(pending.done, std::move(reply));
       }
     }
     completions_.clear();
@@ -541,7 +548,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     reader_ = redisReaderCreate();
     if (!closed) bump(counters_.connect_failures);
 
-    for (Pending& pending : failed) invoke(pending.done, why);
+    for (Pending& pending : failed) run_callback(pending.done, why);
     if (!closed) schedule_reconnect();
   }
 
@@ -586,6 +593,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::array<char, 64 * 1024> read_buffer_;
   std::string writing_;    // bytes of the write in flight
   std::string handshake_;  // AUTH / SELECT
+  std::vector<std::string> handshake_steps_;
   int handshake_remaining_ = 0;
   bool deadline_armed_ = false;
   int attempt_ = 0;  // consecutive failed attempts
@@ -676,12 +684,12 @@ class Client::Impl {
     for (std::thread& thread : threads_) thread.join();
   }
 
-  bool on_io_thread() const { return io_.get_executor().running_in_this_thread(); }
+  bool on_io_thread() { return io_.get_executor().running_in_this_thread(); }
 
   // Runs `done` on an I/O thread with `status`.
   void fail_later(Callback done, Status status) {
     asio::post(io_, [done = std::move(done), status = std::move(status)]() mutable {
-      invoke(done, std::move(status));
+      run_callback(done, std::move(status));
     });
   }
 
@@ -719,10 +727,15 @@ class Client::Impl {
       }
     }
     bump(counters_.rejected);
-    Status last = connections_[start]->last_error();
+    // Keep the code of the last failure when it says more than "unavailable": a wrong password
+    // stays Unauthenticated while the client keeps retrying.
+    const Status last = connections_[start]->last_error();
+    const StatusCode code = last.ok() || last.code() == StatusCode::kCancelled
+                                ? StatusCode::kUnavailable
+                                : last.code();
     fail_later(std::move(done),
-               unavailable("redis " + options_.host + ":" + std::to_string(options_.port) +
-                           " is unavailable" + (last.ok() ? "" : ": " + last.message())));
+               Status(code, "redis " + options_.host + ":" + std::to_string(options_.port) +
+                                " is unavailable" + (last.ok() ? "" : ": " + last.message())));
   }
 
   ClientStats stats() const {
@@ -812,10 +825,10 @@ void Client::async_eval_script(const Script& script, std::vector<std::string> ke
                    return;
                  }
                  if (result.ok() && result->is_error()) {
-                   invoke(call->done, error_reply_status(result->as_string()));
+                   run_callback(call->done, error_reply_status(result->as_string()));
                    return;
                  }
-                 invoke(call->done, std::move(result));
+                 run_callback(call->done, std::move(result));
                });
 }
 

@@ -329,7 +329,8 @@ function fixed.decide(p, s, cost)
     return v
   end
   v.remaining = limit - cur.count
-  v.reset = window_end - now
+  -- An empty window (only a cost above the limit is denied there) has nothing to reset.
+  if cur.count > 0 then v.reset = window_end - now end
   if cost <= limit then v.retry = window_end - now end
   return v
 end

@@ -1,0 +1,56 @@
+// Replays every conformance trace on a real redis-server through the Lua scripts, with time
+// pinned to the trace's instants. Same traces, same expectations as the memory store.
+#include <gtest/gtest.h>
+
+#include <cctype>
+
+#include "sluice/core/clock.h"
+#include "sluice/store/redis/redis_store.h"
+#include "testing/redis_server.h"
+#include "trace.h"
+
+namespace sluice::conformance {
+namespace {
+
+class RedisConformanceTest : public testing::TestWithParam<std::filesystem::path> {
+ protected:
+  static void SetUpTestSuite() {
+    StatusOr<std::unique_ptr<sluice::test::RedisServer>> server =
+        sluice::test::RedisServer::start();
+    ASSERT_TRUE(server.ok()) << server.status().to_string();
+    server_ = std::move(*server).release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static sluice::test::RedisServer* server_;
+};
+
+sluice::test::RedisServer* RedisConformanceTest::server_ = nullptr;
+
+TEST_P(RedisConformanceTest, ReplaysTraceExactly) {
+  ASSERT_NE(server_, nullptr);
+  StatusOr<std::unique_ptr<redis::Client>> client =
+      redis::Client::create({.port = server_->port()});
+  ASSERT_TRUE(client.ok()) << client.status().to_string();
+  ASSERT_TRUE((*client)->command({"FLUSHALL"}).ok());
+  ManualClock clock(0);
+  store::RedisStore store(std::shared_ptr<redis::Client>(std::move(*client)),
+                          {.pinned_clock_for_tests = &clock});
+  const std::vector<std::string> problems =
+      replay(load_trace(GetParam()), store, [&](Micros now) { clock.set(now); });
+  for (const std::string& problem : problems) ADD_FAILURE() << problem;
+}
+
+INSTANTIATE_TEST_SUITE_P(Traces, RedisConformanceTest, testing::ValuesIn(trace_files()),
+                         [](const testing::TestParamInfo<std::filesystem::path>& param) {
+                           std::string name = param.param.stem().string();
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace sluice::conformance
