@@ -23,7 +23,9 @@ struct PolicyVerdict {
 
 // State of a subject the store holds nothing for under `limit`.
 LimitState initial_state(const Limit& limit, Micros now);
-// False when `state` belongs to another algorithm (the policy changed): treat it as absent.
+// False when `state` is of another state family (the policy changed): treat it as absent. gcra,
+// smooth token_bucket and leaky_bucket share TatState (a theoretical arrival time), so a policy
+// switching among them keeps its subjects' TAT, as the Redis store does.
 bool state_fits(const Limit& limit, const LimitState& state);
 // Instant from which `state` equals initial_state; stores expire it then.
 Micros expires_at(const Limit& limit, const LimitState& state);

@@ -1,5 +1,5 @@
-// `sluice acquire`: decide requests against a policy, on the in-memory store (Redis once the
-// --redis option lands), and print each decision.
+// `sluice acquire`: decide requests against a policy, on the in-memory store or on Redis
+// (--redis URL), through the same Limiter the server uses, and print each decision.
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
@@ -11,7 +11,9 @@
 #include "sluice/core/clock.h"
 #include "sluice/policy/document.h"
 #include "sluice/service/decision.h"
+#include "sluice/service/limiter.h"
 #include "sluice/store/memory/memory_store.h"
+#include "sluice/store/redis/redis_store.h"
 
 namespace sluice::cli {
 namespace {
@@ -23,6 +25,7 @@ struct AcquireOptions {
   std::int64_t cost = 1;
   int count = 1;
   bool json = false;
+  std::string redis_url;  // empty: in-memory store
 };
 
 std::string describe(const service::Decision& d) {
@@ -34,6 +37,8 @@ std::string describe(const service::Decision& d) {
   if (!v.allowed && !v.retry_after) out << "  (cost exceeds what the limit can ever grant)";
   if (v.delay) out << "  delay=" << service::millis_rounded_up(*v.delay) << "ms";
   if (d.lease) out << "  lease=" << *d.lease;
+  if (d.degraded) out << "  DEGRADED (store unreachable: decided by on_store_failure)";
+  if (d.shadow_denied) out << "  (shadow: would be denied)";
   out << "  limit_index=" << d.limit_index;
   return out.str();
 }
@@ -53,24 +58,31 @@ int run_acquire(const AcquireOptions& options) {
     return 2;
   }
   const policy::Policy& policy = *parsed.policy;
-  if (!policy.admits_app(options.app)) {
-    std::cerr << "sluice acquire: no such policy for app \"" << options.app << "\"\n";
-    return 3;
-  }
-  store::MemoryStore store(SystemClock::instance());
-  const store::SubjectRef ref{
-      .policy = policy.name, .limits = policy.limits, .subject = options.key};
-  for (int i = 0; i < options.count; ++i) {
-    StatusOr<store::StoreDecision> result = store.acquire(ref, options.cost);
-    if (!result.ok()) {
-      std::cerr << "sluice acquire: " << result.status().to_string() << "\n";
+  store::MemoryStore memory(SystemClock::instance());
+  std::unique_ptr<store::RedisStore> redis;
+  if (!options.redis_url.empty()) {
+    StatusOr<redis::RedisUrl> url = redis::parse_redis_url(options.redis_url);
+    if (!url.ok()) {
+      std::cerr << "sluice acquire: --redis: " << url.status().message() << "\n";
       return 2;
     }
-    const service::Decision decision{.verdict = result->verdict.verdict,
-                                     .limit_index = result->verdict.limit_index,
-                                     .lease = result->lease,
-                                     .policy = policy.name,
-                                     .mode = policy.mode};
+    StatusOr<std::unique_ptr<redis::Client>> client =
+        redis::Client::create(redis::client_options_from_url(*url));
+    if (!client.ok()) {
+      std::cerr << "sluice acquire: --redis: " << client.status().message() << "\n";
+      return 2;
+    }
+    redis = std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
+  }
+  service::Limiter limiter(redis ? static_cast<store::Store&>(*redis) : memory, &memory);
+  for (int i = 0; i < options.count; ++i) {
+    StatusOr<service::Decision> result =
+        limiter.try_acquire(policy, options.app, options.key, options.cost);
+    if (!result.ok()) {
+      std::cerr << "sluice acquire: " << result.status().to_string() << "\n";
+      return result.status().code() == StatusCode::kNotFound ? 3 : 2;
+    }
+    const service::Decision& decision = *result;
     if (options.json) {
       std::cout << service::decision_to_json(decision).dump() << "\n";
     } else {
@@ -97,6 +109,8 @@ void add_acquire_command(CLI::App& app) {
   command->add_option("--count", options->count, "Repeat the request this many times")
       ->check(CLI::Range(1, 1'000'000));
   command->add_flag("--json", options->json, "One JSON decision per line");
+  command->add_option("--redis", options->redis_url,
+                      "Decide on Redis: redis://[user:pass@]host:port/db (default: in memory)");
   command->callback([options] { set_exit_code(run_acquire(*options)); });
 }
 

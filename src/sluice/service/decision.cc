@@ -28,7 +28,8 @@ nlohmann::json decision_to_json(const Decision& decision) {
           {"policy", decision.policy},
           {"limit_index", decision.limit_index},
           {"mode", policy::mode_name(decision.mode)},
-          {"degraded", decision.degraded}};
+          {"degraded", decision.degraded},
+          {"shadow_denied", decision.shadow_denied}};
 }
 
 }  // namespace sluice::service

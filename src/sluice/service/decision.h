@@ -19,13 +19,15 @@ struct Decision {
   std::string policy;
   policy::Mode mode = policy::Mode::kEnforce;
   bool degraded = false;  // decided by the failure mode because the store was unreachable
+  // Shadow mode only: the policy would have denied this request; it was allowed anyway.
+  bool shadow_denied = false;
 };
 
 // Microseconds to whole milliseconds, rounded up so a caller that waits that long is never early.
 std::int64_t millis_rounded_up(Micros duration);
 
 // The JSON body of §5a: allowed, limit, remaining, retry_after_ms, reset_after_ms, delay_ms,
-// lease, policy, limit_index, mode, degraded (absent values are null).
+// lease, policy, limit_index, mode, degraded (absent values are null), plus shadow_denied.
 nlohmann::json decision_to_json(const Decision& decision);
 
 }  // namespace sluice::service

@@ -1,0 +1,169 @@
+#include "sluice/service/limiter.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "sluice/core/clock.h"
+#include "sluice/store/memory/memory_store.h"
+#include "sluice/store/redis/redis_store.h"
+#include "testing/redis_server.h"
+
+namespace sluice::service {
+namespace {
+
+constexpr Micros kEpoch = 1'700'000'000'000'000;
+
+policy::Policy make_policy(policy::FailureMode on_failure = policy::FailureMode::kFailOpen,
+                           policy::Mode mode = policy::Mode::kEnforce) {
+  return {.name = "orders.create",
+          .apps = {"checkout"},
+          .mode = mode,
+          .on_store_failure = on_failure,
+          .limits = {algorithm::FixedWindow{.limit = 4, .window = kMicrosPerHour}}};
+}
+
+TEST(LimiterTest, RefusesAppsThePolicyDoesNotList) {
+  ManualClock clock(kEpoch);
+  store::MemoryStore store(clock);
+  Limiter limiter(store, &store);
+  const StatusOr<Decision> decision = limiter.try_acquire(make_policy(), "mobile", "alice", 1);
+  EXPECT_EQ(decision.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(decision.status().message().find("no such policy for this app"), std::string::npos);
+  policy::Policy any = make_policy();
+  any.apps = {"*"};
+  EXPECT_TRUE(limiter.try_acquire(any, "mobile", "alice", 1).ok());
+}
+
+TEST(LimiterTest, EnforcesAndCountsOutcomes) {
+  ManualClock clock(kEpoch);
+  store::MemoryStore store(clock);
+  Limiter limiter(store, &store);
+  const policy::Policy policy = make_policy();
+  for (int i = 0; i < 6; ++i) {
+    StatusOr<Decision> decision = limiter.try_acquire(policy, "checkout", "alice", 1);
+    ASSERT_TRUE(decision.ok());
+    EXPECT_EQ(decision->verdict.allowed, i < 4) << i;
+    EXPECT_EQ(decision->policy, "orders.create");
+    EXPECT_FALSE(decision->degraded);
+  }
+  EXPECT_EQ(limiter.stats().allowed, 4u);
+  EXPECT_EQ(limiter.stats().denied, 2u);
+}
+
+TEST(LimiterTest, ShadowModeAllowsButReportsWouldBeDenials) {
+  ManualClock clock(kEpoch);
+  store::MemoryStore store(clock);
+  Limiter limiter(store, &store);
+  const policy::Policy policy = make_policy(policy::FailureMode::kFailOpen, policy::Mode::kShadow);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(limiter.try_acquire(policy, "checkout", "a", 1).ok());
+  StatusOr<Decision> fifth = limiter.try_acquire(policy, "checkout", "a", 1);
+  ASSERT_TRUE(fifth.ok());
+  EXPECT_TRUE(fifth->verdict.allowed);
+  EXPECT_TRUE(fifth->shadow_denied);
+  EXPECT_EQ(fifth->mode, policy::Mode::kShadow);
+  EXPECT_TRUE(fifth->verdict.retry_after.has_value());
+  EXPECT_EQ(limiter.stats().shadow_denied, 1u);
+}
+
+TEST(LimiterTest, DisabledPolicyAllowsWithoutTouchingTheStore) {
+  ManualClock clock(kEpoch);
+  store::MemoryStore store(clock);
+  Limiter limiter(store, &store);
+  policy::Policy policy = make_policy();
+  policy.enabled = false;
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_TRUE(limiter.try_acquire(policy, "checkout", "a", 1)->verdict.allowed);
+  }
+  EXPECT_EQ(store.stats().keys, 0u);
+}
+
+TEST(LimiterTest, RejectsAbsurdCosts) {
+  ManualClock clock(kEpoch);
+  store::MemoryStore store(clock);
+  Limiter limiter(store, &store);
+  EXPECT_EQ(limiter.try_acquire(make_policy(), "checkout", "a", -1).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(limiter.try_acquire(make_policy(), "checkout", "a", 2'000'000'000).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+// The failure modes against a real Redis that goes away.
+class LimiterFailureModeTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start();
+    ASSERT_TRUE(server.ok()) << server.status().to_string();
+    server_ = std::move(*server);
+    StatusOr<std::unique_ptr<redis::Client>> client =
+        redis::Client::create({.port = server_->port(),
+                               .connect_timeout = 200 * kMicrosPerMilli,
+                               .command_timeout = 200 * kMicrosPerMilli});
+    ASSERT_TRUE(client.ok()) << client.status().to_string();
+    redis_ =
+        std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
+    local_ = std::make_unique<store::MemoryStore>(clock_);
+    limiter_ =
+        std::make_unique<Limiter>(*redis_, local_.get(), LimiterOptions{.local_fraction = 0.5});
+  }
+
+  // Waits until a decision is made by Redis again (the client reconnects in the background).
+  void wait_for_recovery(const policy::Policy& policy) {
+    for (int attempt = 0; attempt < 500; ++attempt) {
+      StatusOr<Decision> decision = limiter_->try_acquire(policy, "checkout", "probe", 0);
+      if (decision.ok() && !decision->degraded) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling a server, not time
+    }
+    FAIL() << "Redis decisions did not resume";
+  }
+
+  ManualClock clock_{kEpoch};
+  std::unique_ptr<test::RedisServer> server_;
+  std::unique_ptr<store::RedisStore> redis_;
+  std::unique_ptr<store::MemoryStore> local_;
+  std::unique_ptr<Limiter> limiter_;
+};
+
+TEST_F(LimiterFailureModeTest, EachFailureModeDecidesAsConfiguredWhileRedisIsDown) {
+  const policy::Policy open = make_policy(policy::FailureMode::kFailOpen);
+  policy::Policy closed = make_policy(policy::FailureMode::kFailClosed);
+  closed.name = "orders.closed";
+  policy::Policy local = make_policy(policy::FailureMode::kLocal);
+  local.name = "orders.local";
+  ASSERT_FALSE(limiter_->try_acquire(open, "checkout", "a", 1)->degraded);
+
+  ASSERT_TRUE(server_->kill_hard().ok());
+  for (int i = 0; i < 3; ++i) {
+    StatusOr<Decision> d = limiter_->try_acquire(open, "checkout", "a", 1);
+    ASSERT_TRUE(d.ok());
+    EXPECT_TRUE(d->degraded);
+    EXPECT_TRUE(d->verdict.allowed);
+  }
+  StatusOr<Decision> shut = limiter_->try_acquire(closed, "checkout", "a", 1);
+  ASSERT_TRUE(shut.ok());
+  EXPECT_TRUE(shut->degraded);
+  EXPECT_FALSE(shut->verdict.allowed);
+  EXPECT_EQ(shut->verdict.retry_after, kMicrosPerSecond);
+  // local: half of the 4-per-hour window on this node.
+  int allowed = 0;
+  for (int i = 0; i < 5; ++i) {
+    StatusOr<Decision> d = limiter_->try_acquire(local, "checkout", "a", 1);
+    ASSERT_TRUE(d.ok());
+    EXPECT_TRUE(d->degraded);
+    allowed += d->verdict.allowed ? 1 : 0;
+  }
+  EXPECT_EQ(allowed, 2);
+  EXPECT_EQ(limiter_->stats().degraded, 9u);
+  EXPECT_EQ(limiter_->stats().store_errors, 9u);
+
+  ASSERT_TRUE(server_->restart().ok());
+  wait_for_recovery(open);
+  StatusOr<Decision> back = limiter_->try_acquire(open, "checkout", "b", 1);
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->degraded);
+  EXPECT_EQ(back->verdict.remaining, 3);
+}
+
+}  // namespace
+}  // namespace sluice::service
