@@ -70,7 +70,8 @@ bool answers_ping(std::uint16_t port) {
   bool ok = false;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
     static constexpr char kPing[] = "PING\r\n";
-    if (::send(fd, kPing, sizeof kPing - 1, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof kPing - 1)) {
+    if (::send(fd, kPing, sizeof kPing - 1, MSG_NOSIGNAL) ==
+        static_cast<ssize_t>(sizeof kPing - 1)) {
       char reply[64] = {};
       const ssize_t n = ::recv(fd, reply, sizeof reply - 1, 0);
       if (n > 0) {
@@ -142,21 +143,31 @@ Status RedisServer::launch() {
   fs::remove(pidfile, ignored);
 
   std::vector<std::string> args = {"redis-server",
-                                   "--port", std::to_string(options_.port),
-                                   "--bind", "127.0.0.1",
-                                   "--save", "",
-                                   "--appendonly", "no",
-                                   "--daemonize", "yes",
-                                   "--pidfile", pidfile.string(),
-                                   "--logfile", (dir / "redis.log").string(),
-                                   "--dir", dir.string(),
-                                   "--enable-debug-command", "local"};
+                                   "--port",
+                                   std::to_string(options_.port),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--save",
+                                   "",
+                                   "--appendonly",
+                                   "no",
+                                   "--daemonize",
+                                   "yes",
+                                   "--pidfile",
+                                   pidfile.string(),
+                                   "--logfile",
+                                   (dir / "redis.log").string(),
+                                   "--dir",
+                                   dir.string(),
+                                   "--enable-debug-command",
+                                   "local"};
   if (!options_.requirepass.empty()) {
     args.push_back("--requirepass");
     args.push_back(options_.requirepass);
   }
   for (const std::string& arg : options_.extra_args) args.push_back(arg);
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
 
@@ -212,9 +223,9 @@ Status RedisServer::wait_until_answering() {
                             " exited during start-up:\n" + log_tail());
     }
     if (Clock::now() > deadline) {
-      return Status(StatusCode::kDeadlineExceeded,
-                    "redis-server on port " + std::to_string(options_.port) +
-                        " did not answer PING:\n" + log_tail());
+      return Status(StatusCode::kDeadlineExceeded, "redis-server on port " +
+                                                       std::to_string(options_.port) +
+                                                       " did not answer PING:\n" + log_tail());
     }
     std::this_thread::sleep_for(kPollInterval);
   }

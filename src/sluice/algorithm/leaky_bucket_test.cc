@@ -97,13 +97,10 @@ TEST(LeakyBucketTest, AdmitsExactlyWhileScheduledStartIsWithinMaxDelay) {
   const Row rows[] = {
       // description, at, cost, allowed, remaining, retry_after, reset_after, delay
       {"idle queue: starts now", 0, 1, true, 1, kNone, 333'334, 0},
-      {"queued one interval (333333.33 µs, waits 333334)", 0, 1, true, 0, kNone, 666'667,
-       333'334},
-      {"third would start at 666666.67 > now + 500000", 0, 1, false, 0, 166'667, 666'667,
-       kNone},
+      {"queued one interval (333333.33 µs, waits 333334)", 0, 1, true, 0, kNone, 666'667, 333'334},
+      {"third would start at 666666.67 > now + 500000", 0, 1, false, 0, 166'667, 666'667, kNone},
       {"1 µs before the start fits max_delay", 166'666, 1, false, 0, 1, 500'001, kNone},
-      {"start exactly 499999.67 µs away: admitted", 166'667, 1, true, 0, kNone, 833'333,
-       500'000},
+      {"start exactly 499999.67 µs away: admitted", 166'667, 1, true, 0, kNone, 833'333, 500'000},
       {"queue idle at its TAT: a large cost is paced, not refused", 1'000'000, 5, true, 0, kNone,
        1'666'667, 0},
       {"peek behind a long queue says when a request fits", 1'000'000, 0, false, 0, 1'166'667,
@@ -175,17 +172,19 @@ TEST(LeakyBucketTest, GreedyClientGetsExactlyConfiguredRateWithoutDrift) {
     std::int64_t admitted = 0;
     std::int64_t fills = 0;
     while (now <= kEpoch + c.horizon) {
+      const std::int64_t expected =
+          saturate(floor_div(Int128{now - kEpoch + p.max_delay} * p.rate, Int128{p.period})) + 1;
       const Verdict verdict = step(p, state, 1, now);
       if (verdict.allowed) {
-        ++admitted;
+        // This is request number `admitted` (from 0), scheduled at t_0 + admitted·P/R.
+        ASSERT_EQ(verdict.delay, kEpoch + ceil_div(admitted * p.period, p.rate) - now);
+        ASSERT_LE(++admitted, expected);
         continue;
       }
       ++fills;
-      ASSERT_EQ(admitted, saturate(floor_div(Int128{now - kEpoch + p.max_delay} * p.rate,
-                                             Int128{p.period})) +
-                              1)
-          << "after filling the queue at +" << (now - kEpoch) << " µs";
+      ASSERT_EQ(admitted, expected) << "after filling the queue at +" << (now - kEpoch) << " µs";
       ASSERT_TRUE(verdict.retry_after.has_value());
+      ASSERT_GE(*verdict.retry_after, 1);
       now += *verdict.retry_after;
     }
     EXPECT_GT(fills, 100);
@@ -198,23 +197,22 @@ TEST(LeakyBucketTest, GreedyClientGetsExactlyConfiguredRateWithoutDrift) {
 namespace gen = rc::gen;
 
 LeakyBucket draw_params() {
-  LeakyBucket params{
-      .rate = *gen::weightedOneOf<std::int64_t>(
-          {{2, gen::inRange<std::int64_t>(1, 11)},
-           {1, gen::element<std::int64_t>(3, 7, 999'983, 1'000'000)},
-           {1, gen::inRange<std::int64_t>(1, 1'000'001)}}),
-      .period = *gen::weightedOneOf<Micros>(
-          {{2, gen::element<Micros>(1, 7, 1'000, kMicrosPerSecond, kMicrosPerMinute,
-                                    kMicrosPerDay)},
-           {2, gen::inRange<Micros>(1, 1'000)},
-           {2, gen::inRange<Micros>(1, 100 * kMicrosPerSecond)}})};
+  LeakyBucket params{.rate = *gen::weightedOneOf<std::int64_t>(
+                         {{2, gen::inRange<std::int64_t>(1, 11)},
+                          {1, gen::element<std::int64_t>(3, 7, 999'983, 1'000'000)},
+                          {1, gen::inRange<std::int64_t>(1, 1'000'001)}}),
+                     .period = *gen::weightedOneOf<Micros>(
+                         {{2, gen::element<Micros>(1, 7, 1'000, kMicrosPerSecond, kMicrosPerMinute,
+                                                   kMicrosPerDay)},
+                          {2, gen::inRange<Micros>(1, 1'000)},
+                          {2, gen::inRange<Micros>(1, 100 * kMicrosPerSecond)}})};
   const Micros interval = std::max<Micros>(1, params.period / params.rate);
-  params.max_delay = *gen::weightedOneOf<Micros>(
-      {{2, gen::just<Micros>(0)},
-       {2, gen::inRange<Micros>(0, 4)},
-       {3, gen::inRange<Micros>(0, 5 * interval + 2)},
-       {1, gen::element<Micros>(interval - 1, interval, interval + 1)},
-       {1, gen::inRange<Micros>(0, 3 * params.period + 1)}});
+  params.max_delay =
+      *gen::weightedOneOf<Micros>({{2, gen::just<Micros>(0)},
+                                   {2, gen::inRange<Micros>(0, 4)},
+                                   {3, gen::inRange<Micros>(0, 5 * interval + 2)},
+                                   {1, gen::element<Micros>(interval - 1, interval, interval + 1)},
+                                   {1, gen::inRange<Micros>(0, 3 * params.period + 1)}});
   RC_PRE(validate_limit(params, "").empty());
   return params;
 }
@@ -236,8 +234,8 @@ Micros draw_gap(const LeakyBucket& p) {
       {{3, gen::just<Micros>(0)},
        {2, gen::inRange<Micros>(1, 4)},
        {3, gen::inRange<Micros>(0, 2 * interval + 2)},
-       {2, gen::element<Micros>(interval - 1, interval, interval + 1, p.max_delay,
-                                p.max_delay + 1, p.period)},
+       {2, gen::element<Micros>(interval - 1, interval, interval + 1, p.max_delay, p.max_delay + 1,
+                                p.period)},
        {1, gen::inRange<Micros>(0, 3 * p.period + 2)}});
 }
 
@@ -359,7 +357,36 @@ RC_GTEST_PROP(LeakyBucketProperty, EarlierClockNeverCreatesCapacity, ()) {
     const Micros earlier = e.at - draw_backwards(p.period);
     RC_ASSERT(decide(p, e.after, 0, earlier).remaining <= decide(p, e.after, 0, e.at).remaining);
     const std::int64_t cost = draw_cost(p);
-    if (decide(p, e.after, cost, earlier).allowed) RC_ASSERT(decide(p, e.after, cost, e.at).allowed);
+    if (decide(p, e.after, cost, earlier).allowed)
+      RC_ASSERT(decide(p, e.after, cost, e.at).allowed);
+  }
+}
+
+// `remaining` is exact: right after a request, exactly `remaining` more unit requests at the same
+// instant are admitted, and the next one is not (checked when remaining is small enough to
+// enumerate).
+RC_GTEST_PROP(LeakyBucketProperty, RemainingIsExactlyWhatIsStillGrantableNow, ()) {
+  const LeakyBucket p = draw_params();
+  for (const Event& e : drive(p)) {
+    if (e.verdict.remaining > 200) continue;
+    TatState state = e.after;
+    for (std::int64_t i = 0; i < e.verdict.remaining; ++i)
+      RC_ASSERT(step(p, state, 1, e.at).allowed);
+    RC_ASSERT(!decide(p, state, 1, e.at).allowed);
+  }
+}
+
+// reset_after counts down to the instant the queue is empty again, which is also when the stored
+// state expires: a peek then finds the whole queue free and nothing to wait for.
+RC_GTEST_PROP(LeakyBucketProperty, ResetAfterIsWhenQueueIsEmptyAgain, ()) {
+  const LeakyBucket p = draw_params();
+  for (const Event& e : drive(p)) {
+    const Micros r = e.verdict.reset_after;
+    RC_ASSERT(r == std::max<Micros>(0, expires_at(p, e.after) - e.at));
+    const Verdict then = decide(p, e.after, 0, e.at + r);
+    RC_ASSERT(then.remaining == queue_capacity(p));
+    RC_ASSERT(then.delay == std::optional<Micros>(0));
+    if (r > 0) RC_ASSERT(decide(p, e.after, 0, e.at + r - 1).reset_after == 1);
   }
 }
 
@@ -368,10 +395,10 @@ RC_GTEST_PROP(LeakyBucketProperty, ExpiredStateDecidesLikeInitialState, ()) {
   const LeakyBucket p = draw_params();
   for (const Event& e : drive(p)) {
     const Micros expiry = expires_at(p, e.after);
-    const Micros later = expiry + *gen::weightedOneOf<Micros>(
-                                      {{2, gen::just<Micros>(0)},
-                                       {1, gen::inRange<Micros>(1, 3)},
-                                       {1, gen::inRange<Micros>(0, 3 * p.period + 1)}});
+    const Micros later =
+        expiry + *gen::weightedOneOf<Micros>({{2, gen::just<Micros>(0)},
+                                              {1, gen::inRange<Micros>(1, 3)},
+                                              {1, gen::inRange<Micros>(0, 3 * p.period + 1)}});
     const std::int64_t cost = draw_cost(p);
     for (const Micros t : {expiry, later}) {
       const Verdict stored = decide(p, e.after, cost, t);
@@ -396,8 +423,8 @@ RC_GTEST_PROP(LeakyBucketProperty, JitteryClockNeverExceedsBound, ()) {
   Int128 admitted_before_last = 0;
   const int steps = *gen::inRange(1, 80);
   for (int i = 0; i < steps; ++i) {
-    now += *gen::weightedOneOf<Micros>({{3, gen::just<Micros>(draw_gap(p))},
-                                        {1, gen::just<Micros>(-draw_backwards(p.period))}});
+    now += *gen::weightedOneOf<Micros>(
+        {{3, gen::just<Micros>(draw_gap(p))}, {1, gen::just<Micros>(-draw_backwards(p.period))}});
     earliest = std::min(earliest, now);
     latest = std::max(latest, now);
     const std::int64_t cost = draw_cost(p);

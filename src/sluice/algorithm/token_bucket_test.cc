@@ -121,8 +121,7 @@ TEST(TokenBucketSmoothTest, FractionalRefillBecomesAvailableAtTheCeilingMicrosec
 }
 
 TEST(TokenBucketSmoothTest, InitialTokensOverrideTheFullStart) {
-  const TokenBucket params{
-      .capacity = 10, .refill = 1, .period = kMicrosPerSecond, .initial = 0};
+  const TokenBucket params{.capacity = 10, .refill = 1, .period = kMicrosPerSecond, .initial = 0};
   const Row rows[] = {
       {"peek: starts empty", 0, 0, true, 0, kNever, 10'000'000},
       {"first token one period after creation", 0, 1, false, 0, 1'000'000, 10'000'000},
@@ -290,7 +289,7 @@ void expect_greedy_gets_exactly(const Params& params, std::int64_t capacity, std
   while (now <= kEpoch + horizon) {
     const Verdict verdict = step(params, state, 1, now);
     if (verdict.allowed) {
-      ++admitted;
+      ASSERT_LE(++admitted, smooth_total(capacity, refill, period, now - kEpoch));
       continue;
     }
     ++drains;
@@ -357,16 +356,17 @@ TEST(TokenBucketIntervalTest, GreedyClientGetsExactlyConfiguredRateWithoutDrift)
     std::int64_t admitted = 0;
     std::int64_t drains = 0;
     while (now <= kEpoch + c.horizon) {
+      const std::int64_t expected =
+          c.capacity + std::min(c.refill, c.capacity) * ((now - kEpoch) / c.period);
       const Verdict verdict = step(params, state, 1, now);
       if (verdict.allowed) {
-        ++admitted;
+        ASSERT_LE(++admitted, expected);
         continue;
       }
       ++drains;
-      ASSERT_EQ(admitted,
-                c.capacity + std::min(c.refill, c.capacity) * ((now - kEpoch) / c.period))
-          << "after draining at +" << (now - kEpoch) << " µs";
+      ASSERT_EQ(admitted, expected) << "after draining at +" << (now - kEpoch) << " µs";
       ASSERT_TRUE(verdict.retry_after.has_value());
+      ASSERT_GE(*verdict.retry_after, 1);
       now += *verdict.retry_after;
     }
     EXPECT_GT(drains, 100);
@@ -380,18 +380,19 @@ namespace gen = rc::gen;
 
 TokenBucket draw_bucket(RefillMode mode, bool with_initial) {
   TokenBucket params{
-      .capacity = *gen::weightedOneOf<std::int64_t>({{4, gen::inRange<std::int64_t>(1, 6)},
-                                                     {2, gen::inRange<std::int64_t>(1, 100)},
-                                                     {1, gen::inRange<std::int64_t>(1, 1'000'001)}}),
+      .capacity =
+          *gen::weightedOneOf<std::int64_t>({{4, gen::inRange<std::int64_t>(1, 6)},
+                                             {2, gen::inRange<std::int64_t>(1, 100)},
+                                             {1, gen::inRange<std::int64_t>(1, 1'000'001)}}),
       .refill = *gen::weightedOneOf<std::int64_t>(
           {{2, gen::inRange<std::int64_t>(1, 11)},
            {1, gen::element<std::int64_t>(3, 7, 999'983, 1'000'000)},
            {1, gen::inRange<std::int64_t>(1, 1'000'001)}}),
-      .period = *gen::weightedOneOf<Micros>(
-          {{2, gen::element<Micros>(1, 7, 1'000, kMicrosPerSecond, kMicrosPerMinute,
-                                    kMicrosPerDay)},
-           {2, gen::inRange<Micros>(1, 1'000)},
-           {2, gen::inRange<Micros>(1, 100 * kMicrosPerSecond)}}),
+      .period =
+          *gen::weightedOneOf<Micros>({{2, gen::element<Micros>(1, 7, 1'000, kMicrosPerSecond,
+                                                                kMicrosPerMinute, kMicrosPerDay)},
+                                       {2, gen::inRange<Micros>(1, 1'000)},
+                                       {2, gen::inRange<Micros>(1, 100 * kMicrosPerSecond)}}),
       .refill_mode = mode};
   if (with_initial && *gen::inRange(0, 3) == 0) {
     params.initial = *gen::inRange<std::int64_t>(0, params.capacity + 1);
@@ -407,8 +408,8 @@ Gcra draw_gcra() {
            {1, gen::element<std::int64_t>(3, 7, 999'983, 1'000'000)},
            {1, gen::inRange<std::int64_t>(1, 1'000'001)}}),
       .period = *gen::weightedOneOf<Micros>(
-          {{2, gen::element<Micros>(1, 7, 1'000, kMicrosPerSecond, kMicrosPerMinute,
-                                    kMicrosPerDay)},
+          {{2,
+            gen::element<Micros>(1, 7, 1'000, kMicrosPerSecond, kMicrosPerMinute, kMicrosPerDay)},
            {2, gen::inRange<Micros>(1, 1'000)},
            {2, gen::inRange<Micros>(1, 100 * kMicrosPerSecond)}}),
       .burst = *gen::weightedOneOf<std::int64_t>({{4, gen::inRange<std::int64_t>(0, 6)},
@@ -431,13 +432,12 @@ std::int64_t draw_cost(std::int64_t limit) {
 // Gaps: none, a few µs, around the emission interval and the period, and several periods.
 Micros draw_gap(std::int64_t rate, Micros period) {
   const Micros interval = std::max<Micros>(1, period / rate);
-  return *gen::weightedOneOf<Micros>(
-      {{3, gen::just<Micros>(0)},
-       {2, gen::inRange<Micros>(1, 4)},
-       {3, gen::inRange<Micros>(0, 2 * interval + 2)},
-       {2, gen::element<Micros>(interval - 1, interval, interval + 1, period - 1, period,
-                                period + 1)},
-       {1, gen::inRange<Micros>(0, 3 * period + 2)}});
+  return *gen::weightedOneOf<Micros>({{3, gen::just<Micros>(0)},
+                                      {2, gen::inRange<Micros>(1, 4)},
+                                      {3, gen::inRange<Micros>(0, 2 * interval + 2)},
+                                      {2, gen::element<Micros>(interval - 1, interval, interval + 1,
+                                                               period - 1, period, period + 1)},
+                                      {1, gen::inRange<Micros>(0, 3 * period + 2)}});
 }
 
 // How far back a skewed clock reads, for "time going backwards".
@@ -573,16 +573,39 @@ void check_earlier_clock_never_creates_capacity(const Algo& algo) {
   }
 }
 
+// `remaining` is exact: right after a request, a request for exactly `remaining` units at the same
+// instant is allowed and one for `remaining + 1` is not (unless that exceeds the limit anyway).
+template <typename Algo>
+void check_remaining_exact(const Algo& algo) {
+  for (const auto& e : drive(algo)) {
+    const std::int64_t remaining = e.verdict.remaining;
+    RC_ASSERT(decide(algo.params, e.after, remaining, e.at).allowed);
+    RC_ASSERT(!decide(algo.params, e.after, remaining + 1, e.at).allowed);
+  }
+}
+
+// reset_after counts down to the instant the bucket is full again, which is also when the stored
+// state expires: a peek then sees `limit` tokens, 1 µs earlier it does not.
+template <typename Algo>
+void check_reset_after_is_when_full_again(const Algo& algo) {
+  for (const auto& e : drive(algo)) {
+    const Micros r = e.verdict.reset_after;
+    RC_ASSERT(r == std::max<Micros>(0, expires_at(algo.params, e.after) - e.at));
+    RC_ASSERT(decide(algo.params, e.after, 0, e.at + r).remaining == algo.limit());
+    if (r > 0) RC_ASSERT(decide(algo.params, e.after, 0, e.at + r - 1).remaining < algo.limit());
+  }
+}
+
 // g. From expires_at on, the stored state decides exactly like a fresh one (so a store may drop
 // it then). Only for buckets without an `initial` override, which start full.
 template <typename Algo>
 void check_expired_state_decides_like_initial(const Algo& algo) {
   for (const auto& e : drive(algo)) {
     const Micros expiry = expires_at(algo.params, e.after);
-    const Micros later = expiry + *gen::weightedOneOf<Micros>(
-                                      {{2, gen::just<Micros>(0)},
-                                       {1, gen::inRange<Micros>(1, 3)},
-                                       {1, gen::inRange<Micros>(0, 3 * algo.period() + 1)}});
+    const Micros later =
+        expiry + *gen::weightedOneOf<Micros>({{2, gen::just<Micros>(0)},
+                                              {1, gen::inRange<Micros>(1, 3)},
+                                              {1, gen::inRange<Micros>(0, 3 * algo.period() + 1)}});
     const std::int64_t cost = draw_cost(algo.limit());
     for (const Micros t : {expiry, later}) {
       const Verdict stored = decide(algo.params, e.after, cost, t);
@@ -617,15 +640,15 @@ void check_smooth_bound(const Algo& algo, std::int64_t capacity, std::int64_t in
     Int128 sum = 0;
     for (std::size_t a = k + 1; a-- > 0;) {
       sum += admitted[a].second;
-      RC_ASSERT(sum * p <= Int128{capacity} * p + Int128{admitted[k].first - admitted[a].first} * r);
+      RC_ASSERT(sum * p <=
+                Int128{capacity} * p + Int128{admitted[k].first - admitted[a].first} * r);
     }
   }
 }
 
 // ---- smooth token_bucket ----
 
-RC_GTEST_PROP(TokenBucketSmoothProperty, NeverAdmitsMoreThanCapacityPlusRefillOverAnyInterval,
-              ()) {
+RC_GTEST_PROP(TokenBucketSmoothProperty, NeverAdmitsMoreThanCapacityPlusRefillOverAnyInterval, ()) {
   const Smooth algo{draw_bucket(RefillMode::kSmooth, /*with_initial=*/true)};
   check_smooth_bound(algo, algo.params.capacity,
                      algo.params.initial.value_or(algo.params.capacity));
@@ -641,6 +664,14 @@ RC_GTEST_PROP(TokenBucketSmoothProperty, DenialsAndPeeksLeaveStateUnchanged, ())
 
 RC_GTEST_PROP(TokenBucketSmoothProperty, EarlierClockNeverCreatesCapacity, ()) {
   check_earlier_clock_never_creates_capacity(Smooth{draw_bucket(RefillMode::kSmooth, true)});
+}
+
+RC_GTEST_PROP(TokenBucketSmoothProperty, RemainingIsExactlyWhatIsStillGrantableNow, ()) {
+  check_remaining_exact(Smooth{draw_bucket(RefillMode::kSmooth, true)});
+}
+
+RC_GTEST_PROP(TokenBucketSmoothProperty, ResetAfterIsWhenBucketIsFullAgain, ()) {
+  check_reset_after_is_when_full_again(Smooth{draw_bucket(RefillMode::kSmooth, true)});
 }
 
 RC_GTEST_PROP(TokenBucketSmoothProperty, ExpiredStateDecidesLikeInitialState, ()) {
@@ -665,7 +696,7 @@ RC_GTEST_PROP(TokenBucketSmoothProperty, RandomPollingClientGetsExactlyConfigure
   Micros now = kEpoch;
   std::int64_t admitted = 0;
   for (int poll = 0; poll < 100; ++poll) {
-    while (step(params, state, 1, now).allowed) ++admitted;
+    while (step(params, state, 1, now).allowed) RC_ASSERT(++admitted <= 200 * params.capacity);
     RC_ASSERT(admitted ==
               smooth_total(params.capacity, params.refill, params.period, now - kEpoch));
     now += *gen::inRange<Micros>(1, max_gap + 1);
@@ -698,16 +729,16 @@ RC_GTEST_PROP(TokenBucketIntervalProperty, NeverAdmitsMoreThanCapacityPlusRefill
   Int128 since_creation = 0;
   for (std::size_t k = 0; k < admitted.size(); ++k) {
     since_creation += admitted[k].second;
-    RC_ASSERT(since_creation <= Int128{initial} + Int128{p.refill} *
-                                                      ((admitted[k].first - created) / p.period));
+    RC_ASSERT(since_creation <=
+              Int128{initial} + Int128{p.refill} * ((admitted[k].first - created) / p.period));
     Int128 sum = 0;
     for (std::size_t a = k + 1; a-- > 0;) {
       sum += admitted[a].second;
       const Micros length = admitted[k].first - admitted[a].first;
-      const Int128 bound = length % p.period == 0
-                               ? Int128{p.capacity} + Int128{p.refill} * (length / p.period)
-                               : Int128{p.capacity} - 1 +
-                                     Int128{p.refill} * ceil_div(length, p.period);
+      const Int128 bound =
+          length % p.period == 0
+              ? Int128{p.capacity} + Int128{p.refill} * (length / p.period)
+              : Int128{p.capacity} - 1 + Int128{p.refill} * ceil_div(length, p.period);
       RC_ASSERT(sum <= bound);
     }
   }
@@ -725,6 +756,14 @@ RC_GTEST_PROP(TokenBucketIntervalProperty, EarlierClockNeverCreatesCapacity, ())
   check_earlier_clock_never_creates_capacity(Interval{draw_bucket(RefillMode::kInterval, true)});
 }
 
+RC_GTEST_PROP(TokenBucketIntervalProperty, RemainingIsExactlyWhatIsStillGrantableNow, ()) {
+  check_remaining_exact(Interval{draw_bucket(RefillMode::kInterval, true)});
+}
+
+RC_GTEST_PROP(TokenBucketIntervalProperty, ResetAfterIsWhenBucketIsFullAgain, ()) {
+  check_reset_after_is_when_full_again(Interval{draw_bucket(RefillMode::kInterval, true)});
+}
+
 RC_GTEST_PROP(TokenBucketIntervalProperty, ExpiredStateDecidesLikeInitialState, ()) {
   check_expired_state_decides_like_initial(Interval{draw_bucket(RefillMode::kInterval, false)});
 }
@@ -734,17 +773,17 @@ RC_GTEST_PROP(TokenBucketIntervalProperty, ExpiredStateDecidesLikeInitialState, 
 // exactly C + R·floor(elapsed / P).
 RC_GTEST_PROP(TokenBucketIntervalProperty, RandomPollingClientGetsExactlyConfiguredRate, ()) {
   const std::int64_t capacity = *gen::inRange<std::int64_t>(2, 50);
-  const TokenBucket params{.capacity = capacity,
-                           .refill = *gen::inRange<std::int64_t>(1, capacity),
-                           .period = *gen::element<Micros>(1, 7, 1'000, kMicrosPerSecond,
-                                                           kMicrosPerDay),
-                           .refill_mode = RefillMode::kInterval};
+  const TokenBucket params{
+      .capacity = capacity,
+      .refill = *gen::inRange<std::int64_t>(1, capacity),
+      .period = *gen::element<Micros>(1, 7, 1'000, kMicrosPerSecond, kMicrosPerDay),
+      .refill_mode = RefillMode::kInterval};
   RC_PRE(validate_limit(params, "").empty());
   IntervalBucketState state = interval_initial(params, kEpoch);
   Micros now = kEpoch;
   std::int64_t admitted = 0;
   for (int poll = 0; poll < 100; ++poll) {
-    while (step(params, state, 1, now).allowed) ++admitted;
+    while (step(params, state, 1, now).allowed) RC_ASSERT(++admitted <= 200 * params.capacity);
     RC_ASSERT(admitted == params.capacity + params.refill * ((now - kEpoch) / params.period));
     now += *gen::inRange<Micros>(0, params.period + 1);
   }
@@ -757,7 +796,9 @@ RC_GTEST_PROP(GcraProperty, NeverAdmitsMoreThanBurstPlusOnePlusRateOverAnyInterv
   check_smooth_bound(algo, algo.limit(), algo.limit());
 }
 
-RC_GTEST_PROP(GcraProperty, RetryAfterIsExact, ()) { check_retry_after_exact(GcraAlgo{draw_gcra()}); }
+RC_GTEST_PROP(GcraProperty, RetryAfterIsExact, ()) {
+  check_retry_after_exact(GcraAlgo{draw_gcra()});
+}
 
 RC_GTEST_PROP(GcraProperty, DenialsAndPeeksLeaveStateUnchanged, ()) {
   check_denials_and_peeks_change_nothing(GcraAlgo{draw_gcra()});
@@ -765,6 +806,14 @@ RC_GTEST_PROP(GcraProperty, DenialsAndPeeksLeaveStateUnchanged, ()) {
 
 RC_GTEST_PROP(GcraProperty, EarlierClockNeverCreatesCapacity, ()) {
   check_earlier_clock_never_creates_capacity(GcraAlgo{draw_gcra()});
+}
+
+RC_GTEST_PROP(GcraProperty, RemainingIsExactlyWhatIsStillGrantableNow, ()) {
+  check_remaining_exact(GcraAlgo{draw_gcra()});
+}
+
+RC_GTEST_PROP(GcraProperty, ResetAfterIsWhenBucketIsFullAgain, ()) {
+  check_reset_after_is_when_full_again(GcraAlgo{draw_gcra()});
 }
 
 RC_GTEST_PROP(GcraProperty, ExpiredStateDecidesLikeInitialState, ()) {
@@ -808,9 +857,9 @@ RC_GTEST_PROP(GcraProperty, JitteryClockNeverExceedsBound, ()) {
   Int128 admitted = 0;
   const int steps = *gen::inRange(1, 80);
   for (int i = 0; i < steps; ++i) {
-    now += *gen::weightedOneOf<Micros>(
-        {{3, gen::just<Micros>(draw_gap(params.rate, params.period))},
-         {1, gen::just<Micros>(-draw_backwards(params.period))}});
+    now +=
+        *gen::weightedOneOf<Micros>({{3, gen::just<Micros>(draw_gap(params.rate, params.period))},
+                                     {1, gen::just<Micros>(-draw_backwards(params.period))}});
     latest = std::max(latest, now);
     const std::int64_t cost = draw_cost(limit);
     if (step(params, state, cost, now).allowed) admitted += cost;
@@ -830,14 +879,14 @@ RC_GTEST_PROP(TokenBucketIntervalProperty, JitteryClockNeverExceedsBound, ()) {
   Int128 admitted = 0;
   const int steps = *gen::inRange(1, 80);
   for (int i = 0; i < steps; ++i) {
-    now += *gen::weightedOneOf<Micros>(
-        {{3, gen::just<Micros>(draw_gap(params.refill, params.period))},
-         {1, gen::just<Micros>(-draw_backwards(params.period))}});
+    now +=
+        *gen::weightedOneOf<Micros>({{3, gen::just<Micros>(draw_gap(params.refill, params.period))},
+                                     {1, gen::just<Micros>(-draw_backwards(params.period))}});
     latest = std::max(latest, now);
     const std::int64_t cost = draw_cost(params.capacity);
     if (step(params, state, cost, now).allowed) admitted += cost;
-    RC_ASSERT(admitted <=
-              Int128{params.capacity} + Int128{params.refill} * ((latest - created) / params.period));
+    RC_ASSERT(admitted <= Int128{params.capacity} +
+                              Int128{params.refill} * ((latest - created) / params.period));
   }
 }
 

@@ -1,20 +1,11 @@
 #include "sluice/store/redis/client.h"
 
 // Boost 1.74 + GCC 12: <utility> must precede the Asio headers.
-#include <utility>
+#include <hiredis/hiredis.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <chrono>
-#include <cstring>
-#include <deque>
-#include <future>
-#include <mutex>
-#include <optional>
-#include <random>
-#include <thread>
-
 #include <boost/asio/connect.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -23,7 +14,16 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
-#include <hiredis/hiredis.h>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+#include <utility>
 
 namespace sluice::redis {
 
@@ -37,11 +37,11 @@ std::uint32_t rotl(std::uint32_t x, int n) { return (x << n) | (x >> (32 - n)); 
 
 void sha1_block(std::array<std::uint32_t, 5>& h, const unsigned char* block) {
   std::array<std::uint32_t, 80> w;
-  for (int t = 0; t < 16; ++t) {
+  for (std::size_t t = 0; t < 16; ++t) {
     w[t] = (std::uint32_t{block[4 * t]} << 24) | (std::uint32_t{block[4 * t + 1]} << 16) |
            (std::uint32_t{block[4 * t + 2]} << 8) | std::uint32_t{block[4 * t + 3]};
   }
-  for (int t = 16; t < 80; ++t) w[t] = rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1);
+  for (std::size_t t = 16; t < 80; ++t) w[t] = rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1);
   std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
   for (int t = 0; t < 80; ++t) {
     std::uint32_t f;
@@ -91,7 +91,8 @@ std::string sha1_hex(std::string_view data) {
   for (int i = 0; i < 8; ++i) {
     tail[tail_size - 1 - i] = static_cast<unsigned char>(bit_length >> (8 * i));
   }
-  for (std::size_t offset = 0; offset < tail_size; offset += 64) sha1_block(h, tail.data() + offset);
+  for (std::size_t offset = 0; offset < tail_size; offset += 64)
+    sha1_block(h, tail.data() + offset);
 
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
@@ -178,8 +179,7 @@ struct Pending {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(asio::io_context& io, const ClientOptions& options, Counters& counters,
-             unsigned seed)
+  Connection(asio::io_context& io, const ClientOptions& options, Counters& counters, unsigned seed)
       : options_(options),
         counters_(counters),
         endpoint_name_(options.host + ":" + std::to_string(options.port)),
@@ -270,7 +270,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     });
     resolver_.async_resolve(
         options_.host, std::to_string(options_.port), tcp::resolver::numeric_service,
-        [self, gen](const boost::system::error_code& ec, tcp::resolver::results_type results) {
+        [self, gen](const boost::system::error_code& ec,
+                    const tcp::resolver::results_type& results) {
           if (gen != self->gen_) return;
           if (ec) {
             self->fail(unavailable("resolving redis host \"" + self->options_.host +
@@ -294,6 +295,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_connected() {
     boost::system::error_code ignored;
     socket_.set_option(tcp::no_delay(true), ignored);
+    // Lets the kernel notice a peer that vanished while the connection sits idle.
+    socket_.set_option(asio::socket_base::keep_alive(true), ignored);
     start_read();
 
     handshake_.clear();
@@ -328,12 +331,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
       set_state_locked(ConnState::kHandshaking);
     }
     const std::uint64_t gen = gen_;
-    asio::async_write(socket_, asio::buffer(handshake_),
-                      [self = shared_from_this(), gen](const boost::system::error_code& ec,
-                                                       std::size_t) {
-                        if (gen != self->gen_ || !ec) return;
-                        self->fail(self->lost(ec));
-                      });
+    asio::async_write(
+        socket_, asio::buffer(handshake_),
+        [self = shared_from_this(), gen](const boost::system::error_code& ec, std::size_t) {
+          if (gen != self->gen_ || !ec) return;
+          self->fail(self->lost(ec));
+        });
   }
 
   void become_ready() {
@@ -375,16 +378,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bump(counters_.writes);
     if (arm) arm_deadline(arm_at);
     const std::uint64_t gen = gen_;
-    asio::async_write(socket_, asio::buffer(writing_),
-                      [self = shared_from_this(), gen](const boost::system::error_code& ec,
-                                                       std::size_t) {
-                        if (gen != self->gen_) return;
-                        if (ec) {
-                          self->fail(self->lost(ec));
-                          return;
-                        }
-                        self->do_write();
-                      });
+    asio::async_write(
+        socket_, asio::buffer(writing_),
+        [self = shared_from_this(), gen](const boost::system::error_code& ec, std::size_t) {
+          if (gen != self->gen_) return;
+          if (ec) {
+            self->fail(self->lost(ec));
+            return;
+          }
+          self->do_write();
+        });
   }
 
   void arm_deadline(SteadyClock::time_point when) {
@@ -424,21 +427,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
     fail(unavailable("connection to redis " + endpoint_name_ +
                      " was reset because an earlier command on it timed out"));
     run_callback(expired, deadline_exceeded("redis " + endpoint_name_ + " sent no reply within " +
-                                      millis_text(options_.command_timeout)));
+                                            millis_text(options_.command_timeout)));
   }
 
   void start_read() {
-    socket_.async_read_some(
-        asio::buffer(read_buffer_),
-        [self = shared_from_this(), gen = gen_](const boost::system::error_code& ec,
-                                                std::size_t size) {
-          if (gen != self->gen_) return;
-          if (ec) {
-            self->fail(self->lost(ec));
-            return;
-          }
-          self->on_read(size);
-        });
+    socket_.async_read_some(asio::buffer(read_buffer_),
+                            [self = shared_from_this(), gen = gen_](
+                                const boost::system::error_code& ec, std::size_t size) {
+                              if (gen != self->gen_) return;
+                              if (ec) {
+                                self->fail(self->lost(ec));
+                                return;
+                              }
+                              self->on_read(size);
+                            });
   }
 
   void on_read(std::size_t size) {
@@ -524,7 +526,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Tears the socket down, fails every outstanding request with `why` and, unless closed,
   // schedules the next connection attempt. Strand only.
-  void fail(Status why) {
+  void fail(const Status& why) {
     std::deque<Pending> failed;
     bool closed = false;
     {
@@ -590,7 +592,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Strand only.
   redisReader* reader_;
-  std::array<char, 64 * 1024> read_buffer_;
+  std::array<char, std::size_t{64} * 1024> read_buffer_;
   std::string writing_;    // bytes of the write in flight
   std::string handshake_;  // AUTH / SELECT
   std::vector<std::string> handshake_steps_;
@@ -629,7 +631,9 @@ bool breaks_pairing(std::string_view name) {
 }
 
 Status validate(const ClientOptions& options) {
-  const auto error = [](const std::string& text) { return invalid_argument("redis options: " + text); };
+  const auto error = [](const std::string& text) {
+    return invalid_argument("redis options: " + text);
+  };
   if (options.host.empty()) return error("host must not be empty");
   if (options.port == 0) return error("port must be 1-65535");
   if (options.db < 0) return error("db must be >= 0");
@@ -656,32 +660,43 @@ Status validate(const ClientOptions& options) {
 class Client::Impl {
  public:
   explicit Impl(ClientOptions options)
-      : options_(std::move(options)),
-        io_(options_.io_threads),
-        work_(asio::make_work_guard(io_)) {
+      : options_(std::move(options)), io_(options_.io_threads), work_(asio::make_work_guard(io_)) {
     std::random_device seeds;
     for (int i = 0; i < options_.connections; ++i) {
       connections_.push_back(std::make_shared<Connection>(io_, options_, counters_, seeds()));
     }
     for (const auto& connection : connections_) connection->start();
-    for (int i = 0; i < options_.io_threads; ++i) {
-      threads_.emplace_back([this] {
-        for (;;) {
-          try {
-            io_.run();
-            return;
-          } catch (...) {
-            // Handlers don't throw by design; if one does, keep the loop alive.
+    try {
+      for (int i = 0; i < options_.io_threads; ++i) {
+        threads_.emplace_back([this] {
+          for (;;) {
+            try {
+              io_.run();
+              return;
+            } catch (...) {
+              // Handlers don't throw by design; if one does, keep the loop alive.
+            }
           }
-        }
-      });
+        });
+      }
+    } catch (...) {
+      shutdown();  // joins the threads that did start, so their destructors don't terminate
+      throw;
     }
   }
 
-  ~Impl() {
+  ~Impl() { shutdown(); }
+
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  // Fails outstanding requests with Cancelled (their callbacks run), then lets the loop drain.
+  void shutdown() {
     for (const auto& connection : connections_) connection->close();
     work_.reset();
-    for (std::thread& thread : threads_) thread.join();
+    for (std::thread& thread : threads_) {
+      if (thread.joinable()) thread.join();
+    }
   }
 
   bool on_io_thread() { return io_.get_executor().running_in_this_thread(); }
@@ -720,9 +735,9 @@ class Client::Impl {
       for (std::size_t i = 0; i < n; ++i) {
         Connection& connection = *connections_[(start + i) % n];
         const ConnState state = connection.state();
-        const bool usable = want_ready ? state == ConnState::kReady
-                                       : (state == ConnState::kConnecting ||
-                                          state == ConnState::kHandshaking);
+        const bool usable =
+            want_ready ? state == ConnState::kReady
+                       : (state == ConnState::kConnecting || state == ConnState::kHandshaking);
         if (usable && connection.try_submit(formatted, done, errors)) return;
       }
     }
@@ -730,9 +745,8 @@ class Client::Impl {
     // Keep the code of the last failure when it says more than "unavailable": a wrong password
     // stays Unauthenticated while the client keeps retrying.
     const Status last = connections_[start]->last_error();
-    const StatusCode code = last.ok() || last.code() == StatusCode::kCancelled
-                                ? StatusCode::kUnavailable
-                                : last.code();
+    const StatusCode code =
+        last.ok() || last.code() == StatusCode::kCancelled ? StatusCode::kUnavailable : last.code();
     fail_later(std::move(done),
                Status(code, "redis " + options_.host + ":" + std::to_string(options_.port) +
                                 " is unavailable" + (last.ok() ? "" : ": " + last.message())));
@@ -767,7 +781,12 @@ class Client::Impl {
 
 StatusOr<std::unique_ptr<Client>> Client::create(ClientOptions options) {
   if (Status status = validate(options); !status.ok()) return status;
-  return std::unique_ptr<Client>(new Client(std::make_unique<Impl>(std::move(options))));
+  try {
+    return std::unique_ptr<Client>(new Client(std::make_unique<Impl>(std::move(options))));
+  } catch (const std::exception& e) {
+    // Thread creation or the entropy source failed: report, don't throw across the module.
+    return internal_error(std::string("redis client could not start: ") + e.what());
+  }
 }
 
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -813,23 +832,22 @@ void Client::async_eval_script(const Script& script, std::vector<std::string> ke
   if (!keys.empty()) call->key_index = 3;
 
   Impl* impl = impl_.get();
-  impl->submit(call->args, call->key_index, ErrorReplies::kAsReply,
-               [impl, call](StatusOr<Reply> result) {
-                 if (result.ok() && is_noscript(*result)) {
-                   // The server lost its script cache: EVAL runs the script and caches it again.
-                   bump(impl->counters_.script_reloads);
-                   call->args[0] = "EVAL";
-                   call->args[1] = call->script.source();
-                   impl->submit(call->args, call->key_index, ErrorReplies::kAsStatus,
-                                std::move(call->done));
-                   return;
-                 }
-                 if (result.ok() && result->is_error()) {
-                   run_callback(call->done, error_reply_status(result->as_string()));
-                   return;
-                 }
-                 run_callback(call->done, std::move(result));
-               });
+  impl->submit(
+      call->args, call->key_index, ErrorReplies::kAsReply, [impl, call](StatusOr<Reply> result) {
+        if (result.ok() && is_noscript(*result)) {
+          // The server lost its script cache: EVAL runs the script and caches it again.
+          bump(impl->counters_.script_reloads);
+          call->args[0] = "EVAL";
+          call->args[1] = call->script.source();
+          impl->submit(call->args, call->key_index, ErrorReplies::kAsStatus, std::move(call->done));
+          return;
+        }
+        if (result.ok() && result->is_error()) {
+          run_callback(call->done, error_reply_status(result->as_string()));
+          return;
+        }
+        run_callback(call->done, std::move(result));
+      });
 }
 
 namespace {

@@ -69,12 +69,13 @@ void BM_EvalShaAsyncWindow(benchmark::State& state) {
       cv.wait(lock, [&] { return in_flight < window; });
       ++in_flight;
     }
-    g_client->async_eval_script(script(), {"bench:{async}"}, {"1"}, [&](StatusOr<Reply> reply) {
-      if (!reply.ok()) failed = true;
-      std::lock_guard lock(mu);
-      --in_flight;
-      cv.notify_one();
-    });
+    g_client->async_eval_script(script(), {"bench:{async}"}, {"1"},
+                                [&](const StatusOr<Reply>& reply) {
+                                  if (!reply.ok()) failed = true;
+                                  std::lock_guard lock(mu);
+                                  --in_flight;
+                                  cv.notify_one();
+                                });
   }
   std::unique_lock lock(mu);
   cv.wait(lock, [&] { return in_flight == 0; });
@@ -109,9 +110,9 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "client: %llu requests in %llu writes (%.1f per write), %llu reloads\n",
                static_cast<unsigned long long>(stats.requests),
                static_cast<unsigned long long>(stats.writes),
-               stats.writes == 0 ? 0.0
-                                 : static_cast<double>(stats.requests) /
-                                       static_cast<double>(stats.writes),
+               stats.writes == 0
+                   ? 0.0
+                   : static_cast<double>(stats.requests) / static_cast<double>(stats.writes),
                static_cast<unsigned long long>(stats.script_reloads));
   redis::g_client.reset();
   redis::g_server.reset();

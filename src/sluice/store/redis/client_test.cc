@@ -26,11 +26,11 @@ void PrintTo(const Reply& reply, std::ostream* out) { *out << reply.debug_string
 namespace {
 
 using namespace std::string_literals;
+using test::RedisServer;
+using test::RedisServerOptions;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using test::RedisServer;
-using test::RedisServerOptions;
 using SteadyClock = std::chrono::steady_clock;
 
 constexpr auto kWaitLimit = std::chrono::seconds(20);
@@ -116,9 +116,12 @@ TEST_F(ClientTest, RoundTripsBinarySafeArguments) {
   ASSERT_NE(redis, nullptr);
   std::string kibibyte(1024, '\0');
   for (std::size_t i = 0; i < kibibyte.size(); ++i) kibibyte[i] = static_cast<char>(i * 7 + 3);
-  const std::vector<std::string> values = {
-      "nul\0inside"s, "crlf\r\nand\nnewline\r\n", "\xff\xfe\x80\xc3(not utf-8)", kibibyte, "",
-      "*1\r\n$4\r\nPING\r\n"};
+  const std::vector<std::string> values = {"nul\0inside"s,
+                                           "crlf\r\nand\nnewline\r\n",
+                                           "\xff\xfe\x80\xc3(not utf-8)",
+                                           kibibyte,
+                                           "",
+                                           "*1\r\n$4\r\nPING\r\n"};
   for (std::size_t i = 0; i < values.size(); ++i) {
     SCOPED_TRACE(i);
     const std::string key = "binary:\0{}\r\n\xff:"s + std::to_string(i);
@@ -148,8 +151,9 @@ TEST_F(ClientTest, ConvertsEveryReplyType) {
       {"EVAL", "return {1, {'x', false}, redis.error_reply('E1 nested'), redis.status_reply('S')}",
        "0"});
   ASSERT_TRUE(nested.ok()) << nested.status().to_string();
-  EXPECT_EQ(*nested, Reply::array({Reply::integer(1), Reply::array({Reply::bulk("x"), Reply::nil()}),
-                                   Reply::error("E1 nested"), Reply::status("S")}));
+  EXPECT_EQ(*nested,
+            Reply::array({Reply::integer(1), Reply::array({Reply::bulk("x"), Reply::nil()}),
+                          Reply::error("E1 nested"), Reply::status("S")}));
 }
 
 TEST_F(ClientTest, TurnsTopLevelErrorRepliesIntoStatuses) {
@@ -184,13 +188,15 @@ TEST_F(ClientTest, RefusesCommandsThatCannotBePipelined) {
 }
 
 TEST_F(ClientTest, ManyThreadsEachGetTheirOwnReplies) {
-  auto redis = client({.connections = 3});
+  // Two I/O threads: callbacks of different connections run concurrently.
+  auto redis = client({.connections = 3, .io_threads = 2});
   ASSERT_NE(redis, nullptr);
   constexpr int kThreads = 16;
   constexpr int kRequests = 300;
   std::atomic<int> mismatches{0};
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       const std::string counter = "threads:counter:" + std::to_string(t);
@@ -220,7 +226,7 @@ TEST_F(ClientTest, AsyncRequestsCompleteWithTheirOwnReplies) {
   std::atomic<int> wrong{0};
   for (int i = 0; i < kRequests; ++i) {
     std::string payload = "async-" + std::to_string(i);
-    redis->async_command({"ECHO", payload}, [&, payload](StatusOr<Reply> reply) {
+    redis->async_command({"ECHO", payload}, [&, payload](const StatusOr<Reply>& reply) {
       if (!reply.ok() || *reply != Reply::bulk(payload)) ++wrong;
       countdown.done();
     });
@@ -237,7 +243,7 @@ TEST_F(ClientTest, CoalescesConcurrentRequestsIntoFewerWrites) {
   constexpr int kRequests = 5000;
   Countdown countdown(kRequests);
   for (int i = 0; i < kRequests; ++i) {
-    redis->async_command({"INCR", "coalesce"}, [&](StatusOr<Reply>) { countdown.done(); });
+    redis->async_command({"INCR", "coalesce"}, [&](const StatusOr<Reply>&) { countdown.done(); });
   }
   ASSERT_TRUE(countdown.wait());
   const ClientStats after = redis->stats();
@@ -294,8 +300,8 @@ TEST_F(ClientTest, EvalShaReloadsTheScriptTransparentlyAfterScriptFlush) {
 
   StatusOr<Reply> first = redis->eval_script(script, {"eval:counter"}, {"arg\0"s});
   ASSERT_TRUE(first.ok()) << first.status().to_string();
-  EXPECT_EQ(*first, Reply::array({Reply::bulk("eval:counter"), Reply::bulk("arg\0"s),
-                                  Reply::integer(1)}));
+  EXPECT_EQ(*first,
+            Reply::array({Reply::bulk("eval:counter"), Reply::bulk("arg\0"s), Reply::integer(1)}));
   EXPECT_EQ(redis->stats().script_reloads, 1u);
 
   StatusOr<Reply> cached = redis->eval_script(script, {"eval:counter"}, {"b"});
@@ -309,14 +315,15 @@ TEST_F(ClientTest, EvalShaReloadsTheScriptTransparentlyAfterScriptFlush) {
   Countdown countdown(kCalls);
   std::atomic<int> failed{0};
   for (int i = 0; i < kCalls; ++i) {
-    redis->async_eval_script(script, {"eval:counter"}, {"c"}, [&](StatusOr<Reply> reply) {
+    redis->async_eval_script(script, {"eval:counter"}, {"c"}, [&](const StatusOr<Reply>& reply) {
       if (!reply.ok() || !reply->is_array()) ++failed;
       countdown.done();
     });
   }
   ASSERT_TRUE(countdown.wait());
   EXPECT_EQ(failed.load(), 0);
-  EXPECT_EQ(value(redis->command({"GET", "eval:counter"})), Reply::bulk(std::to_string(2 + kCalls)));
+  EXPECT_EQ(value(redis->command({"GET", "eval:counter"})),
+            Reply::bulk(std::to_string(2 + kCalls)));
   EXPECT_GE(redis->stats().script_reloads, 2u);
 }
 
@@ -349,7 +356,7 @@ TEST_F(ClientTest, BlockingCallFromACallbackIsRefusedInsteadOfDeadlocking) {
   ASSERT_NE(redis, nullptr);
   Countdown countdown(1);
   Status nested;
-  redis->async_command({"PING"}, [&](StatusOr<Reply>) {
+  redis->async_command({"PING"}, [&](const StatusOr<Reply>&) {
     nested = redis->command({"PING"}).status();
     countdown.done();
   });
@@ -361,7 +368,7 @@ TEST_F(ClientTest, AThrowingCallbackDoesNotBreakTheConnection) {
   auto redis = client({.connections = 1});
   ASSERT_NE(redis, nullptr);
   Countdown countdown(1);
-  redis->async_command({"PING"}, [&](StatusOr<Reply>) {
+  redis->async_command({"PING"}, [&](const StatusOr<Reply>&) {
     countdown.done();
     throw std::runtime_error("callback bug");
   });
@@ -377,7 +384,7 @@ TEST_F(ClientTest, DestroyingTheClientCompletesEveryOutstandingRequest) {
     auto redis = client();
     ASSERT_NE(redis, nullptr);
     for (int i = 0; i < kRequests; ++i) {
-      redis->async_command({"ECHO", "x"}, [&](StatusOr<Reply> reply) {
+      redis->async_command({"ECHO", "x"}, [&](const StatusOr<Reply>& reply) {
         if (!reply.ok() && reply.status().code() != StatusCode::kCancelled &&
             reply.status().code() != StatusCode::kUnavailable) {
           ++unexpected;
@@ -443,12 +450,13 @@ TEST(ClientAuthTest, AuthenticatesWithRequirepass) {
 }
 
 TEST(ClientAuthTest, AuthenticatesAsAnAclUser) {
-  auto server = start_server({.extra_args = {"--user", "alice", "on", ">wonderland", "~*", "&*",
-                                             "+@all", "--user", "reader", "on", ">r", "~*",
-                                             "+@read", "+ping", "+select"}});
+  auto server = start_server(
+      {.extra_args = {"--user", "alice", "on", ">wonderland", "~*", "&*", "+@all", "--user",
+                      "reader", "on", ">r", "~*", "+@read", "+ping", "+select"}});
   ASSERT_NE(server, nullptr);
 
-  auto alice = make_client(server->port(), {.username = "alice", .password = "wonderland", .db = 2});
+  auto alice =
+      make_client(server->port(), {.username = "alice", .password = "wonderland", .db = 2});
   ASSERT_NE(alice, nullptr);
   EXPECT_EQ(value(alice->command({"ACL", "WHOAMI"})), Reply::bulk("alice"));
   EXPECT_EQ(value(alice->command({"SET", "acl:key", "v"})), Reply::status("OK"));
@@ -511,6 +519,7 @@ TEST(ClientOutageTest, InFlightCallsFailWhenTheServerIsKilledAndLaterCallsRecove
   std::map<StatusCode, int> failure_codes;
   std::chrono::milliseconds slowest{0};
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       const std::string key = "kill:" + std::to_string(t);
@@ -576,7 +585,7 @@ TEST(ClientTimeoutTest, ACommandWithoutAReplyWithinTheTimeoutFailsWithDeadlineEx
     countdown.done();
   });
   for (int i = 0; i < 10; ++i) {
-    redis->async_command({"PING"}, [&](StatusOr<Reply> reply) {
+    redis->async_command({"PING"}, [&](const StatusOr<Reply>& reply) {
       std::lock_guard lock(mu);
       behind.push_back(reply.status().code());
       countdown.done();

@@ -5,38 +5,32 @@
 
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
-#include "sluice/store/redis/scripts.h"
+#include "sluice/store/redis/script_set.h"
 
 namespace sluice::store {
 namespace {
 
 using algorithm::Limit;
 
-// The five ARGV values limits.lua reads for one limit: kind and four parameters.
+// The five ARGV values common.lua's read_limit takes for one limit: kind and four parameters.
 void append_limit(const Limit& limit, std::vector<std::string>& args) {
-  const auto add = [&](std::int64_t kind, std::int64_t a, std::int64_t b, std::int64_t c,
-                       std::int64_t d) {
-    for (std::int64_t value : {kind, a, b, c, d}) args.push_back(std::to_string(value));
+  args.push_back(std::to_string(script_kind(limit)));
+  const auto add = [&](std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) {
+    for (std::int64_t value : {a, b, c, d}) args.push_back(std::to_string(value));
   };
   std::visit(
       [&](const auto& p) {
         using P = std::decay_t<decltype(p)>;
         if constexpr (std::is_same_v<P, algorithm::TokenBucket>) {
-          const bool interval = p.refill_mode == algorithm::RefillMode::kInterval;
-          add(interval ? 2 : 1, p.capacity, p.refill, p.period, p.initial.value_or(-1));
+          add(p.capacity, p.refill, p.period, p.initial.value_or(-1));
         } else if constexpr (std::is_same_v<P, algorithm::Gcra>) {
-          add(3, p.rate, p.period, p.burst, 0);
+          add(p.rate, p.period, p.burst, 0);
         } else if constexpr (std::is_same_v<P, algorithm::LeakyBucket>) {
-          add(4, p.rate, p.period, p.max_delay, 0);
-        } else if constexpr (std::is_same_v<P, algorithm::FixedWindow>) {
-          add(5, p.limit, p.window, 0, 0);
-        } else if constexpr (std::is_same_v<P, algorithm::SlidingWindow>) {
-          add(6, p.limit, p.window, 0, 0);
-        } else if constexpr (std::is_same_v<P, algorithm::SlidingLog>) {
-          add(7, p.limit, p.window, 0, 0);
+          add(p.rate, p.period, p.max_delay, 0);
+        } else if constexpr (std::is_same_v<P, algorithm::Concurrency>) {
+          add(p.limit, p.lease_ttl, 0, 0);
         } else {
-          static_assert(std::is_same_v<P, algorithm::Concurrency>);
-          add(8, p.limit, p.lease_ttl, 0, 0);
+          add(p.limit, p.window, 0, 0);  // fixed_window, sliding_window, sliding_log
         }
       },
       limit);
@@ -81,11 +75,9 @@ StatusOr<algorithm::PolicyVerdict> verdict_at(const redis::Reply& reply, std::si
 RedisStore::RedisStore(std::shared_ptr<redis::Client> client, RedisStoreOptions options)
     : client_(std::move(client)),
       options_(options),
-      acquire_(options.pinned_clock_for_tests ? scripts::acquire_pinned()
-                                              : scripts::acquire_redis()),
-      inspect_(options.pinned_clock_for_tests ? scripts::inspect_pinned()
-                                              : scripts::inspect_redis()),
-      lease_(options.pinned_clock_for_tests ? scripts::lease_pinned() : scripts::lease_redis()) {}
+      scripts_(std::make_unique<ScriptSet>(options.pinned_clock_for_tests != nullptr)) {}
+
+RedisStore::~RedisStore() = default;
 
 void RedisStore::pin_time(std::vector<std::string>& args) const {
   if (options_.pinned_clock_for_tests != nullptr) {
@@ -110,7 +102,8 @@ StatusOr<StoreDecision> RedisStore::acquire(const SubjectRef& ref, std::int64_t 
   const std::string lease =
       cost > 0 && algorithm::uses_leases(ref.limits) ? new_lease_id() : std::string();
   StatusOr<redis::Reply> reply =
-      client_->eval_script(acquire_, limit_keys(ref), limit_args(ref, cost, lease));
+      client_->eval_script(scripts_->get(ScriptOperation::kAcquire, ref.limits), limit_keys(ref),
+                           limit_args(ref, cost, lease));
   if (!reply.ok()) return reply.status();
   StatusOr<algorithm::PolicyVerdict> verdict = verdict_at(*reply, 0);
   if (!verdict.ok()) return verdict.status();
@@ -132,7 +125,8 @@ StatusOr<bool> RedisStore::lease_operation(const SubjectRef& ref, std::string_vi
   }
   if (keys.empty()) return false;
   pin_time(args);
-  StatusOr<redis::Reply> reply = client_->eval_script(lease_, std::move(keys), std::move(args));
+  StatusOr<redis::Reply> reply = client_->eval_script(
+      scripts_->get(ScriptOperation::kLease, ref.limits), std::move(keys), std::move(args));
   if (!reply.ok()) return reply.status();
   if (!reply->is_integer()) return unexpected(*reply);
   return reply->as_integer() == 1;
@@ -149,7 +143,8 @@ StatusOr<bool> RedisStore::renew(const SubjectRef& ref, std::string_view lease) 
 StatusOr<std::vector<algorithm::Verdict>> RedisStore::inspect(const SubjectRef& ref) {
   if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   StatusOr<redis::Reply> reply =
-      client_->eval_script(inspect_, limit_keys(ref), limit_args(ref, 0, {}));
+      client_->eval_script(scripts_->get(ScriptOperation::kInspect, ref.limits), limit_keys(ref),
+                           limit_args(ref, 0, {}));
   if (!reply.ok()) return reply.status();
   std::vector<algorithm::Verdict> verdicts;
   for (std::size_t i = 0; i < ref.limits.size(); ++i) {

@@ -13,6 +13,8 @@
 
 namespace sluice::store {
 
+class ScriptSet;
+
 struct RedisStoreOptions {
   // TESTS ONLY: decide at this clock's time instead of Redis's TIME, so conformance traces replay
   // deterministically. Production code never sets it: a client's clock is never trusted.
@@ -22,6 +24,7 @@ struct RedisStoreOptions {
 class RedisStore final : public Store {
  public:
   RedisStore(std::shared_ptr<redis::Client> client, RedisStoreOptions options = {});
+  ~RedisStore() override;
 
   // Errors: InvalidArgument for bad input; Unavailable / DeadlineExceeded when Redis cannot be
   // reached in time (the caller's failure mode decides what that means); Internal for a reply
@@ -43,9 +46,7 @@ class RedisStore final : public Store {
 
   std::shared_ptr<redis::Client> client_;
   RedisStoreOptions options_;
-  redis::Script acquire_;
-  redis::Script inspect_;
-  redis::Script lease_;
+  std::unique_ptr<ScriptSet> scripts_;
 };
 
 }  // namespace sluice::store

@@ -8,7 +8,9 @@
 namespace sluice::redis {
 namespace {
 
-Status url_error(std::string_view what) { return invalid_argument("redis URL: " + std::string(what)); }
+Status url_error(std::string_view what) {
+  return invalid_argument("redis URL: " + std::string(what));
+}
 
 char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 

@@ -13,11 +13,11 @@ namespace sluice::redis {
 inline constexpr std::uint16_t kDefaultRedisPort = 6379;
 
 struct RedisUrl {
-  std::string host;                       // a name, an IPv4 address or an IPv6 address (no brackets)
+  std::string host;  // a name, an IPv4 address or an IPv6 address (no brackets)
   std::uint16_t port = kDefaultRedisPort;
-  std::string username;                   // empty: Redis's `default` user
-  std::string password;                   // empty: no AUTH
-  int db = 0;                             // SELECT index
+  std::string username;  // empty: Redis's `default` user
+  std::string password;  // empty: no AUTH
+  int db = 0;            // SELECT index
 };
 
 // Parses `redis://[[username]:password@]host[:port][/db]`.

@@ -165,7 +165,8 @@ StatusOr<std::string> format_command(std::span<const std::string> args) {
     argvlen[i] = args[i].size();
   }
   char* formatted = nullptr;
-  const int length = redisFormatCommandArgv(&formatted, static_cast<int>(args.size()), argv, argvlen);
+  const int length =
+      redisFormatCommandArgv(&formatted, static_cast<int>(args.size()), argv, argvlen);
   if (length < 0 || formatted == nullptr) {
     return internal_error("redis: could not format command (out of memory)");
   }

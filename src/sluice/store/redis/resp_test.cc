@@ -91,7 +91,8 @@ TEST(RespTest, MapsErrorRepliesToStatusCodes) {
       {"NOAUTH Authentication required.", StatusCode::kUnauthenticated},
       {"WRONGPASS invalid username-password pair or user is disabled.",
        StatusCode::kUnauthenticated},
-      {"NOPERM this user has no permissions to run the 'set' command", StatusCode::kPermissionDenied},
+      {"NOPERM this user has no permissions to run the 'set' command",
+       StatusCode::kPermissionDenied},
       {"WRONGTYPE Operation against a key holding the wrong kind of value",
        StatusCode::kFailedPrecondition},
       {"OOM command not allowed when used memory > 'maxmemory'.", StatusCode::kResourceExhausted},
@@ -120,8 +121,8 @@ TEST(RespTest, MapsErrorRepliesToStatusCodes) {
 }
 
 TEST(RespTest, DebugStringEscapesBytes) {
-  EXPECT_EQ(Reply::array({Reply::bulk("a\"\0\n\xff"s), Reply::integer(7),
-                          Reply::nil(), Reply::status("OK"), Reply::error("ERR x")})
+  EXPECT_EQ(Reply::array({Reply::bulk("a\"\0\n\xff"s), Reply::integer(7), Reply::nil(),
+                          Reply::status("OK"), Reply::error("ERR x")})
                 .debug_string(),
             "[\"a\\\"\\x00\\n\\xff\", 7, nil, +OK, -ERR x]");
 }

@@ -1,17 +1,28 @@
-// The Lua scripts of the Redis store, embedded at build time from scripts/*.lua
-// (cmake/embed_scripts.cmake). `_redis` variants read Redis's clock; `_pinned` variants take the
-// time from their last argument and exist only so tests can replay traces deterministically.
+// The Lua sources of the Redis store, embedded at build time from scripts/*.lua
+// (cmake/embed_scripts.cmake). script_set.h assembles them into the scripts actually sent.
 #pragma once
 
-#include <string>
+#include <string_view>
 
 namespace sluice::store::scripts {
 
-const std::string& acquire_redis();
-const std::string& acquire_pinned();
-const std::string& inspect_redis();
-const std::string& inspect_pinned();
-const std::string& lease_redis();
-const std::string& lease_pinned();
+// Time: Redis's TIME (production) or the last ARGV (conformance tests only).
+std::string_view lua_clock_redis();
+std::string_view lua_clock_pinned();
+// Helpers every script needs, then the TAT arithmetic of gcra / token_bucket / leaky_bucket.
+std::string_view lua_common();
+std::string_view lua_tat();
+// One file per algorithm family.
+std::string_view lua_token_bucket();
+std::string_view lua_interval_bucket();
+std::string_view lua_leaky_bucket();
+std::string_view lua_fixed_window();
+std::string_view lua_sliding_window();
+std::string_view lua_sliding_log();
+std::string_view lua_concurrency();
+// Operation bodies.
+std::string_view lua_acquire();
+std::string_view lua_inspect();
+std::string_view lua_lease();
 
 }  // namespace sluice::store::scripts

@@ -1,6 +1,6 @@
 -- acquire: decide `cost` for one subject over all limits of its policy, atomically.
 -- KEYS[i]: state key of limit i. ARGV: cost, lease id ('' when no concurrency limit), then five
--- values per limit (see limits.lua). Replies {allowed, limit, remaining, retry_after,
+-- values per limit (see common.lua). Replies {allowed, limit, remaining, retry_after,
 -- reset_after, delay, limit_index} for the deciding limit (limit_index from 0). Writes only when
 -- every limit allows and cost > 0; every key written gets a TTL.
 local cost = tonumber(ARGV[1])
