@@ -282,7 +282,7 @@ std::int64_t smooth_total(std::int64_t capacity, std::int64_t refill, Micros per
 template <typename Params>
 void expect_greedy_gets_exactly(const Params& params, std::int64_t capacity, std::int64_t refill,
                                 Micros period, Micros horizon) {
-  TatState state{.tat = kEpoch, .fraction = 0};
+  TatState state{.tat = kEpoch, .fraction = 0};  // initial_state of both gcra and a full bucket
   Micros now = kEpoch;
   std::int64_t admitted = 0;
   std::int64_t drains = 0;

@@ -52,6 +52,12 @@ class Checker {
   std::vector<FieldError>& errors_;
 };
 
+// A duration no state may reach beyond now: stored instants stay below 2^53 µs (year ~2255).
+void within_horizon(Checker& c, std::string_view field, std::string_view what, Int128 micros) {
+  if (micros <= kMaxHorizon) return;
+  c.fail(field, std::string(what) + " must be at most 100 years");
+}
+
 void check(Checker& c, const TokenBucket& p, const ValidationOptions&) {
   const bool capacity_ok = c.at_least("capacity", p.capacity, 1);
   const bool refill_ok = c.at_least("refill", p.refill, 1);
@@ -62,6 +68,8 @@ void check(Checker& c, const TokenBucket& p, const ValidationOptions&) {
   }
   if (capacity_ok && period_ok && refill_ok) {
     c.exact("period", "capacity × period (µs) + refill", Int128{p.capacity} * p.period + p.refill);
+    within_horizon(c, "period", "the time to refill an empty bucket",
+                   (Int128{p.capacity} + p.refill - 1) / p.refill * p.period);
   }
 }
 
@@ -71,37 +79,43 @@ void check(Checker& c, const Gcra& p, const ValidationOptions&) {
   const bool burst_ok = c.at_least("burst", p.burst, 0);
   if (rate_ok && period_ok && burst_ok) {
     c.exact("burst", "(burst + 1) × period (µs) + rate", (Int128{p.burst} + 1) * p.period + p.rate);
+    within_horizon(c, "period", "the time to earn burst + 1 cells",
+                   (Int128{p.burst} + 1) * p.period / p.rate);
   }
 }
 
 void check(Checker& c, const LeakyBucket& p, const ValidationOptions&) {
   const bool rate_ok = c.at_least("rate", p.rate, 1);
-  c.at_least("period", p.period, 1);
+  if (c.at_least("period", p.period, 1)) within_horizon(c, "period", "period", p.period);
   const bool delay_ok = c.at_least("max_delay", p.max_delay, 0);
   if (rate_ok && delay_ok) {
     c.exact("max_delay", "(max_delay (µs) + 1) × rate", (Int128{p.max_delay} + 1) * p.rate);
+    within_horizon(c, "max_delay", "max_delay", p.max_delay);
   }
 }
 
 void check(Checker& c, const FixedWindow& p, const ValidationOptions&) {
   c.at_least("limit", p.limit, 1);
-  c.at_least("window", p.window, 1);
+  if (c.at_least("window", p.window, 1)) within_horizon(c, "window", "window", p.window);
 }
 
 void check(Checker& c, const SlidingWindow& p, const ValidationOptions&) {
   const bool limit_ok = c.at_least("limit", p.limit, 1);
   const bool window_ok = c.at_least("window", p.window, 1);
+  if (window_ok) within_horizon(c, "window", "window", p.window);
   if (limit_ok && window_ok) c.exact("window", "limit × window (µs)", Int128{p.limit} * p.window);
 }
 
 void check(Checker& c, const SlidingLog& p, const ValidationOptions& options) {
   if (c.at_least("limit", p.limit, 1)) c.at_most("limit", p.limit, options.sliding_log_max_limit);
-  c.at_least("window", p.window, 1);
+  if (c.at_least("window", p.window, 1)) within_horizon(c, "window", "window", p.window);
 }
 
 void check(Checker& c, const Concurrency& p, const ValidationOptions& options) {
   if (c.at_least("limit", p.limit, 1)) c.at_most("limit", p.limit, options.concurrency_max_limit);
-  c.at_least("lease_ttl", p.lease_ttl, 1);
+  if (c.at_least("lease_ttl", p.lease_ttl, 1)) {
+    within_horizon(c, "lease_ttl", "lease_ttl", p.lease_ttl);
+  }
 }
 
 }  // namespace

@@ -31,6 +31,10 @@ struct ValidationOptions {
 std::vector<FieldError> validate_limit(const Limit& limit, std::string_view prefix,
                                        const ValidationOptions& options = {});
 
+// The longest any state may reach into the future (100 years): refill times, windows, delays,
+// lease TTLs. Keeps every stored instant below 2^53 µs, where Lua's doubles are exact.
+inline constexpr Micros kMaxHorizon = Micros{100} * 36'525 * kMicrosPerDay / 100;
+
 // The largest cost one request may ask for; anything above is an input error, not a denial.
 inline constexpr std::int64_t kMaxCost = 1'000'000'000;
 // InvalidArgument naming "cost" when cost < 0 or cost > kMaxCost.

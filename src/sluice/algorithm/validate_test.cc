@@ -16,6 +16,7 @@ namespace {
 constexpr Micros kSecond = kMicrosPerSecond;
 constexpr std::int64_t k2To53 = std::int64_t{1} << 53;
 constexpr std::int64_t k2To52 = std::int64_t{1} << 52;
+constexpr std::int64_t k2To50 = std::int64_t{1} << 50;  // ≈ 35.7 years in µs: within the horizon
 
 // "field: message; field: message", in the order reported.
 std::string describe(const std::vector<FieldError>& errors) {
@@ -185,9 +186,9 @@ TEST(ValidateTest, RejectsASingleValueReaching2To53) {
 }
 
 TEST(ValidateTest, RejectsASlidingWindowWhoseLimitTimesWindowReaches2To53) {
-  EXPECT_EQ(errors_of(SlidingWindow{.limit = 2, .window = k2To52}),
+  EXPECT_EQ(errors_of(SlidingWindow{.limit = 8, .window = k2To50}),
             "limits[0].window: " + exact_message("limit × window (µs)"));
-  EXPECT_EQ(errors_of(SlidingWindow{.limit = 1, .window = k2To53 - 1}), "");
+  EXPECT_EQ(errors_of(SlidingWindow{.limit = 7, .window = k2To50}), "");
   // Realistic: 105 000 per day is 9.07e15 µs·units; 100 000 per day (8.64e15) still fits.
   EXPECT_EQ(errors_of(SlidingWindow{.limit = 105'000, .window = kMicrosPerDay}),
             "limits[0].window: " + exact_message("limit × window (µs)"));
@@ -195,33 +196,37 @@ TEST(ValidateTest, RejectsASlidingWindowWhoseLimitTimesWindowReaches2To53) {
 }
 
 TEST(ValidateTest, RejectsATokenBucketWhoseCapacityTimesPeriodPlusRefillReaches2To53) {
-  EXPECT_EQ(errors_of(TokenBucket{.capacity = 1, .refill = 2, .period = k2To53 - 2}),
+  EXPECT_EQ(errors_of(TokenBucket{.capacity = 1, .refill = k2To53 - k2To50, .period = k2To50}),
             "limits[0].period: " + exact_message("capacity × period (µs) + refill"));
-  EXPECT_EQ(errors_of(TokenBucket{.capacity = 1, .refill = 1, .period = k2To53 - 2}), "");
-  EXPECT_EQ(errors_of(TokenBucket{.capacity = 1'000'000, .refill = 1, .period = kMicrosPerDay}),
+  EXPECT_EQ(errors_of(TokenBucket{.capacity = 1, .refill = k2To53 - k2To50 - 1, .period = k2To50}),
+            "");
+  EXPECT_EQ(errors_of(TokenBucket{.capacity = 1'000'000, .refill = 1000, .period = kMicrosPerDay}),
             "limits[0].period: " + exact_message("capacity × period (µs) + refill"));
 }
 
 TEST(ValidateTest, RejectsAGcraWhoseBurstPlusOneTimesPeriodPlusRateReaches2To53) {
-  EXPECT_EQ(errors_of(Gcra{.rate = 2, .period = k2To53 - 2, .burst = 0}),
+  EXPECT_EQ(errors_of(Gcra{.rate = k2To53 - k2To50, .period = k2To50, .burst = 0}),
             "limits[0].burst: " + exact_message("(burst + 1) × period (µs) + rate"));
-  EXPECT_EQ(errors_of(Gcra{.rate = 1, .period = k2To53 - 2, .burst = 0}), "");
-  EXPECT_EQ(errors_of(Gcra{.rate = 1, .period = k2To52, .burst = 1}),
+  EXPECT_EQ(errors_of(Gcra{.rate = k2To53 - k2To50 - 1, .period = k2To50, .burst = 0}), "");
+  EXPECT_EQ(errors_of(Gcra{.rate = 1 << 20, .period = k2To52, .burst = 1}),
             "limits[0].burst: " + exact_message("(burst + 1) × period (µs) + rate"));
 }
 
 TEST(ValidateTest, RejectsALeakyBucketWhoseMaxDelayPlusOneTimesRateReaches2To53) {
-  EXPECT_EQ(errors_of(LeakyBucket{.rate = 2, .period = kSecond, .max_delay = k2To52 - 1}),
+  EXPECT_EQ(errors_of(LeakyBucket{.rate = 8, .period = kSecond, .max_delay = k2To50 - 1}),
             "limits[0].max_delay: " + exact_message("(max_delay (µs) + 1) × rate"));
-  EXPECT_EQ(errors_of(LeakyBucket{.rate = 1, .period = kSecond, .max_delay = k2To52 - 1}), "");
+  EXPECT_EQ(errors_of(LeakyBucket{.rate = 7, .period = kSecond, .max_delay = k2To50 - 1}), "");
 }
 
 TEST(ValidateTest, ProductsDoNotOverflowInt64BeforeBeingChecked) {
   constexpr std::int64_t kHuge = k2To53 - 1;  // each factor alone is acceptable
   EXPECT_EQ(errors_of(SlidingWindow{.limit = kHuge, .window = kHuge}),
-            "limits[0].window: " + exact_message("limit × window (µs)"));
+            "limits[0].window: window must be at most 100 years; limits[0].window: " +
+                exact_message("limit × window (µs)"));
   EXPECT_EQ(errors_of(TokenBucket{.capacity = kHuge, .refill = kHuge, .period = kHuge}),
-            "limits[0].period: " + exact_message("capacity × period (µs) + refill"));
+            "limits[0].period: " + exact_message("capacity × period (µs) + refill") +
+                "; limits[0].period: the time to refill an empty bucket must be at most 100 "
+                "years");
 }
 
 // ---- caps ----
@@ -324,7 +329,7 @@ TEST(ValidateTest, OutOfRangeValuesAreRefusedNeverClampedToTheNearestValidOne) {
       {Concurrency{.limit = 100'001, .lease_ttl = kSecond}, "limits[0].limit"},
       {TokenBucket{.capacity = 10, .refill = 1, .period = kSecond, .initial = 11},
        "limits[0].initial"},
-      {SlidingWindow{.limit = 2, .window = k2To52}, "limits[0].window"},
+      {SlidingWindow{.limit = 8, .window = k2To50}, "limits[0].window"},
       {Gcra{.rate = 1, .period = kSecond, .burst = -1}, "limits[0].burst"},
       {LeakyBucket{.rate = 1, .period = kSecond, .max_delay = -1}, "limits[0].max_delay"},
       {FixedWindow{.limit = 10, .window = 0}, "limits[0].window"},
@@ -337,6 +342,29 @@ TEST(ValidateTest, OutOfRangeValuesAreRefusedNeverClampedToTheNearestValidOne) {
   }
   EXPECT_FALSE(validate_cost(kMaxCost + 1).ok());
   EXPECT_FALSE(validate_cost(-1).ok());
+}
+
+// ---- horizon: no state may reach more than 100 years ahead ----
+
+TEST(ValidateTest, RejectsABucketThatTakesMoreThanAHundredYearsToRefill) {
+  EXPECT_EQ(errors_of(Gcra{.rate = 1, .period = kMicrosPerDay, .burst = 100'000}),
+            "limits[0].period: the time to earn burst + 1 cells must be at most 100 years");
+  EXPECT_EQ(errors_of(TokenBucket{.capacity = 40'000, .refill = 1, .period = kMicrosPerDay}),
+            "limits[0].period: the time to refill an empty bucket must be at most 100 years");
+  EXPECT_EQ(errors_of(Gcra{.rate = 1, .period = kMicrosPerDay, .burst = 36'000}), "");
+}
+
+TEST(ValidateTest, RejectsWindowsDelaysAndLeasesBeyondAHundredYears) {
+  const Micros too_long = kMaxHorizon + 1;
+  EXPECT_EQ(errors_of(FixedWindow{.limit = 1, .window = too_long}),
+            "limits[0].window: window must be at most 100 years");
+  EXPECT_EQ(errors_of(SlidingLog{.limit = 1, .window = too_long}),
+            "limits[0].window: window must be at most 100 years");
+  EXPECT_EQ(errors_of(Concurrency{.limit = 1, .lease_ttl = too_long}),
+            "limits[0].lease_ttl: lease_ttl must be at most 100 years");
+  EXPECT_EQ(errors_of(LeakyBucket{.rate = 1, .period = kSecond, .max_delay = too_long}),
+            "limits[0].max_delay: max_delay must be at most 100 years");
+  EXPECT_EQ(errors_of(FixedWindow{.limit = 1, .window = kMaxHorizon}), "");
 }
 
 }  // namespace

@@ -114,11 +114,16 @@ class Client {
   //
   // Outcomes: the reply (nil, integer, status, bulk, array — nested error replies stay elements);
   // a top-level error reply as error_reply_status() maps it (InvalidArgument, Unauthenticated…);
-  // Unavailable when no connection is usable or the connection was lost before the reply;
+  // Unavailable when no connection is usable or the connection was lost before the reply (while
+  // AUTH/SELECT keep failing, the handshake's code instead: Unauthenticated, PermissionDenied,
+  // InvalidArgument);
   // DeadlineExceeded when no reply came within command_timeout; InvalidArgument for an empty
   // command or one that breaks request/reply pairing (SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE,
   // MONITOR); Cancelled when the client is destroyed first. Blocking commands (BLPOP…) hold up
   // every request pipelined behind them on the same connection: don't send them here.
+  // Consecutive calls may travel on different connections, so connection state does not carry
+  // over between calls: no MULTI/EXEC across calls (use a script), no SELECT/AUTH/CLIENT REPLY
+  // (use ClientOptions).
   void async_execute(Request request, Callback done);
   void async_command(std::vector<std::string> args, Callback done);
 

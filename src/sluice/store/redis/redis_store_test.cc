@@ -507,6 +507,7 @@ class Differential {
 
     bool must_not_write = false;  // denied, peeked or inspected: Redis must not change
     bool must_set_ttl = false;    // allowed with cost > 0: every limit's key written
+    bool after_reset = false;
     const std::int64_t kind = uniform(rng_, 0, 99);
     if (kind < 60 || leases_.empty()) {
       const std::int64_t cost = random_cost(rng_, largest_grant(limits_));
@@ -518,6 +519,7 @@ class Differential {
       } else if (kind >= 94) {
         call << "reset";
         ++coverage_.resets;
+        after_reset = true;
         const Status m = memory_.reset(r);
         const Status x = redis_.reset(r);
         if (!m.ok() || !x.ok()) fail("reset failed: " + m.to_string() + " / " + x.to_string());
@@ -554,7 +556,7 @@ class Differential {
       return;
     }
     log_.push_back(call.str());
-    check_keys(r, keys, must_not_write, must_set_ttl);
+    check_keys(r, keys, must_not_write, must_set_ttl, after_reset);
   }
 
   // Returns whether the request was allowed (by memory, the reference).
@@ -612,7 +614,7 @@ class Differential {
   // reading and this one's, which bounds the TTL it set from both sides; within one millisecond
   // (most calls) the check is exact.
   void check_keys(const SubjectRef& r, const std::vector<std::string>& keys, bool must_not_write,
-                  bool must_set_ttl) {
+                  bool must_set_ttl, bool after_reset = false) {
     const Snapshot after = snapshot(client_, keys, /*persist=*/true);
     const std::int64_t ran_after_ms = last_redis_ms_;
     const std::int64_t ran_before_ms = after.redis_ms;
@@ -630,15 +632,21 @@ class Differential {
         fail(limit + " changed by a call that must not write" +
              (previous ? "" : " (it did not exist before)"));
       }
-      const std::int64_t life_ms = std::max<std::int64_t>(1, ceil_ms((*life)[i].reset_after));
-      if (must_set_ttl && now.expires_at_ms == -2 && life_ms <= ran_before_ms - ran_after_ms) {
-        // A TTL of a millisecond or two ran out in real time before the test could read it. The
-        // state is gone early; skipping pinned time past its life keeps that unobservable.
-        clock_floor_ = std::max(clock_floor_, clock_.now() + (*life)[i].reset_after);
-      } else if (must_set_ttl && now.expires_at_ms < 0) {
-        fail(limit + " written without (re)setting its TTL (PEXPIRETIME " +
-             std::to_string(now.expires_at_ms) + ")");
+      const Micros state_life = (*life)[i].reset_after;
+      const std::int64_t life_ms = std::max<std::int64_t>(1, ceil_ms(state_life));
+      // A key that existed (or was just written) and is gone, though its state still lives: lost
+      // (a reset legitimately forgets a state that may still have life, e.g. a warm-up bucket).
+      if (now.expires_at_ms == -2 && state_life > 0 && !after_reset && (previous || must_set_ttl)) {
+        if (life_ms <= ran_before_ms - ran_after_ms) {
+          // A TTL of a millisecond or two ran out in real time before the test could take the
+          // key over. The state is gone early; skipping pinned time past its life keeps that
+          // unobservable.
+          clock_floor_ = std::max(clock_floor_, clock_.now() + state_life);
+        } else {
+          fail(limit + " is gone while its state lives " + std::to_string(state_life) + " µs");
+        }
       }
+      if (must_set_ttl && now.expires_at_ms == -1) fail(limit + " written without a new TTL");
       if (now.expires_at_ms == -1 && !previous) fail(limit + " was created without a TTL");
       if (now.expires_at_ms >= 0) {
         // The TTL set was expires_at - (Redis's clock when the call ran), that clock being in
@@ -647,9 +655,8 @@ class Differential {
         const std::int64_t shortest_set = now.expires_at_ms - ran_before_ms;
         if (longest_set < life_ms || shortest_set > life_ms) {
           fail(limit + " got a TTL of " + std::to_string(shortest_set) + ".." +
-               std::to_string(longest_set) + " ms; its state lives " +
-               std::to_string((*life)[i].reset_after) + " µs, so " + std::to_string(life_ms) +
-               " ms rounded up");
+               std::to_string(longest_set) + " ms; its state lives " + std::to_string(state_life) +
+               " µs, so " + std::to_string(life_ms) + " ms rounded up");
         }
         deadlines_[key] = clock_.now() + life_ms * kMicrosPerMilli;
       }

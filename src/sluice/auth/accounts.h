@@ -1,0 +1,69 @@
+// Accounts: users, API tokens, apps and per-app roles (DESIGN.md §4), stored in the same SQL
+// database as the policies. Only hashes of secrets are stored: passwords as argon2id encoded
+// strings, tokens as SHA-256 of their secret part. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/status.h"
+#include "sluice/core/time.h"
+
+namespace sluice::auth {
+
+// Per app: a viewer reads its policies; an owner also creates, updates and deletes them.
+enum class Role { kViewer, kOwner };
+
+struct User {
+  std::string name;
+  bool admin = false;                  // manages everything
+  std::map<std::string, Role> roles;   // app -> role
+  Micros created_at = 0;
+};
+
+struct App {
+  std::string name;  // same charset as policy names
+  std::string description;
+  Micros created_at = 0;
+};
+
+struct TokenRecord {
+  std::string id;           // public part of the token, unique
+  std::string user;
+  std::string description;
+  std::string secret_hash;  // hex SHA-256 of the secret part
+  Micros created_at = 0;
+};
+
+class AccountRepository {
+ public:
+  virtual ~AccountRepository() = default;
+
+  // AlreadyExists / NotFound as the names suggest.
+  virtual Status create_user(const User& user, std::string_view password_hash) = 0;
+  virtual StatusOr<User> get_user(std::string_view name) = 0;
+  virtual StatusOr<std::string> password_hash(std::string_view user) = 0;
+  virtual Status set_password_hash(std::string_view user, std::string_view password_hash) = 0;
+  virtual StatusOr<std::vector<User>> list_users() = 0;
+  virtual Status delete_user(std::string_view name) = 0;  // also deletes its tokens and roles
+  virtual StatusOr<std::size_t> count_admins() = 0;
+  // nullopt removes the user's role on the app. NotFound for unknown user or app.
+  virtual Status set_role(std::string_view user, std::string_view app,
+                          std::optional<Role> role) = 0;
+
+  virtual Status create_app(const App& app) = 0;
+  virtual StatusOr<std::vector<App>> list_apps() = 0;
+  virtual Status delete_app(std::string_view name) = 0;
+
+  virtual Status create_token(const TokenRecord& token) = 0;
+  virtual StatusOr<TokenRecord> get_token(std::string_view id) = 0;
+  virtual StatusOr<std::vector<TokenRecord>> list_tokens(std::string_view user) = 0;
+  virtual Status delete_token(std::string_view id) = 0;
+};
+
+}  // namespace sluice::auth

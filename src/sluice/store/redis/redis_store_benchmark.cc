@@ -1,0 +1,646 @@
+// Benchmarks of the Redis store against a real redis-server started for the run
+// (docs/benchmarks.md, "Redis store"; bench/redis_store.sh runs them with the recorded settings).
+//
+// 1. Script cost: redis-server CPU per decision for every algorithm, on the allow path (random
+//    subjects) and the deny path (one exhausted hot subject), measured from /proc/<pid>/stat
+//    (utime + stime, 10 ms ticks) and /proc/<pid>/schedstat (main thread, ns) over a run that
+//    keeps Redis saturated with pipelined async calls. INCR and a plain GCRA script run in the
+//    same process through the same driver as the yardsticks.
+// 2. Client overhead: decisions/s and p50/p99 of RedisStore::acquire from 1, 10 and 100 threads,
+//    next to redis-benchmark sending EVALSHA of the very same script and arguments.
+// 3. Memory: MEMORY USAGE of one key per algorithm, and used_memory per subject over 20 000.
+//
+// A summary table (ratios computed within this run) is printed to stderr at the end. Under
+// CTest's --benchmark_min_time=0.01 every part shrinks to a smoke run.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sluice/algorithm/limit.h"
+#include "sluice/core/key.h"
+#include "sluice/store/redis/redis_store.h"
+#include "sluice/store/redis/script_set.h"
+#include "testing/redis_server.h"
+
+namespace sluice::store {
+namespace {
+
+using algorithm::Limit;
+using SteadyClock = std::chrono::steady_clock;
+
+std::unique_ptr<test::RedisServer> g_server;
+std::shared_ptr<redis::Client> g_client;
+std::unique_ptr<RedisStore> g_store;
+double g_min_time = 0.5;  // seconds, from --benchmark_min_time; scales the fixed-length parts
+
+bool smoke_run() { return g_min_time < 0.1; }
+
+// ---- Redis process counters ---------------------------------------------------------------------
+
+struct RedisCpu {
+  double stat_us = 0;   // utime + stime of the whole process, µs (10 ms resolution)
+  double sched_us = 0;  // time on CPU of the main thread (which runs every command), µs
+};
+
+RedisCpu redis_cpu() {
+  RedisCpu cpu;
+  const std::string pid = std::to_string(g_server->pid());
+  std::ifstream stat("/proc/" + pid + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string field;
+  double utime = 0, stime = 0;
+  for (int i = 3; fields >> field; ++i) {  // field 3 is the state; utime is 14, stime 15
+    if (i == 14) utime = std::stod(field);
+    if (i == 15) {
+      stime = std::stod(field);
+      break;
+    }
+  }
+  cpu.stat_us = (utime + stime) * 1e6 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  std::ifstream sched("/proc/" + pid + "/schedstat");
+  double ns = 0;
+  sched >> ns;
+  cpu.sched_us = ns / 1e3;
+  return cpu;
+}
+
+// Microseconds Redis spent executing `command` itself (INFO commandstats), excluding reading and
+// writing sockets.
+double command_usec(const std::string& command) {
+  StatusOr<redis::Reply> info = g_client->command({"INFO", "commandstats"});
+  if (!info.ok()) return 0;
+  const std::string& text = info->as_string();
+  const std::string tag = "cmdstat_" + command + ":";
+  const std::size_t at = text.find(tag);
+  if (at == std::string::npos) return 0;
+  const std::size_t usec = text.find("usec=", at);
+  return usec == std::string::npos ? 0 : std::stod(text.substr(usec + 5));
+}
+
+double command_calls(const std::string& command) {
+  StatusOr<redis::Reply> info = g_client->command({"INFO", "commandstats"});
+  if (!info.ok()) return 0;
+  const std::string& text = info->as_string();
+  const std::size_t at = text.find("cmdstat_" + command + ":calls=");
+  if (at == std::string::npos) return 0;
+  return std::stod(text.substr(at + command.size() + 15));
+}
+
+// ---- results gathered for the summary
+// ------------------------------------------------------------
+
+struct CostResult {
+  double stat_us = 0;
+  double sched_us = 0;
+  double exec_us = 0;
+  double per_second = 0;
+};
+std::mutex g_results_mu;
+std::map<std::string, CostResult> g_costs;  // "gcra/allow" -> last run
+std::map<std::string, std::map<std::string, double>> g_client_rows;
+
+// ---- 1. script cost ---------------------------------------------------------------------------
+
+struct Algorithm {
+  const char* name;
+  Limit generous;  // never denies on the allow path
+  Limit hot;       // exhausted after a few calls: the deny path
+};
+
+const std::vector<Algorithm>& algorithms() {
+  using namespace algorithm;
+  static const std::vector<Algorithm> kAll = {
+      {"token_bucket", TokenBucket{.capacity = 1'000'000, .refill = 1'000'000, .period = 1'000'000},
+       TokenBucket{.capacity = 10, .refill = 1, .period = kMicrosPerHour}},
+      {"token_bucket_interval",
+       TokenBucket{.capacity = 1'000'000,
+                   .refill = 1'000'000,
+                   .period = 1'000'000,
+                   .refill_mode = RefillMode::kInterval},
+       TokenBucket{.capacity = 10,
+                   .refill = 1,
+                   .period = kMicrosPerHour,
+                   .refill_mode = RefillMode::kInterval}},
+      {"gcra", Gcra{.rate = 1'000'000, .period = 1'000'000, .burst = 1'000'000},
+       Gcra{.rate = 1, .period = kMicrosPerHour, .burst = 9}},
+      {"leaky_bucket", LeakyBucket{.rate = 1'000'000, .period = 1'000'000, .max_delay = 1'000'000},
+       LeakyBucket{.rate = 1, .period = kMicrosPerHour, .max_delay = 9 * kMicrosPerHour}},
+      {"fixed_window", FixedWindow{.limit = 1'000'000'000, .window = kMicrosPerHour},
+       FixedWindow{.limit = 10, .window = 3650 * kMicrosPerDay}},
+      {"sliding_window", SlidingWindow{.limit = 1'000'000, .window = kMicrosPerHour},
+       SlidingWindow{.limit = 10, .window = kMicrosPerDay}},
+      // A hot log or lease set holds `limit` entries: the deny path reads them (see the note in
+      // docs/benchmarks.md).
+      {"sliding_log", SlidingLog{.limit = 10'000, .window = kMicrosPerSecond},
+       SlidingLog{.limit = 10, .window = kMicrosPerHour}},
+      {"sliding_log_100", SlidingLog{.limit = 10'000, .window = kMicrosPerSecond},
+       SlidingLog{.limit = 100, .window = kMicrosPerHour}},
+      {"concurrency", Concurrency{.limit = 100'000, .lease_ttl = kMicrosPerSecond},
+       Concurrency{.limit = 10, .lease_ttl = kMicrosPerHour}},
+      {"concurrency_100", Concurrency{.limit = 100'000, .lease_ttl = kMicrosPerSecond},
+       Concurrency{.limit = 100, .lease_ttl = kMicrosPerHour}},
+  };
+  return kAll;
+}
+
+// A plain, one-shot GCRA script as a yardstick for what a straightforward implementation costs
+// (float TAT in µs, one GET, one SET PX). Not what Sluice runs.
+const redis::Script& plain_gcra() {
+  static const redis::Script kScript(R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = tonumber(ARGV[1])
+local burst_offset = interval * tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+local new_tat = tat + interval
+local allow_at = new_tat - burst_offset
+if allow_at > now then
+  return {0, 0, math.ceil(allow_at - now)}
+end
+redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX', math.ceil((new_tat - now) / 1000))
+return {1, math.floor((now - allow_at) / interval), 0}
+)lua");
+  return kScript;
+}
+
+// Keeps `window` requests in flight from one thread; `submit(i, done)` sends request i.
+class Pipeline {
+ public:
+  explicit Pipeline(int window) : window_(window) {}
+
+  template <typename Submit>
+  void send(Submit&& submit, std::uint64_t i) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return in_flight_ < window_; });
+      ++in_flight_;
+    }
+    submit(i, [this](StatusOr<redis::Reply> reply) {
+      if (!reply.ok() || reply->is_error()) failed_ = true;
+      std::lock_guard lock(mu_);
+      --in_flight_;
+      cv_.notify_one();
+    });
+  }
+
+  // Waits for every request; false if any failed.
+  bool drain() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return in_flight_ == 0; });
+    return !failed_.load();
+  }
+
+ private:
+  int window_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int in_flight_ = 0;
+  std::atomic<bool> failed_{false};
+};
+
+constexpr int kWindow = 256;
+constexpr std::uint64_t kSubjects = 100'000;
+
+std::string subject_of(std::uint64_t n) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "%012llu", static_cast<unsigned long long>(n));
+  return buffer;
+}
+
+std::vector<std::string> limit_args(const Limit& limit, const std::string& lease) {
+  std::vector<std::string> args = {"1", lease, std::to_string(script_kind(limit))};
+  std::visit(
+      [&](const auto& p) {
+        using P = std::decay_t<decltype(p)>;
+        const auto add = [&](std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) {
+          for (std::int64_t v : {a, b, c, d}) args.push_back(std::to_string(v));
+        };
+        if constexpr (std::is_same_v<P, algorithm::TokenBucket>) {
+          add(p.capacity, p.refill, p.period, p.initial.value_or(-1));
+        } else if constexpr (std::is_same_v<P, algorithm::Gcra>) {
+          add(p.rate, p.period, p.burst, 0);
+        } else if constexpr (std::is_same_v<P, algorithm::LeakyBucket>) {
+          add(p.rate, p.period, p.max_delay, 0);
+        } else if constexpr (std::is_same_v<P, algorithm::Concurrency>) {
+          add(p.limit, p.lease_ttl, 0, 0);
+        } else {
+          add(p.limit, p.window, 0, 0);
+        }
+      },
+      limit);
+  return args;
+}
+
+// Runs the loop with one request per iteration, pipelined, and reports Redis's CPU per request.
+template <typename Submit>
+void measure_redis_cost(benchmark::State& state, const std::string& label,
+                        const std::string& command, Submit&& submit) {
+  Pipeline pipeline(kWindow);
+  const double calls_before = command_calls(command);
+  const double usec_before = command_usec(command);
+  const RedisCpu before = redis_cpu();
+  const auto start = SteadyClock::now();
+  std::uint64_t i = 0;
+  for (auto _ : state) pipeline.send(submit, i++);
+  if (!pipeline.drain()) state.SkipWithError("a request failed");
+  const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  const RedisCpu after = redis_cpu();
+  const double calls = command_calls(command) - calls_before;
+  const double n = static_cast<double>(i);
+  CostResult result{.stat_us = (after.stat_us - before.stat_us) / n,
+                    .sched_us = (after.sched_us - before.sched_us) / n,
+                    .exec_us = calls > 0 ? (command_usec(command) - usec_before) / calls : 0,
+                    .per_second = n / seconds};
+  state.counters["redis_cpu_us"] = result.stat_us;
+  state.counters["redis_main_thread_us"] = result.sched_us;
+  state.counters["exec_us"] = result.exec_us;
+  state.counters["per_second"] = result.per_second;
+  std::lock_guard lock(g_results_mu);
+  g_costs[label] = result;
+}
+
+void BM_ScriptCost(benchmark::State& state) {
+  const Algorithm& a = algorithms()[static_cast<std::size_t>(state.range(0))];
+  const bool deny = state.range(1) == 1;
+  const std::vector<Limit> limits = {deny ? a.hot : a.generous};
+  const std::string policy = std::string("bench.") + a.name;
+  const bool leases = std::holds_alternative<algorithm::Concurrency>(limits[0]);
+  if (deny) {  // exhaust the hot subject first; every measured call is then denied
+    for (int k = 0; k < 100; ++k) (void)g_store->acquire({policy, limits, "hot"}, 1);
+    if (g_store->acquire({policy, limits, "hot"}, 1)->verdict.verdict.allowed) {
+      state.SkipWithError("the hot subject is not exhausted");
+      return;
+    }
+  }
+  ScriptSet scripts(false);
+  const redis::Script script = scripts.get(ScriptOperation::kAcquire, limits);
+  const std::vector<std::string> args = limit_args(limits[0], leases ? new_lease_id() : "");
+  std::mt19937_64 random(42);
+  measure_redis_cost(state, std::string(a.name) + (deny ? "/deny" : "/allow"), "evalsha",
+                     [&](std::uint64_t, redis::Callback done) {
+                       const std::string subject =
+                           deny ? std::string("hot") : subject_of(random() % kSubjects);
+                       std::vector<std::string> call_args = args;
+                       if (leases && !deny) call_args[1] = new_lease_id();
+                       g_client->async_eval_script(script, {redis_limit_key(policy, subject, 0)},
+                                                   std::move(call_args), std::move(done));
+                     });
+}
+
+void BM_IncrCost(benchmark::State& state) {
+  std::mt19937_64 random(42);
+  measure_redis_cost(state, "INCR/allow", "incr", [&](std::uint64_t, redis::Callback done) {
+    g_client->async_command({"INCR", "bench:incr:" + subject_of(random() % kSubjects)},
+                            std::move(done));
+  });
+}
+
+// A plain GCRA script at 1 M/s with a burst of 1 M (allow) or 1 per hour after 10 (deny).
+void BM_PlainGcraCost(benchmark::State& state) {
+  const bool deny = state.range(0) == 1;
+  const std::vector<std::string> args =
+      deny ? std::vector<std::string>{std::to_string(kMicrosPerHour), "9"}
+           : std::vector<std::string>{"1", "1000000"};
+  if (deny) {
+    for (int k = 0; k < 20; ++k)
+      (void)g_client->eval_script(plain_gcra(), {"bench:plain:hot"}, args);
+  }
+  std::mt19937_64 random(42);
+  measure_redis_cost(state, std::string("plain_gcra") + (deny ? "/deny" : "/allow"), "evalsha",
+                     [&](std::uint64_t, redis::Callback done) {
+                       const std::string key =
+                           deny ? "bench:plain:hot"
+                                : "bench:plain:" + subject_of(random() % kSubjects);
+                       g_client->async_eval_script(plain_gcra(), {key}, args, std::move(done));
+                     });
+}
+
+void script_cost_arguments(benchmark::internal::Benchmark* b) {
+  for (std::size_t i = 0; i < algorithms().size(); ++i) {
+    for (int deny : {0, 1}) b->Args({static_cast<std::int64_t>(i), deny});
+  }
+}
+
+BENCHMARK(BM_IncrCost)->UseRealTime();
+BENCHMARK(BM_PlainGcraCost)->Arg(0)->Arg(1)->UseRealTime();
+BENCHMARK(BM_ScriptCost)->Apply(script_cost_arguments)->UseRealTime();
+
+// ---- 2. client overhead -------------------------------------------------------------------------
+
+// The policy both the Sluice client and redis-benchmark run: gcra, allow path, random subjects.
+const std::vector<Limit>& client_policy() {
+  static const std::vector<Limit> kPolicy = {
+      algorithm::Gcra{.rate = 1'000'000, .period = 1'000'000, .burst = 1'000'000}};
+  return kPolicy;
+}
+
+struct Latencies {
+  double per_second = 0;
+  double p50_us = 0;
+  double p99_us = 0;
+};
+
+double percentile(std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const auto at = static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1));
+  return sorted[at];
+}
+
+Latencies run_sluice_client(int callers, double seconds) {
+  std::vector<std::vector<double>> samples(static_cast<std::size_t>(callers));
+  std::atomic<bool> go{false}, stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < callers; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937_64 random(static_cast<std::uint64_t>(t) + 1);
+      std::vector<double>& mine = samples[static_cast<std::size_t>(t)];
+      mine.reserve(200'000);
+      while (!go.load()) std::this_thread::yield();
+      while (!stop.load(std::memory_order_relaxed)) {
+        const std::string subject = subject_of(random() % kSubjects);
+        const auto start = SteadyClock::now();
+        const StatusOr<StoreDecision> decision =
+            g_store->acquire({"bench.client", client_policy(), subject}, 1);
+        const auto took = SteadyClock::now() - start;
+        if (!decision.ok()) continue;
+        mine.push_back(std::chrono::duration<double, std::micro>(took).count());
+      }
+    });
+  }
+  const auto start = SteadyClock::now();
+  go = true;
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (std::thread& thread : threads) thread.join();
+  const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  std::vector<double> all;
+  for (const auto& mine : samples) all.insert(all.end(), mine.begin(), mine.end());
+  std::sort(all.begin(), all.end());
+  return {.per_second = static_cast<double>(all.size()) / elapsed,
+          .p50_us = percentile(all, 0.50),
+          .p99_us = percentile(all, 0.99)};
+}
+
+// redis-benchmark sending EVALSHA of the store's own script for the same policy and key shape.
+Latencies run_redis_benchmark(int clients, int pipeline, int requests) {
+  ScriptSet scripts(false);
+  const redis::Script& script = scripts.get(ScriptOperation::kAcquire, client_policy());
+  // Random 12-digit subjects, as the Sluice client uses (redis-benchmark -r fills __rand_int__).
+  std::string command = "redis-benchmark -h 127.0.0.1 -p " + std::to_string(g_server->port()) +
+                        " -c " + std::to_string(clients) + " -P " + std::to_string(pipeline) +
+                        " -n " + std::to_string(requests) + " -r " + std::to_string(kSubjects) +
+                        " --csv EVALSHA " + script.sha1() +
+                        " 1 'sluice:{bench.client:__rand_int__}:0'";
+  for (const std::string& arg : limit_args(client_policy()[0], "")) {
+    command += " '" + arg + "'";
+  }
+  command += " 2>/dev/null";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return {};
+  std::string output;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+  ::pclose(pipe);
+  // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms",
+  // "p99_latency_ms","max_latency_ms"
+  const std::size_t line = output.rfind("\"EVALSHA");
+  if (line == std::string::npos) return {};
+  std::vector<double> values;
+  std::istringstream fields(output.substr(output.find("\",\"", line) + 3));
+  std::string field;
+  while (std::getline(fields, field, ',')) {
+    field.erase(std::remove(field.begin(), field.end(), '"'), field.end());
+    values.push_back(std::atof(field.c_str()));
+  }
+  if (values.size() < 6) return {};
+  return {.per_second = values[0], .p50_us = values[3] * 1000, .p99_us = values[5] * 1000};
+}
+
+void record_latencies(benchmark::State& state, const std::string& label, const Latencies& l) {
+  state.counters["per_second"] = l.per_second;
+  state.counters["p50_us"] = l.p50_us;
+  state.counters["p99_us"] = l.p99_us;
+  std::lock_guard lock(g_results_mu);
+  g_client_rows[label] = {{"per_second", l.per_second}, {"p50_us", l.p50_us}, {"p99_us", l.p99_us}};
+}
+
+// Runs for max(2 s, 4 x min_time) (0.05 s in a smoke run); the whole run is one iteration.
+double client_seconds() { return smoke_run() ? 0.05 : std::max(2.0, 4 * g_min_time); }
+
+void BM_SluiceClient(benchmark::State& state) {
+  const int callers = static_cast<int>(state.range(0));
+  (void)g_store->acquire({"bench.client", client_policy(), "warm-up"}, 1);  // loads the script
+  for (auto _ : state) {
+    const Latencies l = run_sluice_client(callers, client_seconds());
+    state.SetIterationTime(client_seconds());
+    record_latencies(state, "sluice client, " + std::to_string(callers) + " callers", l);
+  }
+}
+BENCHMARK(BM_SluiceClient)->Arg(1)->Arg(10)->Arg(100)->Iterations(1)->UseManualTime();
+
+void BM_RedisBenchmarkEvalsha(benchmark::State& state) {
+  const int clients = static_cast<int>(state.range(0));
+  const int pipeline = static_cast<int>(state.range(1));
+  (void)g_store->acquire({"bench.client", client_policy(), "warm-up"}, 1);  // loads the script
+  // About client_seconds() worth of requests at the expected rate.
+  const int requests = smoke_run() ? 2'000 : (clients == 1 ? 40'000 : 400'000);
+  for (auto _ : state) {
+    const auto start = SteadyClock::now();
+    const Latencies l = run_redis_benchmark(clients, pipeline, requests);
+    state.SetIterationTime(std::chrono::duration<double>(SteadyClock::now() - start).count());
+    if (l.per_second == 0) state.SkipWithError("redis-benchmark gave no result");
+    record_latencies(
+        state,
+        "redis-benchmark EVALSHA -c " + std::to_string(clients) + " -P " + std::to_string(pipeline),
+        l);
+  }
+}
+BENCHMARK(BM_RedisBenchmarkEvalsha)
+    ->Args({1, 1})
+    ->Args({10, 1})
+    ->Args({100, 1})
+    ->Args({100, 16})
+    ->Iterations(1)
+    ->UseManualTime();
+
+// ---- 3. memory per key --------------------------------------------------------------------------
+
+std::int64_t used_memory() {
+  StatusOr<redis::Reply> info = g_client->command({"INFO", "memory"});
+  if (!info.ok()) return 0;
+  const std::string& text = info->as_string();
+  const std::size_t at = text.find("used_memory:");
+  return at == std::string::npos ? 0 : std::stoll(text.substr(at + 12));
+}
+
+std::map<std::string, std::pair<std::int64_t, double>> g_memory;  // MEMORY USAGE, used/subject
+
+// One key after a single admitted request (cost 1), subject "user-000000000042" under a policy
+// named like a real one; plus INFO used_memory growth per subject over 20 000 subjects.
+void BM_KeyMemory(benchmark::State& state) {
+  const Algorithm& a = algorithms()[static_cast<std::size_t>(state.range(0))];
+  const std::vector<Limit> limits = {a.hot};
+  const std::string policy = std::string("orders.create.") + a.name;
+  const int subjects = smoke_run() ? 200 : 20'000;
+  for (auto _ : state) {
+    (void)g_client->command({"FLUSHALL"});
+    const std::int64_t before = used_memory();
+    for (int s = 0; s < subjects; ++s) {
+      (void)g_store->acquire({policy, limits, "user-" + subject_of(static_cast<std::uint64_t>(s))},
+                             1);
+    }
+    const double per_subject =
+        static_cast<double>(used_memory() - before) / static_cast<double>(subjects);
+    StatusOr<redis::Reply> usage = g_client->command(
+        {"MEMORY", "USAGE", redis_limit_key(policy, "user-" + subject_of(42), 0), "SAMPLES", "0"});
+    const std::int64_t bytes = usage.ok() && usage->is_integer() ? usage->as_integer() : -1;
+    state.counters["memory_usage_bytes"] = static_cast<double>(bytes);
+    state.counters["used_memory_per_subject"] = per_subject;
+    std::lock_guard lock(g_results_mu);
+    g_memory[a.name] = {bytes, per_subject};
+  }
+  (void)g_client->command({"FLUSHALL"});
+}
+BENCHMARK(BM_KeyMemory)->DenseRange(0, 9)->Iterations(1);
+
+// A hot key holding `entries` log entries or leases: memory grows per entry, and Redis switches
+// the encoding from listpack to skiplist / hashtable past 128 (zset-max-listpack-entries) or 512
+// (hash-max-listpack-entries).
+std::map<std::string, std::int64_t> g_filled;  // "sliding_log x 129" -> MEMORY USAGE bytes
+
+void BM_FilledKeyMemory(benchmark::State& state) {
+  const bool log = state.range(0) == 0;
+  const std::int64_t entries = state.range(1);
+  const std::vector<Limit> limits = {
+      log ? Limit{algorithm::SlidingLog{.limit = 10'000, .window = kMicrosPerHour}}
+          : Limit{algorithm::Concurrency{.limit = 100'000, .lease_ttl = kMicrosPerHour}}};
+  const std::string policy = "orders.create";
+  const std::string subject = "user-" + subject_of(42);
+  if (smoke_run() && entries > 10) {
+    state.SkipWithError("skipped in a smoke run");
+    return;
+  }
+  for (auto _ : state) {
+    (void)g_client->command({"FLUSHALL"});
+    if (log) {  // one entry per admitted unit: one request of cost `entries`
+      (void)g_store->acquire({policy, limits, subject}, entries);
+    } else {  // one lease per request
+      for (std::int64_t i = 0; i < entries; ++i)
+        (void)g_store->acquire({policy, limits, subject}, 1);
+    }
+    StatusOr<redis::Reply> usage =
+        g_client->command({"MEMORY", "USAGE", redis_limit_key(policy, subject, 0), "SAMPLES", "0"});
+    const std::int64_t bytes = usage.ok() && usage->is_integer() ? usage->as_integer() : -1;
+    state.counters["memory_usage_bytes"] = static_cast<double>(bytes);
+    state.counters["bytes_per_entry"] = static_cast<double>(bytes) / static_cast<double>(entries);
+    std::lock_guard lock(g_results_mu);
+    g_filled[std::string(log ? "sliding_log" : "concurrency") + " x " + std::to_string(entries)] =
+        bytes;
+  }
+  (void)g_client->command({"FLUSHALL"});
+}
+BENCHMARK(BM_FilledKeyMemory)
+    ->ArgsProduct({{0}, {10, 128, 129, 1000, 10'000}})
+    ->ArgsProduct({{1}, {10, 512, 513, 1000}})
+    ->Iterations(1);
+
+// ---- summary ------------------------------------------------------------------------------------
+
+void print_summary() {
+  std::lock_guard lock(g_results_mu);
+  const auto incr = g_costs.find("INCR/allow");
+  const double incr_us = incr == g_costs.end() ? 0 : incr->second.stat_us;
+  const double incr_sched = incr == g_costs.end() ? 0 : incr->second.sched_us;
+  std::fprintf(stderr,
+               "\nScript cost: redis-server CPU per decision (µs); x INCR = ratio to INCR in this "
+               "run\n%-30s %9s %9s %9s %9s %9s %10s\n",
+               "script/path", "stat_us", "x INCR", "sched_us", "x INCR", "exec_us", "per_s");
+  for (const auto& [label, r] : g_costs) {
+    std::fprintf(stderr, "%-30s %9.2f %9.2f %9.2f %9.2f %9.2f %10.0f\n", label.c_str(), r.stat_us,
+                 incr_us > 0 ? r.stat_us / incr_us : 0, r.sched_us,
+                 incr_sched > 0 ? r.sched_us / incr_sched : 0, r.exec_us, r.per_second);
+  }
+  std::fprintf(stderr,
+               "\nClient overhead (gcra, allow path, random subjects)\n%-36s %10s %9s %9s\n",
+               "caller", "per_s", "p50_us", "p99_us");
+  for (const auto& [label, row] : g_client_rows) {
+    std::fprintf(stderr, "%-36s %10.0f %9.1f %9.1f\n", label.c_str(), row.at("per_second"),
+                 row.at("p50_us"), row.at("p99_us"));
+  }
+  const auto sluice100 = g_client_rows.find("sluice client, 100 callers");
+  const auto bench16 = g_client_rows.find("redis-benchmark EVALSHA -c 100 -P 16");
+  const auto sluice1 = g_client_rows.find("sluice client, 1 callers");
+  const auto bench1 = g_client_rows.find("redis-benchmark EVALSHA -c 1 -P 1");
+  if (sluice100 != g_client_rows.end() && bench16 != g_client_rows.end()) {
+    std::fprintf(stderr,
+                 "100 callers / redis-benchmark -P 16 throughput: %.0f%% (target >= 80%%)\n",
+                 100 * sluice100->second.at("per_second") / bench16->second.at("per_second"));
+  }
+  if (sluice1 != g_client_rows.end() && bench1 != g_client_rows.end()) {
+    std::fprintf(stderr, "1 caller p50 - redis-benchmark -c 1 -P 1 p50: %+.1f us (target <= +20)\n",
+                 sluice1->second.at("p50_us") - bench1->second.at("p50_us"));
+  }
+  std::fprintf(stderr, "\nMemory: one key after one admitted request; used_memory per subject\n");
+  for (const auto& [name, m] : g_memory) {
+    std::fprintf(stderr, "%-24s MEMORY USAGE %5lld B   used_memory/subject %7.1f B\n", name.c_str(),
+                 static_cast<long long>(m.first), m.second);
+  }
+  for (const auto& [name, bytes] : g_filled) {
+    std::fprintf(stderr, "%-24s MEMORY USAGE %7lld B\n", name.c_str(),
+                 static_cast<long long>(bytes));
+  }
+}
+
+}  // namespace
+}  // namespace sluice::store
+
+int main(int argc, char** argv) {
+  using namespace sluice;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--benchmark_min_time=", 0) == 0) {
+      store::g_min_time = std::atof(arg.c_str() + std::strlen("--benchmark_min_time="));
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start();
+  if (!server.ok()) {
+    std::fprintf(stderr, "redis-server: %s\n", server.status().to_string().c_str());
+    return 1;
+  }
+  store::g_server = std::move(*server);
+  StatusOr<std::unique_ptr<redis::Client>> client =
+      redis::Client::create({.port = store::g_server->port()});
+  if (!client.ok()) {
+    std::fprintf(stderr, "client: %s\n", client.status().to_string().c_str());
+    return 1;
+  }
+  store::g_client = std::move(*client);
+  store::g_store = std::make_unique<store::RedisStore>(store::g_client);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  store::print_summary();
+  store::g_store.reset();
+  store::g_client.reset();
+  store::g_server.reset();
+  return 0;
+}
