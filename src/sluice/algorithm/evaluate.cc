@@ -49,7 +49,21 @@ LimitState initial_state(const Limit& limit, Micros now) {
 }
 
 bool state_fits(const Limit& limit, const LimitState& state) {
-  return initial_state(limit, 0).index() == state.index();
+  // Compares against the state type each algorithm's initial_state returns, without building one
+  // (this runs on every decision of the memory store).
+  return std::visit(
+      [&](const auto& params) {
+        using Params = std::decay_t<decltype(params)>;
+        if constexpr (std::is_same_v<Params, TokenBucket>) {
+          return params.refill_mode == RefillMode::kInterval
+                     ? std::holds_alternative<IntervalBucketState>(state)
+                     : std::holds_alternative<TatState>(state);
+        } else {
+          using State = decltype(initial_state(params, Micros{}));
+          return std::holds_alternative<State>(state);
+        }
+      },
+      limit);
 }
 
 Micros expires_at(const Limit& limit, const LimitState& state) {

@@ -1,14 +1,22 @@
 #include "sluice/core/key.h"
 
 #include <algorithm>
+#include <array>
 
 namespace sluice {
 namespace {
 
-bool is_policy_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-         c == '_' || c == '-';
-}
+// [A-Za-z0-9._-] as a table: policy names are checked on every decision.
+constexpr std::array<bool, 256> kPolicyChars = [] {
+  std::array<bool, 256> table{};
+  for (char c = 'a'; c <= 'z'; ++c) table[static_cast<unsigned char>(c)] = true;
+  for (char c = 'A'; c <= 'Z'; ++c) table[static_cast<unsigned char>(c)] = true;
+  for (char c = '0'; c <= '9'; ++c) table[static_cast<unsigned char>(c)] = true;
+  for (char c : {'.', '_', '-'}) table[static_cast<unsigned char>(c)] = true;
+  return table;
+}();
+
+bool is_policy_char(char c) { return kPolicyChars[static_cast<unsigned char>(c)]; }
 
 }  // namespace
 

@@ -88,7 +88,11 @@ std::string_view key_of(const SubjectRef& ref) {
 // A hash table with chained buckets and an intrusive LRU list. Callers hold `mutex`.
 class MemoryStore::Shard {
  public:
-  explicit Shard(std::size_t capacity) : capacity_(capacity), buckets_(16, nullptr) {}
+  // `total` counts subjects across all shards; past `max_keys` an insert evicts this shard's
+  // least recently used subject, so the store as a whole holds at most max_keys (plus at most
+  // one per shard while a shard with nothing to evict inserts).
+  Shard(std::atomic<std::size_t>& total, std::size_t max_keys)
+      : total_(total), max_keys_(max_keys), buckets_(16, nullptr) {}
   ~Shard() {
     for (Entry* entry = newest_; entry != nullptr;) {
       Entry* next = entry->older;
@@ -111,7 +115,7 @@ class MemoryStore::Shard {
 
   void insert(Entry* entry, Micros now) {
     sweep_expired(now);
-    if (size_ >= capacity_ && oldest_ != nullptr) {
+    if (total_.fetch_add(1, std::memory_order_relaxed) >= max_keys_ && oldest_ != nullptr) {
       remove(oldest_);
       ++evictions_;
     }
@@ -129,6 +133,7 @@ class MemoryStore::Shard {
     *link = entry->chain_next;
     unlink(entry);
     --size_;
+    total_.fetch_sub(1, std::memory_order_relaxed);
     Entry::destroy(entry);
   }
 
@@ -182,7 +187,8 @@ class MemoryStore::Shard {
     (entry->older != nullptr ? entry->older->newer : oldest_) = entry->newer;
   }
 
-  std::size_t capacity_;
+  std::atomic<std::size_t>& total_;
+  std::size_t max_keys_;
   std::vector<Entry*> buckets_;
   std::size_t size_ = 0;
   Entry* newest_ = nullptr;
@@ -194,10 +200,10 @@ class MemoryStore::Shard {
 MemoryStore::MemoryStore(const Clock& clock, MemoryStoreOptions options) : clock_(clock) {
   const std::size_t shard_count = std::bit_ceil(std::max<std::size_t>(1, options.shards));
   shard_shift_ = 64 - std::countr_zero(shard_count);
-  const std::size_t per_shard =
-      std::max<std::size_t>(1, (options.max_keys + shard_count - 1) / shard_count);
-  for (std::size_t i = 0; i < shard_count; ++i)
-    shards_.push_back(std::make_unique<Shard>(per_shard));
+  for (std::size_t i = 0; i < shard_count; ++i) {
+    shards_.push_back(
+        std::make_unique<Shard>(total_keys_, std::max<std::size_t>(1, options.max_keys)));
+  }
 }
 
 MemoryStore::~MemoryStore() = default;

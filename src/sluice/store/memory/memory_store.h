@@ -17,7 +17,8 @@
 namespace sluice::store {
 
 struct MemoryStoreOptions {
-  // Upper bound on subjects held; past it the least recently used one is evicted.
+  // Upper bound on subjects held; past it an insert evicts the least recently used subject of
+  // its shard (an approximation of global LRU that needs no global lock).
   std::size_t max_keys = 1'000'000;
   // Rounded up to a power of two. More shards, less lock contention.
   std::size_t shards = 64;
@@ -50,6 +51,7 @@ class MemoryStore final : public Store {
   Shard& shard_for(std::uint64_t hash);
 
   const Clock& clock_;
+  std::atomic<std::size_t> total_keys_{0};
   std::vector<std::unique_ptr<Shard>> shards_;
   int shard_shift_;
 };

@@ -111,6 +111,21 @@ TEST(MemoryStoreTest, EvictsLeastRecentlyUsedPastMaxKeysAndCountsIt) {
   EXPECT_EQ((*b)[0].remaining, 5);
 }
 
+TEST(MemoryStoreTest, MaxKeysBoundsTheWholeStoreNotEachShard) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock, {.max_keys = 1000, .shards = 16});
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_TRUE(allowed(store, ref(kFivePerSecond, "k" + std::to_string(i))));
+  }
+  EXPECT_EQ(store.stats().keys, 1000u);  // uneven shards evict nothing below the bound
+  EXPECT_EQ(store.stats().evictions, 0u);
+  for (int i = 0; i < 500; ++i) {
+    ASSERT_TRUE(allowed(store, ref(kFivePerSecond, "n" + std::to_string(i))));
+  }
+  EXPECT_LE(store.stats().keys, 1000u + 16u);  // at most one extra per shard with nothing to evict
+  EXPECT_GE(store.stats().evictions, 500u - 16u);
+}
+
 TEST(MemoryStoreTest, ChangedAlgorithmStartsFromInitialState) {
   ManualClock clock(kEpoch);
   MemoryStore store(clock);

@@ -519,7 +519,7 @@ void BM_KeyMemory(benchmark::State& state) {
   }
   (void)g_client->command({"FLUSHALL"});
 }
-BENCHMARK(BM_KeyMemory)->DenseRange(0, 9)->Iterations(1);
+BENCHMARK(BM_KeyMemory)->DenseRange(0, 9)->Iterations(1)->Repetitions(1);
 
 // A hot key holding `entries` log entries or leases: memory grows per entry, and Redis switches
 // the encoding from listpack to skiplist / hashtable past 128 (zset-max-listpack-entries) or 512
@@ -560,7 +560,8 @@ void BM_FilledKeyMemory(benchmark::State& state) {
 BENCHMARK(BM_FilledKeyMemory)
     ->ArgsProduct({{0}, {10, 128, 129, 1000, 10'000}})
     ->ArgsProduct({{1}, {10, 512, 513, 1000}})
-    ->Iterations(1);
+    ->Iterations(1)
+    ->Repetitions(1);
 
 // ---- summary ------------------------------------------------------------------------------------
 

@@ -1,0 +1,115 @@
+// The load generator behind `sluice bench`: T threads send decisions to a Target for a fixed time
+// and record every latency in per-thread histograms, merged at the end.
+//
+// Two modes:
+// - closed loop: each thread sends its next request as soon as the previous one is answered
+//   (maximum throughput; latency is service time under that load);
+// - open loop: each thread sends at a fixed rate on a schedule fixed in advance, and latency is
+//   measured from each request's *intended* send time, not from when it actually left. A thread
+//   held up by a slow reply sends the overdue requests at once and they are charged the wait
+//   (no coordinated omission: a stall shows up in the percentiles of every request it delayed,
+//   as wrk2 does it). Service time, from the actual send, is recorded as well.
+//
+// Time comes from a Ticker so tests drive the generator without real time passing.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "sluice/bench/histogram.h"
+#include "sluice/bench/key_distribution.h"
+
+namespace sluice::bench {
+
+enum class Verdict : std::uint8_t { kAllowed, kDenied, kError };
+
+struct Outcome {
+  Verdict verdict = Verdict::kError;
+  // Decided by the policy's failure mode because the store was unreachable.
+  bool degraded = false;
+};
+
+// What the load is sent to: one decision per call. Must be thread-safe (every load thread calls
+// it) and must not throw.
+class Target {
+ public:
+  virtual ~Target() = default;
+  virtual Outcome decide(std::string_view subject) = 0;
+  // The first error a decision returned, for the report; empty when none did.
+  virtual std::string first_error() const { return {}; }
+};
+
+// Monotonic nanoseconds and waiting. Thread-safe.
+class Ticker {
+ public:
+  virtual ~Ticker() = default;
+  virtual std::int64_t now_ns() = 0;
+  // Returns at or after `deadline_ns` (at once when it has passed).
+  virtual void sleep_until_ns(std::int64_t deadline_ns) = 0;
+};
+
+// std::chrono::steady_clock and std::this_thread::sleep_until.
+Ticker& steady_ticker();
+
+enum class LoadMode { kClosed, kOpen };
+
+struct Progress {
+  int threads = 0;
+  std::int64_t elapsed_ns = 0;  // since the start, warm-up included
+  std::int64_t total_ns = 0;    // warm-up + duration
+  std::uint64_t decisions = 0;  // sent so far, warm-up included
+};
+
+struct LoadOptions {
+  int threads = 1;  // >= 1
+  // Measured time, after `warmup_ns` of unmeasured load. Nanoseconds, duration > 0.
+  std::int64_t duration_ns = 5'000'000'000;
+  std::int64_t warmup_ns = 0;
+  LoadMode mode = LoadMode::kClosed;
+  // Open loop only: requests per second each thread sends (> 0). Threads are phase-shifted so the
+  // total arrives evenly.
+  double rate_per_thread = 0;
+  DistributionSpec distribution;
+  std::uint64_t keys = 1000;         // >= 1
+  std::string key_prefix = "user:";  // subject = key_prefix + decimal key index
+  std::uint64_t seed = 1;            // thread i draws keys from stream_seed(seed, i)
+  // Called every `progress_interval_ns` on the thread that called run_load while the load runs.
+  std::function<void(const Progress&)> on_progress;
+  std::int64_t progress_interval_ns = 200'000'000;
+};
+
+struct LoadResult {
+  int threads = 0;
+  // The measured window: from the end of the warm-up to the last reply of a measured request
+  // (open loop: to the end of the duration at the earliest).
+  double seconds = 0;
+  std::uint64_t decisions = 0;  // measured requests answered (allowed + denied + errors)
+  std::uint64_t allowed = 0;
+  std::uint64_t denied = 0;
+  std::uint64_t errors = 0;
+  std::uint64_t degraded = 0;  // of allowed + denied
+  // Nanoseconds per measured request: from the intended send time in open loop, from the actual
+  // send in closed loop (where the two are the same).
+  Histogram latency;
+  // Nanoseconds from the actual send to the reply.
+  Histogram service_time;
+  // Open loop: requests/s scheduled, and how many scheduled in the measured window were never
+  // sent because the threads were still catching up when the time was over (target too slow).
+  double intended_per_second = 0;
+  std::uint64_t unsent = 0;
+
+  double decisions_per_second() const {
+    return seconds > 0 ? static_cast<double>(decisions) / seconds : 0;
+  }
+};
+
+// Runs one load point and returns what was measured. Blocks for warm-up + duration (plus the
+// last replies). `target` and `ticker` must outlive the call.
+LoadResult run_load(Target& target, const LoadOptions& options, Ticker& ticker = steady_ticker());
+
+// "user:" + 42 -> "user:42" into `buffer` (reused: no allocation once it is large enough).
+std::string_view format_subject(std::string& buffer, std::string_view prefix, std::uint64_t key);
+
+}  // namespace sluice::bench

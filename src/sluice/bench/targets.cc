@@ -1,0 +1,144 @@
+#include "sluice/bench/targets.h"
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "sluice/service/limiter.h"
+#include "sluice/store/memory/memory_store.h"
+#include "sluice/store/redis/redis_store.h"
+
+namespace sluice::bench {
+
+StatusOr<TargetKind> parse_target_kind(std::string_view text) {
+  if (text == "memory") return TargetKind::kMemory;
+  if (text == "redis") return TargetKind::kRedis;
+  if (text == "http") return TargetKind::kHttp;
+  return invalid_argument("target: must be memory, redis or http (got \"" + std::string(text) +
+                          "\")");
+}
+
+std::string_view target_kind_name(TargetKind kind) {
+  switch (kind) {
+    case TargetKind::kMemory:
+      return "memory";
+    case TargetKind::kRedis:
+      return "redis";
+    case TargetKind::kHttp:
+      return "http";
+  }
+  return "?";
+}
+
+std::string redacted_redis_url(std::string_view url) {
+  StatusOr<redis::RedisUrl> parsed = redis::parse_redis_url(url);
+  if (!parsed.ok()) return "(invalid redis URL)";
+  std::string host = parsed->host.find(':') != std::string::npos ? "[" + parsed->host + "]"
+                                                                   : parsed->host;
+  std::string user;
+  if (!parsed->username.empty()) user = parsed->username + ":***@";
+  if (parsed->username.empty() && !parsed->password.empty()) user = ":***@";
+  return "redis://" + user + host + ":" + std::to_string(parsed->port) + "/" +
+         std::to_string(parsed->db);
+}
+
+class LimiterTarget final : public Target {
+ public:
+  explicit LimiterTarget(const TargetOptions& options)
+      : policy_(options.policy),
+        app_(options.app),
+        cost_(options.cost),
+        memory_(SystemClock::instance(), {.max_keys = options.memory_max_keys}) {}
+
+  Status connect_redis(const TargetOptions& options) {
+    StatusOr<redis::RedisUrl> url = redis::parse_redis_url(options.redis_url);
+    if (!url.ok()) return url.status();
+    redis::ClientOptions client_options = redis::client_options_from_url(*url);
+    client_options.connections = options.redis_connections;
+    client_options.io_threads = options.redis_io_threads;
+    StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::create(client_options);
+    if (!client.ok()) return client.status();
+    std::shared_ptr<redis::Client> shared(std::move(*client));
+    // Wait for every connection so the first measured second is not carried by fewer of them.
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::microseconds(client_options.connect_timeout);
+    while (shared->stats().ready_connections < client_options.connections &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    StatusOr<redis::Reply> pong = shared->command({"PING"});
+    if (!pong.ok()) return pong.status();
+    redis_ = std::make_unique<store::RedisStore>(std::move(shared));
+    return {};
+  }
+
+  void start_limiter() {
+    store::Store& store = redis_ ? static_cast<store::Store&>(*redis_) : memory_;
+    limiter_.emplace(store, &memory_);
+  }
+
+  // One decision on a subject the load never uses: loads the script, checks the app.
+  Status prime() {
+    StatusOr<service::Decision> decision =
+        limiter_->try_acquire(policy_, app_, "sluice-bench-prime", 0);
+    if (!decision.ok()) return decision.status();
+    if (decision->degraded) return unavailable("the store did not answer the first decision");
+    return {};
+  }
+
+  Outcome decide(std::string_view subject) override {
+    StatusOr<service::Decision> decision = limiter_->try_acquire(policy_, app_, subject, cost_);
+    if (!decision.ok()) {
+      remember(decision.status());
+      return {.verdict = Verdict::kError};
+    }
+    if (decision->lease) {
+      // Concurrency limits: give the lease back at once, as a request that completed would.
+      (void)limiter_->release(policy_, app_, subject, *decision->lease);
+    }
+    return {.verdict = decision->verdict.allowed ? Verdict::kAllowed : Verdict::kDenied,
+            .degraded = decision->degraded};
+  }
+
+ std::string first_error() const override {
+    std::lock_guard lock(error_mu_);
+    return first_error_;
+  }
+
+ private:
+  void remember(const Status& status) {
+    if (has_error_.load(std::memory_order_relaxed)) return;
+    std::lock_guard lock(error_mu_);
+    if (first_error_.empty()) first_error_ = status.to_string();
+    has_error_.store(true, std::memory_order_relaxed);
+  }
+
+  policy::Policy policy_;
+  std::string app_;
+  std::int64_t cost_;
+  store::MemoryStore memory_;
+  std::unique_ptr<store::RedisStore> redis_;
+  std::optional<service::Limiter> limiter_;
+  std::atomic<bool> has_error_{false};
+  mutable std::mutex error_mu_;
+  std::string first_error_;
+};
+
+StatusOr<std::unique_ptr<Target>> make_target(const TargetOptions& options) {
+  if (options.kind == TargetKind::kHttp) {
+    return Status(StatusCode::kUnimplemented,
+                  "target http: there is no `sluice serve` to send requests to yet");
+  }
+  auto target = std::make_unique<LimiterTarget>(options);
+  if (options.kind == TargetKind::kRedis) {
+    if (options.redis_url.empty()) return invalid_argument("target redis needs a --redis URL");
+    if (Status status = target->connect_redis(options); !status.ok()) return status;
+  }
+  target->start_limiter();
+  if (Status status = target->prime(); !status.ok()) return status;
+  return std::unique_ptr<Target>(std::move(target));
+}
+
+}  // namespace sluice::bench
