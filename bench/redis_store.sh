@@ -58,18 +58,25 @@ for i, name in names.items():
             row(name, path, runs[key])
 
 print("\nClient overhead: gcra acquire, allow path, random subjects (medians)")
-print(f"{'caller':<40}{'dec/s':>10}{'p50 µs':>9}{'p99 µs':>10}")
+print("(client cpu: CPU the calling side spent per decision: this process for RedisStore,")
+print(" redis-benchmark's own process for it)")
+print(f"{'caller':<40}{'dec/s':>10}{'p50 µs':>9}{'p99 µs':>10}{'client cpu µs':>15}")
 client = {}
+def client_row(label, r):
+    print(f"{label:<40}{r['per_second']:>10.0f}{r['p50_us']:>9.1f}{r['p99_us']:>10.1f}"
+          f"{r.get('client_cpu_us', float('nan')):>15.2f}")
 for n in (1, 10, 100):
     r = runs[f"BM_SluiceClient/{n}/iterations:1/manual_time"]
     client[f"sluice{n}"] = r
-    print(f"{'RedisStore::acquire, ' + str(n) + ' threads':<40}{r['per_second']:>10.0f}"
-          f"{r['p50_us']:>9.1f}{r['p99_us']:>10.1f}")
+    client_row(f"RedisStore::acquire, {n} threads", r)
 for c, p in ((1, 1), (10, 1), (100, 1), (100, 16)):
     r = runs[f"BM_RedisBenchmarkEvalsha/{c}/{p}/iterations:1/manual_time"]
     client[f"rb{c}_{p}"] = r
-    print(f"{'redis-benchmark EVALSHA -c ' + str(c) + ' -P ' + str(p):<40}{r['per_second']:>10.0f}"
-          f"{r['p50_us']:>9.1f}{r['p99_us']:>10.1f}")
+    raw = " (raw driver)" if r.get("raw_driver", 0) else ""
+    client_row(f"redis-benchmark -c {c} -P {p}{raw}", r)
+if any(client[k].get("raw_driver", 0) for k in client if k.startswith("rb")):
+    print("(raw driver: the store's arguments hold NUL bytes, which redis-benchmark's command line")
+    print(" cannot carry; the benchmark's built-in driver does what redis-benchmark does instead)")
 ratio = client["sluice100"]["per_second"] / client["rb100_16"]["per_second"]
 print(f"100 threads / redis-benchmark -c 100 -P 16: {100 * ratio:.0f} %  (target >= 80 %)")
 gap = client["sluice1"]["p50_us"] - client["rb1_1"]["p50_us"]
@@ -77,12 +84,12 @@ print(f"1 thread p50 - redis-benchmark -c 1 -P 1 p50: {gap:+.1f} µs  (target <=
 
 print("\nMemory (MEMORY USAGE of one key; used_memory growth per subject over 20 000)")
 for i, name in names.items():
-    r = runs.get(f"BM_KeyMemory/{i}/iterations:1")
+    r = runs.get(f"BM_KeyMemory/{i}/iterations:1/repeats:1")
     if r:
         print(f"{name:<24}{r['memory_usage_bytes']:>6.0f} B{r['used_memory_per_subject']:>9.1f} B")
 for kind, label in ((0, "sliding_log"), (1, "concurrency")):
     for n in (10, 128, 129, 512, 513, 1000, 10000):
-        r = runs.get(f"BM_FilledKeyMemory/{kind}/{n}/iterations:1")
+        r = runs.get(f"BM_FilledKeyMemory/{kind}/{n}/iterations:1/repeats:1")
         if r:
             print(f"{label + ' x ' + str(n):<24}{r['memory_usage_bytes']:>8.0f} B"
                   f"{r['bytes_per_entry']:>8.1f} B/entry")

@@ -18,8 +18,7 @@ namespace {
 
 Status conflict(std::string_view name, std::int64_t stored, std::int64_t expected) {
   return {StatusCode::kAborted, "conflict: policy " + std::string(name) + " is at version " +
-                                    std::to_string(stored) + ", not " +
-                                    std::to_string(expected)};
+                                    std::to_string(stored) + ", not " + std::to_string(expected)};
 }
 
 Status already_exists(std::string message) {
@@ -141,8 +140,7 @@ StatusOr<std::vector<PolicyChange>> FakePolicyRepository::history(std::string_vi
   return out;
 }
 
-Status FakePolicyRepository::import(const std::vector<Policy>& policies,
-                                    std::string_view actor) {
+Status FakePolicyRepository::import(const std::vector<Policy>& policies, std::string_view actor) {
   std::lock_guard lock(mutex_);
   if (!failure_.ok()) return failure_;
   std::set<std::string, std::less<>> seen;
@@ -178,6 +176,9 @@ Status FakeAccountRepository::create_user(const User& user, std::string_view pas
   std::lock_guard lock(mutex_);
   if (!failure_.ok()) return failure_;
   if (users_.contains(user.name)) return already_exists("user " + user.name + " already exists");
+  for (const auto& [app, role] : user.roles) {
+    if (!apps_.contains(app)) return not_found("no app named " + app);
+  }
   users_[user.name] = {.user = user, .password_hash = std::string(password_hash)};
   return {};
 }

@@ -102,9 +102,9 @@ TEST(Authorize, AnyAppPoliciesAreReadableByAnyoneWithARole) {
 TEST(Authorize, AnyAppPoliciesAreWrittenByAdminsOnly) {
   const std::string expected =
       "only an admin may create, update or delete a policy for any app (\"*\")";
-  for (const Status& status :
-       {create(kOwner, {"*"}), create(kOwner, {"checkout", "*"}), update(kOwner, {"*"}, {"checkout"}),
-        update(kOwner, {"checkout"}, {"*"}), remove(kOwner, {"*"})}) {
+  for (const Status& status : {create(kOwner, {"*"}), create(kOwner, {"checkout", "*"}),
+                               update(kOwner, {"*"}, {"checkout"}),
+                               update(kOwner, {"checkout"}, {"*"}), remove(kOwner, {"*"})}) {
     EXPECT_EQ(status.code(), StatusCode::kPermissionDenied);
     EXPECT_NE(status.message().find(expected), std::string::npos) << status.message();
   }
@@ -149,8 +149,7 @@ TEST(Authorize, UsersManageTheirOwnTokensAdminsAnyones) {
   EXPECT_TRUE(authorize_tokens(kAdmin, "bob").ok());
   const Status status = authorize_tokens(kOwner, "alice");
   EXPECT_EQ(status.code(), StatusCode::kPermissionDenied);
-  EXPECT_EQ(status.message(),
-            "bob may not manage the tokens of alice: only alice or an admin may");
+  EXPECT_EQ(status.message(), "bob may not manage the tokens of alice: only alice or an admin may");
 }
 
 // ---- The matrix of docs/authorization.md ----
@@ -282,9 +281,7 @@ TEST(AuthorizationMatrix, EveryRoleOperationAndTargetAsDocumented) {
   }
 }
 
-TEST(AuthorizationMatrix, CoversEveryRoleAndTarget) {
-  EXPECT_EQ(std::size(kMatrix), 4u * 5u);
-}
+TEST(AuthorizationMatrix, CoversEveryRoleAndTarget) { EXPECT_EQ(std::size(kMatrix), 4u * 5u); }
 
 }  // namespace
 }  // namespace sluice::auth

@@ -43,11 +43,10 @@ bool parse_parameter(std::string_view text, std::string_view name, std::uint32_t
 }
 
 bool is_base64_unpadded(std::string_view text) {
-  return !text.empty() && text.size() % 4 != 1 &&
-         std::all_of(text.begin(), text.end(), [](char c) {
-           return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                  c == '+' || c == '/';
-         });
+  return !text.empty() && text.size() % 4 != 1 && std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+           c == '/';
+  });
 }
 
 Status malformed(std::string detail) {
@@ -62,7 +61,8 @@ StatusOr<EncodedParameters> parse_encoded(std::string_view encoded) {
   const std::vector<std::string_view> parts = split(encoded, '$');
   if (parts.size() < 2 || !parts[0].empty()) return malformed("must start with \"$argon2id$\"");
   if (parts[1] != "argon2id") {
-    return malformed("algorithm \"" + std::string(parts[1]) + "\" is not supported (only argon2id)");
+    return malformed("algorithm \"" + std::string(parts[1]) +
+                     "\" is not supported (only argon2id)");
   }
   if (parts.size() != 6) return malformed("expected 5 '$'-separated fields");
   if (parts[2] != "v=19") return malformed("version must be v=19");
@@ -95,9 +95,10 @@ Status check_password_strength(std::string_view password, std::string_view user)
                             " bytes");
   }
   // Count characters, not bytes: UTF-8 continuation bytes are 10xxxxxx.
-  const auto characters = static_cast<std::size_t>(
-      std::count_if(password.begin(), password.end(),
-                    [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  const auto characters =
+      static_cast<std::size_t>(std::count_if(password.begin(), password.end(), [](char c) {
+        return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+      }));
   if (characters < kMinPasswordLength) {
     return invalid_argument("password: must be at least " + std::to_string(kMinPasswordLength) +
                             " characters (got " + std::to_string(characters) + ")");
@@ -108,8 +109,7 @@ Status check_password_strength(std::string_view password, std::string_view user)
   return {};
 }
 
-StatusOr<std::string> hash_password(std::string_view password,
-                                    const PasswordHashOptions& options) {
+StatusOr<std::string> hash_password(std::string_view password, const PasswordHashOptions& options) {
   if (password.size() > kMaxPasswordBytes) {
     return invalid_argument("password: must be at most " + std::to_string(kMaxPasswordBytes) +
                             " bytes");
@@ -123,15 +123,13 @@ StatusOr<std::string> hash_password(std::string_view password,
   }
   StatusOr<std::string> salt = random_bytes(options.salt_bytes);
   if (!salt.ok()) return salt.status();
-  std::string encoded(argon2_encodedlen(options.time_cost, options.memory_kib,
-                                        options.parallelism,
+  std::string encoded(argon2_encodedlen(options.time_cost, options.memory_kib, options.parallelism,
                                         static_cast<std::uint32_t>(options.salt_bytes),
                                         static_cast<std::uint32_t>(options.hash_bytes), Argon2_id),
                       '\0');
-  const int result = argon2id_hash_encoded(options.time_cost, options.memory_kib,
-                                           options.parallelism, password.data(), password.size(),
-                                           salt->data(), salt->size(), options.hash_bytes,
-                                           encoded.data(), encoded.size());
+  const int result = argon2id_hash_encoded(
+      options.time_cost, options.memory_kib, options.parallelism, password.data(), password.size(),
+      salt->data(), salt->size(), options.hash_bytes, encoded.data(), encoded.size());
   if (result != ARGON2_OK) {
     return internal_error(std::string("argon2id hashing failed: ") + argon2_error_message(result));
   }
@@ -144,8 +142,7 @@ Status verify_password(std::string_view password, std::string_view encoded) {
   if (!parameters.ok()) return parameters.status();
   if (password.size() > kMaxPasswordBytes) return {StatusCode::kUnauthenticated, "wrong password"};
   const std::string terminated(encoded);
-  const int result =
-      argon2_verify(terminated.c_str(), password.data(), password.size(), Argon2_id);
+  const int result = argon2_verify(terminated.c_str(), password.data(), password.size(), Argon2_id);
   if (result == ARGON2_OK) return {};
   if (result == ARGON2_VERIFY_MISMATCH) return {StatusCode::kUnauthenticated, "wrong password"};
   if (result == ARGON2_MEMORY_ALLOCATION_ERROR) {

@@ -13,7 +13,7 @@
 
 namespace sluice::auth {
 
-inline constexpr std::size_t kMinPasswordLength = 12;  // characters (UTF-8 code points)
+inline constexpr std::size_t kMinPasswordLength = 12;   // characters (UTF-8 code points)
 inline constexpr std::size_t kMaxPasswordBytes = 1024;  // bounds the work one login can cause
 
 // Argon2id cost parameters. The defaults follow RFC 9106 §4's second recommendation in

@@ -54,7 +54,7 @@ std::string sha256_hex(std::string_view data) {
   }
   static constexpr std::string_view kHex = "0123456789abcdef";
   std::string hex;
-  hex.reserve(size * 2);
+  hex.reserve(std::size_t{size} * 2);
   for (unsigned int i = 0; i < size; ++i) {
     hex.push_back(kHex[digest[i] >> 4]);
     hex.push_back(kHex[digest[i] & 0xF]);

@@ -25,7 +25,8 @@ TEST(Secrets, RandomBase62UsesOnlyBase62AndEveryCharacterEventually) {
   EXPECT_EQ(text->size(), 20'000u);
   const std::set<char> seen(text->begin(), text->end());
   EXPECT_EQ(seen.size(), 62u);  // 20 000 draws miss one of 62 characters with p < 1e-130
-  EXPECT_TRUE(std::all_of(text->begin(), text->end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }));
+  EXPECT_TRUE(std::all_of(text->begin(), text->end(),
+                          [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }));
 }
 
 TEST(Secrets, Sha256HexMatchesKnownVectors) {

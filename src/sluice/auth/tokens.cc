@@ -17,8 +17,7 @@ Status invalid_token() { return {StatusCode::kUnauthenticated, "invalid token"};
 
 }  // namespace
 
-StatusOr<IssuedToken> issue_token(std::string_view user, std::string_view description,
-                                  Micros now) {
+StatusOr<IssuedToken> issue_token(std::string_view user, std::string_view description, Micros now) {
   StatusOr<std::string> id = random_base62(kTokenIdLength);
   if (!id.ok()) return id.status();
   StatusOr<std::string> secret = random_base62(kTokenSecretLength);

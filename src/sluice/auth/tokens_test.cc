@@ -52,11 +52,11 @@ TEST(Tokens, ParseRefusesMalformedTokens) {
   const std::string secret(32, 'z');
   for (const std::string& token : {
            std::string(),
-           "sluice_" + id + "_" + secret.substr(1),      // short secret
-           "sluice_" + id + "_" + secret + "z",          // long secret
-           "sluice_" + id + "-" + secret,                // wrong separator
-           "slurp_" + id + "__" + secret,                // wrong prefix, same length
-           "sluice_" + id.substr(1) + "_A" + secret,     // separator moved
+           "sluice_" + id + "_" + secret.substr(1),        // short secret
+           "sluice_" + id + "_" + secret + "z",            // long secret
+           "sluice_" + id + "-" + secret,                  // wrong separator
+           "slurp_" + id + "__" + secret,                  // wrong prefix, same length
+           "sluice_" + id.substr(1) + "_A" + secret,       // separator moved
            "sluice_" + id + "_" + secret.substr(1) + "/",  // not base62
            "Bearer sluice_" + id + "_" + secret,
        }) {
@@ -94,8 +94,8 @@ TEST_F(TokensTest, SecretOfAnotherTokenIsRefused) {
   StatusOr<IssuedToken> a = create_token(accounts_, "alice", "", kNow);
   StatusOr<IssuedToken> b = create_token(accounts_, "alice", "", kNow);
   ASSERT_TRUE(a.ok() && b.ok());
-  const std::string swapped = "sluice_" + a->record.id + "_" +
-                              b->token.substr(b->token.size() - kTokenSecretLength);
+  const std::string swapped =
+      "sluice_" + a->record.id + "_" + b->token.substr(b->token.size() - kTokenSecretLength);
   EXPECT_EQ(verify_token(accounts_, swapped).status().code(), StatusCode::kUnauthenticated);
 }
 
@@ -112,8 +112,7 @@ TEST_F(TokensTest, RevokedTokenIsRefused) {
   StatusOr<IssuedToken> issued = create_token(accounts_, "alice", "", kNow);
   ASSERT_TRUE(issued.ok());
   ASSERT_TRUE(accounts_.delete_token(issued->record.id).ok());
-  EXPECT_EQ(verify_token(accounts_, issued->token).status().code(),
-            StatusCode::kUnauthenticated);
+  EXPECT_EQ(verify_token(accounts_, issued->token).status().code(), StatusCode::kUnauthenticated);
 }
 
 TEST_F(TokensTest, RepositoryOutageIsNotReportedAsABadToken) {

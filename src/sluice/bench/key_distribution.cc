@@ -79,7 +79,8 @@ StatusOr<DistributionSpec> parse_distribution(std::string_view text) {
       return invalid_argument("distribution: zipf exponent must be a number, as in zipf:0.99");
     }
     if (!(s > 0 && s <= kMaxZipfExponent)) {
-      return invalid_argument("distribution: zipf exponent must be in (0, 100]; 0 would be uniform");
+      return invalid_argument(
+          "distribution: zipf exponent must be in (0, 100]; 0 would be uniform");
     }
     return DistributionSpec{.kind = DistributionKind::kZipf, .zipf_exponent = s};
   }

@@ -86,26 +86,29 @@ void run_closed(Target& target, const LoadOptions& options, const Schedule& sche
   }
 }
 
-void run_open(Target& target, const LoadOptions& options, const Schedule& schedule,
-              Ticker& ticker, KeySampler& sampler, ThreadState& state, int index) {
+void run_open(Target& target, const LoadOptions& options, const Schedule& schedule, Ticker& ticker,
+              KeySampler& sampler, ThreadState& state, int index, int threads) {
+  if (!(options.rate_per_thread > 0)) return;
   const double period_ns = 1e9 / options.rate_per_thread;
   // Thread i starts i/T of a period late, so T threads together send evenly spaced requests.
-  const double phase_ns = period_ns * index / options.threads;
+  const double phase_ns = period_ns * index / threads;
   std::string subject_buffer;
   std::uint64_t sent = 0;
   for (std::uint64_t k = 0;; ++k) {
-    const auto intended_ns = schedule.start_ns + static_cast<std::int64_t>(std::llround(
-                                                     phase_ns + period_ns * static_cast<double>(k)));
+    const auto intended_ns =
+        schedule.start_ns +
+        static_cast<std::int64_t>(std::llround(phase_ns + period_ns * static_cast<double>(k)));
     if (intended_ns >= schedule.end_ns) break;
     if (ticker.now_ns() >= schedule.end_ns) {
       // Time is up while still catching up: the rest of the schedule is never sent. Count the
       // requests from k on that were due in the measured window.
       const auto due_before = [&](std::int64_t t) {  // requests j with intended(j) < t
-        return std::max(0.0, std::ceil((static_cast<double>(t - schedule.start_ns) - phase_ns) /
-                                       period_ns));
+        return std::max(
+            0.0, std::ceil((static_cast<double>(t - schedule.start_ns) - phase_ns) / period_ns));
       };
       const double first = std::max(static_cast<double>(k), due_before(schedule.measure_from_ns));
-      state.unsent += static_cast<std::uint64_t>(std::max(0.0, due_before(schedule.end_ns) - first));
+      state.unsent +=
+          static_cast<std::uint64_t>(std::max(0.0, due_before(schedule.end_ns) - first));
       break;
     }
     const std::string_view subject =
@@ -162,7 +165,7 @@ LoadResult run_load(Target& target, const LoadOptions& options, Ticker& ticker) 
       ready.count_down();
       go.wait();
       if (options.mode == LoadMode::kOpen) {
-        run_open(target, options, schedule, ticker, sampler, state, i);
+        run_open(target, options, schedule, ticker, sampler, state, i, threads);
       } else {
         run_closed(target, options, schedule, ticker, sampler, state);
       }
@@ -192,7 +195,8 @@ LoadResult run_load(Target& target, const LoadOptions& options, Ticker& ticker) 
 
   LoadResult result;
   result.threads = threads;
-  std::int64_t last_reply_ns = options.mode == LoadMode::kOpen ? schedule.end_ns : 0;
+  // The window closes at the end of the duration or with the last reply, whichever is later.
+  std::int64_t last_reply_ns = schedule.end_ns;
   for (const auto& state : states) {
     result.allowed += state->allowed;
     result.denied += state->denied;
@@ -204,9 +208,7 @@ LoadResult run_load(Target& target, const LoadOptions& options, Ticker& ticker) 
     last_reply_ns = std::max(last_reply_ns, state->last_reply_ns);
   }
   result.decisions = result.allowed + result.denied + result.errors;
-  result.seconds = result.decisions == 0 && options.mode == LoadMode::kClosed
-                       ? static_cast<double>(schedule.end_ns - schedule.measure_from_ns) / 1e9
-                       : static_cast<double>(last_reply_ns - schedule.measure_from_ns) / 1e9;
+  result.seconds = static_cast<double>(last_reply_ns - schedule.measure_from_ns) / 1e9;
   if (options.mode == LoadMode::kOpen) {
     result.intended_per_second = options.rate_per_thread * threads;
   }

@@ -68,8 +68,8 @@ struct LoadOptions {
   std::int64_t duration_ns = 5'000'000'000;
   std::int64_t warmup_ns = 0;
   LoadMode mode = LoadMode::kClosed;
-  // Open loop only: requests per second each thread sends (> 0). Threads are phase-shifted so the
-  // total arrives evenly.
+  // Open loop only: requests per second each thread sends (> 0; otherwise nothing is sent).
+  // Threads are phase-shifted so the total arrives evenly.
   double rate_per_thread = 0;
   DistributionSpec distribution;
   std::uint64_t keys = 1000;         // >= 1
@@ -82,8 +82,8 @@ struct LoadOptions {
 
 struct LoadResult {
   int threads = 0;
-  // The measured window: from the end of the warm-up to the last reply of a measured request
-  // (open loop: to the end of the duration at the earliest).
+  // The measured window: from the end of the warm-up to the end of the duration or the last reply
+  // of a measured request, whichever is later.
   double seconds = 0;
   std::uint64_t decisions = 0;  // measured requests answered (allowed + denied + errors)
   std::uint64_t allowed = 0;

@@ -35,8 +35,8 @@ std::string_view target_kind_name(TargetKind kind) {
 std::string redacted_redis_url(std::string_view url) {
   StatusOr<redis::RedisUrl> parsed = redis::parse_redis_url(url);
   if (!parsed.ok()) return "(invalid redis URL)";
-  std::string host = parsed->host.find(':') != std::string::npos ? "[" + parsed->host + "]"
-                                                                   : parsed->host;
+  std::string host =
+      parsed->host.find(':') != std::string::npos ? "[" + parsed->host + "]" : parsed->host;
   std::string user;
   if (!parsed->username.empty()) user = parsed->username + ":***@";
   if (parsed->username.empty() && !parsed->password.empty()) user = ":***@";
@@ -102,7 +102,7 @@ class LimiterTarget final : public Target {
             .degraded = decision->degraded};
   }
 
- std::string first_error() const override {
+  std::string first_error() const override {
     std::lock_guard lock(error_mu_);
     return first_error_;
   }
@@ -128,8 +128,9 @@ class LimiterTarget final : public Target {
 
 StatusOr<std::unique_ptr<Target>> make_target(const TargetOptions& options) {
   if (options.kind == TargetKind::kHttp) {
-    return Status(StatusCode::kUnimplemented,
-                  "target http: there is no `sluice serve` to send requests to yet");
+    return Status(
+        StatusCode::kUnimplemented,
+        "target http is not implemented yet: sluice bench has no HTTP client for `sluice serve`");
   }
   auto target = std::make_unique<LimiterTarget>(options);
   if (options.kind == TargetKind::kRedis) {

@@ -1,6 +1,7 @@
 // Targets `sluice bench` can load: the decision service (Limiter) over the in-memory store or
 // over Redis, exactly as an embedding application calls it. The HTTP target (a running
-// `sluice serve`) has its name reserved and is refused with Unimplemented until the server exists.
+// `sluice serve`) has its name reserved and is refused with Unimplemented: there is no HTTP client
+// here yet.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,7 @@ std::string_view target_kind_name(TargetKind kind);
 
 struct TargetOptions {
   TargetKind kind = TargetKind::kMemory;
-  std::string redis_url;     // kRedis: redis://[user:pass@]host:port/db
+  std::string redis_url;      // kRedis: redis://[user:pass@]host:port/db
   int redis_connections = 2;  // kRedis: connections shared by every load thread
   int redis_io_threads = 1;   // kRedis: client event-loop threads
   policy::Policy policy;      // validated

@@ -2,14 +2,23 @@
 // process exit code when it runs.
 #pragma once
 
+#include <memory>
+
 namespace CLI {
 class App;
 }
 
 namespace sluice::cli {
 
+struct Environment;  // environment.h
+
 void add_version_command(CLI::App& app);
 void add_acquire_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+// `sluice policy ...` and `sluice admin ...` (policy_command.cc, admin_command.cc).
+void add_policy_command(CLI::App& app, std::shared_ptr<const Environment> env);
+void add_admin_command(CLI::App& app, std::shared_ptr<const Environment> env);
 
 // 0 on success; set by the subcommand that ran.
 int exit_code();

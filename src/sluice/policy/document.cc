@@ -3,8 +3,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <initializer_list>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <type_traits>
 
 #include "sluice/core/duration.h"
@@ -242,6 +246,91 @@ json yaml_to_json(const YAML::Node& node) {
   }
 }
 
+bool yaml_would_misread(const std::string& text) {
+  if (text.empty()) return true;
+  std::string lower;
+  for (const char c : text) lower.push_back(static_cast<char>(std::tolower(c)));
+  for (std::string_view word : {"true", "false", "null", "~", "yes", "no", "on", "off", "y", "n"}) {
+    if (lower == word) return true;
+  }
+  // Numbers in any YAML 1.1 or 1.2 spelling ("42", "-1.5e3", "0x1F", "0o17", "1_000", ".inf",
+  // "1:30" sexagesimal) and dates, so every YAML reader sees a string. "1s" stays plain.
+  static const std::regex kNumberLike(
+      "[-+]?(\\.[0-9_]+|[0-9][0-9_]*(\\.[0-9_]*)?)(e[-+]?[0-9]+)?"  // decimal, float
+      "|[-+]?0[xob][0-9a-f_]+"                                      // hex, octal, binary
+      "|[-+]?\\.(inf|nan)"                                          // infinity, not-a-number
+      "|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\\.[0-9_]*)?"              // sexagesimal (1.1)
+      "|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.*");                         // dates, timestamps
+  return std::regex_match(lower, kNumberLike);
+}
+
+void emit_yaml(YAML::Emitter& out, const json& value) {
+  switch (value.type()) {
+    case json::value_t::object: {
+      // Document order, not json's alphabetical one: what a reader looks for first comes first.
+      static constexpr std::string_view kLeading[] = {
+          "id",         "name",        "policy",     "action",  "actor",
+          "at",         "description", "apps",       "mode",    "on_store_failure",
+          "enabled",    "limits",      "algorithm",  "version", "created_by",
+          "created_at", "updated_by",  "updated_at", "old",     "new"};
+      std::vector<std::string> keys;
+      for (std::string_view key : kLeading) {
+        if (value.contains(key)) keys.emplace_back(key);
+      }
+      for (const auto& [key, item] : value.items()) {
+        if (std::find(std::begin(kLeading), std::end(kLeading), key) == std::end(kLeading)) {
+          keys.push_back(key);
+        }
+      }
+      out << YAML::BeginMap;
+      for (const std::string& key : keys) {
+        out << YAML::Key;
+        if (yaml_would_misread(key)) out << YAML::DoubleQuoted;
+        out << key << YAML::Value;
+        emit_yaml(out, value.at(key));
+      }
+      out << YAML::EndMap;
+      break;
+    }
+    case json::value_t::array:
+      out << YAML::BeginSeq;
+      for (const json& item : value) emit_yaml(out, item);
+      out << YAML::EndSeq;
+      break;
+    case json::value_t::string: {
+      const auto& text = value.get_ref<const std::string&>();
+      if (yaml_would_misread(text)) out << YAML::DoubleQuoted;
+      out << text;
+      break;
+    }
+    case json::value_t::boolean:
+      out << (value.get<bool>() ? "true" : "false");
+      break;
+    case json::value_t::number_integer:
+      out << value.get<std::int64_t>();
+      break;
+    case json::value_t::number_unsigned:
+      out << value.get<std::uint64_t>();
+      break;
+    case json::value_t::number_float:
+      out << value.get<double>();
+      break;
+    default:
+      out << YAML::Null;
+      break;
+  }
+}
+
+// Prefixes each error of document `index` with "[index]".
+void append_indexed(std::vector<FieldError>& errors, std::size_t index,
+                    const std::vector<FieldError>& document_errors) {
+  const std::string prefix = "[" + std::to_string(index) + "]";
+  for (const FieldError& error : document_errors) {
+    errors.push_back({.field = error.field.empty() ? prefix : prefix + "." + error.field,
+                      .message = error.message});
+  }
+}
+
 }  // namespace
 
 ParsedPolicy policy_from_json(const json& document, const DocumentOptions& options) {
@@ -314,6 +403,69 @@ ParsedPolicy policy_from_text(std::string_view text, const DocumentOptions& opti
   } catch (const YAML::Exception& error) {
     return {.errors = {{.field = "", .message = std::string("not valid YAML: ") + error.what()}}};
   }
+}
+
+ParsedPolicies policies_from_text(std::string_view text, const DocumentOptions& options) {
+  ParsedPolicies result;
+  std::vector<json> documents;
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) {
+    result.errors.push_back({.field = "", .message = "no policy documents found"});
+    return result;
+  }
+  if (text[first] == '{' || text[first] == '[') {
+    json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded()) {
+      result.errors.push_back({.field = "", .message = "not valid JSON"});
+      return result;
+    }
+    documents.push_back(std::move(parsed));
+  } else {
+    try {
+      for (const YAML::Node& node : YAML::LoadAll(std::string(text))) {
+        documents.push_back(yaml_to_json(node));
+      }
+    } catch (const YAML::Exception& error) {
+      result.errors.push_back(
+          {.field = "", .message = std::string("not valid YAML: ") + error.what()});
+      return result;
+    }
+  }
+  if (documents.empty()) {
+    result.errors.push_back({.field = "", .message = "no policy documents found"});
+    return result;
+  }
+  // One document holding a list: the list is the policies.
+  if (documents.size() == 1 && documents.front().is_array()) {
+    json list = std::move(documents.front());
+    documents.assign(list.begin(), list.end());
+  }
+  std::map<std::string, std::size_t, std::less<>> first_index;
+  for (std::size_t i = 0; i < documents.size(); ++i) {
+    ParsedPolicy parsed = policy_from_json(documents[i], options);
+    append_indexed(result.errors, i, parsed.errors);
+    if (!parsed.policy) continue;
+    const auto [it, inserted] = first_index.emplace(parsed.policy->name, i);
+    if (!inserted) {
+      append_indexed(
+          result.errors, i,
+          {{.field = "name",
+            .message = "duplicates the policy of document [" + std::to_string(it->second) + "]"}});
+      continue;
+    }
+    result.policies.push_back(std::move(*parsed.policy));
+  }
+  if (!result.errors.empty()) result.policies.clear();
+  return result;
+}
+
+std::string json_to_yaml(const json& value) {
+  YAML::Emitter out;
+  out.SetIndent(2);
+  emit_yaml(out, value);
+  std::string text = out.c_str();
+  if (text.empty() || text.back() != '\n') text.push_back('\n');
+  return text;
 }
 
 json limit_to_json(const Limit& limit) {

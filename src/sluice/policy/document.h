@@ -31,8 +31,24 @@ ParsedPolicy policy_from_json(const nlohmann::json& document, const DocumentOpti
 // Text in JSON or YAML (JSON is YAML, but JSON text gets JSON's clearer error messages).
 ParsedPolicy policy_from_text(std::string_view text, const DocumentOptions& options = {});
 
+// Several policies in one text, as `sluice policy export` writes and `import` reads: a JSON or
+// YAML list of documents, a single document, or YAML documents separated by "---". Every
+// document is read (nothing stops at the first bad one) and each error names its document's
+// index, 0-based: "[2].limits[0].window: must be greater than 0". A name appearing twice is an
+// error on the later document. Empty text is an error; an explicit empty list is not.
+struct ParsedPolicies {
+  std::vector<Policy> policies;  // complete exactly when errors is empty
+  std::vector<FieldError> errors;
+};
+ParsedPolicies policies_from_text(std::string_view text, const DocumentOptions& options = {});
+
 nlohmann::json policy_to_json(const Policy& policy);
 nlohmann::json limit_to_json(const algorithm::Limit& limit);
+
+// Block-style YAML for a JSON value. Strings YAML would read as something else ("", "true",
+// "null", "0123", "42", "yes") are double-quoted, so policy_from_text / policies_from_text read
+// back exactly the value written.
+std::string json_to_yaml(const nlohmann::json& value);
 
 // "limits[1].window: must be greater than 0; name: must not be empty"
 std::string join_errors(const std::vector<FieldError>& errors);

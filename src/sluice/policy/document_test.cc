@@ -697,3 +697,133 @@ TEST(PolicyDocumentTest, YamlYesAndNoStayStrings) {
 
 }  // namespace
 }  // namespace sluice::policy
+
+namespace sluice::policy {
+namespace {
+
+constexpr std::string_view kTwoPoliciesYaml = R"(
+- name: a
+  apps: [checkout]
+  limits: [{algorithm: fixed_window, limit: 10, window: 1s}]
+- name: b
+  apps: ["*"]
+  limits: [{algorithm: gcra, rate: 5, period: 1s, burst: 2}]
+)";
+
+TEST(PoliciesFromText, ReadsAYamlList) {
+  ParsedPolicies parsed = policies_from_text(kTwoPoliciesYaml);
+  ASSERT_TRUE(parsed.errors.empty()) << join_errors(parsed.errors);
+  ASSERT_EQ(parsed.policies.size(), 2u);
+  EXPECT_EQ(parsed.policies[0].name, "a");
+  EXPECT_EQ(parsed.policies[1].apps, std::vector<std::string>{"*"});
+}
+
+TEST(PoliciesFromText, ReadsYamlDocumentsSeparatedByDashes) {
+  ParsedPolicies parsed = policies_from_text(R"(
+name: a
+apps: [checkout]
+limits: [{algorithm: fixed_window, limit: 10, window: 1s}]
+---
+name: b
+apps: [checkout]
+limits: [{algorithm: fixed_window, limit: 10, window: 1s}]
+)");
+  ASSERT_TRUE(parsed.errors.empty()) << join_errors(parsed.errors);
+  EXPECT_EQ(parsed.policies.size(), 2u);
+}
+
+TEST(PoliciesFromText, ReadsAJsonListAndASingleDocument) {
+  ParsedPolicies list = policies_from_text(
+      R"([{"name": "a", "apps": ["x"], "limits": [{"algorithm": "fixed_window",
+           "limit": 1, "window": "1s"}]}])");
+  ASSERT_TRUE(list.errors.empty()) << join_errors(list.errors);
+  EXPECT_EQ(list.policies.size(), 1u);
+  ParsedPolicies single = policies_from_text(
+      R"({"name": "a", "apps": ["x"], "limits": [{"algorithm": "fixed_window",
+          "limit": 1, "window": "1s"}]})");
+  ASSERT_TRUE(single.errors.empty()) << join_errors(single.errors);
+  EXPECT_EQ(single.policies.size(), 1u);
+}
+
+TEST(PoliciesFromText, ReportsEveryErrorOfEveryDocumentWithItsIndexAndKeepsNothing) {
+  ParsedPolicies parsed = policies_from_text(R"(
+- name: good
+  apps: [checkout]
+  limits: [{algorithm: fixed_window, limit: 10, window: 1s}]
+- name: bad one
+  apps: [checkout]
+  limits: [{algorithm: fixed_window, limit: 0, window: 1s}]
+- 42
+- name: good
+  apps: [checkout]
+  limits: [{algorithm: fixed_window, limit: 10, window: 1s}]
+)");
+  EXPECT_TRUE(parsed.policies.empty());
+  ASSERT_EQ(parsed.errors.size(), 4u) << join_errors(parsed.errors);
+  EXPECT_EQ(parsed.errors[0].field, "[1].name");
+  EXPECT_EQ(parsed.errors[1].field, "[1].limits[0].limit");
+  EXPECT_EQ(parsed.errors[2].field, "[2]");
+  EXPECT_EQ(parsed.errors[3],
+            (FieldError{.field = "[3].name", .message = "duplicates the policy of document [0]"}));
+}
+
+TEST(PoliciesFromText, EmptyTextIsAnErrorAnEmptyListIsNot) {
+  EXPECT_EQ(policies_from_text("").errors.size(), 1u);
+  EXPECT_EQ(policies_from_text("# only a comment\n").errors.size(), 1u);
+  ParsedPolicies empty = policies_from_text("[]");
+  EXPECT_TRUE(empty.errors.empty());
+  EXPECT_TRUE(empty.policies.empty());
+}
+
+TEST(PoliciesFromText, InvalidSyntaxIsOneError) {
+  EXPECT_THAT(policies_from_text("[{").errors,
+              ElementsAre(FieldError{.field = "", .message = "not valid JSON"}));
+  ParsedPolicies yaml = policies_from_text("- name: [unclosed");
+  ASSERT_EQ(yaml.errors.size(), 1u);
+  EXPECT_THAT(yaml.errors[0].message, HasSubstr("not valid YAML"));
+}
+
+TEST(JsonToYaml, RoundTripsExportedPoliciesExactly) {
+  ParsedPolicies parsed = policies_from_text(kTwoPoliciesYaml);
+  ASSERT_TRUE(parsed.errors.empty());
+  Policy tricky = parsed.policies[0];
+  tricky.name = "c";
+  tricky.description = "123";  // would read back as an integer if not quoted
+  tricky.created_by = "true";
+  tricky.updated_by = "";
+  parsed.policies.push_back(tricky);
+  json list = json::array();
+  for (const Policy& policy : parsed.policies) list.push_back(policy_to_json(policy));
+  const std::string yaml = json_to_yaml(list);
+  ParsedPolicies again = policies_from_text(yaml);
+  ASSERT_TRUE(again.errors.empty()) << join_errors(again.errors) << "\n" << yaml;
+  json list_again = json::array();
+  for (const Policy& policy : again.policies) list_again.push_back(policy_to_json(policy));
+  EXPECT_EQ(list_again, list) << yaml;
+}
+
+TEST(JsonToYaml, QuotesOnlyStringsYamlWouldReadAsSomethingElse) {
+  for (const std::string_view text :
+       {"", "true", "No", "null", "~", "42", "-7", "1.5", ".5", "1e3", "0x1F", "0o17", "1_000",
+        ".inf", "-.NaN", "1:30", "2024-01-02"}) {
+    SCOPED_TRACE(text);
+    const std::string yaml = json_to_yaml(json{{"description", text}});
+    EXPECT_EQ(yaml, "description: \"" + std::string(text) + "\"\n");
+  }
+  for (const std::string_view text : {"1s", "250ms", "checkout", "orders.create", "v1.2"}) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(json_to_yaml(json{{"description", text}}),
+              "description: " + std::string(text) + "\n");
+  }
+}
+
+TEST(JsonToYaml, WritesTheNameFirst) {
+  ParsedPolicies parsed = policies_from_text(kTwoPoliciesYaml);
+  ASSERT_FALSE(parsed.policies.empty());
+  const std::string yaml = json_to_yaml(policy_to_json(parsed.policies[0]));
+  EXPECT_EQ(yaml.rfind("name: a\n", 0), 0u) << yaml;
+  EXPECT_THAT(yaml, HasSubstr("- algorithm: fixed_window\n"));
+}
+
+}  // namespace
+}  // namespace sluice::policy

@@ -18,8 +18,8 @@ namespace {
 constexpr std::size_t kDefaultPoolSize = 4;
 constexpr int kConnectTimeoutSeconds = 10;
 
-// Single-quoted value for libpq's and SOCI-MySQL's key=value connection strings: both take a
-// backslash as the escape for the next character.
+// Single-quoted value for SOCI-MySQL's key=value connection string: a backslash escapes the next
+// character.
 std::string quoted(std::string_view value) {
   std::string out = "'";
   for (char c : value) {
@@ -27,6 +27,23 @@ std::string quoted(std::string_view value) {
     out.push_back(c);
   }
   out.push_back('\'');
+  return out;
+}
+
+std::string percent_encode(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '_' || c == '.' || c == '~') {
+      out.push_back(c);
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[byte >> 4]);
+      out.push_back(kHex[byte & 0xF]);
+    }
+  }
   return out;
 }
 
@@ -45,12 +62,19 @@ std::string build_connect_string(const DatabaseUrl& url) {
       return text;
     }
     case Dialect::kPostgresql: {
-      std::string text = "host=" + quoted(url.host) + " port=" + quoted(std::to_string(url.port)) +
-                         " dbname=" + quoted(url.database) + " client_encoding='UTF8'" +
-                         " application_name='sluice' connect_timeout=" +
-                         quoted(std::to_string(kConnectTimeoutSeconds));
-      if (!url.user.empty()) text += " user=" + quoted(url.user);
-      if (!url.password.empty()) text += " password=" + quoted(url.password);
+      // libpq's URI form: SOCI 4.0.3 re-splits key=value strings on spaces, breaking quoted
+      // values such as a password with a space; percent-encoded URIs have no spaces.
+      std::string text = "postgresql://";
+      if (!url.user.empty()) {
+        text += percent_encode(url.user);
+        if (!url.password.empty()) text += ":" + percent_encode(url.password);
+        text += "@";
+      }
+      const bool ipv6 = url.host.find(':') != std::string::npos;
+      text += (ipv6 ? "[" + url.host + "]" : url.host) + ":" + std::to_string(url.port) + "/" +
+              percent_encode(url.database) +
+              "?client_encoding=UTF8&application_name=sluice&connect_timeout=" +
+              std::to_string(kConnectTimeoutSeconds);
       return text;
     }
   }
@@ -116,15 +140,13 @@ Classified classify_postgresql(const soci::postgresql_soci_error& error) {
     // character_not_in_repertoire (invalid UTF-8), string_data_right_truncation,
     // untranslatable_character
     c.code = StatusCode::kInvalidArgument;
-  } else if (state.starts_with("08") || state.starts_with("57P")) {
+  } else if (state.starts_with("08") || state.starts_with("57P") ||
+             error.get_error_category() == soci::soci_error::connection_error) {
     // connection_exception, admin/crash shutdown, cannot_connect_now
     c.code = StatusCode::kUnavailable;
     c.connection_lost = true;
   } else if (state == "53300") {  // too_many_connections
     c.code = StatusCode::kUnavailable;
-  } else if (error.get_error_category() == soci::soci_error::connection_error) {
-    c.code = StatusCode::kUnavailable;
-    c.connection_lost = true;
   }
   return c;
 }
@@ -227,8 +249,8 @@ class Database::Lease {
 Database::Database(DatabaseUrl url, std::string display_url, const DatabaseOptions& options)
     : url_(std::move(url)), display_url_(std::move(display_url)), options_(options) {
   connect_string_ = build_connect_string(url_);
-  std::size_t size = options.pool_size != 0 ? options.pool_size
-                                            : url_.pool_size.value_or(kDefaultPoolSize);
+  std::size_t size =
+      options.pool_size != 0 ? options.pool_size : url_.pool_size.value_or(kDefaultPoolSize);
   if (url_.dialect == Dialect::kSqlite && url_.path == kSqliteMemory) size = 1;
   for (std::size_t i = 0; i < size; ++i) {
     slots_.push_back(std::make_unique<Slot>());
@@ -255,8 +277,7 @@ StatusOr<std::shared_ptr<Database>> Database::open(std::string_view url,
     }
   }
 
-  std::shared_ptr<Database> db(
-      new Database(std::move(*parsed), redact_database_url(url), options));
+  std::shared_ptr<Database> db(new Database(std::move(*parsed), redact_database_url(url), options));
   {
     // Connect eagerly so a wrong URL or a database that is down is reported by open().
     StatusOr<std::unique_ptr<Lease>> first = db->lease("connecting");
@@ -398,8 +419,7 @@ Status Database::write(std::string_view what, Counter counter,
     if (lock.get_affected_rows() != 1) {
       in_transaction = false;
       sql << "ROLLBACK";
-      return internal_error(std::string(what) + ": the revisions row \"" + name +
-                            "\" is missing");
+      return internal_error(std::string(what) + ": the revisions row \"" + name + "\" is missing");
     }
     long long committed = 0;
     sql << "SELECT revision FROM revisions WHERE name = :name", soci::use(name),
@@ -413,8 +433,8 @@ Status Database::write(std::string_view what, Counter counter,
     }
     if (tx.revision() != committed) {
       long long revision = tx.revision();
-      sql << "UPDATE revisions SET revision = :revision WHERE name = :name",
-          soci::use(revision), soci::use(name);
+      sql << "UPDATE revisions SET revision = :revision WHERE name = :name", soci::use(revision),
+          soci::use(name);
     }
     in_transaction = false;  // a failed COMMIT has ended the transaction (or the connection)
     sql << "COMMIT";

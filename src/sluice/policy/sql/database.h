@@ -10,17 +10,17 @@
 //
 // Error mapping: connection failures -> Unavailable (the connection is reopened on next use);
 // deadlocks, lock timeouts, serialization failures, SQLite BUSY -> Aborted (retry the whole
-// operation); unique-key violations -> AlreadyExists; invalid text for the column -> InvalidArgument;
-// anything else -> Internal. Messages never contain the password.
+// operation); unique-key violations -> AlreadyExists; invalid text for the column ->
+// InvalidArgument; anything else -> Internal. Messages never contain the password.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <condition_variable>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -48,11 +48,11 @@ void initial_schema(soci::session& sql, Dialect dialect) {
   sql << "CREATE TABLE IF NOT EXISTS revisions (\n"
          "  name VARCHAR(64) NOT NULL PRIMARY KEY,\n"
          "  revision BIGINT NOT NULL\n"
-         ")" + t.table_options;
+         ")" +
+             t.table_options;
   for (std::string name : {"policies", "accounts"}) {
     long long rows = 0;
-    sql << "SELECT COUNT(*) FROM revisions WHERE name = :name", soci::use(name),
-        soci::into(rows);
+    sql << "SELECT COUNT(*) FROM revisions WHERE name = :name", soci::use(name), soci::into(rows);
     if (rows == 0) {
       sql << "INSERT INTO revisions (name, revision) VALUES (:name, 0)", soci::use(name);
     }
@@ -61,13 +61,16 @@ void initial_schema(soci::session& sql, Dialect dialect) {
   // `document` is policy_to_json() of the stored policy; the audit columns are authoritative.
   sql << "CREATE TABLE IF NOT EXISTS policies (\n"
          "  name VARCHAR(128) NOT NULL PRIMARY KEY,\n"
-         "  document " + t.text + " NOT NULL,\n"
-         "  version BIGINT NOT NULL,\n"
-         "  created_by VARCHAR(255) NOT NULL,\n"
-         "  updated_by VARCHAR(255) NOT NULL,\n"
-         "  created_at BIGINT NOT NULL,\n"
-         "  updated_at BIGINT NOT NULL\n"
-         ")" + t.table_options;
+         "  document " +
+             t.text +
+             " NOT NULL,\n"
+             "  version BIGINT NOT NULL,\n"
+             "  created_by VARCHAR(255) NOT NULL,\n"
+             "  updated_by VARCHAR(255) NOT NULL,\n"
+             "  created_at BIGINT NOT NULL,\n"
+             "  updated_at BIGINT NOT NULL\n"
+             ")" +
+             t.table_options;
 
   // `id` is the policies revision the change produced: unique and increasing in commit order.
   sql << "CREATE TABLE IF NOT EXISTS policy_history (\n"
@@ -77,42 +80,58 @@ void initial_schema(soci::session& sql, Dialect dialect) {
          "  actor VARCHAR(255) NOT NULL,\n"
          "  changed_at BIGINT NOT NULL,\n"
          "  version BIGINT NOT NULL,\n"
-         "  old_document " + t.text + ",\n"
-         "  new_document " + t.text +
-             inline_index(dialect, "policy_history_by_policy", "policy, id") + "\n"
-         ")" + t.table_options;
+         "  old_document " +
+             t.text +
+             ",\n"
+             "  new_document " +
+             t.text + inline_index(dialect, "policy_history_by_policy", "policy, id") +
+             "\n"
+             ")" +
+             t.table_options;
   create_index(sql, dialect, "policy_history_by_policy", "policy_history", "policy, id");
 
   sql << "CREATE TABLE IF NOT EXISTS users (\n"
          "  name VARCHAR(255) NOT NULL PRIMARY KEY,\n"
-         "  password_hash " + t.text + " NOT NULL,\n"
-         "  is_admin INTEGER NOT NULL,\n"
-         "  created_at BIGINT NOT NULL\n"
-         ")" + t.table_options;
+         "  password_hash " +
+             t.text +
+             " NOT NULL,\n"
+             "  is_admin INTEGER NOT NULL,\n"
+             "  created_at BIGINT NOT NULL\n"
+             ")" +
+             t.table_options;
 
   sql << "CREATE TABLE IF NOT EXISTS apps (\n"
          "  name VARCHAR(128) NOT NULL PRIMARY KEY,\n"
-         "  description " + t.text + " NOT NULL,\n"
-         "  created_at BIGINT NOT NULL\n"
-         ")" + t.table_options;
+         "  description " +
+             t.text +
+             " NOT NULL,\n"
+             "  created_at BIGINT NOT NULL\n"
+             ")" +
+             t.table_options;
 
   sql << "CREATE TABLE IF NOT EXISTS app_roles (\n"
          "  user_name VARCHAR(255) NOT NULL,\n"
          "  app VARCHAR(128) NOT NULL,\n"
          "  role VARCHAR(16) NOT NULL,\n"
          "  PRIMARY KEY (user_name, app)" +
-             inline_index(dialect, "app_roles_by_app", "app") + "\n"
-         ")" + t.table_options;
+             inline_index(dialect, "app_roles_by_app", "app") +
+             "\n"
+             ")" +
+             t.table_options;
   create_index(sql, dialect, "app_roles_by_app", "app_roles", "app");
 
   sql << "CREATE TABLE IF NOT EXISTS tokens (\n"
          "  id VARCHAR(255) NOT NULL PRIMARY KEY,\n"
          "  user_name VARCHAR(255) NOT NULL,\n"
-         "  description " + t.text + " NOT NULL,\n"
-         "  secret_hash VARCHAR(128) NOT NULL,\n"
-         "  created_at BIGINT NOT NULL" +
-             inline_index(dialect, "tokens_by_user", "user_name") + "\n"
-         ")" + t.table_options;
+         "  description " +
+             t.text +
+             " NOT NULL,\n"
+             "  secret_hash VARCHAR(128) NOT NULL,\n"
+             "  created_at BIGINT NOT NULL" +
+             inline_index(dialect, "tokens_by_user", "user_name") +
+             "\n"
+             ")" +
+             t.table_options;
   create_index(sql, dialect, "tokens_by_user", "tokens", "user_name");
 }
 
@@ -135,7 +154,8 @@ void create_migrations_table(soci::session& sql, Dialect dialect) {
          "  version BIGINT NOT NULL PRIMARY KEY,\n"
          "  name VARCHAR(255) NOT NULL,\n"
          "  applied_at BIGINT NOT NULL\n"
-         ")" + types(dialect).table_options;
+         ")" +
+             types(dialect).table_options;
 }
 
 }  // namespace

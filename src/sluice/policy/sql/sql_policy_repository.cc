@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/core/key.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/sql/text_checks.h"
 
@@ -72,7 +73,9 @@ Status conflict(const std::string& name, std::int64_t stored, std::int64_t expec
                                           std::to_string(expected));
 }
 
-Status policy_not_found(const std::string& name) { return not_found("policy " + name + " not found"); }
+Status policy_not_found(const std::string& name) {
+  return not_found("policy " + name + " not found");
+}
 
 // Everything a policy must satisfy to be stored: the document rules (name, apps, limits) and
 // text the database can hold.
@@ -80,7 +83,8 @@ Status validate_for_storage(const Policy& policy) {
   const json content = content_json(policy);
   ParsedPolicy parsed = policy_from_json(content, stored_document_options(false));
   if (!parsed.errors.empty()) {
-    const std::string label = is_valid_policy_name(policy.name) ? "policy " + policy.name : "policy";
+    const std::string label =
+        is_valid_policy_name(policy.name) ? "policy " + policy.name : "policy";
     return invalid_argument(label + ": " + join_errors(parsed.errors));
   }
   StatusOr<std::string> text = to_text(content, policy.name);
@@ -156,9 +160,8 @@ void insert_policy(soci::session& sql, const Policy& policy, const std::string& 
   sql << "INSERT INTO policies (" + std::string(kPolicyColumns) +
              ") VALUES (:name, :document, :version, :created_by, :updated_by, :created_at, "
              ":updated_at)",
-      soci::use(policy.name), soci::use(document), soci::use(version),
-      soci::use(policy.created_by), soci::use(policy.updated_by), soci::use(created_at),
-      soci::use(updated_at);
+      soci::use(policy.name), soci::use(document), soci::use(version), soci::use(policy.created_by),
+      soci::use(policy.updated_by), soci::use(created_at), soci::use(updated_at);
 }
 
 // UPDATE guarded by the expected version; false when no row matched (a concurrent change that
@@ -171,8 +174,8 @@ bool update_policy(soci::session& sql, const Policy& policy, const std::string& 
       (sql.prepare << "UPDATE policies SET document = :document, version = :version, "
                       "updated_by = :updated_by, updated_at = :updated_at "
                       "WHERE name = :name AND version = :expected",
-       soci::use(document), soci::use(version), soci::use(policy.updated_by),
-       soci::use(updated_at), soci::use(policy.name), soci::use(expected_version));
+       soci::use(document), soci::use(version), soci::use(policy.updated_by), soci::use(updated_at),
+       soci::use(policy.name), soci::use(expected_version));
   st.execute(true);
   return st.get_affected_rows() == 1;
 }
@@ -250,8 +253,7 @@ class SqlPolicyRepository final : public PolicyRepository {
     const std::string actor(actor_view);
     Policy stored;
     Status status = db_->write(
-        "creating policy " + policy.name, Counter::kPolicies,
-        [&](WriteTransaction& tx) -> Status {
+        "creating policy " + policy.name, Counter::kPolicies, [&](WriteTransaction& tx) -> Status {
           if (select_policy(tx.sql(), policy.name)) {
             return Status(StatusCode::kAlreadyExists, "policy " + policy.name + " already exists");
           }
@@ -278,15 +280,15 @@ class SqlPolicyRepository final : public PolicyRepository {
     if (Status status = validate_actor(actor_view); !status.ok()) return status;
     const std::string actor(actor_view);
     Policy stored;
-    Status status = db_->write("updating policy " + policy.name, Counter::kPolicies,
-                               [&](WriteTransaction& tx) -> Status {
-                                 std::optional<PolicyRow> row = select_policy(tx.sql(), policy.name);
-                                 if (!row) return policy_not_found(policy.name);
-                                 if (row->version != expected_version) {
-                                   return conflict(policy.name, row->version, expected_version);
-                                 }
-                                 return apply_update(tx, policy, *row, actor, stored);
-                               });
+    Status status = db_->write(
+        "updating policy " + policy.name, Counter::kPolicies, [&](WriteTransaction& tx) -> Status {
+          std::optional<PolicyRow> row = select_policy(tx.sql(), policy.name);
+          if (!row) return policy_not_found(policy.name);
+          if (row->version != expected_version) {
+            return conflict(policy.name, row->version, expected_version);
+          }
+          return apply_update(tx, policy, *row, actor, stored);
+        });
     if (!status.ok()) return status;
     return stored;
   }
@@ -326,36 +328,35 @@ class SqlPolicyRepository final : public PolicyRepository {
     const std::string name(name_view);
     std::vector<PolicyChange> changes;
     if (!is_valid_policy_name(name)) return changes;
-    Status status = db_->run("reading the history of policy " + name,
-                             [&](soci::session& sql) -> Status {
-                               long long id = 0;
-                               std::string action;
-                               std::string actor;
-                               long long at = 0;
-                               long long version = 0;
-                               std::string old_document;
-                               std::string new_document;
-                               soci::indicator old_present = soci::i_null;
-                               soci::indicator new_present = soci::i_null;
-                               soci::statement st =
-                                   (sql.prepare << "SELECT id, action, actor, changed_at, version, "
-                                                   "old_document, new_document FROM policy_history "
-                                                   "WHERE policy = :policy ORDER BY id",
-                                    soci::use(name), soci::into(id), soci::into(action),
-                                    soci::into(actor), soci::into(at), soci::into(version),
-                                    soci::into(old_document, old_present),
-                                    soci::into(new_document, new_present));
-                               st.execute();
-                               while (st.fetch()) {
-                                 StatusOr<PolicyChange> change = decode_change(
-                                     name, id, action, actor, at, version,
-                                     old_present == soci::i_ok ? &old_document : nullptr,
-                                     new_present == soci::i_ok ? &new_document : nullptr);
-                                 if (!change.ok()) return change.status();
-                                 changes.push_back(std::move(*change));
-                               }
-                               return Status();
-                             });
+    Status status =
+        db_->run("reading the history of policy " + name, [&](soci::session& sql) -> Status {
+          long long id = 0;
+          std::string action;
+          std::string actor;
+          long long at = 0;
+          long long version = 0;
+          std::string old_document;
+          std::string new_document;
+          soci::indicator old_present = soci::i_null;
+          soci::indicator new_present = soci::i_null;
+          soci::statement st =
+              (sql.prepare << "SELECT id, action, actor, changed_at, version, "
+                              "old_document, new_document FROM policy_history "
+                              "WHERE policy = :policy ORDER BY id",
+               soci::use(name), soci::into(id), soci::into(action), soci::into(actor),
+               soci::into(at), soci::into(version), soci::into(old_document, old_present),
+               soci::into(new_document, new_present));
+          st.execute();
+          while (st.fetch()) {
+            StatusOr<PolicyChange> change =
+                decode_change(name, id, action, actor, at, version,
+                              old_present == soci::i_ok ? &old_document : nullptr,
+                              new_present == soci::i_ok ? &new_document : nullptr);
+            if (!change.ok()) return change.status();
+            changes.push_back(std::move(*change));
+          }
+          return Status();
+        });
     if (!status.ok()) return status;
     return changes;
   }
@@ -401,6 +402,10 @@ class SqlPolicyRepository final : public PolicyRepository {
                                         .new_document = &*document});
               continue;
             }
+            StatusOr<Policy> current = decode(*row);
+            if (!current.ok()) return current.status();
+            // Unchanged: no new version, no history entry, so re-importing is idempotent.
+            if (content_json(*current) == content_json(policy)) continue;
             // A version in the imported document (as exported) must still be current: the
             // import would otherwise overwrite a change made since the export.
             if (policy.version != 0 && policy.version != row->version) {
@@ -408,9 +413,6 @@ class SqlPolicyRepository final : public PolicyRepository {
                             "import refused, nothing changed: " +
                                 conflict(policy.name, row->version, policy.version).message());
             }
-            StatusOr<Policy> current = decode(*row);
-            if (!current.ok()) return current.status();
-            if (content_json(*current) == content_json(policy)) continue;  // unchanged
             if (Status status = apply_update(tx, policy, *row, actor, stored); !status.ok()) {
               return status;
             }
@@ -476,8 +478,8 @@ class SqlPolicyRepository final : public PolicyRepository {
       if (text == nullptr) continue;
       json document = json::parse(*text, nullptr, /*allow_exceptions=*/false);
       if (document.is_discarded()) {
-        return Status(StatusCode::kDataLoss, "history entry " + std::to_string(id) +
-                                                 " of policy " + name + " is not valid JSON");
+        return Status(StatusCode::kDataLoss, "history entry " + std::to_string(id) + " of policy " +
+                                                 name + " is not valid JSON");
       }
       *target = std::move(document);
     }

@@ -56,14 +56,30 @@ struct Entry {
 };
 static_assert(sizeof(Entry) % alignof(LimitState) == 0);
 
-// Replaces states that no longer apply with the limit's initial state: one of another algorithm
-// (the policy changed) or one past its expiry (what a Redis key's TTL would have dropped).
-void refresh(std::span<const Limit> limits, std::span<LimitState> states, Micros now) {
+// Whether limit i's stored state no longer applies: it is of another algorithm (the policy
+// changed) or past its expiry (what a Redis key's TTL would have dropped).
+bool is_stale(const Limit& limit, const LimitState& state, Micros now) {
+  return !algorithm::state_fits(limit, state) || algorithm::expires_at(limit, state) <= now;
+}
+
+bool any_stale(std::span<const Limit> limits, std::span<const LimitState> states, Micros now) {
   for (std::size_t i = 0; i < limits.size(); ++i) {
-    if (!algorithm::state_fits(limits[i], states[i]) ||
-        algorithm::expires_at(limits[i], states[i]) <= now) {
-      states[i] = algorithm::initial_state(limits[i], now);
+    if (is_stale(limits[i], states[i], now)) return true;
+  }
+  return false;
+}
+
+enum class RefreshScope { kAllLimits, kConcurrencyLimits };
+
+// Replaces stale states with the limit's initial state at `now`.
+void refresh(std::span<const Limit> limits, std::span<LimitState> states, Micros now,
+             RefreshScope scope = RefreshScope::kAllLimits) {
+  for (std::size_t i = 0; i < limits.size(); ++i) {
+    if (scope == RefreshScope::kConcurrencyLimits &&
+        !std::holds_alternative<algorithm::Concurrency>(limits[i])) {
+      continue;
     }
+    if (is_stale(limits[i], states[i], now)) states[i] = algorithm::initial_state(limits[i], now);
   }
 }
 
@@ -232,8 +248,19 @@ StatusOr<StoreDecision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t
   }
   if (entry != nullptr) {
     std::span<LimitState> states = entry->states();
-    refresh(ref.limits, states, now);
-    decision.verdict = algorithm::evaluate(ref.limits, states, cost, now, lease);
+    if (!any_stale(ref.limits, states, now)) {
+      decision.verdict = algorithm::evaluate(ref.limits, states, cost, now, lease);
+    } else {
+      // An initial state depends on when it is made (a warm-up bucket's TAT), so like Redis only
+      // a charged request may store one: a peek or a denial leaves the entry as it was.
+      thread_local std::vector<LimitState> scratch;
+      scratch.assign(states.begin(), states.end());
+      refresh(ref.limits, scratch, now);
+      decision.verdict = algorithm::evaluate(ref.limits, scratch, cost, now, lease);
+      if (decision.verdict.verdict.allowed && cost > 0) {
+        std::move(scratch.begin(), scratch.end(), states.begin());
+      }
+    }
     entry->expires_at = latest_expiry(ref.limits, states);
     shard.touch(entry);
   } else {
@@ -260,7 +287,7 @@ StatusOr<bool> MemoryStore::release(const SubjectRef& ref, std::string_view leas
   std::lock_guard lock(shard.mutex);
   Entry* entry = shard.find_live(hash, key, now);
   if (entry == nullptr || entry->state_count != ref.limits.size()) return false;
-  refresh(ref.limits, entry->states(), now);
+  refresh(ref.limits, entry->states(), now, RefreshScope::kConcurrencyLimits);
   const bool released = algorithm::release_lease(ref.limits, entry->states(), lease, now);
   entry->expires_at = latest_expiry(ref.limits, entry->states());
   return released;
@@ -275,7 +302,7 @@ StatusOr<bool> MemoryStore::renew(const SubjectRef& ref, std::string_view lease)
   std::lock_guard lock(shard.mutex);
   Entry* entry = shard.find_live(hash, key, now);
   if (entry == nullptr || entry->state_count != ref.limits.size()) return false;
-  refresh(ref.limits, entry->states(), now);
+  refresh(ref.limits, entry->states(), now, RefreshScope::kConcurrencyLimits);
   const bool renewed = algorithm::renew_lease(ref.limits, entry->states(), lease, now);
   entry->expires_at = latest_expiry(ref.limits, entry->states());
   shard.touch(entry);

@@ -2,7 +2,8 @@
 // same Redis. Each operation is one Lua script call (all limits of a policy at once, one round
 // trip), on Redis's own clock. Keys: "sluice:{<policy>:<subject>}:<limit-index>" (core/key.h), so
 // every key of one call shares a Redis Cluster hash slot. Thread-safe; calls from many threads
-// are pipelined over the client's few connections.
+// are pipelined over the client's few connections. The scripts, what they are sent and what they
+// answer: script_set.h and docs/redis-scripts.md.
 #pragma once
 
 #include <memory>
@@ -40,8 +41,6 @@ class RedisStore final : public Store {
  private:
   StatusOr<bool> lease_operation(const SubjectRef& ref, std::string_view operation,
                                  std::string_view lease);
-  std::vector<std::string> limit_args(const SubjectRef& ref, std::int64_t cost,
-                                      std::string_view lease) const;
   void pin_time(std::vector<std::string>& args) const;
 
   std::shared_ptr<redis::Client> client_;

@@ -1,6 +1,8 @@
 #include "sluice/store/redis/script_set.h"
 
-#include <string>
+#include <bit>
+#include <cmath>
+#include <cstdlib>
 #include <type_traits>
 
 #include "sluice/store/redis/scripts.h"
@@ -8,69 +10,150 @@
 namespace sluice::store {
 namespace {
 
-constexpr unsigned bit(int kind) { return 1u << kind; }
+// One limit as the scripts take it: common.lua's kind and four parameters.
+struct LimitRecord {
+  int kind;
+  std::int64_t parameters[4];
+};
 
-}  // namespace
-
-int script_kind(const algorithm::Limit& limit) {
+LimitRecord limit_record(const algorithm::Limit& limit) {
   return std::visit(
-      [](const auto& p) {
+      [](const auto& p) -> LimitRecord {
         using P = std::decay_t<decltype(p)>;
         if constexpr (std::is_same_v<P, algorithm::TokenBucket>) {
-          return p.refill_mode == algorithm::RefillMode::kInterval ? 2 : 1;
+          const int kind = p.refill_mode == algorithm::RefillMode::kInterval ? 2 : 1;
+          return {kind, {p.capacity, p.refill, p.period, p.initial.value_or(p.capacity)}};
         } else if constexpr (std::is_same_v<P, algorithm::Gcra>) {
-          return 3;
+          // The smooth bucket gcra is identical to (DESIGN.md §2), starting full.
+          return {1, {p.burst + 1, p.rate, p.period, p.burst + 1}};
         } else if constexpr (std::is_same_v<P, algorithm::LeakyBucket>) {
-          return 4;
+          return {3, {p.rate, p.period, p.max_delay, 0}};
         } else if constexpr (std::is_same_v<P, algorithm::FixedWindow>) {
-          return 5;
+          return {4, {p.limit, p.window, 0, 0}};
         } else if constexpr (std::is_same_v<P, algorithm::SlidingWindow>) {
-          return 6;
+          return {5, {p.limit, p.window, 0, 0}};
         } else if constexpr (std::is_same_v<P, algorithm::SlidingLog>) {
-          return 7;
+          return {6, {p.limit, p.window, 0, 0}};
         } else {
-          return 8;
+          static_assert(std::is_same_v<P, algorithm::Concurrency>);
+          return {7, {p.limit, p.lease_ttl, 0, 0}};
         }
       },
       limit);
 }
 
-const redis::Script& ScriptSet::get(ScriptOperation operation,
-                                    std::span<const algorithm::Limit> limits) {
-  unsigned kinds = 0;
-  if (operation != ScriptOperation::kLease) {
-    for (const algorithm::Limit& limit : limits) kinds |= bit(script_kind(limit));
-  }
-  const unsigned id = static_cast<unsigned>(operation) << 16 | kinds;
-  std::lock_guard lock(mutex_);
-  auto it = scripts_.find(id);
-  if (it == scripts_.end()) it = scripts_.emplace(id, assemble(operation, kinds)).first;
-  return it->second;  // std::map never moves its elements
+// Lua's struct '<d': an IEEE double, little-endian. Exact for the integers sent (below 2^53).
+void append_double(std::string& out, double value) {
+  const auto bits = std::bit_cast<std::uint64_t>(value);
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
 }
 
-redis::Script ScriptSet::assemble(ScriptOperation operation, unsigned kinds) const {
-  std::string source(pinned_time_ ? scripts::lua_clock_pinned() : scripts::lua_clock_redis());
-  source += scripts::lua_common();
-  if (kinds & (bit(1) | bit(3) | bit(4))) source += scripts::lua_tat();
-  if (kinds & (bit(1) | bit(3))) source += scripts::lua_token_bucket();
-  if (kinds & bit(2)) source += scripts::lua_interval_bucket();
-  if (kinds & bit(4)) source += scripts::lua_leaky_bucket();
-  if (kinds & bit(5)) source += scripts::lua_fixed_window();
-  if (kinds & bit(6)) source += scripts::lua_sliding_window();
-  if (kinds & bit(7)) source += scripts::lua_sliding_log();
-  if (kinds & bit(8)) source += scripts::lua_concurrency();
-  switch (operation) {
-    case ScriptOperation::kAcquire:
-      source += scripts::lua_acquire();
-      break;
-    case ScriptOperation::kInspect:
-      source += scripts::lua_inspect();
-      break;
-    case ScriptOperation::kLease:
-      source += scripts::lua_lease();
-      break;
+double double_at(std::string_view bytes, std::size_t offset) {
+  std::uint64_t bits = 0;
+  for (int i = 0; i < 8; ++i) {
+    bits |= std::uint64_t{static_cast<unsigned char>(bytes[offset + i])} << (8 * i);
   }
-  return redis::Script(std::move(source));
+  return std::bit_cast<double>(bits);
+}
+
+constexpr std::size_t kVerdictBytes = std::size_t{7} * 8;
+
+Status unexpected(const redis::Reply& reply) {
+  return internal_error("redis store: unexpected script reply " + reply.debug_string());
+}
+
+// Replaces the line holding `marker` in `source` by `insert`.
+std::string splice(std::string_view source, std::string_view marker, std::string_view insert) {
+  const std::size_t at = source.find(marker);
+  if (at == std::string_view::npos) std::abort();             // the embedded sources are broken
+  const std::size_t line_start = source.rfind('\n', at) + 1;  // npos + 1 == 0: first line
+  const std::size_t line_end = source.find('\n', at);
+  std::string out(source.substr(0, line_start));
+  out += insert;
+  if (line_end != std::string_view::npos) out += source.substr(line_end + 1);
+  return out;
+}
+
+std::string evaluate_source(bool pinned_time) {
+  std::string algorithms;
+  for (const std::string_view block :
+       {scripts::lua_token_bucket(), scripts::lua_interval_bucket(), scripts::lua_leaky_bucket(),
+        scripts::lua_fixed_window(), scripts::lua_sliding_window(), scripts::lua_sliding_log(),
+        scripts::lua_concurrency()}) {
+    algorithms += block;
+  }
+  std::string source(pinned_time ? scripts::lua_clock_pinned() : scripts::lua_clock_redis());
+  source += scripts::lua_common();
+  source += splice(scripts::lua_evaluate(), "-- @algorithms", algorithms);
+  return source;
+}
+
+std::string lease_source(bool pinned_time) {
+  std::string source(pinned_time ? scripts::lua_clock_pinned() : scripts::lua_clock_redis());
+  source += scripts::lua_common();
+  source += scripts::lua_lease();
+  return source;
+}
+
+}  // namespace
+
+int script_kind(const algorithm::Limit& limit) { return limit_record(limit).kind; }
+
+std::vector<std::string> evaluate_arguments(ScriptOperation operation,
+                                            std::span<const algorithm::Limit> limits,
+                                            std::int64_t cost, std::string_view lease) {
+  const bool inspect = operation == ScriptOperation::kInspect;
+  std::string request;
+  request.reserve(8 * (2 + 5 * limits.size()));
+  append_double(request, inspect ? 1 : 0);
+  append_double(request, static_cast<double>(inspect ? 0 : cost));
+  for (const algorithm::Limit& limit : limits) {
+    const LimitRecord record = limit_record(limit);
+    append_double(request, record.kind);
+    for (const std::int64_t parameter : record.parameters) {
+      append_double(request, static_cast<double>(parameter));
+    }
+  }
+  std::vector<std::string> args;
+  args.push_back(std::move(request));
+  if (!inspect && !lease.empty()) args.emplace_back(lease);
+  return args;
+}
+
+StatusOr<std::vector<algorithm::PolicyVerdict>> unpack_verdicts(const redis::Reply& reply) {
+  if (!reply.is_string()) return unexpected(reply);
+  const std::string_view bytes = reply.as_string();
+  if (bytes.empty() || bytes.size() % kVerdictBytes != 0) return unexpected(reply);
+  std::vector<algorithm::PolicyVerdict> verdicts;
+  for (std::size_t first = 0; first < bytes.size(); first += kVerdictBytes) {
+    std::int64_t field[7];
+    for (std::size_t i = 0; i < 7; ++i) {
+      const double value = double_at(bytes, first + 8 * i);
+      // Integers below 2^53 in magnitude, as every value the scripts compute is.
+      if (!(std::abs(value) < 0x1p53) || value != std::trunc(value)) return unexpected(reply);
+      field[i] = static_cast<std::int64_t>(value);
+    }
+    const auto optional = [](std::int64_t v) { return v < 0 ? std::nullopt : std::optional(v); };
+    algorithm::PolicyVerdict verdict;
+    verdict.verdict = {.allowed = field[0] == 1,
+                       .limit = field[1],
+                       .remaining = field[2],
+                       .retry_after = optional(field[3]),
+                       .reset_after = field[4],
+                       .delay = optional(field[5])};
+    if (field[6] < 0) return unexpected(reply);
+    verdict.limit_index = static_cast<std::size_t>(field[6]);
+    verdicts.push_back(verdict);
+  }
+  return verdicts;
+}
+
+ScriptSet::ScriptSet(bool pinned_time)
+    : evaluate_(evaluate_source(pinned_time)), lease_(lease_source(pinned_time)) {}
+
+const redis::Script& ScriptSet::get(ScriptOperation operation,
+                                    std::span<const algorithm::Limit> /*limits*/) const {
+  return operation == ScriptOperation::kLease ? lease_ : evaluate_;
 }
 
 }  // namespace sluice::store

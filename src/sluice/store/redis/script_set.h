@@ -1,38 +1,57 @@
-// ScriptSet: the Lua scripts the Redis store sends, assembled on first use. A script carries only
-// the algorithms its policy uses: Redis runs a script's whole chunk on every call, so every
-// function defined is a closure built per decision, and leaving out unused algorithms keeps that
-// setup cost proportional to the policy. Thread-safe.
+// ScriptSet: the Lua scripts the Redis store sends, and their calling convention.
+//
+// Two scripts, assembled once from the embedded sources (scripts/*.lua): `evaluate` (acquire and
+// inspect) = clock + common + evaluate.lua with every algorithm's block spliced into its loop,
+// and `lease` (release / renew) = clock + common + lease.lua. Redis runs a script's whole chunk on
+// every call, so the scripts define no functions and carry every algorithm inline: a block that
+// does not run costs nothing, and one script serves every policy. See docs/redis-scripts.md.
+//
+// The request travels packed: ARGV[1] of `evaluate` is little-endian doubles (operation, cost,
+// then kind and four parameters per limit; common.lua lists the kinds), ARGV[2] the lease id when
+// there is one. The reply is packed the same way: seven doubles per verdict.
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <span>
+#include <string>
+#include <string_view>
+#include <vector>
 
+#include "sluice/algorithm/evaluate.h"
 #include "sluice/algorithm/limit.h"
+#include "sluice/core/status.h"
 #include "sluice/store/redis/client.h"
 
 namespace sluice::store {
 
 enum class ScriptOperation : std::uint8_t { kAcquire, kInspect, kLease };
 
-// common.lua's kind number of a limit (1..8), as sent in ARGV.
+// common.lua's kind number of a limit (1..7), as sent in the request.
 int script_kind(const algorithm::Limit& limit);
+
+// ARGV of the `evaluate` script for acquire (cost, and `lease` when not empty) or inspect (cost 0,
+// no lease). The test-only pinned clock, when used, goes after these.
+std::vector<std::string> evaluate_arguments(ScriptOperation operation,
+                                            std::span<const algorithm::Limit> limits,
+                                            std::int64_t cost, std::string_view lease = {});
+
+// The verdicts in an `evaluate` reply: one for acquire (limit_index = the deciding limit), one
+// per limit for inspect. Internal for a reply of another shape.
+StatusOr<std::vector<algorithm::PolicyVerdict>> unpack_verdicts(const redis::Reply& reply);
 
 class ScriptSet {
  public:
-  // `pinned_time`: assemble the test-only variant that takes time from the last ARGV.
-  explicit ScriptSet(bool pinned_time) : pinned_time_(pinned_time) {}
+  // `pinned_time`: assemble the test-only variants that take time from the last ARGV.
+  explicit ScriptSet(bool pinned_time);
 
-  // The script for `operation` over `limits` (ignored for kLease).
-  const redis::Script& get(ScriptOperation operation, std::span<const algorithm::Limit> limits);
+  // The script for `operation`. Every policy shares it; `limits` are accepted so callers need not
+  // know that.
+  const redis::Script& get(ScriptOperation operation,
+                           std::span<const algorithm::Limit> limits = {}) const;
 
  private:
-  redis::Script assemble(ScriptOperation operation, unsigned kinds) const;
-
-  bool pinned_time_;
-  std::mutex mutex_;
-  std::map<unsigned, redis::Script> scripts_;  // (operation << 16 | kinds bitmask) -> script
+  redis::Script evaluate_;
+  redis::Script lease_;
 };
 
 }  // namespace sluice::store

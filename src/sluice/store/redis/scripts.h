@@ -9,10 +9,9 @@ namespace sluice::store::scripts {
 // Time: Redis's TIME (production) or the last ARGV (conformance tests only).
 std::string_view lua_clock_redis();
 std::string_view lua_clock_pinned();
-// Helpers every script needs, then the TAT arithmetic of gcra / token_bucket / leaky_bucket.
+// Constants and the encodings every script shares.
 std::string_view lua_common();
-std::string_view lua_tat();
-// One file per algorithm family.
+// One block per algorithm kind, spliced into evaluate.lua's loop.
 std::string_view lua_token_bucket();
 std::string_view lua_interval_bucket();
 std::string_view lua_leaky_bucket();
@@ -20,9 +19,8 @@ std::string_view lua_fixed_window();
 std::string_view lua_sliding_window();
 std::string_view lua_sliding_log();
 std::string_view lua_concurrency();
-// Operation bodies.
-std::string_view lua_acquire();
-std::string_view lua_inspect();
+// Operation bodies: acquire and inspect; release and renew.
+std::string_view lua_evaluate();
 std::string_view lua_lease();
 
 }  // namespace sluice::store::scripts

@@ -1,87 +1,34 @@
--- Shared helpers of the Redis scripts. The algorithms (one file each, mirroring
--- src/sluice/algorithm/*.cc line for line so Redis and memory decide identically) are appended
--- after this file, only those a policy uses, to keep each call's setup small. Integers only: every value is an exact integer in a
--- double (validation keeps intermediate products below 2^53); divisions go through fdiv.
+-- Shared by every Sluice script (after the clock, before the operation). The scripts are the
+-- algorithms of src/sluice/algorithm/*.cc, restated so Redis and memory decide identically.
 --
--- A limit arrives as five ARGV values: kind and four parameters.
---   1 token_bucket smooth   capacity, refill, period, initial
---   2 token_bucket interval capacity, refill, period, initial
---   3 gcra                  rate, period, burst, -
---   4 leaky_bucket          rate, period, max_delay, -
---   5 fixed_window          limit, window, -, -
---   6 sliding_window        limit, window, -, -
---   7 sliding_log           limit, window, -, -
---   8 concurrency           limit, lease_ttl, -, -
--- State per limit key (values tagged so a key of another algorithm reads as absent):
---   TAT (kinds 1, 3, 4)  string "<tat>" or "<tat>:<fraction>"  (exact instant tat + fraction/rate)
---   interval bucket      string "i<tokens>:<refilled_at>"
---   fixed window         string "w<window_start>:<count>"
---   sliding window       string "s<window_start>:<current>:<previous>"
---   sliding log          sorted set, one member "<at>:<n>" per admitted unit, score <at>
---   concurrency          hash lease id -> "<expires_at>:<cost>"
+-- Written for speed: Redis runs a script's whole chunk on every call, so nothing here is a
+-- function (each `local function` would be a closure built per decision); every algorithm is a
+-- straight-line block in the operation's loop (evaluate.lua). Numbers travel packed (struct
+-- '<d', little-endian doubles) because Redis's own number formatting and tonumber() each cost more
+-- than the arithmetic of a decision. Integers only: every value is an exact integer in a double
+-- (validation keeps products and instants below 2^53), and divisions round explicitly:
+--   floor(a / b) is written (a - a % b) / b   (Lua's % is floored; exact for |a| < 2^53 - 1)
+--   ceil(a / b)  is written (a + (-a) % b) / b
+--
+-- A limit arrives as a kind and four parameters (script_set.cc, limit_record):
+--   1 smooth bucket   capacity, refill, period, initial   token_bucket smooth; gcra as the bucket
+--                                                           it is identical to: capacity burst + 1,
+--                                                           refill rate, initial capacity
+--   2 interval bucket capacity, refill, period, initial   token_bucket interval
+--   3 leaky bucket    rate, period, max_delay, -
+--   4 fixed window    limit, window, -, -
+--   5 sliding window  limit, window, -, -
+--   6 sliding log     limit, window, -, -
+--   7 concurrency     limit, lease_ttl, -, -
+--
+-- State per limit key. String values are packed; their length (and a tag byte) tells the kinds
+-- apart, so a key left by another algorithm (a policy edited in place) reads as absent:
+--   TAT (kinds 1, 3)  8 bytes '<d' tat, or 16 bytes '<dd' tat, fraction: the exact instant
+--                     tat + fraction/rate (tat.h); the fraction is stored only when non-zero
+--   interval bucket   17 bytes '<c1dd' 'i', tokens, refilled_at
+--   fixed window      17 bytes '<c1dd' 'w', window_start, count
+--   sliding window    25 bytes '<c1ddd' 's', window_start, current, previous
+--   sliding log       sorted set: one member "<at>:<n>" per admitted unit, score <at>
+--   concurrency       hash: lease id -> 16 bytes '<dd' expires_at, cost
 -- Verdicts use -1 for "absent" (retry_after when allowed or never; delay).
-
 local NONE = -1
-
--- floor(a / b) for b > 0, exact for integers below 2^53 despite the rounded quotient.
-local function fdiv(a, b)
-  local q = math.floor(a / b)
-  if q * b > a then
-    q = q - 1
-  elseif (q + 1) * b <= a then
-    q = q + 1
-  end
-  return q
-end
-
-local function cdiv(a, b) return -fdiv(-a, b) end
-
--- Integers as Redis arguments: tostring() would write 1.7e+15.
-local function int(x) return string.format('%.0f', x) end
-
-local function numbers(text)
-  local out = {}
-  for part in string.gmatch(text, '-?%d+') do out[#out + 1] = tonumber(part) end
-  return out
-end
-
-local function verdict(limit)
-  return {allowed = 0, limit = limit, remaining = 0, retry = NONE, reset = 0, delay = NONE}
-end
-
--- Expiry in whole milliseconds, rounded up, at least 1.
-local function expire(key, expires_at)
-  local ms = cdiv(expires_at - now, 1000)
-  if ms < 1 then ms = 1 end
-  redis.call('PEXPIRE', key, ms)
-end
-
--- ---- strings ----
-
--- The key's string value; nil when absent or when the key holds another type.
-local function read_string(key)
-  local value = redis.pcall('GET', key)
-  if type(value) ~= 'string' then return nil end
-  return value
-end
-
-
-local function window_start_of(t, window) return fdiv(t, window) * window end
-
--- ---- the limits ----
-
--- Each algorithm: load(p, key) -> state (absent, expired or foreign state becomes initial);
--- decide(p, st, cost) -> verdict; commit(p, st, cost, key, lease) writes the new state + TTL.
-local algorithms = {}
-
--- Limit i's parameters from ARGV, starting at index `first`.
-local function read_limit(first)
-  return {kind = tonumber(ARGV[first]), b1 = tonumber(ARGV[first + 1]),
-          b2 = tonumber(ARGV[first + 2]), b3 = tonumber(ARGV[first + 3]),
-          b4 = tonumber(ARGV[first + 4])}
-end
-
-local function verdict_reply(v, index)
-  return {v.allowed, v.limit, v.remaining, v.retry, v.reset, v.delay, index}
-end
-

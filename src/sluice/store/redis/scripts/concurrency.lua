@@ -1,61 +1,61 @@
-
--- Concurrency: hash lease id -> "<expires_at>:<cost>".
-local leases = {}
-function leases.load(p, key)
-  local s = {live = {}, held = 0, latest = now, stale = false}
-  local all = redis.pcall('HGETALL', key)
-  if type(all) ~= 'table' or all.err then
-    s.stale = redis.call('EXISTS', key) == 1
-    return s
-  end
-  for i = 1, #all, 2 do
-    local n = numbers(all[i + 1])
-    if n[1] > now then
-      s.live[#s.live + 1] = {id = all[i], expires_at = n[1], cost = n[2]}
-      s.held = s.held + n[2]
-      if n[1] > s.latest then s.latest = n[1] end
+  -- ---- kind 7: concurrency (concurrency.cc) ----
+  -- A hash of leases, lease id -> '<dd' expires_at, cost; a lease is live until expires_at. A
+  -- value of another shape counts as expired and is dropped on the next commit.
+  if kind == 7 then
+    local lease_ttl = p2
+    limit = p1
+    local leases = redis.pcall('HGETALL', key)
+    local foreign = leases.err ~= nil  -- another algorithm's key: replaced on commit
+    local held, latest, expired = 0, now, {}
+    if not foreign then
+      for j = 1, #leases, 2 do
+        local expires_at, units = 0, 0
+        if #leases[j + 1] == 16 then expires_at, units = struct.unpack('<dd', leases[j + 1]) end
+        if expires_at > now then
+          held = held + units
+          if expires_at > latest then latest = expires_at end
+        else
+          expired[#expired + 1] = leases[j]
+        end
+      end
     end
-  end
-  s.total = #all / 2
-  return s
-end
-function leases.decide(p, s, cost)
-  local limit, ttl = p.b1, p.b2
-  local v = verdict(limit)
-  if s.held + cost <= limit then
-    v.allowed = 1
-    v.remaining = limit - s.held - cost
-    if cost > 0 then
-      v.reset = math.max(s.latest, now + ttl) - now
+    if held + cost <= limit then
+      allowed = 1
+      remaining = limit - held - cost
+      local expires_at = now + lease_ttl
+      if cost > 0 then
+        if expires_at > latest then latest = expires_at end
+      end
+      reset = latest - now
+      ttl = reset  -- the key lives as long as its longest lease
+      commit = function()
+        if foreign then redis.call('DEL', key) end
+        for first = 1, #expired, 1000 do  -- in batches: unpack is bounded by the C stack
+          redis.call('HDEL', key, unpack(expired, first, math.min(first + 999, #expired)))
+        end
+        redis.call('HSET', key, ARGV[2], struct.pack('<dd', expires_at, cost))
+      end
     else
-      v.reset = s.latest - now
-    end
-    return v
-  end
-  v.remaining = limit - s.held
-  v.reset = s.latest - now
-  if cost > limit then return v end
-  table.sort(s.live, function(a, b) return a.expires_at < b.expires_at end)
-  local excess = s.held + cost - limit
-  for _, lease in ipairs(s.live) do
-    excess = excess - lease.cost
-    if excess <= 0 then
-      v.retry = lease.expires_at - now
-      break
-    end
-  end
-  return v
-end
-function leases.commit(p, s, cost, key, lease)
-  if s.stale then redis.call('DEL', key) end
-  if s.total ~= nil and s.total > #s.live then  -- drop expired leases
-    local all = redis.call('HGETALL', key)
-    for i = 1, #all, 2 do
-      if numbers(all[i + 1])[1] <= now then redis.call('HDEL', key, all[i]) end
+      remaining = limit - held
+      reset = latest - now
+      if cost <= limit then  -- else never: no retry_after
+        -- Leases end in expiry order: wait until enough units are free.
+        local live = {}
+        for j = 2, #leases, 2 do
+          if #leases[j] == 16 then
+            local expires_at, units = struct.unpack('<dd', leases[j])
+            if expires_at > now then live[#live + 1] = {expires_at, units} end
+          end
+        end
+        table.sort(live, function(a, b) return a[1] < b[1] end)
+        local excess = held + cost - limit
+        for _, lease in ipairs(live) do
+          excess = excess - lease[2]
+          if excess <= 0 then
+            retry = lease[1] - now
+            break
+          end
+        end
+      end
     end
   end
-  local expires_at = now + p.b2
-  redis.call('HSET', key, lease, int(expires_at) .. ':' .. int(cost))
-  expire(key, math.max(s.latest, expires_at))
-end
-algorithms[8] = leases

@@ -1,65 +1,58 @@
--- ---- interval bucket (token_bucket.cc) ----
-
-local function interval_refilled(capacity, refill, period, s)
-  local r = {tokens = s.tokens, at = s.at}
-  if now > s.at and s.tokens < capacity then
-    local periods = fdiv(now - s.at, period)
-    local needed = cdiv(capacity - s.tokens, refill)
-    if periods >= needed then
-      r.tokens = capacity
-    else
-      r.tokens = s.tokens + periods * refill
-      r.at = s.at + periods * period
+  -- ---- kind 2: token bucket with interval refill (token_bucket.cc) ----
+  -- refill tokens arrive at once each whole period since refilled_at; while the bucket is full
+  -- its refill clock is idle, restarted by the first request that finds it full.
+  if kind == 2 then
+    local capacity, refill, period, initial = p1, p2, p3, p4
+    local tokens, at
+    local stored = redis.pcall('GET', key)  -- false when absent, an error table for a non-string
+    if stored and #stored == 17 then
+      local tag
+      tag, tokens, at = struct.unpack('<c1dd', stored)
+      if tag ~= 'i' then
+        tokens = nil
+      elseif tokens < capacity then  -- expired once full again (interval_full_at <= now)
+        local missing = capacity - tokens
+        if at + (missing + (-missing) % refill) / refill * period <= now then tokens = nil end
+      elseif at <= now then
+        tokens = nil
+      end
     end
+    if tokens == nil then tokens, at = initial, now end
+    -- The bucket as it stands now, refills applied (refilled).
+    if now > at and tokens < capacity then
+      local elapsed, missing = now - at, capacity - tokens
+      local periods = (elapsed - elapsed % period) / period
+      if periods * refill >= missing then  -- periods >= ceil(missing / refill)
+        tokens = capacity
+      else
+        tokens = tokens + periods * refill
+        at = at + periods * period
+      end
+    end
+    if tokens >= capacity then
+      tokens = capacity
+      if now > at then at = now end
+    end
+    limit = capacity
+    if cost <= tokens then
+      tokens = tokens - cost
+      allowed = 1
+      remaining = tokens
+      value = struct.pack('<c1dd', 'i', tokens, at)
+    else
+      remaining = tokens
+      if cost <= capacity then  -- else never: no retry_after
+        local missing = cost - tokens
+        retry = at + (missing + (-missing) % refill) / refill * period - now
+      end
+    end
+    -- reset_after: until full again (interval_full_at), for the state after this request.
+    if tokens < capacity then
+      local missing = capacity - tokens
+      reset = at + (missing + (-missing) % refill) / refill * period - now
+    else
+      reset = at - now
+    end
+    if reset < 0 then reset = 0 end
+    ttl = reset
   end
-  if r.tokens >= capacity then
-    r.tokens = capacity
-    if now > s.at then r.at = now end
-  end
-  return r
-end
-
-local function interval_full_at(capacity, refill, period, s)
-  if s.tokens >= capacity then return s.at end
-  return s.at + cdiv(capacity - s.tokens, refill) * period
-end
-
-
-
-local interval = {}
-function interval.load(p, key)
-  local value = read_string(key)
-  if value ~= nil and string.sub(value, 1, 1) == 'i' then
-    local n = numbers(value)
-    local s = {tokens = n[1], at = n[2]}
-    if interval_full_at(p.b1, p.b2, p.b3, s) > now then return s end
-  end
-  local tokens = p.b1
-  if p.b4 >= 0 then tokens = p.b4 end
-  return {tokens = tokens, at = now}
-end
-function interval.decide(p, s, cost)
-  local capacity, refill, period = p.b1, p.b2, p.b3
-  local cur = interval_refilled(capacity, refill, period, s)
-  local v = verdict(capacity)
-  if cost <= cur.tokens then
-    local after = {tokens = cur.tokens - cost, at = cur.at}
-    v.allowed = 1
-    v.remaining = after.tokens
-    v.reset = math.max(0, interval_full_at(capacity, refill, period, after) - now)
-    return v
-  end
-  v.remaining = cur.tokens
-  v.reset = math.max(0, interval_full_at(capacity, refill, period, cur) - now)
-  if cost <= capacity then
-    v.retry = cur.at + cdiv(cost - cur.tokens, refill) * period - now
-  end
-  return v
-end
-function interval.commit(p, s, cost, key)
-  local cur = interval_refilled(p.b1, p.b2, p.b3, s)
-  cur.tokens = cur.tokens - cost
-  redis.call('SET', key, 'i' .. int(cur.tokens) .. ':' .. int(cur.at))
-  expire(key, interval_full_at(p.b1, p.b2, p.b3, cur))
-end
-algorithms[2] = interval

@@ -1,42 +1,43 @@
--- ---- leaky bucket (leaky_bucket.cc) ----
-
-local function leaky_free_slots(rate, period, max_delay, s)
-  local ahead = tat_ahead(s, rate)
-  if ahead < 0 then ahead = 0 end
-  local slack = max_delay * rate - ahead
-  if slack < 0 then return 0 end
-  return fdiv(slack, period) + 1
-end
-
-
-
-local leaky = {}
-function leaky.load(p, key)
-  local s = read_tat(key)
-  if s ~= nil and tat_ceil(s) > now then return s end
-  return {tat = now, frac = 0}
-end
-function leaky.decide(p, s, cost)
-  local rate, period, max_delay = p.b1, p.b2, p.b3
-  local v = verdict(fdiv(max_delay * rate, period) + 1)
-  local start = tat_not_before(s)
-  v.reset = tat_ceil(start) - now
-  v.remaining = leaky_free_slots(rate, period, max_delay, start)
-  if cost > fdiv(9007199254740992 - 1, period) then return v end  -- never: cost·period >= 2^53
-  if tat_ahead(start, rate) <= max_delay * rate then
-    local nxt = tat_advance(start, cost, rate, period)
-    v.allowed = 1
-    v.delay = tat_ceil(start) - now
-    v.remaining = leaky_free_slots(rate, period, max_delay, nxt)
-    v.reset = tat_ceil(nxt) - now
-    return v
+  -- ---- kind 3: leaky bucket (leaky_bucket.cc, tat.h) ----
+  -- The state is the TAT, the instant tat + frac/rate when the queue is empty. A request is
+  -- scheduled at max(TAT, now) and admitted when that is at most max_delay away.
+  if kind == 3 then
+    local rate, period, max_delay = p1, p2, p3
+    local tat, frac
+    local stored = redis.pcall('GET', key)  -- false when absent, an error table for a non-string
+    if stored then
+      local size = #stored
+      if size == 8 then
+        tat, frac = struct.unpack('<d', stored), 0
+      elseif size == 16 then
+        tat, frac = struct.unpack('<dd', stored)
+      end
+    end
+    if tat == nil or (frac > 0 and tat + 1 or tat) <= now then tat, frac = now, 0 end
+    -- tat >= now: the queue's wait, scaled by rate, is `ahead`; it may wait up to `patience`.
+    local ahead = (tat - now) * rate + frac
+    local patience = max_delay * rate
+    local start = frac > 0 and tat + 1 or tat  -- the first whole µs of the scheduled slot
+    limit = (patience - patience % period) / period + 1
+    reset = start - now
+    if ahead <= patience then  -- free slots: one now, plus one per interval of slack
+      local slack = patience - ahead
+      remaining = (slack - slack % period) / period + 1
+    end
+    if cost * period >= 9007199254740992 then
+      -- never: the request's own emission time cost·period/rate reaches 2^53 (C++: the same test)
+    elseif ahead <= patience then
+      local total = frac + cost * period  -- advance the TAT by cost intervals (tat_advance)
+      frac = total % rate
+      tat = tat + (total - frac) / rate
+      local slack = patience - ahead - cost * period
+      allowed = 1
+      delay = start - now
+      remaining = slack >= 0 and (slack - slack % period) / period + 1 or 0
+      reset = (frac > 0 and tat + 1 or tat) - now
+      value = frac == 0 and struct.pack('<d', tat) or struct.pack('<dd', tat, frac)
+      ttl = reset
+    else
+      retry = start - max_delay - now
+    end
   end
-  v.retry = tat_ceil(start) - max_delay - now
-  return v
-end
-function leaky.commit(p, s, cost, key)
-  local nxt = tat_advance(tat_not_before(s), cost, p.b1, p.b2)
-  redis.call('SET', key, tat_encode(nxt))
-  expire(key, tat_ceil(nxt))
-end
-algorithms[4] = leaky

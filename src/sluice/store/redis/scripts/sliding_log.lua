@@ -1,61 +1,53 @@
-
--- Sliding log: one sorted-set member per admitted unit, so the live cost is a ZCOUNT.
-local log = {}
-function log.load(p, key)
-  local s = {newest = nil, stale = false}
-  local last = redis.pcall('ZRANGE', key, -1, -1, 'WITHSCORES')
-  if type(last) ~= 'table' or last.err then
-    s.stale = redis.call('EXISTS', key) == 1
-    return s
-  end
-  if last[2] ~= nil then s.newest = tonumber(last[2]) end
-  if s.newest ~= nil and s.newest + p.b2 <= now then s.newest = nil end  -- expired: empty
-  return s
-end
-local function log_view(p, s, key)
-  if s.newest == nil then return now, 0 end
-  local at = math.max(now, s.newest)
-  return at, redis.call('ZCOUNT', key, '(' .. int(at - p.b2), '+inf')
-end
-function log.decide(p, s, cost, key)
-  local limit, window = p.b1, p.b2
-  local at, used = log_view(p, s, key)
-  local v = verdict(limit)
-  if used + cost <= limit then
-    v.allowed = 1
-    v.remaining = limit - used - cost
-    if cost > 0 then
-      v.reset = at + window - now
-    elseif used > 0 then
-      v.reset = s.newest + window - now
+  -- ---- kind 6: sliding log (window.cc) ----
+  -- One sorted-set member per admitted unit, scored by its instant, so the cost in the window
+  -- (at - window, at] is a ZCOUNT.
+  if kind == 6 then
+    local window = p2
+    limit = p1
+    local last = redis.pcall('ZRANGE', key, '-1', '-1', 'WITHSCORES')
+    local foreign = last.err ~= nil  -- another algorithm's key: replaced on commit
+    local newest = not foreign and last[2] and tonumber(last[2]) or nil
+    if newest and newest + window <= now then newest = nil end  -- every entry expired: empty
+    -- The log's clock never runs back: it stands at the newest entry if now is earlier.
+    local at, used, after = now, 0, nil
+    if newest then
+      if newest > now then at = newest end
+      after = '(' .. string.format('%d', at - window)
+      used = redis.call('ZCOUNT', key, after, '+inf')
     end
-    return v
-  end
-  v.remaining = limit - used
-  if used > 0 then v.reset = math.max(0, s.newest + window - now) end
-  if cost > limit then return v end
-  -- The excess-th oldest live unit is the last that must leave the window.
-  local excess = used + cost - limit
-  local entry = redis.call('ZRANGEBYSCORE', key, '(' .. int(at - window), '+inf', 'WITHSCORES',
-                           'LIMIT', excess - 1, 1)
-  v.retry = tonumber(entry[2]) + window - now
-  return v
-end
-function log.commit(p, s, cost, key)
-  if s.stale then redis.call('DEL', key) end
-  local at = now
-  if s.newest ~= nil then at = math.max(now, s.newest) end
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', int(at - p.b2))
-  local same_instant = redis.call('ZCOUNT', key, int(at), int(at))
-  local args = {}
-  for i = 1, cost do  -- in batches: unpack() is bounded by Lua's C stack
-    args[#args + 1] = int(at)
-    args[#args + 1] = int(at) .. ':' .. int(same_instant + i)
-    if #args == 2000 or i == cost then
-      redis.call('ZADD', key, unpack(args))
-      args = {}
+    if used + cost <= limit then
+      allowed = 1
+      remaining = limit - used - cost
+      if cost > 0 then
+        reset = at + window - now
+      elseif used > 0 then
+        reset = newest + window - now
+      end
+      ttl = at + window - now
+      commit = function()
+        if foreign then redis.call('DEL', key) end
+        redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', at - window))
+        local stamp = string.format('%d', at)
+        local taken = redis.call('ZCOUNT', key, stamp, stamp)  -- entries at this instant
+        local batch = {}
+        for n = taken + 1, taken + cost do  -- ZADD in batches: unpack is bounded by the C stack
+          batch[#batch + 1] = stamp
+          batch[#batch + 1] = string.format('%d:%d', at, n)
+          if #batch == 2000 or n == taken + cost then
+            redis.call('ZADD', key, unpack(batch))
+            batch = {}
+          end
+        end
+      end
+    else
+      remaining = limit - used
+      if used > 0 then reset = newest + window - now end
+      if cost <= limit then  -- else never: no retry_after
+        -- Entries leave the window oldest first: the excess-th oldest is the last that must go.
+        local excess = used + cost - limit
+        local entry = redis.call('ZRANGEBYSCORE', key, after, '+inf', 'WITHSCORES', 'LIMIT',
+                                 excess - 1, 1)
+        retry = tonumber(entry[2]) + window - now
+      end
     end
   end
-  expire(key, at + p.b2)
-end
-algorithms[7] = log

@@ -1,83 +1,75 @@
--- ---- sliding window (window.cc) ----
-
-local function sliding_at(window, s)
-  local start = window_start_of(now, window)
-  if start < s.start then return {start = s.start, cur = s.cur, prev = s.prev}, 0 end
-  if start == s.start then return {start = s.start, cur = s.cur, prev = s.prev}, now - start end
-  local prev = 0
-  if start - window == s.start then prev = s.cur end
-  return {start = start, cur = 0, prev = prev}, now - start
-end
-
-local function sliding_admits(limit, window, c, elapsed, cost)
-  local room = limit - c.cur - cost
-  if room < 0 then return false end
-  return c.prev * (window - elapsed) <= room * window
-end
-
-local function sliding_first_fit(limit, window, prev, cur, cost)
-  local room = limit - cur - cost
-  if room < 0 then return window end
-  if prev == 0 then return 0 end
-  local e = window - fdiv(room * window, prev)
-  if e < 0 then e = 0 end
-  return e
-end
-
-local function sliding_remaining(limit, window, c, elapsed)
-  local capacity = fdiv(limit * window - c.prev * (window - elapsed), window)
-  local r = capacity - c.cur
-  if r < 0 then r = 0 end
-  return r
-end
-
-local function sliding_reset_at(window, c)
-  if c.cur > 0 then return c.start + 2 * window end
-  if c.prev > 0 then return c.start + window end
-  return c.start
-end
-
-
-
-local sliding = {}
-function sliding.load(p, key)
-  local value = read_string(key)
-  if value ~= nil and string.sub(value, 1, 1) == 's' then
-    local n = numbers(value)
-    local s = {start = n[1], cur = n[2], prev = n[3]}
-    if sliding_reset_at(p.b2, s) > now then return s end
+  -- ---- kind 5: sliding window, two-counter estimate (window.cc) ----
+  -- estimate = previous·(window - elapsed)/window + current, compared in integers.
+  if kind == 5 then
+    local window = p2
+    limit = p1
+    local start, current, previous
+    local stored = redis.pcall('GET', key)  -- false when absent, an error table for a non-string
+    if stored and #stored == 25 then
+      local tag
+      tag, start, current, previous = struct.unpack('<c1ddd', stored)
+      if tag ~= 's' then start = nil end
+    end
+    -- Roll the counts forward to the window holding now (sliding_at). An expired state rolls
+    -- to empty counts, the same as an absent one; a clock that stepped back keeps the stored
+    -- window with elapsed 0.
+    local now_start = now - now % window
+    local elapsed = 0
+    if start == nil then
+      start, current, previous, elapsed = now_start, 0, 0, now - now_start
+    elseif now_start == start then
+      elapsed = now - start
+    elseif now_start > start then
+      previous = now_start - window == start and current or 0
+      start, current, elapsed = now_start, 0, now - now_start
+    end
+    local weight = window - elapsed  -- of the previous window's count, in 1/window
+    local room = limit - current - cost
+    if room >= 0 and previous * weight <= room * window then  -- sliding_admits
+      current = current + cost
+      allowed = 1
+      value = struct.pack('<c1ddd', 's', start, current, previous)
+    elseif cost <= limit then  -- else never: no retry_after
+      -- The estimate only falls as time passes: the first elapsed e that admits cost in this
+      -- window (previous·(window - e) <= room·window), else in the next (where current becomes
+      -- previous), else after both (sliding_first_fit).
+      local allowed_at = start + 2 * window
+      local fit = window
+      if room >= 0 then
+        if previous == 0 then
+          fit = 0
+        else
+          local scaled = room * window
+          fit = window - (scaled - scaled % previous) / previous
+          if fit < 0 then fit = 0 end
+        end
+      end
+      if fit < window then
+        allowed_at = start + fit
+      else
+        room = limit - cost
+        fit = 0
+        if current > 0 then
+          local scaled = room * window
+          fit = window - (scaled - scaled % current) / current
+          if fit < 0 then fit = 0 end
+        end
+        if fit < window then allowed_at = start + window + fit end
+      end
+      if allowed_at <= now then allowed_at = now + 1 end
+      retry = allowed_at - now
+    end
+    -- remaining: whole units the estimate still admits; reset_after: until both counts are out.
+    local capacity = limit * window - previous * weight
+    remaining = (capacity - capacity % window) / window - current
+    if remaining < 0 then remaining = 0 end
+    if current > 0 then
+      reset = start + 2 * window - now
+    elseif previous > 0 then
+      reset = start + window - now
+    else
+      reset = start - now
+    end
+    if reset < 0 then reset = 0 end
+    ttl = reset
   end
-  return {start = window_start_of(now, p.b2), cur = 0, prev = 0}
-end
-function sliding.decide(p, s, cost)
-  local limit, window = p.b1, p.b2
-  local c, elapsed = sliding_at(window, s)
-  local v = verdict(limit)
-  if sliding_admits(limit, window, c, elapsed, cost) then
-    local after = {start = c.start, cur = c.cur + cost, prev = c.prev}
-    v.allowed = 1
-    v.remaining = sliding_remaining(limit, window, after, elapsed)
-    v.reset = math.max(0, sliding_reset_at(window, after) - now)
-    return v
-  end
-  v.remaining = sliding_remaining(limit, window, c, elapsed)
-  v.reset = math.max(0, sliding_reset_at(window, c) - now)
-  if cost > limit then return v end
-  local allowed_at = c.start + 2 * window
-  local this_window = sliding_first_fit(limit, window, c.prev, c.cur, cost)
-  local next_window = sliding_first_fit(limit, window, c.cur, 0, cost)
-  if this_window < window then
-    allowed_at = c.start + this_window
-  elseif next_window < window then
-    allowed_at = c.start + window + next_window
-  end
-  v.retry = math.max(allowed_at, now + 1) - now
-  return v
-end
-function sliding.commit(p, s, cost, key)
-  local c = sliding_at(p.b2, s)
-  c.cur = c.cur + cost
-  redis.call('SET', key, 's' .. int(c.start) .. ':' .. int(c.cur) .. ':' .. int(c.prev))
-  expire(key, sliding_reset_at(p.b2, c))
-end
-algorithms[6] = sliding

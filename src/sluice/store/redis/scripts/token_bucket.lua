@@ -1,55 +1,47 @@
--- ---- smooth bucket: token_bucket smooth and gcra (token_bucket.cc) ----
-
-local function bucket_tokens(capacity, rate, period, s)
-  local ahead = tat_ahead(s, rate)
-  if ahead < 0 then ahead = 0 end
-  local tokens = fdiv(capacity * period - ahead, period)
-  if tokens < 0 then tokens = 0 end
-  return tokens
-end
-
-local function smooth_decide(capacity, rate, period, s, cost)
-  local v = verdict(capacity)
-  local base = tat_not_before(s)
-  v.remaining = bucket_tokens(capacity, rate, period, base)
-  v.reset = tat_ceil(base) - now
-  if cost > capacity then return v end
-  local nxt = tat_advance(base, cost, rate, period)
-  if tat_ahead(nxt, rate) <= capacity * period then
-    v.allowed = 1
-    v.remaining = bucket_tokens(capacity, rate, period, nxt)
-    v.reset = tat_ceil(nxt) - now
-    return v
+  -- ---- kind 1: smooth token bucket, and gcra (token_bucket.cc, tat.h) ----
+  -- The state is the TAT, the instant tat + frac/rate when the bucket is full again; scaled by
+  -- rate, a TAT `ahead` of now means ahead/period tokens are missing.
+  if kind == 1 then
+    local capacity, rate, period, initial = p1, p2, p3, p4
+    local tat, frac
+    local stored = redis.pcall('GET', key)  -- false when absent, an error table for a non-string
+    if stored then
+      local size = #stored
+      if size == 8 then
+        tat, frac = struct.unpack('<d', stored), 0
+      elseif size == 16 then
+        tat, frac = struct.unpack('<dd', stored)
+      end
+    end
+    if tat == nil or (frac > 0 and tat + 1 or tat) <= now then
+      -- Absent, or full again by now: a new bucket holding `initial` tokens, which is full again
+      -- capacity - initial intervals from now.
+      local debt = (capacity - initial) * period
+      frac = debt % rate
+      tat = now + (debt - frac) / rate
+    end
+    -- From here tat >= now, so the TAT is also the base of this decision (tat_not_before).
+    local full = capacity * period
+    local ahead = (tat - now) * rate + frac
+    limit = capacity
+    if cost <= capacity and ahead + cost * period <= full then
+      local left = full - ahead - cost * period
+      local total = frac + cost * period  -- advance the TAT by cost intervals (tat_advance)
+      frac = total % rate
+      tat = tat + (total - frac) / rate
+      allowed = 1
+      remaining = (left - left % period) / period
+      reset = (frac > 0 and tat + 1 or tat) - now
+      value = frac == 0 and struct.pack('<d', tat) or struct.pack('<dd', tat, frac)
+      ttl = reset
+    else
+      local left = full - ahead
+      remaining = left > 0 and (left - left % period) / period or 0
+      reset = (frac > 0 and tat + 1 or tat) - now
+      if cost <= capacity then  -- else never: no retry_after
+        -- Allowed from the first t with TAT + (cost - capacity) intervals <= t.
+        local shift = frac + (cost - capacity) * period
+        retry = tat + (shift + (-shift) % rate) / rate - now
+      end
+    end
   end
-  v.retry = base.tat + cdiv(base.frac + (cost - capacity) * period, rate) - now
-  return v
-end
-
-
-
-local smooth = {}
-function smooth.params(p)
-  if p.kind == 3 then return p.b3 + 1, p.b1, p.b2 end  -- gcra: capacity burst + 1
-  return p.b1, p.b2, p.b3
-end
-function smooth.load(p, key)
-  local s = read_tat(key)
-  if s ~= nil and tat_ceil(s) > now then return s end
-  local capacity, rate, period = smooth.params(p)
-  if p.kind == 1 and p.b4 >= 0 then  -- token_bucket with `initial` tokens
-    return tat_advance({tat = now, frac = 0}, capacity - p.b4, rate, period)
-  end
-  return {tat = now, frac = 0}
-end
-function smooth.decide(p, s, cost)
-  local capacity, rate, period = smooth.params(p)
-  return smooth_decide(capacity, rate, period, s, cost)
-end
-function smooth.commit(p, s, cost, key)
-  local _, rate, period = smooth.params(p)
-  local nxt = tat_advance(tat_not_before(s), cost, rate, period)
-  redis.call('SET', key, tat_encode(nxt))
-  expire(key, tat_ceil(nxt))
-end
-algorithms[1] = smooth
-algorithms[3] = smooth

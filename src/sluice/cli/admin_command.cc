@@ -1,0 +1,434 @@
+// `sluice admin init | user add|list|delete|password | role set | app add|list |
+// token create|list|revoke`: the accounts of DESIGN.md §4, in the same database as the
+// policies. Secrets (generated passwords, tokens) are printed exactly once, on standard output,
+// and never stored: only their hashes are. Without --as the command acts as the operator; with
+// --as USER it applies that user's permissions (docs/authorization.md). Exit codes: docs/cli.md.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "sluice/auth/authorize.h"
+#include "sluice/auth/passwords.h"
+#include "sluice/auth/tokens.h"
+#include "sluice/cli/command_support.h"
+#include "sluice/cli/commands.h"
+
+namespace sluice::cli {
+namespace {
+
+using auth::Role;
+using auth::User;
+using nlohmann::json;
+
+struct AdminOptions {
+  CommonOptions common;
+  std::string user;
+  std::string app;
+  std::string role;
+  std::string description;
+  std::string token_id;
+  std::string format = "table";
+  bool admin = false;
+  bool password_stdin = false;
+};
+
+Micros now(const Environment& env) { return env.clock != nullptr ? env.clock->now() : 0; }
+
+Status authorize_admin(const Session& session, auth::AdminOperation operation) {
+  return session.as ? auth::authorize_admin(*session.as, operation) : Status{};
+}
+
+Status authorize_tokens(const Session& session, std::string_view owner) {
+  return session.as ? auth::authorize_tokens(*session.as, owner) : Status{};
+}
+
+// A password for `user`: one line of standard input, checked for strength, or a generated one
+// (then `generated` is set and the caller prints it once).
+StatusOr<std::string> choose_password(const Run& run, const AdminOptions& options,
+                                      const std::string& user, bool& generated) {
+  generated = !options.password_stdin;
+  if (generated) return auth::generate_password();
+  std::string password;
+  std::getline(*run.env().in, password);
+  if (!password.empty() && password.back() == '\r') password.pop_back();
+  if (Status s = auth::check_password_strength(password, user); !s.ok()) return s;
+  return password;
+}
+
+void print_secret(const Run& run, std::string_view what, const std::string& secret) {
+  run.note() << what << " (shown only now; store it safely):\n";
+  run.out() << secret << "\n";
+}
+
+int run_init(const Run& run, const AdminOptions& options) {
+  const std::string name = options.user.empty() ? "admin" : options.user;
+  if (Status s = validate_user_name(name, "--user"); !s.ok()) return run.fail(s);
+  StatusOr<Session> session =
+      open_session(run.env(), {.policies_url = options.common.policies_url}, Need::kAccounts);
+  if (!session.ok()) return run.fail(session.status());
+  StatusOr<std::size_t> admins = session->accounts->count_admins();
+  if (!admins.ok()) return run.fail(admins.status());
+  if (*admins > 0) {
+    return run.fail({StatusCode::kFailedPrecondition,
+                     "refused: the database already has " + std::to_string(*admins) +
+                         " admin(s); an admin adds users with `sluice admin user add`"});
+  }
+  StatusOr<std::string> password = auth::generate_password();
+  if (!password.ok()) return run.fail(password.status());
+  StatusOr<std::string> hash = auth::hash_password(*password);
+  if (!hash.ok()) return run.fail(hash.status());
+  const User user{.name = name, .admin = true, .created_at = now(run.env())};
+  if (Status s = session->accounts->create_user(user, *hash); !s.ok()) return run.fail(s);
+  run.note() << "created admin user " << name << "\n";
+  print_secret(run, "its one-time password", *password);
+  return kExitOk;
+}
+
+int run_user_add(const Run& run, const AdminOptions& options) {
+  if (Status s = validate_user_name(options.user, "user"); !s.ok()) return run.fail(s);
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
+  if (!session.ok()) return run.fail(session.status());
+  if (Status s = authorize_admin(*session, auth::AdminOperation::kManageUsers); !s.ok()) {
+    return run.fail(s);
+  }
+  bool generated = false;
+  StatusOr<std::string> password = choose_password(run, options, options.user, generated);
+  if (!password.ok()) return run.fail(password.status());
+  StatusOr<std::string> hash = auth::hash_password(*password);
+  if (!hash.ok()) return run.fail(hash.status());
+  const User user{.name = options.user, .admin = options.admin, .created_at = now(run.env())};
+  if (Status s = session->accounts->create_user(user, *hash); !s.ok()) return run.fail(s);
+  run.note() << "created " << (options.admin ? "admin " : "") << "user " << options.user << "\n";
+  if (generated) print_secret(run, "its one-time password", *password);
+  return kExitOk;
+}
+
+std::string roles_text(const User& user) {
+  std::string text;
+  for (const auto& [app, role] : user.roles) {
+    text += (text.empty() ? "" : ",") + app + "=" + (role == Role::kOwner ? "owner" : "viewer");
+  }
+  return text.empty() ? "-" : text;
+}
+
+int run_user_list(const Run& run, const AdminOptions& options) {
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
+  if (!session.ok()) return run.fail(session.status());
+  if (Status s = authorize_admin(*session, auth::AdminOperation::kManageUsers); !s.ok()) {
+    return run.fail(s);
+  }
+  StatusOr<std::vector<User>> users = session->accounts->list_users();
+  if (!users.ok()) return run.fail(users.status());
+  if (options.format == "json") {
+    json list = json::array();
+    for (const User& user : *users) {
+      json roles = json::object();
+      for (const auto& [app, role] : user.roles) {
+        roles[app] = role == Role::kOwner ? "owner" : "viewer";
+      }
+      list.push_back({{"name", user.name},
+                      {"admin", user.admin},
+                      {"roles", roles},
+                      {"created_at", user.created_at}});
+    }
+    run.out() << list.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows = {{"NAME", "ADMIN", "ROLES", "CREATED"}};
+  for (const User& user : *users) {
+    rows.push_back(
+        {user.name, user.admin ? "yes" : "no", roles_text(user), format_time(user.created_at)});
+  }
+  run.out() << format_table(rows);
+  return kExitOk;
+}
+
+int run_user_delete(const Run& run, const AdminOptions& options) {
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
+  if (!session.ok()) return run.fail(session.status());
+  if (Status s = authorize_admin(*session, auth::AdminOperation::kManageUsers); !s.ok()) {
+    return run.fail(s);
+  }
+  StatusOr<User> user = session->accounts->get_user(options.user);
+  if (!user.ok()) return run.fail(user.status());
+  if (user->admin) {
+    StatusOr<std::size_t> admins = session->accounts->count_admins();
+    if (!admins.ok()) return run.fail(admins.status());
+    if (*admins <= 1) {
+      return run.fail({StatusCode::kFailedPrecondition,
+                       "refused: " + options.user + " is the last admin; add another admin first"});
+    }
+  }
+  if (Status s = session->accounts->delete_user(options.user); !s.ok()) return run.fail(s);
+  run.out() << "deleted user " << options.user << " (and their tokens)\n";
+  return kExitOk;
+}
+
+int run_user_password(const Run& run, const AdminOptions& options) {
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
+  if (!session.ok()) return run.fail(session.status());
+  if (session->as && session->as->name != options.user) {
+    if (Status s = authorize_admin(*session, auth::AdminOperation::kManageUsers); !s.ok()) {
+      return run.fail(s);
+    }
+  }
+  if (StatusOr<User> user = session->accounts->get_user(options.user); !user.ok()) {
+    return run.fail(user.status());
+  }
+  bool generated = false;
+  StatusOr<std::string> password = choose_password(run, options, options.user, generated);
+  if (!password.ok()) return run.fail(password.status());
+  StatusOr<std::string> hash = auth::hash_password(*password);
+  if (!hash.ok()) return run.fail(hash.status());
+  if (Status s = session->accounts->set_password_hash(options.user, *hash); !s.ok()) {
+    return run.fail(s);
+  }
+  run.note() << "set the password of " << options.user << "\n";
+  if (generated) print_secret(run, "the new one-time password", *password);
+  return kExitOk;
+}
+
+int run_role_set(const Run& run, const AdminOptions& options) {
+  std::optional<Role> role;
+  if (options.role == "viewer") role = Role::kViewer;
+  if (options.role == "owner") role = Role::kOwner;
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
+  if (!session.ok()) return run.fail(session.status());
+  if (Status s = authorize_admin(*session, auth::AdminOperation::kManageRoles); !s.ok()) {
+    return run.fail(s);
+  }
+  if (Status s = session->accounts->set_role(options.user, options.app, role); !s.ok()) {
+    return run.fail(s);
+  }
+  if (role) {
+    run.out() << options.user << " is now " << options.role << " of app " << options.app << "\n";
+  } else {
+    run.out() << options.user << " has no role on app " << options.app << " any more\n";
+  }
+  return kExitOk;
+}
+
+int run_app_add(const Run& run, const AdminOptions& options) {
+  if (Status s = validate_app_name(options.app, "app"); !s.ok()) return run.fail(s);
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
+  if (!session.ok()) return run.fail(session.status());
+  if (Status s = authorize_admin(*session, auth::AdminOperation::kManageApps); !s.ok()) {
+    return run.fail(s);
+  }
+  const auth::App app{
+      .name = options.app, .description = options.description, .created_at = now(run.env())};
+  if (Status s = session->accounts->create_app(app); !s.ok()) return run.fail(s);
+  run.out() << "created app " << options.app << "\n";
+  return kExitOk;
+}
+
+int run_app_list(const Run& run, const AdminOptions& options) {
+  // Any user may list apps: the names are needed to write policies and are not secret.
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
+  if (!session.ok()) return run.fail(session.status());
+  StatusOr<std::vector<auth::App>> apps = session->accounts->list_apps();
+  if (!apps.ok()) return run.fail(apps.status());
+  if (options.format == "json") {
+    json list = json::array();
+    for (const auth::App& app : *apps) {
+      list.push_back(
+          {{"name", app.name}, {"description", app.description}, {"created_at", app.created_at}});
+    }
+    run.out() << list.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows = {{"NAME", "CREATED", "DESCRIPTION"}};
+  for (const auth::App& app : *apps) {
+    rows.push_back({app.name, format_time(app.created_at), app.description});
+  }
+  run.out() << format_table(rows);
+  return kExitOk;
+}
+
+int run_token_create(const Run& run, const AdminOptions& options) {
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
+  if (!session.ok()) return run.fail(session.status());
+  const std::string owner = !options.user.empty() ? options.user
+                            : session->as         ? session->as->name
+                                                  : std::string();
+  if (owner.empty()) {
+    return run.fail(invalid_argument("--user: required (whose token is it?) unless --as is given"));
+  }
+  if (Status s = authorize_tokens(*session, owner); !s.ok()) return run.fail(s);
+  StatusOr<auth::IssuedToken> issued =
+      auth::create_token(*session->accounts, owner, options.description, now(run.env()));
+  if (!issued.ok()) return run.fail(issued.status());
+  run.note() << "created token " << issued->record.id << " for " << owner << "\n";
+  print_secret(run, "the token", issued->token);
+  return kExitOk;
+}
+
+int run_token_list(const Run& run, const AdminOptions& options) {
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
+  if (!session.ok()) return run.fail(session.status());
+  std::vector<std::string> owners;
+  if (!options.user.empty()) {
+    if (Status s = authorize_tokens(*session, options.user); !s.ok()) return run.fail(s);
+    if (StatusOr<User> user = session->accounts->get_user(options.user); !user.ok()) {
+      return run.fail(user.status());
+    }
+    owners.push_back(options.user);
+  } else if (session->as && !session->as->admin) {
+    owners.push_back(session->as->name);  // a user's own tokens
+  } else {
+    StatusOr<std::vector<User>> users = session->accounts->list_users();
+    if (!users.ok()) return run.fail(users.status());
+    for (const User& user : *users) owners.push_back(user.name);
+  }
+  std::vector<auth::TokenRecord> tokens;
+  for (const std::string& owner : owners) {
+    StatusOr<std::vector<auth::TokenRecord>> some = session->accounts->list_tokens(owner);
+    if (!some.ok()) return run.fail(some.status());
+    tokens.insert(tokens.end(), some->begin(), some->end());
+  }
+  if (options.format == "json") {
+    json list = json::array();
+    for (const auth::TokenRecord& token : tokens) {
+      list.push_back({{"id", token.id},
+                      {"user", token.user},
+                      {"description", token.description},
+                      {"created_at", token.created_at}});
+    }
+    run.out() << list.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows = {{"ID", "USER", "CREATED", "DESCRIPTION"}};
+  for (const auth::TokenRecord& token : tokens) {
+    rows.push_back({token.id, token.user, format_time(token.created_at), token.description});
+  }
+  run.out() << format_table(rows);
+  return kExitOk;
+}
+
+int run_token_revoke(const Run& run, const AdminOptions& options) {
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
+  if (!session.ok()) return run.fail(session.status());
+  // Accept the whole token too: its id is the part after "sluice_".
+  std::string id = options.token_id;
+  if (StatusOr<auth::ParsedToken> parsed = auth::parse_token(id); parsed.ok()) id = parsed->id;
+  StatusOr<auth::TokenRecord> token = session->accounts->get_token(id);
+  if (!token.ok()) return run.fail(token.status());
+  if (Status s = authorize_tokens(*session, token->user); !s.ok()) return run.fail(s);
+  if (Status s = session->accounts->delete_token(id); !s.ok()) return run.fail(s);
+  run.out() << "revoked token " << id << " of " << token->user << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_admin_command(CLI::App& app, std::shared_ptr<const Environment> env) {
+  auto options = std::make_shared<AdminOptions>();
+  CLI::App* group = app.add_subcommand(
+      "admin", "Manage users, per-app roles, apps and API tokens (stored with the policies)");
+  group->require_subcommand(1);
+  group->fallthrough();
+  group
+      ->add_option("--policies", options->common.policies_url,
+                   "Database URL, the same as the policies' (default: $SLUICE_POLICIES, else " +
+                       env->default_policies_url + ")")
+      ->envname("SLUICE_POLICIES");
+  group->add_option("--as", options->common.as_user,
+                    "Act as this Sluice user and apply their permissions (default: act as the "
+                    "operator; ignored by init)");
+
+  const auto leaf = [&](CLI::App* parent, const std::string& name, const std::string& label,
+                        const std::string& description,
+                        int (*body)(const Run&, const AdminOptions&)) {
+    CLI::App* command = parent->add_subcommand(name, description);
+    command->callback([env, options, label, body] {
+      const Run run(*env, "admin " + label);
+      env->exit(body(run, *options));
+    });
+    return command;
+  };
+  const auto add_format = [&](CLI::App* command) {
+    command
+        ->add_option("--format", options->format, "Output format: table or json (default: table)")
+        ->check(CLI::IsMember({"table", "json"}));
+  };
+  const auto add_password_stdin = [&](CLI::App* command) {
+    command->add_flag("--password-stdin", options->password_stdin,
+                      "Read the password from the first line of standard input (at least " +
+                          std::to_string(auth::kMinPasswordLength) +
+                          " characters) instead of generating one");
+  };
+
+  CLI::App* init = leaf(group, "init", "init",
+                        "Create the first admin with a generated one-time password, printed "
+                        "once; refused when an admin exists",
+                        run_init);
+  init->add_option("--user", options->user, "The admin's name (default: admin)");
+
+  CLI::App* user = group->add_subcommand("user", "Add, list or delete users; set passwords");
+  user->require_subcommand(1);
+  user->fallthrough();
+  CLI::App* user_add = leaf(user, "add", "user add",
+                            "Add a user; prints a generated one-time password unless "
+                            "--password-stdin",
+                            run_user_add);
+  user_add->add_option("name", options->user, "User name: letters, digits, . _ - @")->required();
+  user_add->add_flag("--admin", options->admin, "Make the user an admin (manages everything)");
+  add_password_stdin(user_add);
+  add_format(leaf(user, "list", "user list", "List users with their roles", run_user_list));
+  leaf(user, "delete", "user delete", "Delete a user and their tokens (never the last admin)",
+       run_user_delete)
+      ->add_option("name", options->user, "User name")
+      ->required();
+  CLI::App* user_password = leaf(
+      user, "password", "user password",
+      "Set a user's password: generated and printed once, or --password-stdin", run_user_password);
+  user_password->add_option("name", options->user, "User name")->required();
+  add_password_stdin(user_password);
+
+  CLI::App* role = group->add_subcommand("role", "Grant or revoke per-app roles");
+  role->require_subcommand(1);
+  role->fallthrough();
+  CLI::App* role_set =
+      leaf(role, "set", "role set",
+           "Set USER's role on APP: viewer (reads its policies), owner (also writes them) or "
+           "none",
+           run_role_set);
+  role_set->add_option("user", options->user, "User name")->required();
+  role_set->add_option("app", options->app, "App name")->required();
+  role_set->add_option("role", options->role, "viewer, owner or none")
+      ->required()
+      ->check(CLI::IsMember({"viewer", "owner", "none"}));
+
+  CLI::App* apps = group->add_subcommand("app", "Add or list apps (the tenants policies list)");
+  apps->require_subcommand(1);
+  apps->fallthrough();
+  CLI::App* app_add = leaf(apps, "add", "app add", "Add an app", run_app_add);
+  app_add->add_option("name", options->app, "App name: letters, digits, . _ -")->required();
+  app_add->add_option("--description", options->description, "What the app is");
+  add_format(leaf(apps, "list", "app list", "List apps", run_app_list));
+
+  CLI::App* token = group->add_subcommand("token", "Create, list or revoke API tokens");
+  token->require_subcommand(1);
+  token->fallthrough();
+  CLI::App* token_create =
+      leaf(token, "create", "token create",
+           "Create an API token (sluice_<id>_<secret>), printed once; only its hash is stored",
+           run_token_create);
+  token_create->add_option("--user", options->user,
+                           "Whose token (default: the --as user; required without --as)");
+  token_create->add_option("--description", options->description,
+                           "What the token is for, e.g. \"ci deploys\"");
+  CLI::App* token_list =
+      leaf(token, "list", "token list",
+           "List token ids and descriptions (never secrets): one user's, or all (only the "
+           "--as user's own for non-admins)",
+           run_token_list);
+  token_list->add_option("--user", options->user, "Only this user's tokens");
+  add_format(token_list);
+  leaf(token, "revoke", "token revoke", "Revoke a token by its id (or the whole token)",
+       run_token_revoke)
+      ->add_option("id", options->token_id, "Token id, as `token list` shows it")
+      ->required();
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,368 @@
+// `sluice bench`: load a target (the decision service over the in-memory store or Redis) from 1,
+// 10, 100... threads, closed loop (as fast as answers come) or open loop (a fixed rate, latency
+// from the intended send time), and report decisions/s, allowed/denied and latency percentiles per
+// thread count, as a table or as JSON (docs/benchmarks.md, "End to end: sluice bench and peers").
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "sluice/algorithm/validate.h"
+#include "sluice/bench/load_generator.h"
+#include "sluice/bench/report.h"
+#include "sluice/bench/targets.h"
+#include "sluice/cli/commands.h"
+#include "sluice/core/duration.h"
+#include "sluice/policy/document.h"
+
+namespace sluice::cli {
+namespace {
+
+struct BenchOptions {
+  std::vector<int> threads = {1, 10, 100};
+  std::string duration = "5s";
+  std::string warmup = "0s";
+  std::uint64_t keys = 1000;
+  std::string distribution = "uniform";
+  std::string key_prefix = "user:";
+  std::uint64_t seed = 1;
+  std::string policy_file;
+  std::string algorithm = "fixed_window";
+  std::int64_t limit = 100;
+  std::string window = "1s";
+  std::int64_t cost = 1;
+  std::string app = "bench";
+  std::string target;  // empty: redis when --redis is given, else memory
+  std::string redis_url;
+  int connections = 2;
+  int io_threads = 1;
+  std::string mode = "closed";
+  double rate = 0;
+  double rate_per_thread = 0;
+  bool json = false;
+  bool no_progress = false;
+};
+
+int fail(const std::string& message) {
+  std::cerr << "sluice bench: " << message << "\n";
+  return 2;
+}
+
+// The policy from --policy-file, or one limit of --algorithm built from --limit and --window.
+StatusOr<policy::Policy> bench_policy(const BenchOptions& options) {
+  std::string text;
+  if (!options.policy_file.empty()) {
+    std::ifstream file(options.policy_file);
+    if (!file) return invalid_argument("cannot read --policy-file " + options.policy_file);
+    std::stringstream buffer;
+    buffer << file.rdbuf();
+    text = buffer.str();
+  } else {
+    StatusOr<Micros> window = parse_duration(options.window);
+    if (!window.ok()) return invalid_argument("--window: " + window.status().message());
+    const std::string w = format_duration(*window);
+    const std::int64_t l = options.limit;
+    nlohmann::json limit = {{"algorithm", options.algorithm}};
+    const std::string& a = options.algorithm;
+    if (a == "token_bucket") {
+      limit.update({{"capacity", l}, {"refill", l}, {"period", w}});
+    } else if (a == "gcra") {
+      limit.update({{"rate", l}, {"period", w}, {"burst", l - 1}});
+    } else if (a == "leaky_bucket") {
+      limit.update({{"rate", l}, {"period", w}, {"max_delay", w}});
+    } else if (a == "concurrency") {
+      limit.update({{"limit", l}, {"lease_ttl", w}});
+    } else {
+      limit.update({{"limit", l}, {"window", w}});
+    }
+    text = nlohmann::json{{"name", "bench"},
+                          {"description", "sluice bench --algorithm " + a},
+                          {"apps", {"*"}},
+                          {"limits", {limit}}}
+               .dump();
+  }
+  policy::ParsedPolicy parsed = policy::policy_from_text(text);
+  if (!parsed.policy)
+    return invalid_argument("invalid policy: " + policy::join_errors(parsed.errors));
+  return std::move(*parsed.policy);
+}
+
+// 20000 -> "20000", 2.5 -> "2.5".
+std::string compact(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.10g", value);
+  return buffer;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const std::size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+void draw_progress(const bench::Progress& p) {
+  constexpr int kWidth = 30;
+  const double fraction =
+      p.total_ns > 0
+          ? std::min(1.0, static_cast<double>(p.elapsed_ns) / static_cast<double>(p.total_ns))
+          : 1.0;
+  const int filled = static_cast<int>(fraction * kWidth);
+  std::string bar(static_cast<std::size_t>(filled), '#');
+  bar.append(static_cast<std::size_t>(kWidth - filled), '.');
+  const double seconds = static_cast<double>(p.elapsed_ns) / 1e9;
+  std::fprintf(stderr, "\r\033[Kthreads %-4d [%s] %5.1f/%.1fs  %.0f decisions/s", p.threads,
+               bar.c_str(), seconds, static_cast<double>(p.total_ns) / 1e9,
+               seconds > 0 ? static_cast<double>(p.decisions) / seconds : 0.0);
+  std::fflush(stderr);
+}
+
+int run_bench(const BenchOptions& options) {
+  // ---- options -------------------------------------------------------------------------------
+  StatusOr<Micros> duration = parse_duration(options.duration);
+  if (!duration.ok() || *duration <= 0) {
+    return fail("--duration: " + (duration.ok() ? std::string("must be greater than 0")
+                                                : duration.status().message()));
+  }
+  StatusOr<Micros> warmup = parse_duration(options.warmup);
+  if (!warmup.ok()) return fail("--warmup: " + warmup.status().message());
+  StatusOr<bench::DistributionSpec> distribution = bench::parse_distribution(options.distribution);
+  if (!distribution.ok()) return fail(distribution.status().message());
+  const std::string target_name =
+      !options.target.empty() ? options.target : (options.redis_url.empty() ? "memory" : "redis");
+  StatusOr<bench::TargetKind> kind = bench::parse_target_kind(target_name);
+  if (!kind.ok()) return fail(kind.status().message());
+  if (*kind != bench::TargetKind::kRedis && !options.redis_url.empty()) {
+    return fail("--redis is only for --target redis");
+  }
+  const bool open = options.mode == "open";
+  if (open && options.rate <= 0 && options.rate_per_thread <= 0) {
+    return fail("--mode open needs --rate (total per second) or --rate-per-thread");
+  }
+  if (!open && (options.rate > 0 || options.rate_per_thread > 0)) {
+    return fail("--rate and --rate-per-thread are for --mode open");
+  }
+  StatusOr<policy::Policy> policy = bench_policy(options);
+  if (!policy.ok()) return fail(policy.status().message());
+
+  bench::TargetOptions target_options{
+      .kind = *kind,
+      .redis_url = options.redis_url,
+      .redis_connections = options.connections,
+      .redis_io_threads = options.io_threads,
+      .policy = *policy,
+      .app = options.app,
+      .cost = options.cost,
+      .memory_max_keys = std::max<std::size_t>(1'000'000, 2 * options.keys)};
+  StatusOr<std::unique_ptr<bench::Target>> target = bench::make_target(target_options);
+  if (!target.ok()) return fail(target.status().to_string());
+
+  // ---- load points ---------------------------------------------------------------------------
+  const bool progress = !options.no_progress && ::isatty(STDERR_FILENO) == 1;
+  const bench::LoadMode mode = open ? bench::LoadMode::kOpen : bench::LoadMode::kClosed;
+  std::vector<bench::LoadResult> results;
+  for (const int threads : options.threads) {
+    bench::LoadOptions load{
+        .threads = threads,
+        .duration_ns = *duration * 1'000,
+        .warmup_ns = *warmup * 1'000,
+        .mode = mode,
+        .rate_per_thread =
+            options.rate_per_thread > 0 ? options.rate_per_thread : options.rate / threads,
+        .distribution = *distribution,
+        .keys = options.keys,
+        .key_prefix = options.key_prefix,
+        .seed = options.seed,
+    };
+    if (progress) load.on_progress = draw_progress;
+    results.push_back(bench::run_load(**target, load));
+    if (progress) std::fprintf(stderr, "\r\033[K");
+  }
+
+  // ---- report --------------------------------------------------------------------------------
+  std::uint64_t errors = 0;
+  std::uint64_t degraded = 0;
+  for (const bench::LoadResult& r : results) {
+    errors += r.errors;
+    degraded += r.degraded;
+  }
+  const std::string target_description =
+      *kind == bench::TargetKind::kRedis ? bench::redacted_redis_url(options.redis_url) + " (" +
+                                               std::to_string(options.connections) + " connections)"
+                                         : std::string(bench::target_kind_name(*kind));
+  if (options.json) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const bench::LoadResult& r : results) points.push_back(bench::result_to_json(r, mode));
+    nlohmann::json target_json = {{"kind", bench::target_kind_name(*kind)}};
+    if (*kind == bench::TargetKind::kRedis) {
+      target_json["url"] = bench::redacted_redis_url(options.redis_url);
+      target_json["connections"] = options.connections;
+      target_json["io_threads"] = options.io_threads;
+    }
+    nlohmann::json report = {
+        {"tool", "sluice bench"},
+        {"sluice_version", SLUICE_VERSION},
+        {"date", utc_now()},
+        {"host", {{"nproc", std::thread::hardware_concurrency()}, {"cpu", cpu_model()}}},
+        {"target", target_json},
+        {"policy", policy::policy_to_json(*policy)},
+        {"app", options.app},
+        {"cost", options.cost},
+        {"keys", options.keys},
+        {"key_prefix", options.key_prefix},
+        {"distribution", bench::format_distribution(*distribution)},
+        {"seed", options.seed},
+        {"mode", open ? "open" : "closed"},
+        {"duration_s", static_cast<double>(*duration) / 1e6},
+        {"warmup_s", static_cast<double>(*warmup) / 1e6},
+        {"points", points}};
+    if (open) {
+      report["rate"] = options.rate_per_thread > 0
+                           ? nlohmann::json{{"per_thread", options.rate_per_thread}}
+                           : nlohmann::json{{"total", options.rate}};
+    }
+    if (errors > 0) report["first_error"] = (*target)->first_error();
+    std::cout << report.dump(2) << "\n";
+  } else {
+    std::cout << "sluice bench: target " << target_description << "; policy " << policy->name
+              << " (";
+    for (std::size_t i = 0; i < policy->limits.size(); ++i) {
+      std::cout << (i > 0 ? ", " : "") << policy::limit_to_json(policy->limits[i]).dump();
+    }
+    std::cout << "); " << options.keys << " keys, " << bench::format_distribution(*distribution)
+              << "; " << (open ? "open" : "closed") << " loop";
+    if (open) {
+      std::cout << " at "
+                << (options.rate_per_thread > 0 ? compact(options.rate_per_thread) + "/s per thread"
+                                                : compact(options.rate) + "/s in total")
+                << ", latency from the intended send time";
+    }
+    std::cout << "; " << format_duration(*duration) << " per point";
+    if (*warmup > 0) std::cout << " after " << format_duration(*warmup) << " of warm-up";
+    std::cout << "\n\n" << bench::format_table(results, mode);
+  }
+  if (errors > 0) {
+    std::cerr << "sluice bench: " << errors
+              << " decisions failed; the first: " << (*target)->first_error() << "\n";
+  }
+  if (degraded > 0) {
+    std::cerr << "sluice bench: " << degraded
+              << " decisions were degraded (store unreachable; decided by on_store_failure)\n";
+  }
+  return errors > 0 || degraded > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* command = app.add_subcommand(
+      "bench", "Load the decision service from N threads; report decisions/s and latencies");
+  command->footer(
+      "Examples:\n"
+      "  sluice bench --duration 2s\n"
+      "  sluice bench --redis redis://127.0.0.1:6379 --threads 1,10,100 --json\n"
+      "  sluice bench --distribution zipf:0.99 --keys 100000 --mode open --rate 20000\n"
+      "Exit status: 0; 1 when some decisions failed or were degraded; 2 for bad options or an\n"
+      "unreachable target.");
+  command->add_option("--threads", options->threads, "Thread counts to sweep, one point each")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 10'000))
+      ->capture_default_str();
+  command->add_option("--duration", options->duration, "Measured time per point (e.g. 2s, 500ms)")
+      ->capture_default_str();
+  command->add_option("--warmup", options->warmup, "Unmeasured load before each point")
+      ->capture_default_str();
+  command->add_option("--keys", options->keys, "Distinct subjects the load draws from")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000}))
+      ->capture_default_str();
+  command
+      ->add_option("--distribution", options->distribution,
+                   "hot (one key), uniform, zipf (s = 1) or zipf:S")
+      ->capture_default_str();
+  command->add_option("--key-prefix", options->key_prefix, "Subjects are PREFIX<index>")
+      ->capture_default_str();
+  command->add_option("--seed", options->seed, "Seed of the key draws (thread i: stream i)")
+      ->capture_default_str();
+  CLI::Option* policy_file =
+      command->add_option("--policy-file", options->policy_file, "Policy document (YAML or JSON)")
+          ->check(CLI::ExistingFile);
+  CLI::Option* algorithm =
+      command
+          ->add_option("--algorithm", options->algorithm,
+                       "Without --policy-file: one limit of this algorithm")
+          ->check(CLI::IsMember({"token_bucket", "gcra", "leaky_bucket", "fixed_window",
+                                 "sliding_window", "sliding_log", "concurrency"}))
+          ->capture_default_str();
+  CLI::Option* limit =
+      command
+          ->add_option("--limit", options->limit,
+                       "Without --policy-file: limit (capacity, rate) per --window")
+          ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000'000}))
+          ->capture_default_str();
+  CLI::Option* window = command
+                            ->add_option("--window", options->window,
+                                         "Without --policy-file: window (period, lease_ttl)")
+                            ->capture_default_str();
+  policy_file->excludes(algorithm)->excludes(limit)->excludes(window);
+  command->add_option("--cost", options->cost, "Units each request consumes")
+      ->check(CLI::Range(std::int64_t{0}, algorithm::kMaxCost))
+      ->capture_default_str();
+  command->add_option("--app", options->app, "Calling app; the policy must list it or \"*\"")
+      ->capture_default_str();
+  command
+      ->add_option("--target", options->target,
+                   "memory | redis | http (http: reserved, not implemented yet); "
+                   "default: redis with --redis, else memory")
+      ->check(CLI::IsMember({"memory", "redis", "http"}));
+  command->add_option("--redis", options->redis_url,
+                      "Redis to decide on: redis://[user:pass@]host:port/db");
+  command->add_option("--connections", options->connections, "Redis connections (shared)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  command->add_option("--io-threads", options->io_threads, "Redis client event-loop threads")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  command
+      ->add_option("--mode", options->mode,
+                   "closed: each thread sends when the last answer came (max throughput); "
+                   "open: a fixed rate, latency from the intended send time")
+      ->check(CLI::IsMember({"closed", "open"}))
+      ->capture_default_str();
+  CLI::Option* rate =
+      command
+          ->add_option("--rate", options->rate,
+                       "Open loop: decisions/s in total, split evenly over the threads")
+          ->check(CLI::PositiveNumber);
+  CLI::Option* rate_per_thread = command
+                                     ->add_option("--rate-per-thread", options->rate_per_thread,
+                                                  "Open loop: decisions/s each thread sends")
+                                     ->check(CLI::PositiveNumber);
+  rate->excludes(rate_per_thread);
+  command->add_flag("--json", options->json, "One JSON document on stdout");
+  command->add_flag("--no-progress", options->no_progress,
+                    "No progress bar (it is drawn on stderr only when that is a terminal)");
+  command->callback([options] { set_exit_code(run_bench(*options)); });
+}
+
+}  // namespace sluice::cli

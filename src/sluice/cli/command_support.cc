@@ -1,0 +1,140 @@
+#include "sluice/cli/command_support.h"
+
+#include <algorithm>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "sluice/core/key.h"
+
+namespace sluice::cli {
+
+int exit_code_for(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk:
+      return kExitOk;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kOutOfRange:
+      return kExitInvalid;
+    case StatusCode::kNotFound:
+      return kExitNotFound;
+    case StatusCode::kPermissionDenied:
+    case StatusCode::kUnauthenticated:
+      return kExitPermission;
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kAborted:
+    case StatusCode::kFailedPrecondition:
+      return kExitConflict;
+    case StatusCode::kUnavailable:
+    case StatusCode::kDeadlineExceeded:
+    case StatusCode::kResourceExhausted:
+      return kExitUnavailable;
+    default:
+      return kExitInternal;
+  }
+}
+
+int Run::fail(const Status& status) const {
+  *env_.err << "sluice " << command_ << ": " << status.message() << "\n";
+  return exit_code_for(status.code());
+}
+
+int Run::fail_fields(std::string_view summary,
+                     const std::vector<algorithm::FieldError>& errors) const {
+  *env_.err << "sluice " << command_ << ": " << summary << "\n";
+  for (const algorithm::FieldError& error : errors) {
+    *env_.err << "  " << (error.field.empty() ? "" : error.field + ": ") << error.message << "\n";
+  }
+  return kExitInvalid;
+}
+
+StatusOr<Session> open_session(const Environment& env, const CommonOptions& options, Need need) {
+  Session session;
+  session.url = options.policies_url.empty() ? env.default_policies_url : options.policies_url;
+  if (session.url.empty()) return invalid_argument("--policies: no database URL given");
+  if (need != Need::kAccounts) {
+    auto policies = env.open_policies(session.url);
+    if (!policies.ok()) return policies.status();
+    session.policies = std::move(*policies);
+  }
+  if (need != Need::kPolicies || !options.as_user.empty()) {
+    auto accounts = env.open_accounts(session.url);
+    if (!accounts.ok()) return accounts.status();
+    session.accounts = std::move(*accounts);
+  }
+  if (options.as_user.empty()) {
+    session.actor = "cli:" + (env.login.empty() ? std::string("unknown") : env.login);
+    return session;
+  }
+  StatusOr<auth::User> user = session.accounts->get_user(options.as_user);
+  if (!user.ok()) {
+    if (user.status().code() != StatusCode::kNotFound) return user.status();
+    return Status{StatusCode::kPermissionDenied,
+                  "--as: no user named " + options.as_user + " (see `sluice admin user list`)"};
+  }
+  session.as = std::move(*user);
+  session.actor = session.as->name;
+  return session;
+}
+
+StatusOr<std::string> read_input(const Environment& env, const std::string& path) {
+  std::stringstream text;
+  if (path == "-") {
+    text << env.in->rdbuf();
+    return text.str();
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return invalid_argument("cannot read " + path);
+  text << file.rdbuf();
+  if (file.bad()) return invalid_argument("cannot read " + path);
+  return text.str();
+}
+
+std::string format_time(Micros at) {
+  if (at == 0) return "-";
+  const std::time_t seconds = static_cast<std::time_t>(at / kMicrosPerSecond);
+  std::tm utc{};
+  if (gmtime_r(&seconds, &utc) == nullptr) return std::to_string(at);
+  char buffer[32];
+  const std::size_t size = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return size == 0 ? std::to_string(at) : std::string(buffer, size);
+}
+
+std::string format_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string text;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    text += line + "\n";
+  }
+  return text;
+}
+
+Status validate_app_name(std::string_view name, std::string_view field) {
+  if (name == "*") {
+    return invalid_argument(std::string(field) +
+                            ": \"*\" means any app in a policy and cannot name one");
+  }
+  return validate_policy_name(name, field);
+}
+
+Status validate_user_name(std::string_view name, std::string_view field) {
+  std::string without_at(name);
+  std::replace(without_at.begin(), without_at.end(), '@', '_');
+  if (is_valid_policy_name(without_at)) return {};
+  return invalid_argument(std::string(field) +
+                          ": must be 1-128 letters, digits, '.', '_', '-' or '@' (got \"" +
+                          std::string(name) + "\")");
+}
+
+}  // namespace sluice::cli

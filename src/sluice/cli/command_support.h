@@ -1,0 +1,90 @@
+// Helpers shared by the `policy` and `admin` subcommands: the exit codes of docs/cli.md, input
+// files, time and table formatting, and the session (repositories, acting user, audit actor)
+// each command runs in.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/algorithm/validate.h"
+#include "sluice/auth/accounts.h"
+#include "sluice/cli/environment.h"
+#include "sluice/core/status.h"
+#include "sluice/policy/repository.h"
+
+namespace sluice::cli {
+
+// docs/cli.md, "Exit codes".
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitInternal = 1,     // unexpected failure
+  kExitInvalid = 2,      // bad flags or input: the message names the field
+  kExitNotFound = 3,     // no such policy, user, app or token
+  kExitPermission = 4,   // --as USER may not do this
+  kExitConflict = 5,     // exists already, stale version, refused by the current state
+  kExitUnavailable = 6,  // the database cannot be reached
+};
+
+int exit_code_for(StatusCode code);
+
+// Options every `policy` and `admin` subcommand takes.
+struct CommonOptions {
+  std::string policies_url;  // empty: SLUICE_POLICIES or the per-user default
+  std::string as_user;       // empty: act as the operator (no authorization checks)
+};
+
+// A command's run: prints errors prefixed with the command's name and sets the exit code.
+class Run {
+ public:
+  Run(const Environment& env, std::string command) : env_(env), command_(std::move(command)) {}
+
+  std::ostream& out() const { return *env_.out; }
+  // Progress and notes for humans; data goes to out().
+  std::ostream& note() const { return *env_.err; }
+  const Environment& env() const { return env_; }
+
+  // Prints "sluice <command>: <message>" and returns the status's exit code.
+  int fail(const Status& status) const;
+  // Prints the summary, then every field error on its own line; returns kExitInvalid.
+  int fail_fields(std::string_view summary, const std::vector<algorithm::FieldError>& errors) const;
+
+ private:
+  const Environment& env_;
+  std::string command_;
+};
+
+// Where a command acts: the repositories it opened, and who it acts as.
+struct Session {
+  std::string url;
+  std::shared_ptr<policy::PolicyRepository> policies;  // null unless opened
+  std::shared_ptr<auth::AccountRepository> accounts;   // null unless opened (or --as)
+  std::optional<auth::User> as;                        // set with --as: authorization applies
+  std::string actor;  // recorded in audit fields: the --as user or "cli:<login>"
+};
+
+enum class Need { kPolicies, kAccounts, kBoth };
+
+// Opens what the command needs; with --as also the accounts, to load the user (NotFound for
+// an unknown one is reported as PermissionDenied: acting as nobody grants nothing).
+StatusOr<Session> open_session(const Environment& env, const CommonOptions& options, Need need);
+
+// The whole of FILE, or of standard input for "-". InvalidArgument naming the file otherwise.
+StatusOr<std::string> read_input(const Environment& env, const std::string& path);
+
+// "2026-11-22T06:57:49Z" (UTC, second precision); "-" for 0.
+std::string format_time(Micros at);
+
+// Left-aligned columns separated by two spaces; the first row is the header.
+std::string format_table(const std::vector<std::vector<std::string>>& rows);
+
+// InvalidArgument naming `field` unless `name` is 1-128 of [A-Za-z0-9._-] (the policy-name
+// alphabet, safe in URLs, logs and Redis keys). "*" is not an app: it means any app.
+Status validate_app_name(std::string_view name, std::string_view field);
+// As validate_app_name, with '@' allowed too, for e-mail-like user names.
+Status validate_user_name(std::string_view name, std::string_view field);
+
+}  // namespace sluice::cli

@@ -1,0 +1,504 @@
+// `sluice policy list|get|create|update|delete|history|export|import`: policies in the SQL
+// store, as YAML or JSON documents (DESIGN.md §5a), with envoyproxy/ratelimit import. Without
+// --as the command acts as the operator (whoever can open the database can change it anyway);
+// with --as USER it applies that user's permissions (docs/authorization.md) and records USER
+// as the actor. Exit codes: docs/cli.md.
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <variant>
+
+#include "sluice/auth/authorize.h"
+#include "sluice/cli/command_support.h"
+#include "sluice/cli/commands.h"
+#include "sluice/core/duration.h"
+#include "sluice/policy/document.h"
+#include "sluice/policy/envoy_import.h"
+
+namespace sluice::cli {
+namespace {
+
+using nlohmann::json;
+using policy::Policy;
+
+struct PolicyOptions {
+  CommonOptions common;
+  std::string format;  // empty: the command's default
+  std::string app;
+  std::string name;
+  std::string file;
+  std::int64_t version = 0;  // 0: not given
+  std::string output;
+  std::string import_format = "sluice";
+  bool dry_run = false;
+  bool allow_lossy = false;
+};
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : std::string(separator)) + item;
+  return text;
+}
+
+// "fixed_window 1000/1h", "token_bucket 100 +50/1s", ...
+std::string limit_summary(const algorithm::Limit& limit) {
+  std::string text(algorithm::algorithm_name(limit));
+  std::visit(
+      [&](const auto& p) {
+        using P = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<P, algorithm::TokenBucket>) {
+          text += " " + std::to_string(p.capacity) + " +" + std::to_string(p.refill) + "/" +
+                  format_duration(p.period);
+        } else if constexpr (std::is_same_v<P, algorithm::Gcra>) {
+          text += " " + std::to_string(p.rate) + "/" + format_duration(p.period) + " burst " +
+                  std::to_string(p.burst);
+        } else if constexpr (std::is_same_v<P, algorithm::LeakyBucket>) {
+          text += " " + std::to_string(p.rate) + "/" + format_duration(p.period) + " delay " +
+                  format_duration(p.max_delay);
+        } else if constexpr (std::is_same_v<P, algorithm::Concurrency>) {
+          text += " " + std::to_string(p.limit) + " ttl " + format_duration(p.lease_ttl);
+        } else {
+          text += " " + std::to_string(p.limit) + "/" + format_duration(p.window);
+        }
+      },
+      limit);
+  return text;
+}
+
+Status check_format(const std::string& format, std::initializer_list<std::string_view> allowed) {
+  for (std::string_view name : allowed) {
+    if (format == name) return {};
+  }
+  std::vector<std::string> names(allowed.begin(), allowed.end());
+  return invalid_argument("--format: must be one of " + join(names, ", ") + " (got \"" + format +
+                          "\")");
+}
+
+std::string render(const json& value, const std::string& format) {
+  return format == "json" ? value.dump(2) + "\n" : policy::json_to_yaml(value);
+}
+
+Status authorize(const Session& session, auth::Operation operation, const auth::PolicyApps& apps,
+                 std::string_view name) {
+  if (!session.as) return {};
+  Status status = auth::authorize_policy(*session.as, operation, apps);
+  if (status.ok()) return status;
+  return {status.code(), "policy " + std::string(name) + ": " + status.message()};
+}
+
+// The policies the session may read, optionally only those listing `app`.
+StatusOr<std::vector<Policy>> readable_policies(const Session& session, const std::string& app) {
+  StatusOr<std::vector<Policy>> policies =
+      session.policies->list(app.empty() ? std::nullopt : std::optional<std::string_view>(app));
+  if (!policies.ok() || !session.as) return policies;
+  std::erase_if(*policies,
+                [&](const Policy& p) { return !auth::can_read_policy(*session.as, p.apps); });
+  return policies;
+}
+
+int run_list(const Run& run, const PolicyOptions& options) {
+  const std::string format = options.format.empty() ? "table" : options.format;
+  if (Status s = check_format(format, {"table", "yaml", "json"}); !s.ok()) return run.fail(s);
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
+  if (!session.ok()) return run.fail(session.status());
+  StatusOr<std::vector<Policy>> policies = readable_policies(*session, options.app);
+  if (!policies.ok()) return run.fail(policies.status());
+  if (format != "table") {
+    json list = json::array();
+    for (const Policy& p : *policies) list.push_back(policy::policy_to_json(p));
+    run.out() << render(list, format);
+    return kExitOk;
+  }
+  if (policies->empty()) {
+    run.note() << "no policies" << (options.app.empty() ? "" : " for app " + options.app) << "\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"NAME", "VERSION", "MODE", "ENABLED", "APPS", "LIMITS"}};
+  for (const Policy& p : *policies) {
+    std::vector<std::string> limits;
+    for (const algorithm::Limit& limit : p.limits) limits.push_back(limit_summary(limit));
+    rows.push_back({p.name, std::to_string(p.version), std::string(policy::mode_name(p.mode)),
+                    p.enabled ? "yes" : "no", join(p.apps, ","), join(limits, " + ")});
+  }
+  run.out() << format_table(rows);
+  return kExitOk;
+}
+
+int run_get(const Run& run, const PolicyOptions& options) {
+  const std::string format = options.format.empty() ? "yaml" : options.format;
+  if (Status s = check_format(format, {"yaml", "json"}); !s.ok()) return run.fail(s);
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
+  if (!session.ok()) return run.fail(session.status());
+  StatusOr<Policy> policy = session->policies->get(options.name);
+  if (!policy.ok()) return run.fail(policy.status());
+  if (Status s =
+          authorize(*session, auth::Operation::kRead, {.before = policy->apps}, options.name);
+      !s.ok()) {
+    return run.fail(s);
+  }
+  run.out() << render(policy::policy_to_json(*policy), format);
+  return kExitOk;
+}
+
+// Reads the one policy document of --file / FILE.
+StatusOr<Policy> read_document(const Run& run, const std::string& file, int& exit_code) {
+  StatusOr<std::string> text = read_input(run.env(), file);
+  if (!text.ok()) {
+    exit_code = run.fail(text.status());
+    return text.status();
+  }
+  policy::ParsedPolicy parsed = policy::policy_from_text(*text);
+  if (!parsed.policy) {
+    exit_code = run.fail_fields("invalid policy document " + file + ":", parsed.errors);
+    return invalid_argument("invalid document");
+  }
+  return std::move(*parsed.policy);
+}
+
+int run_create(const Run& run, const PolicyOptions& options) {
+  int exit_code = kExitOk;
+  StatusOr<Policy> policy = read_document(run, options.file, exit_code);
+  if (!policy.ok()) return exit_code;
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
+  if (!session.ok()) return run.fail(session.status());
+  if (Status s =
+          authorize(*session, auth::Operation::kCreate, {.after = policy->apps}, policy->name);
+      !s.ok()) {
+    return run.fail(s);
+  }
+  StatusOr<Policy> created = session->policies->create(std::move(*policy), session->actor);
+  if (!created.ok()) return run.fail(created.status());
+  run.out() << "created policy " << created->name << " (version " << created->version << ")\n";
+  return kExitOk;
+}
+
+int run_update(const Run& run, const PolicyOptions& options) {
+  int exit_code = kExitOk;
+  StatusOr<Policy> policy = read_document(run, options.file, exit_code);
+  if (!policy.ok()) return exit_code;
+  std::int64_t expected = options.version;
+  if (expected != 0 && policy->version != 0 && expected != policy->version) {
+    return run.fail(invalid_argument("version: --version " + std::to_string(expected) +
+                                     " and the document's version " +
+                                     std::to_string(policy->version) + " disagree"));
+  }
+  if (expected == 0) expected = policy->version;
+  if (expected <= 0) {
+    return run.fail(invalid_argument(
+        "version: required, as --version N or the document's version field: the version you "
+        "edited, so a change made meanwhile is not overwritten (see `sluice policy get " +
+        policy->name + "`)"));
+  }
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
+  if (!session.ok()) return run.fail(session.status());
+  StatusOr<Policy> current = session->policies->get(policy->name);
+  if (!current.ok()) return run.fail(current.status());
+  if (Status s = authorize(*session, auth::Operation::kUpdate,
+                           {.before = current->apps, .after = policy->apps}, policy->name);
+      !s.ok()) {
+    return run.fail(s);
+  }
+  StatusOr<Policy> updated =
+      session->policies->update(std::move(*policy), expected, session->actor);
+  if (!updated.ok()) return run.fail(updated.status());
+  run.out() << "updated policy " << updated->name << " to version " << updated->version << "\n";
+  return kExitOk;
+}
+
+int run_delete(const Run& run, const PolicyOptions& options) {
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
+  if (!session.ok()) return run.fail(session.status());
+  StatusOr<Policy> current = session->policies->get(options.name);
+  if (!current.ok()) return run.fail(current.status());
+  if (Status s =
+          authorize(*session, auth::Operation::kDelete, {.before = current->apps}, options.name);
+      !s.ok()) {
+    return run.fail(s);
+  }
+  // Without --version, the version just read: a change committed in between still conflicts.
+  const std::int64_t expected = options.version != 0 ? options.version : current->version;
+  if (Status s = session->policies->remove(options.name, expected, session->actor); !s.ok()) {
+    return run.fail(s);
+  }
+  run.out() << "deleted policy " << options.name << " (was version " << expected << ")\n";
+  return kExitOk;
+}
+
+std::string_view action_name(policy::ChangeAction action) {
+  switch (action) {
+    case policy::ChangeAction::kCreate:
+      return "create";
+    case policy::ChangeAction::kUpdate:
+      return "update";
+    case policy::ChangeAction::kDelete:
+      return "delete";
+  }
+  return "?";
+}
+
+std::vector<std::string> apps_of(const json& document) {
+  std::vector<std::string> apps;
+  if (!document.is_object() || !document.contains("apps") || !document["apps"].is_array()) {
+    return apps;
+  }
+  for (const json& app : document["apps"]) {
+    if (app.is_string()) apps.push_back(app.get<std::string>());
+  }
+  return apps;
+}
+
+int run_history(const Run& run, const PolicyOptions& options) {
+  const std::string format = options.format.empty() ? "table" : options.format;
+  if (Status s = check_format(format, {"table", "yaml", "json"}); !s.ok()) return run.fail(s);
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
+  if (!session.ok()) return run.fail(session.status());
+  StatusOr<std::vector<policy::PolicyChange>> history = session->policies->history(options.name);
+  if (!history.ok()) return run.fail(history.status());
+  if (history->empty()) {
+    return run.fail(not_found("no policy named " + options.name + " and no history for one"));
+  }
+  // Read permission follows the policy as it is now or, once deleted, as it last was.
+  std::vector<std::string> apps;
+  StatusOr<Policy> current = session->policies->get(options.name);
+  if (current.ok()) {
+    apps = current->apps;
+  } else if (current.status().code() == StatusCode::kNotFound) {
+    const policy::PolicyChange& last = history->back();
+    apps = apps_of(last.new_document ? *last.new_document : last.old_document.value_or(json()));
+  } else {
+    return run.fail(current.status());
+  }
+  if (Status s = authorize(*session, auth::Operation::kRead, {.before = apps}, options.name);
+      !s.ok()) {
+    return run.fail(s);
+  }
+  if (format != "table") {
+    json list = json::array();
+    for (const policy::PolicyChange& change : *history) {
+      json entry = {{"id", change.id},
+                    {"policy", change.policy},
+                    {"action", action_name(change.action)},
+                    {"actor", change.actor},
+                    {"at", change.at},
+                    {"version", change.version}};
+      if (change.old_document) entry["old"] = *change.old_document;
+      if (change.new_document) entry["new"] = *change.new_document;
+      list.push_back(std::move(entry));
+    }
+    run.out() << render(list, format);
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows = {{"ID", "AT", "ACTION", "VERSION", "ACTOR"}};
+  for (const policy::PolicyChange& change : *history) {
+    rows.push_back(
+        {std::to_string(change.id), format_time(change.at), std::string(action_name(change.action)),
+         change.action == policy::ChangeAction::kDelete ? "-" : std::to_string(change.version),
+         change.actor});
+  }
+  run.out() << format_table(rows);
+  return kExitOk;
+}
+
+int run_export(const Run& run, const PolicyOptions& options) {
+  const std::string format = options.format.empty() ? "yaml" : options.format;
+  if (Status s = check_format(format, {"yaml", "json"}); !s.ok()) return run.fail(s);
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
+  if (!session.ok()) return run.fail(session.status());
+  StatusOr<std::vector<Policy>> policies = readable_policies(*session, options.app);
+  if (!policies.ok()) return run.fail(policies.status());
+  json list = json::array();
+  for (const Policy& p : *policies) list.push_back(policy::policy_to_json(p));
+  const std::string text = render(list, format);
+  if (options.output.empty() || options.output == "-") {
+    run.out() << text;
+  } else {
+    std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
+    file << text;
+    file.close();
+    if (!file) return run.fail(invalid_argument("--output: cannot write " + options.output));
+    run.note() << "exported " << policies->size() << " policies to " << options.output << "\n";
+  }
+  return kExitOk;
+}
+
+int run_import(const Run& run, const PolicyOptions& options) {
+  StatusOr<std::string> text = read_input(run.env(), options.file);
+  if (!text.ok()) return run.fail(text.status());
+  std::vector<Policy> policies;
+  if (options.import_format == "envoy") {
+    policy::EnvoyImport converted = policy::import_envoy_config(*text);
+    for (const algorithm::FieldError& warning : converted.warnings) {
+      run.note() << "warning: " << (warning.field.empty() ? "" : warning.field + ": ")
+                 << warning.message << "\n";
+    }
+    if (!converted.errors.empty()) {
+      return run.fail_fields(
+          "the envoy config in " + options.file + " cannot be imported; nothing was imported:",
+          converted.errors);
+    }
+    if (!converted.warnings.empty() && !options.allow_lossy) {
+      return run.fail(invalid_argument(
+          std::to_string(converted.warnings.size()) +
+          " part(s) of the envoy config cannot be represented (warnings above); nothing was "
+          "imported. Re-run with --allow-lossy to import the rest."));
+    }
+    policies = std::move(converted.policies);
+  } else {
+    policy::ParsedPolicies parsed = policy::policies_from_text(*text);
+    if (!parsed.errors.empty()) {
+      return run.fail_fields("invalid policy documents in " + options.file +
+                                 " (fields are prefixed with the document's index, from 0); "
+                                 "nothing was imported:",
+                             parsed.errors);
+    }
+    policies = std::move(parsed.policies);
+  }
+
+  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
+  if (!session.ok()) return run.fail(session.status());
+  StatusOr<std::vector<Policy>> existing = session->policies->list();
+  if (!existing.ok()) return run.fail(existing.status());
+  std::map<std::string, const Policy*, std::less<>> by_name;
+  for (const Policy& p : *existing) by_name[p.name] = &p;
+
+  std::vector<std::string> denials;
+  std::size_t created = 0;
+  for (const Policy& p : policies) {
+    const auto it = by_name.find(p.name);
+    const Status s = it == by_name.end()
+                         ? authorize(*session, auth::Operation::kCreate, {.after = p.apps}, p.name)
+                         : authorize(*session, auth::Operation::kUpdate,
+                                     {.before = it->second->apps, .after = p.apps}, p.name);
+    if (!s.ok()) denials.push_back(s.message());
+    if (it == by_name.end()) ++created;
+  }
+  if (!denials.empty()) {
+    run.note() << "sluice policy import: permission denied; nothing was imported:\n";
+    for (const std::string& denial : denials) run.note() << "  " << denial << "\n";
+    return kExitPermission;
+  }
+  if (options.dry_run) {
+    for (const Policy& p : policies) {
+      const auto it = by_name.find(p.name);
+      run.out() << (it == by_name.end() ? "would create " : "would update ") << p.name;
+      if (it != by_name.end()) run.out() << " (now version " << it->second->version << ")";
+      run.out() << "\n";
+    }
+    run.out() << "dry run: " << policies.size() << " policies (" << created << " new, "
+              << policies.size() - created << " updated), nothing changed\n";
+    return kExitOk;
+  }
+  if (Status s = session->policies->import(policies, session->actor); !s.ok()) {
+    return run.fail(s);
+  }
+  run.out() << "imported " << policies.size() << " policies (" << created << " new, "
+            << policies.size() - created << " updated)\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_policy_command(CLI::App& app, std::shared_ptr<const Environment> env) {
+  auto options = std::make_shared<PolicyOptions>();
+  CLI::App* group = app.add_subcommand(
+      "policy",
+      "Manage policies in the policy database: list, get, create, update, delete, history, "
+      "export and import (YAML, JSON or an envoyproxy/ratelimit config)");
+  group->require_subcommand(1);
+  group->fallthrough();
+  group
+      ->add_option("--policies", options->common.policies_url,
+                   "Policy database URL: sqlite:///PATH, mysql://user:pass@host:port/db or "
+                   "postgresql://user:pass@host:port/db (default: $SLUICE_POLICIES, else " +
+                       env->default_policies_url + ")")
+      ->envname("SLUICE_POLICIES");
+  group->add_option("--as", options->common.as_user,
+                    "Act as this Sluice user: apply their permissions and record them as the "
+                    "author (default: act as the operator, recorded as cli:$USER)");
+
+  // Adds a leaf subcommand whose callback runs `body` and reports its exit code.
+  const auto leaf = [&](const std::string& name, const std::string& description,
+                        int (*body)(const Run&, const PolicyOptions&)) {
+    CLI::App* command = group->add_subcommand(name, description);
+    command->callback([env, options, name, body] {
+      const Run run(*env, "policy " + name);
+      env->exit(body(run, *options));
+    });
+    return command;
+  };
+  const auto add_format = [&](CLI::App* command, const std::string& choices,
+                              const std::string& default_format) {
+    command->add_option("--format", options->format,
+                        "Output format: " + choices + " (default: " + default_format + ")");
+  };
+
+  CLI::App* list = leaf("list", "List the policies (with --as: those the user may read)", run_list);
+  list->add_option("--app", options->app, "Only policies listing this app (or \"*\")");
+  add_format(list, "table, yaml, json", "table");
+
+  CLI::App* get = leaf("get", "Print one policy document", run_get);
+  get->add_option("name", options->name, "Policy name")->required();
+  add_format(get, "yaml, json", "yaml");
+
+  CLI::App* create =
+      leaf("create", "Create a policy from a YAML or JSON document (version 1)", run_create);
+  create->add_option("file", options->file, "Policy document; - reads standard input")->required();
+
+  CLI::App* update = leaf(
+      "update",
+      "Replace a policy with a document; refused when the policy changed since the version you "
+      "edited",
+      run_update);
+  update->add_option("file", options->file, "Policy document; - reads standard input")->required();
+  update
+      ->add_option("--version", options->version,
+                   "The version the document was edited from (default: the document's version "
+                   "field; one of the two is required)")
+      ->check(CLI::Range(std::int64_t{1}, INT64_MAX));
+
+  CLI::App* remove = leaf("delete", "Delete a policy (its history stays)", run_delete);
+  remove->add_option("name", options->name, "Policy name")->required();
+  remove
+      ->add_option("--version", options->version,
+                   "Delete only if the policy is still at this version (default: its current one)")
+      ->check(CLI::Range(std::int64_t{1}, INT64_MAX));
+
+  CLI::App* history =
+      leaf("history", "Show a policy's changes, oldest first (also after deletion)", run_history);
+  history->add_option("name", options->name, "Policy name")->required();
+  add_format(history, "table, yaml, json (with the old and new documents)", "table");
+
+  CLI::App* exporter =
+      leaf("export", "Write the policies as one YAML or JSON list (re-importable)", run_export);
+  exporter->add_option("--app", options->app, "Only policies listing this app (or \"*\")");
+  exporter->add_option("--output,-o", options->output, "Write to this file (default: stdout)");
+  add_format(exporter, "yaml, json", "yaml");
+
+  CLI::App* importer = leaf(
+      "import",
+      "Create or update every policy of a file in one transaction: all or nothing. Every error "
+      "is reported with its document's index",
+      run_import);
+  importer
+      ->add_option("file", options->file,
+                   "A YAML/JSON list of policy documents (as exported), YAML documents separated "
+                   "by ---, or an envoyproxy/ratelimit config with --format envoy; - reads "
+                   "standard input")
+      ->required();
+  importer
+      ->add_option("--format", options->import_format,
+                   "sluice (policy documents, the default) or envoy (an envoyproxy/ratelimit "
+                   "YAML config: domain -> app, descriptors -> fixed_window policies)")
+      ->check(CLI::IsMember({"sluice", "envoy"}));
+  importer->add_flag("--dry-run", options->dry_run,
+                     "Check everything and print what would be created or updated; change "
+                     "nothing");
+  importer->add_flag("--allow-lossy", options->allow_lossy,
+                     "With --format envoy: import even though parts of the config cannot be "
+                     "represented (each is printed as a warning)");
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,600 @@
+// `sluice serve`: the decision server (HTTP/JSON, DESIGN.md §5a) on the in-memory store or on
+// Redis, with policies from documents (--policy-file, repeatable; default: the embedded demo
+// policy of examples/). Settings come from flags > environment (SLUICE_*) > a YAML config file
+// (--config) > defaults; every setting is listed in `sluice serve --help` and docs/server.md.
+// SIGTERM/SIGINT drain the server gracefully.
+#include <signal.h>
+#include <yaml-cpp/yaml.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sluice/cli/commands.h"
+#include "sluice/core/clock.h"
+#include "sluice/core/duration.h"
+#include "sluice/policy/document.h"
+#include "sluice/server/http/decision_api.h"
+#include "sluice/server/http/metrics.h"
+#include "sluice/server/http/server.h"
+#include "sluice/service/limiter.h"
+#include "sluice/service/policy_lookup.h"
+#include "sluice/store/memory/memory_store.h"
+#include "sluice/store/redis/redis_store.h"
+
+namespace sluice::cli {
+
+std::string_view demo_policies();  // examples/demo-policy.yaml, embedded at build time
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ServeSettings {
+  std::string listen = "127.0.0.1:8080";
+  int threads = 0;
+  std::string redis;
+  std::vector<std::string> policy_files;
+  int store_threads = -1;  // -1: auto
+  std::int64_t max_header_bytes = 16 * 1024;
+  std::int64_t max_body_bytes = 1024 * 1024;
+  Micros read_timeout = 10 * kMicrosPerSecond;
+  Micros idle_timeout = 60 * kMicrosPerSecond;
+  Micros shutdown_timeout = 10 * kMicrosPerSecond;
+  Micros max_wait = 60 * kMicrosPerSecond;
+  std::int64_t max_batch = 1000;
+  http::HeaderSets rate_limit_headers;
+  std::string check_app_header = "X-Sluice-App";
+  std::string check_policy_header = "X-Sluice-Policy";
+  std::string check_key_header = "X-Sluice-Key";
+  std::string check_cost_header = "X-Sluice-Cost";
+  int check_deny_status = 429;
+  bool access_log = true;
+  double local_fraction = 1.0;
+  std::int64_t memory_max_keys = 1'000'000;
+  int redis_connections = 2;
+  Micros redis_timeout = 1 * kMicrosPerSecond;
+};
+
+StatusOr<std::int64_t> parse_integer(std::string_view text, std::int64_t min, std::int64_t max) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+    return invalid_argument("must be an integer between " + std::to_string(min) + " and " +
+                            std::to_string(max) + ", not \"" + std::string(text) + "\"");
+  }
+  return value;
+}
+
+StatusOr<bool> parse_bool(std::string_view text) {
+  if (text == "true" || text == "1" || text == "yes" || text == "on") return true;
+  if (text == "false" || text == "0" || text == "no" || text == "off") return false;
+  return invalid_argument("must be true or false, not \"" + std::string(text) + "\"");
+}
+
+// One setting: its config-file key (the flag is --key with '-' for '_'), environment variable,
+// help, and how to read it from text and show it.
+struct Setting {
+  std::string key;
+  std::string env;
+  std::string help;
+  std::function<Status(ServeSettings&, std::string_view)> set;
+  std::function<std::string(const ServeSettings&)> show;
+  bool list = false;
+};
+
+template <typename T>
+std::function<Status(ServeSettings&, std::string_view)> integer_setter(T ServeSettings::*field,
+                                                                       std::int64_t min,
+                                                                       std::int64_t max) {
+  return [field, min, max](ServeSettings& s, std::string_view text) -> Status {
+    StatusOr<std::int64_t> value = parse_integer(text, min, max);
+    if (!value.ok()) return value.status();
+    s.*field = static_cast<T>(*value);
+    return Status();
+  };
+}
+
+std::function<Status(ServeSettings&, std::string_view)> duration_setter(
+    Micros ServeSettings::*field, bool allow_zero) {
+  return [field, allow_zero](ServeSettings& s, std::string_view text) -> Status {
+    StatusOr<Micros> value = parse_duration(text);
+    if (!value.ok()) return value.status();
+    if (!allow_zero && *value <= 0) return invalid_argument("must be greater than 0");
+    s.*field = *value;
+    return Status();
+  };
+}
+
+std::function<Status(ServeSettings&, std::string_view)> string_setter(
+    std::string ServeSettings::*field, bool allow_empty) {
+  return [field, allow_empty](ServeSettings& s, std::string_view text) -> Status {
+    if (!allow_empty && text.empty()) return invalid_argument("must not be empty");
+    s.*field = std::string(text);
+    return Status();
+  };
+}
+
+const std::vector<Setting>& settings() {
+  static const std::vector<Setting> table = [] {
+    std::vector<Setting> t;
+    const auto add = [&](std::string key, std::string help, auto set, auto show,
+                         bool list = false) {
+      std::string env = "SLUICE_" + key;
+      std::transform(env.begin(), env.end(), env.begin(), ::toupper);
+      t.push_back({key, env, std::move(help), set, show, list});
+    };
+    add("listen", "Address to serve on: HOST:PORT ([v6]:PORT for IPv6; port 0 picks one)",
+        string_setter(&ServeSettings::listen, false),
+        [](const ServeSettings& s) { return s.listen; });
+    add("threads", "I/O threads (0: one per core)", integer_setter(&ServeSettings::threads, 0, 256),
+        [](const ServeSettings& s) { return std::to_string(s.threads); });
+    add("redis", "Decide on Redis: redis://[user:pass@]host:port/db (empty: in-memory store)",
+        string_setter(&ServeSettings::redis, true), [](const ServeSettings& s) { return s.redis; });
+    add(
+        "policy_file",
+        "Policy document(s): a YAML/JSON file (several documents allowed) or a directory of "
+        "*.yaml/*.yml/*.json; repeatable (env: comma-separated). None: the built-in demo policy",
+        [](ServeSettings& s, std::string_view text) -> Status {
+          if (text.empty()) return invalid_argument("must not be empty");
+          s.policy_files.emplace_back(text);
+          return Status();
+        },
+        [](const ServeSettings& s) {
+          std::string out;
+          for (const auto& f : s.policy_files) out += (out.empty() ? "" : ",") + f;
+          return out;
+        },
+        true);
+    add(
+        "store_threads",
+        "Threads that wait on the store so I/O threads never block (auto: 0 for memory, 64 for "
+        "Redis)",
+        [](ServeSettings& s, std::string_view text) -> Status {
+          if (text == "auto") {
+            s.store_threads = -1;
+            return Status();
+          }
+          StatusOr<std::int64_t> value = parse_integer(text, 0, 1024);
+          if (!value.ok()) return invalid_argument("must be auto or " + value.status().message());
+          s.store_threads = static_cast<int>(*value);
+          return Status();
+        },
+        [](const ServeSettings& s) {
+          return s.store_threads < 0 ? std::string("auto") : std::to_string(s.store_threads);
+        });
+    add("max_header_bytes", "Largest request line + headers (bytes; above: 431)",
+        integer_setter(&ServeSettings::max_header_bytes, 512, 1 << 20),
+        [](const ServeSettings& s) { return std::to_string(s.max_header_bytes); });
+    add("max_body_bytes", "Largest request body (bytes; above: 413)",
+        integer_setter(&ServeSettings::max_body_bytes, 1, 64 << 20),
+        [](const ServeSettings& s) { return std::to_string(s.max_body_bytes); });
+    add("read_timeout", "Time to receive a whole request once it started, and to send a response",
+        duration_setter(&ServeSettings::read_timeout, false),
+        [](const ServeSettings& s) { return format_duration(s.read_timeout); });
+    add("idle_timeout", "How long a keep-alive connection may wait for its next request",
+        duration_setter(&ServeSettings::idle_timeout, false),
+        [](const ServeSettings& s) { return format_duration(s.idle_timeout); });
+    add("shutdown_timeout",
+        "On SIGTERM/SIGINT: how long in-flight requests may take before connections are cut",
+        duration_setter(&ServeSettings::shutdown_timeout, true),
+        [](const ServeSettings& s) { return format_duration(s.shutdown_timeout); });
+    add("max_wait", "Largest wait_ms a POST /v1/acquire may ask for",
+        duration_setter(&ServeSettings::max_wait, true),
+        [](const ServeSettings& s) { return format_duration(s.max_wait); });
+    add("max_batch", "Most requests in one POST /v1/acquire/batch",
+        integer_setter(&ServeSettings::max_batch, 1, 100'000),
+        [](const ServeSettings& s) { return std::to_string(s.max_batch); });
+    add(
+        "rate_limit_headers",
+        "Rate-limit header sets on decisions: all, none, or a comma list of github "
+        "(X-RateLimit-*), draft6 (RateLimit-Limit/-Remaining/-Reset), draft10 (RateLimit, "
+        "RateLimit-Policy)",
+        [](ServeSettings& s, std::string_view text) -> Status {
+          StatusOr<http::HeaderSets> sets = http::parse_header_sets(text);
+          if (!sets.ok()) return sets.status();
+          s.rate_limit_headers = *sets;
+          return Status();
+        },
+        [](const ServeSettings& s) { return http::format_header_sets(s.rate_limit_headers); });
+    add("check_app_header", "GET /v1/check: header naming the app",
+        string_setter(&ServeSettings::check_app_header, false),
+        [](const ServeSettings& s) { return s.check_app_header; });
+    add("check_policy_header", "GET /v1/check: header naming the policy",
+        string_setter(&ServeSettings::check_policy_header, false),
+        [](const ServeSettings& s) { return s.check_policy_header; });
+    add("check_key_header", "GET /v1/check: header carrying the subject (key)",
+        string_setter(&ServeSettings::check_key_header, false),
+        [](const ServeSettings& s) { return s.check_key_header; });
+    add("check_cost_header", "GET /v1/check: optional header carrying the cost (default 1)",
+        string_setter(&ServeSettings::check_cost_header, false),
+        [](const ServeSettings& s) { return s.check_cost_header; });
+    add("check_deny_status",
+        "GET /v1/check: status of a denial (nginx auth_request passes only 401/403; see "
+        "docs/server.md)",
+        integer_setter(&ServeSettings::check_deny_status, 400, 499),
+        [](const ServeSettings& s) { return std::to_string(s.check_deny_status); });
+    add(
+        "access_log", "One JSON line per request on stderr (true/false)",
+        [](ServeSettings& s, std::string_view text) -> Status {
+          StatusOr<bool> value = parse_bool(text);
+          if (!value.ok()) return value.status();
+          s.access_log = *value;
+          return Status();
+        },
+        [](const ServeSettings& s) { return std::string(s.access_log ? "true" : "false"); });
+    add(
+        "local_fraction",
+        "Failure mode `local`: share of each limit this node grants alone while Redis is down "
+        "(0 < f <= 1; 1/N for N servers)",
+        [](ServeSettings& s, std::string_view text) -> Status {
+          char* end = nullptr;
+          const std::string copy(text);
+          const double value = std::strtod(copy.c_str(), &end);
+          if (copy.empty() || *end != '\0' || !(value > 0.0 && value <= 1.0)) {
+            return invalid_argument("must be a number in (0, 1], not \"" + copy + "\"");
+          }
+          s.local_fraction = value;
+          return Status();
+        },
+        [](const ServeSettings& s) {
+          std::ostringstream out;
+          out << s.local_fraction;
+          return out.str();
+        });
+    add("memory_max_keys", "In-memory store: most subjects held (least recently used go first)",
+        integer_setter(&ServeSettings::memory_max_keys, 1, std::int64_t{1} << 40),
+        [](const ServeSettings& s) { return std::to_string(s.memory_max_keys); });
+    add("redis_connections", "Redis: pipelined connections shared by all requests",
+        integer_setter(&ServeSettings::redis_connections, 1, 64),
+        [](const ServeSettings& s) { return std::to_string(s.redis_connections); });
+    add("redis_timeout", "Redis: per-command timeout (then the policy's on_store_failure decides)",
+        duration_setter(&ServeSettings::redis_timeout, false),
+        [](const ServeSettings& s) { return format_duration(s.redis_timeout); });
+    return t;
+  }();
+  return table;
+}
+
+std::string flag_name(const Setting& setting) {
+  std::string flag = "--" + setting.key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+Status setting_error(std::string_view source, const Status& status) {
+  return invalid_argument(std::string(source) + ": " + status.message());
+}
+
+// Reads the YAML config file: a map of setting keys (policy_file may be a list). Relative
+// policy paths are relative to the file's directory.
+Status apply_file(ServeSettings& s, const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    return invalid_argument("config file " + path + ": " + e.what());
+  }
+  if (root.IsNull()) return Status();
+  if (!root.IsMap()) return invalid_argument("config file " + path + ": must be a YAML map");
+  const fs::path base = fs::path(path).parent_path();
+  for (const auto& entry : root) {
+    const std::string key = entry.first.as<std::string>();
+    const auto it = std::find_if(settings().begin(), settings().end(),
+                                 [&](const Setting& st) { return st.key == key; });
+    if (it == settings().end()) {
+      return invalid_argument("config file " + path + ": " + key + ": unknown setting");
+    }
+    std::vector<std::string> values;
+    if (entry.second.IsSequence() && it->list) {
+      for (const auto& item : entry.second) values.push_back(item.as<std::string>(""));
+    } else if (entry.second.IsScalar()) {
+      values.push_back(entry.second.as<std::string>());
+    } else if (entry.second.IsNull()) {
+      values.push_back("");
+    } else {
+      return invalid_argument("config file " + path + ": " + key + ": must be a " +
+                              (it->list ? "string or a list of strings" : "scalar"));
+    }
+    if (it->list) s.policy_files.clear();
+    for (std::string value : values) {
+      if (it->key == "policy_file" && !value.empty() && fs::path(value).is_relative()) {
+        value = (base / value).lexically_normal().string();
+      }
+      if (Status status = it->set(s, value); !status.ok()) {
+        return setting_error("config file " + path + ": " + key, status);
+      }
+    }
+  }
+  return Status();
+}
+
+Status apply_env(ServeSettings& s) {
+  for (const Setting& setting : settings()) {
+    const char* value = std::getenv(setting.env.c_str());
+    if (value == nullptr) continue;
+    std::vector<std::string> values;
+    if (setting.list) {
+      s.policy_files.clear();
+      std::string_view rest = value;
+      while (!rest.empty()) {
+        const std::size_t comma = rest.find(',');
+        if (!rest.substr(0, comma).empty()) values.emplace_back(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      }
+    } else {
+      values.emplace_back(value);
+    }
+    for (const std::string& v : values) {
+      if (Status status = setting.set(s, v); !status.ok()) {
+        return setting_error(setting.env, status);
+      }
+    }
+  }
+  return Status();
+}
+
+struct ServeCommand {
+  std::string config;
+  bool print_config = false;
+  std::map<std::string, std::vector<std::string>> flags;  // by setting key
+  std::map<std::string, CLI::Option*> options;
+};
+
+Status apply_flags(ServeSettings& s, const ServeCommand& command) {
+  for (const Setting& setting : settings()) {
+    const CLI::Option* option = command.options.at(setting.key);
+    if (option->count() == 0) continue;
+    if (setting.list) s.policy_files.clear();
+    for (const std::string& value : command.flags.at(setting.key)) {
+      if (Status status = setting.set(s, value); !status.ok()) {
+        return setting_error(flag_name(setting), status);
+      }
+    }
+  }
+  return Status();
+}
+
+StatusOr<std::pair<std::string, std::uint16_t>> split_listen(const std::string& listen) {
+  std::string host;
+  std::string port;
+  if (listen.starts_with('[')) {
+    const std::size_t close = listen.find(']');
+    if (close == std::string::npos || close + 1 >= listen.size() || listen[close + 1] != ':') {
+      return invalid_argument("listen: expected [IPv6]:PORT, not \"" + listen + "\"");
+    }
+    host = listen.substr(1, close - 1);
+    port = listen.substr(close + 2);
+  } else {
+    const std::size_t colon = listen.rfind(':');
+    if (colon == std::string::npos) {
+      return invalid_argument("listen: expected HOST:PORT, not \"" + listen + "\"");
+    }
+    host = listen.substr(0, colon);
+    port = listen.substr(colon + 1);
+  }
+  if (host.empty()) return invalid_argument("listen: the host is missing (use 0.0.0.0 for all)");
+  StatusOr<std::int64_t> number = parse_integer(port, 0, 65535);
+  if (!number.ok()) return invalid_argument("listen: port " + number.status().message());
+  return std::pair{host, static_cast<std::uint16_t>(*number)};
+}
+
+std::string read_text(const fs::path& path, Status& status) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    status = invalid_argument("cannot read policy file " + path.string());
+    return {};
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+StatusOr<std::vector<policy::Policy>> load_policies(const std::vector<std::string>& paths) {
+  std::vector<std::pair<std::string, std::string>> texts;  // (origin, text)
+  if (paths.empty()) texts.emplace_back("built-in demo policy", std::string(demo_policies()));
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    std::vector<fs::path> files;
+    if (fs::is_directory(path, ec)) {
+      for (const auto& entry : fs::directory_iterator(path, ec)) {
+        const std::string ext = entry.path().extension().string();
+        if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) {
+          files.push_back(entry.path());
+        }
+      }
+      std::sort(files.begin(), files.end());
+      if (files.empty()) return invalid_argument("policy directory " + path + " has no policies");
+    } else {
+      files.emplace_back(path);
+    }
+    for (const fs::path& file : files) {
+      Status status;
+      std::string text = read_text(file, status);
+      if (!status.ok()) return status;
+      texts.emplace_back(file.string(), std::move(text));
+    }
+  }
+  std::vector<policy::Policy> policies;
+  std::map<std::string, std::string> origin_of;
+  for (auto& [origin, text] : texts) {
+    policy::ParsedPolicies parsed = policy::policies_from_text(text);
+    if (!parsed.errors.empty()) {
+      return invalid_argument("invalid policy in " + origin + ": " +
+                              policy::join_errors(parsed.errors));
+    }
+    for (policy::Policy& p : parsed.policies) {
+      if (auto [it, inserted] = origin_of.emplace(p.name, origin); !inserted) {
+        return invalid_argument("policy \"" + p.name + "\" is defined twice: in " + it->second +
+                                " and in " + origin);
+      }
+      policies.push_back(std::move(p));
+    }
+  }
+  return policies;
+}
+
+void log_json(const nlohmann::json& line) {
+  std::cerr << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+}
+
+std::string print_settings(const ServeSettings& s) {
+  std::string out;
+  for (const Setting& setting : settings()) {
+    if (setting.list) {
+      out += setting.key + ":";
+      if (s.policy_files.empty()) out += " []";
+      out += "\n";
+      for (const std::string& f : s.policy_files) out += "  - " + f + "\n";
+    } else {
+      const nlohmann::json value = setting.show(s);
+      out += setting.key + ": " + value.dump() + "\n";
+    }
+  }
+  return out;
+}
+
+int run_serve(const ServeCommand& command) {
+  ServeSettings s;
+  std::string config = command.config;
+  if (config.empty()) {
+    if (const char* env = std::getenv("SLUICE_CONFIG")) config = env;
+  }
+  for (Status status :
+       {config.empty() ? Status() : apply_file(s, config), apply_env(s), apply_flags(s, command)}) {
+    if (!status.ok()) {
+      std::cerr << "sluice serve: " << status.message() << "\n";
+      return 2;
+    }
+  }
+  if (command.print_config) {
+    std::cout << print_settings(s);
+    return 0;
+  }
+  StatusOr<std::pair<std::string, std::uint16_t>> listen = split_listen(s.listen);
+  if (!listen.ok()) {
+    std::cerr << "sluice serve: " << listen.status().message() << "\n";
+    return 2;
+  }
+  StatusOr<std::vector<policy::Policy>> policies = load_policies(s.policy_files);
+  if (!policies.ok()) {
+    std::cerr << "sluice serve: " << policies.status().message() << "\n";
+    return 2;
+  }
+  std::vector<std::string> names;
+  for (const auto& p : *policies) names.push_back(p.name);
+
+  store::MemoryStore memory(SystemClock::instance(),
+                            {.max_keys = static_cast<std::size_t>(s.memory_max_keys)});
+  std::unique_ptr<store::RedisStore> redis;
+  if (!s.redis.empty()) {
+    StatusOr<redis::RedisUrl> url = redis::parse_redis_url(s.redis);
+    if (!url.ok()) {
+      std::cerr << "sluice serve: redis: " << url.status().message() << "\n";
+      return 2;
+    }
+    redis::ClientOptions base{.connections = s.redis_connections,
+                              .command_timeout = s.redis_timeout};
+    StatusOr<std::unique_ptr<redis::Client>> client =
+        redis::Client::create(redis::client_options_from_url(*url, base));
+    if (!client.ok()) {
+      std::cerr << "sluice serve: redis: " << client.status().message() << "\n";
+      return 2;
+    }
+    redis = std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
+  }
+  store::Store& store = redis ? static_cast<store::Store&>(*redis) : memory;
+  service::Limiter limiter(store, &memory, {.local_fraction = s.local_fraction});
+  service::StaticPolicyLookup lookup(std::move(*policies));
+  http::Metrics metrics;
+  http::DecisionApi api(limiter, lookup, store, metrics,
+                        {.app_header = s.check_app_header,
+                         .policy_header = s.check_policy_header,
+                         .key_header = s.check_key_header,
+                         .cost_header = s.check_cost_header,
+                         .check_deny_status = s.check_deny_status,
+                         .header_sets = s.rate_limit_headers,
+                         .max_wait = s.max_wait,
+                         .max_batch = static_cast<std::size_t>(s.max_batch)});
+  auto router = std::make_shared<http::Router>();
+  api.add_routes(*router);
+
+  // Signals are taken by sigwait below: block them before any thread starts, so every thread
+  // inherits the mask and none is interrupted.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  const int store_threads = s.store_threads >= 0 ? s.store_threads : (redis ? 64 : 0);
+  StatusOr<std::unique_ptr<http::HttpServer>> server =
+      http::HttpServer::start({.host = listen->first,
+                               .port = listen->second,
+                               .io_threads = s.threads,
+                               .blocking_threads = store_threads,
+                               .max_header_bytes = static_cast<std::size_t>(s.max_header_bytes),
+                               .max_body_bytes = static_cast<std::size_t>(s.max_body_bytes),
+                               .read_timeout = s.read_timeout,
+                               .idle_timeout = s.idle_timeout,
+                               .shutdown_timeout = s.shutdown_timeout,
+                               .access_log = s.access_log,
+                               .on_response =
+                                   [&metrics](std::string_view route, int status, Micros duration) {
+                                     metrics.record_http(route, status, duration);
+                                   }},
+                              router);
+  if (!server.ok()) {
+    std::cerr << "sluice serve: " << server.status().message() << "\n";
+    return 1;
+  }
+  log_json({{"msg", "listening"},
+            {"address", listen->first + ":" + std::to_string((*server)->port())},
+            {"port", (*server)->port()},
+            {"store", redis ? "redis" : "memory"},
+            {"policies", names}});
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  log_json({{"msg", "shutting down"},
+            {"signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"},
+            {"open_connections", (*server)->connections()}});
+  (*server)->shutdown();
+  log_json({{"msg", "stopped"}});
+  return 0;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto command = std::make_shared<ServeCommand>();
+  CLI::App* serve = app.add_subcommand(
+      "serve",
+      "Serve rate-limit decisions over HTTP/JSON (default: 127.0.0.1:8080, in-memory store, the "
+      "built-in demo policy).\nEvery setting below is also read from the environment (SLUICE_*) "
+      "and from a YAML config file (--config, keys as the flags with '_' for '-').\nPrecedence: "
+      "flags > environment > config file > defaults. See docs/server.md.");
+  serve->add_option("--config", command->config,
+                    "YAML config file of settings (env SLUICE_CONFIG)");
+  serve->add_flag("--print-config", command->print_config,
+                  "Print the effective settings (after precedence) as YAML and exit");
+  const ServeSettings defaults;
+  for (const Setting& setting : settings()) {
+    std::string help = setting.help + "\n  env " + setting.env + ", file key " + setting.key;
+    const std::string shown = setting.show(defaults);
+    help += ", default " + (shown.empty() ? std::string("(none)") : shown);
+    CLI::Option* option = serve->add_option(flag_name(setting), command->flags[setting.key], help);
+    if (!setting.list) option->expected(1);
+    command->options[setting.key] = option;
+  }
+  serve->callback([command] { set_exit_code(run_serve(*command)); });
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,321 @@
+#include "sluice/policy/envoy_import.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "sluice/algorithm/validate.h"
+#include "sluice/core/key.h"
+
+namespace sluice::policy {
+namespace {
+
+struct Unit {
+  std::string_view name;
+  Micros window;
+};
+
+constexpr std::array<Unit, 7> kUnits = {{
+    {"second", kMicrosPerSecond},
+    {"minute", kMicrosPerMinute},
+    {"hour", kMicrosPerHour},
+    {"day", kMicrosPerDay},
+    {"week", 7 * kMicrosPerDay},
+    {"month", 30 * kMicrosPerDay},  // envoyproxy/ratelimit's divider for MONTH
+    {"year", 365 * kMicrosPerDay},
+}};
+
+std::string lower(std::string_view text) {
+  std::string out;
+  for (const char c : text)
+    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  return out;
+}
+
+// Every character outside the policy-name alphabet becomes '_'.
+std::string sanitize(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    const bool allowed = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                         (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!allowed) c = '_';
+  }
+  return out;
+}
+
+class Converter {
+ public:
+  Converter(EnvoyImport& result, std::string prefix)
+      : result_(result), prefix_(std::move(prefix)) {}
+
+  void convert_root(const YAML::Node& root, std::map<std::string, std::string>& names) {
+    names_ = &names;
+    if (!root.IsMap()) {
+      error("", "an envoy ratelimit config must be a map with \"domain\" and \"descriptors\"");
+      return;
+    }
+    warn_unknown(root, "", {"domain", "descriptors"});
+    const std::optional<std::string> domain = scalar(root, "", "domain", /*required=*/true);
+    if (!domain) return;
+    if (domain->empty()) {
+      error("domain", "must not be empty");
+      return;
+    }
+    domain_ = *domain;
+    app_ = sanitize(*domain);
+    if (!is_valid_policy_name(app_)) {
+      error("domain", "becomes the app \"" + app_ + "\", which is longer than " +
+                          std::to_string(kMaxPolicyNameBytes) + " characters");
+      return;
+    }
+    const YAML::Node descriptors = root["descriptors"];
+    if (!descriptors.IsDefined() || descriptors.IsNull()) {
+      warn("descriptors", "missing: the domain has no descriptors, nothing to import");
+      return;
+    }
+    convert_list(descriptors, "descriptors", app_, "");
+  }
+
+ private:
+  std::string field(std::string_view path) const {
+    if (prefix_.empty()) return std::string(path);
+    return path.empty() ? prefix_ : prefix_ + "." + std::string(path);
+  }
+  void error(std::string_view path, std::string message) {
+    result_.errors.push_back({.field = field(path), .message = std::move(message)});
+  }
+  void warn(std::string_view path, std::string message) {
+    result_.warnings.push_back({.field = field(path), .message = std::move(message)});
+  }
+  static std::string join(std::string_view path, std::string_view key) {
+    return path.empty() ? std::string(key) : std::string(path) + "." + std::string(key);
+  }
+
+  void warn_unknown(const YAML::Node& map, std::string_view path,
+                    std::initializer_list<std::string_view> known) {
+    for (const auto& item : map) {
+      if (!item.first.IsScalar()) {
+        error(path, "has a key that is not a string");
+        continue;
+      }
+      const std::string& key = item.first.Scalar();
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        warn(join(path, key), "unknown field, not imported");
+      }
+    }
+  }
+
+  std::optional<std::string> scalar(const YAML::Node& map, std::string_view path,
+                                    std::string_view key, bool required) {
+    const YAML::Node node = map[std::string(key)];
+    if (!node.IsDefined() || node.IsNull()) {
+      if (required) error(join(path, key), "is required");
+      return std::nullopt;
+    }
+    if (!node.IsScalar()) {
+      error(join(path, key), "must be a string");
+      return std::nullopt;
+    }
+    return node.Scalar();
+  }
+
+  std::optional<bool> boolean(const YAML::Node& map, std::string_view path, std::string_view key) {
+    const YAML::Node node = map[std::string(key)];
+    if (!node.IsDefined() || node.IsNull()) return std::nullopt;
+    bool value = false;
+    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
+      error(join(path, key), "must be true or false");
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  void convert_list(const YAML::Node& list, const std::string& path, const std::string& name,
+                    const std::string& described) {
+    if (!list.IsSequence()) {
+      error(path, "must be a list of descriptors");
+      return;
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      convert_descriptor(list[i], path + "[" + std::to_string(i) + "]", name, described);
+    }
+  }
+
+  // `parent_name` is the policy name of the enclosing level ("<app>" at the top), `described`
+  // the human-readable path ("database=users").
+  void convert_descriptor(const YAML::Node& node, const std::string& path,
+                          const std::string& parent_name, const std::string& parent_described) {
+    if (!node.IsMap()) {
+      error(path,
+            "must be a map with \"key\" and optionally \"value\", \"rate_limit\", "
+            "\"descriptors\"");
+      return;
+    }
+    warn_unknown(node, path,
+                 {"key", "value", "rate_limit", "descriptors", "shadow_mode", "detailed_metric"});
+    const std::optional<std::string> key = scalar(node, path, "key", /*required=*/true);
+    if (!key) return;
+    if (key->empty()) {
+      error(join(path, "key"), "must not be empty");
+      return;
+    }
+    const std::string value = scalar(node, path, "value", /*required=*/false).value_or("");
+    const std::string segment = value.empty() ? *key : *key + "_" + value;
+    const std::string name = parent_name + "." + sanitize(segment);
+    const std::string described = (parent_described.empty() ? "" : parent_described + ", ") +
+                                  (value.empty() ? *key + " (any value)" : *key + "=" + value);
+
+    const YAML::Node rate_limit = node["rate_limit"];
+    const YAML::Node children = node["descriptors"];
+    const bool has_rate_limit = rate_limit.IsDefined() && !rate_limit.IsNull();
+    const bool has_children = children.IsDefined() && !children.IsNull();
+    const bool shadow = boolean(node, path, "shadow_mode").value_or(false);
+    if (boolean(node, path, "detailed_metric").value_or(false)) {
+      warn(join(path, "detailed_metric"),
+           "not represented: Sluice does not keep per-value metrics for a policy");
+    }
+    if (has_rate_limit) {
+      if (value.empty()) {
+        warn(join(path, "value"),
+             "missing: envoy counts each distinct value of \"" + *key + "\" separately; policy " +
+                 name + " counts per subject, so callers must pass that value as the key");
+      } else if (value.back() == '*') {
+        warn(join(path, "value"), "wildcard \"" + value + "\" is not represented: policy " + name +
+                                      " is named after the literal value, with no prefix match");
+      }
+      convert_rate_limit(rate_limit, join(path, "rate_limit"), name, described, shadow);
+    } else if (shadow) {
+      warn(join(path, "shadow_mode"), "not represented: it has no effect without a rate_limit");
+    }
+    if (has_children) {
+      convert_list(children, join(path, "descriptors"), name, described);
+    } else if (!has_rate_limit) {
+      warn(path, "has neither rate_limit nor descriptors: nothing to import");
+    }
+  }
+
+  void convert_rate_limit(const YAML::Node& node, const std::string& path, const std::string& name,
+                          const std::string& described, bool shadow) {
+    if (!node.IsMap()) {
+      error(path, "must be a map with \"unit\" and \"requests_per_unit\"");
+      return;
+    }
+    warn_unknown(node, path, {"unit", "requests_per_unit", "unlimited", "name", "replaces"});
+    const std::optional<std::string> limit_name = scalar(node, path, "name", false);
+    const YAML::Node replaces = node["replaces"];
+    if (replaces.IsDefined() && !replaces.IsNull() &&
+        (!replaces.IsSequence() || replaces.size() > 0)) {
+      warn(join(path, "replaces"),
+           "not represented: Sluice applies every policy a request names, so the replaced "
+           "limits still apply");
+    }
+    if (boolean(node, path, "unlimited").value_or(false)) {
+      warn(join(path, "unlimited"),
+           "not represented: Sluice has no unlimited policy, so none is created for " + described +
+               " (requests naming " + name + " will find no policy)");
+      return;
+    }
+    const std::size_t errors_before = result_.errors.size();
+    std::optional<Micros> window;
+    if (const std::optional<std::string> unit = scalar(node, path, "unit", true)) {
+      const std::string wanted = lower(*unit);
+      const auto it = std::find_if(kUnits.begin(), kUnits.end(),
+                                   [&](const Unit& u) { return u.name == wanted; });
+      if (it == kUnits.end()) {
+        error(join(path, "unit"),
+              "must be one of second, minute, hour, day, week, month, year "
+              "(got \"" +
+                  *unit + "\")");
+      } else {
+        window = it->window;
+        if (it->name == "month") {
+          warn(join(path, "unit"),
+               "month is imported as a window of 30 days, as "
+               "envoyproxy/ratelimit counts it, not a calendar month");
+        }
+      }
+    }
+    std::optional<std::int64_t> requests;
+    if (const std::optional<std::string> text = scalar(node, path, "requests_per_unit", true)) {
+      std::uint64_t parsed = 0;
+      const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), parsed);
+      if (text->empty() || ec != std::errc{} || end != text->data() + text->size() ||
+          (text->size() > 1 && text->front() == '0')) {
+        error(join(path, "requests_per_unit"),
+              "must be a non-negative integer (got \"" + *text + "\")");
+      } else if (parsed == 0) {
+        error(join(path, "requests_per_unit"),
+              "0 (deny every request) cannot be represented: a Sluice limit admits at least 1");
+      } else if (parsed > UINT32_MAX) {
+        error(join(path, "requests_per_unit"), "must be at most 4294967295, as in envoy");
+      } else {
+        requests = static_cast<std::int64_t>(parsed);
+      }
+    }
+    if (result_.errors.size() != errors_before || !window || !requests) return;
+
+    if (!is_valid_policy_name(name)) {
+      error(path, "would become the policy \"" + name.substr(0, 64) + "...\", longer than " +
+                      std::to_string(kMaxPolicyNameBytes) + " characters");
+      return;
+    }
+    const auto [it, inserted] = names_->emplace(name, field(path));
+    if (!inserted) {
+      error(path, "would become the policy " + name + ", as " + it->second +
+                      " already does (names replace characters outside [A-Za-z0-9._-] by '_')");
+      return;
+    }
+    Policy policy;
+    policy.name = name;
+    policy.description = "Imported from envoyproxy/ratelimit: domain " + domain_ + ", " + described;
+    if (limit_name && !limit_name->empty()) policy.description += ", rate limit " + *limit_name;
+    policy.apps = {app_};
+    policy.mode = shadow ? Mode::kShadow : Mode::kEnforce;
+    policy.on_store_failure =
+        FailureMode::kFailOpen;  // envoy's filter allows when the service fails
+    policy.limits = {algorithm::FixedWindow{.limit = *requests, .window = *window}};
+    for (const FieldError& invalid : algorithm::validate_limit(policy.limits.front(), "")) {
+      error(join(path, "requests_per_unit"), invalid.message);
+    }
+    if (result_.errors.size() == errors_before) result_.policies.push_back(std::move(policy));
+  }
+
+  EnvoyImport& result_;
+  std::string prefix_;
+  std::map<std::string, std::string>* names_ = nullptr;  // policy name -> field that made it
+  std::string domain_;
+  std::string app_;
+};
+
+}  // namespace
+
+EnvoyImport import_envoy_config(std::string_view yaml_text) {
+  EnvoyImport result;
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(std::string(yaml_text));
+  } catch (const YAML::Exception& error) {
+    result.errors.push_back(
+        {.field = "", .message = std::string("not valid YAML: ") + error.what()});
+    return result;
+  }
+  if (documents.empty()) {
+    result.errors.push_back({.field = "", .message = "empty: no envoy ratelimit config found"});
+    return result;
+  }
+  std::map<std::string, std::string> names;
+  for (std::size_t i = 0; i < documents.size(); ++i) {
+    Converter converter(result, documents.size() == 1 ? "" : "[" + std::to_string(i) + "]");
+    converter.convert_root(documents[i], names);
+  }
+  if (!result.errors.empty()) result.policies.clear();
+  return result;
+}
+
+}  // namespace sluice::policy

@@ -1,0 +1,353 @@
+#include "sluice/policy/envoy_import.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <variant>
+
+namespace sluice::policy {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Finds the issue about `field`, or fails.
+const FieldError* find_field(const std::vector<FieldError>& issues, std::string_view field) {
+  for (const FieldError& issue : issues) {
+    if (issue.field == field) return &issue;
+  }
+  ADD_FAILURE() << "no issue for " << field << "; have: " << join_errors(issues);
+  return nullptr;
+}
+
+algorithm::FixedWindow window_of(const Policy& policy) {
+  EXPECT_EQ(policy.limits.size(), 1u);
+  return std::get<algorithm::FixedWindow>(policy.limits.at(0));
+}
+
+TEST(EnvoyImport, DescriptorsWithValuesBecomeFixedWindowPoliciesOfTheDomainsApp) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: mongo_cps
+descriptors:
+  - key: database
+    value: users
+    rate_limit:
+      unit: second
+      requests_per_unit: 500
+  - key: database
+    value: default
+    rate_limit:
+      unit: MINUTE
+      requests_per_unit: 6000
+)");
+  EXPECT_TRUE(result.errors.empty()) << join_errors(result.errors);
+  EXPECT_TRUE(result.warnings.empty()) << join_errors(result.warnings);
+  ASSERT_EQ(result.policies.size(), 2u);
+  const Policy& users = result.policies[0];
+  EXPECT_EQ(users.name, "mongo_cps.database_users");
+  EXPECT_EQ(users.apps, std::vector<std::string>{"mongo_cps"});
+  EXPECT_EQ(users.mode, Mode::kEnforce);
+  EXPECT_EQ(users.on_store_failure, FailureMode::kFailOpen);
+  EXPECT_EQ(window_of(users).limit, 500);
+  EXPECT_EQ(window_of(users).window, kMicrosPerSecond);
+  EXPECT_THAT(users.description, HasSubstr("domain mongo_cps, database=users"));
+  EXPECT_EQ(result.policies[1].name, "mongo_cps.database_default");
+  EXPECT_EQ(window_of(result.policies[1]).window, kMicrosPerMinute);
+}
+
+TEST(EnvoyImport, NestedDescriptorsMakeOnePolicyPerRateLimitNamedByTheirPath) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: messaging
+descriptors:
+  - key: message_type
+    value: marketing
+    descriptors:
+      - key: to_number
+        value: "+15550100"
+        rate_limit: {unit: day, requests_per_unit: 5}
+  - key: tier
+    value: gold
+    rate_limit: {unit: hour, requests_per_unit: 100}
+    descriptors:
+      - key: region
+        value: eu
+        rate_limit: {unit: hour, requests_per_unit: 10}
+)");
+  EXPECT_TRUE(result.errors.empty()) << join_errors(result.errors);
+  EXPECT_TRUE(result.warnings.empty()) << join_errors(result.warnings);
+  ASSERT_EQ(result.policies.size(), 3u);
+  EXPECT_EQ(result.policies[0].name, "messaging.message_type_marketing.to_number__15550100");
+  EXPECT_EQ(window_of(result.policies[0]).window, kMicrosPerDay);
+  EXPECT_EQ(result.policies[1].name, "messaging.tier_gold");
+  EXPECT_EQ(result.policies[2].name, "messaging.tier_gold.region_eu");
+  EXPECT_THAT(result.policies[2].description, HasSubstr("tier=gold, region=eu"));
+}
+
+TEST(EnvoyImport, EveryUnitMapsToItsWindow) {
+  const struct {
+    std::string_view unit;
+    Micros window;
+  } cases[] = {{"second", kMicrosPerSecond},  {"minute", kMicrosPerMinute},
+               {"hour", kMicrosPerHour},      {"day", kMicrosPerDay},
+               {"week", 7 * kMicrosPerDay},   {"month", 30 * kMicrosPerDay},
+               {"year", 365 * kMicrosPerDay}, {"Second", kMicrosPerSecond}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.unit);
+    const EnvoyImport result = import_envoy_config(
+        "domain: d\ndescriptors:\n  - key: k\n    value: v\n    rate_limit: {unit: " +
+        std::string(c.unit) + ", requests_per_unit: 7}\n");
+    ASSERT_TRUE(result.errors.empty()) << join_errors(result.errors);
+    ASSERT_EQ(result.policies.size(), 1u);
+    EXPECT_EQ(window_of(result.policies[0]).window, c.window);
+  }
+}
+
+TEST(EnvoyImport, MonthIsThirtyDaysAndSaysSo) {
+  const EnvoyImport result = import_envoy_config(
+      "domain: d\ndescriptors:\n  - {key: k, value: v, rate_limit: {unit: month, "
+      "requests_per_unit: 1}}\n");
+  const FieldError* warning = find_field(result.warnings, "descriptors[0].rate_limit.unit");
+  ASSERT_NE(warning, nullptr);
+  EXPECT_THAT(warning->message, HasSubstr("30 days"));
+}
+
+TEST(EnvoyImport, ShadowModeBecomesShadowPolicies) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: d
+descriptors:
+  - key: k
+    value: v
+    shadow_mode: true
+    rate_limit: {unit: second, requests_per_unit: 1}
+)");
+  ASSERT_EQ(result.policies.size(), 1u);
+  EXPECT_EQ(result.policies[0].mode, Mode::kShadow);
+  EXPECT_TRUE(result.warnings.empty()) << join_errors(result.warnings);
+}
+
+TEST(EnvoyImport, UnlimitedIsReportedAndMakesNoPolicy) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: internal
+descriptors:
+  - key: service
+    value: health
+    rate_limit: {unlimited: true}
+  - key: service
+    value: api
+    rate_limit: {unit: second, requests_per_unit: 9}
+)");
+  EXPECT_TRUE(result.errors.empty()) << join_errors(result.errors);
+  ASSERT_EQ(result.policies.size(), 1u);
+  EXPECT_EQ(result.policies[0].name, "internal.service_api");
+  const FieldError* warning = find_field(result.warnings, "descriptors[0].rate_limit.unlimited");
+  ASSERT_NE(warning, nullptr);
+  EXPECT_THAT(warning->message, HasSubstr("internal.service_health will find no policy"));
+}
+
+TEST(EnvoyImport, ReplacesDetailedMetricAndTheLimitsNameAreNeverDroppedSilently) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: d
+descriptors:
+  - key: k
+    value: v
+    detailed_metric: true
+    rate_limit:
+      name: per_user
+      unit: second
+      requests_per_unit: 3
+      replaces:
+        - name: global
+)");
+  EXPECT_TRUE(result.errors.empty()) << join_errors(result.errors);
+  ASSERT_EQ(result.policies.size(), 1u);
+  EXPECT_THAT(result.policies[0].description, HasSubstr("rate limit per_user"));
+  EXPECT_NE(find_field(result.warnings, "descriptors[0].rate_limit.replaces"), nullptr);
+  EXPECT_NE(find_field(result.warnings, "descriptors[0].detailed_metric"), nullptr);
+  EXPECT_EQ(result.warnings.size(), 2u) << join_errors(result.warnings);
+}
+
+TEST(EnvoyImport, DefaultFalseFlagsAreNotWarnings) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: d
+descriptors:
+  - key: k
+    value: v
+    shadow_mode: false
+    detailed_metric: false
+    rate_limit: {unit: second, requests_per_unit: 3, unlimited: false, replaces: []}
+)");
+  EXPECT_TRUE(result.errors.empty()) << join_errors(result.errors);
+  EXPECT_TRUE(result.warnings.empty()) << join_errors(result.warnings);
+  EXPECT_EQ(result.policies.size(), 1u);
+}
+
+TEST(EnvoyImport, ValueLessAndWildcardDescriptorsAreImportedWithAWarning) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: edge_proxy_per_ip
+descriptors:
+  - key: remote_address
+    rate_limit: {unit: second, requests_per_unit: 10}
+  - key: path
+    value: /api/*
+    rate_limit: {unit: second, requests_per_unit: 20}
+)");
+  EXPECT_TRUE(result.errors.empty()) << join_errors(result.errors);
+  ASSERT_EQ(result.policies.size(), 2u);
+  EXPECT_EQ(result.policies[0].name, "edge_proxy_per_ip.remote_address");
+  EXPECT_EQ(result.policies[1].name, "edge_proxy_per_ip.path__api__");
+  const FieldError* value_less = find_field(result.warnings, "descriptors[0].value");
+  ASSERT_NE(value_less, nullptr);
+  EXPECT_THAT(value_less->message, HasSubstr("each distinct value"));
+  const FieldError* wildcard = find_field(result.warnings, "descriptors[1].value");
+  ASSERT_NE(wildcard, nullptr);
+  EXPECT_THAT(wildcard->message, HasSubstr("no prefix match"));
+}
+
+TEST(EnvoyImport, UnknownFieldsAndEmptyDescriptorsAreWarnings) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: d
+owner: team-a
+descriptors:
+  - key: k
+    value: v
+    share_threshold: true
+    rate_limit: {unit: second, requests_per_unit: 3, burst: 9}
+  - key: nothing
+    value: here
+  - key: quiet
+    value: q
+    shadow_mode: true
+    descriptors: []
+)");
+  EXPECT_TRUE(result.errors.empty()) << join_errors(result.errors);
+  EXPECT_EQ(result.policies.size(), 1u);
+  EXPECT_NE(find_field(result.warnings, "owner"), nullptr);
+  EXPECT_NE(find_field(result.warnings, "descriptors[0].share_threshold"), nullptr);
+  EXPECT_NE(find_field(result.warnings, "descriptors[0].rate_limit.burst"), nullptr);
+  const FieldError* empty = find_field(result.warnings, "descriptors[1]");
+  ASSERT_NE(empty, nullptr);
+  EXPECT_THAT(empty->message, HasSubstr("nothing to import"));
+  EXPECT_NE(find_field(result.warnings, "descriptors[2].shadow_mode"), nullptr);
+}
+
+TEST(EnvoyImport, ReportsEveryErrorAtOnceAndReturnsNoPolicies) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: d
+descriptors:
+  - key: a
+    value: ok
+    rate_limit: {unit: second, requests_per_unit: 1}
+  - key: b
+    value: v
+    rate_limit: {unit: fortnight, requests_per_unit: 1}
+  - key: c
+    value: v
+    rate_limit: {unit: second, requests_per_unit: 0}
+  - key: d
+    value: v
+    rate_limit: {unit: second, requests_per_unit: ten}
+  - key: e
+    value: v
+    rate_limit: {unit: second}
+  - value: no-key
+    rate_limit: {unit: second, requests_per_unit: 1}
+  - key: f
+    value: v
+    rate_limit: {unit: second, requests_per_unit: 4294967296}
+  - just a string
+  - key: g
+    value: v
+    rate_limit: [second, 1]
+)");
+  EXPECT_TRUE(result.policies.empty());
+  EXPECT_THAT(find_field(result.errors, "descriptors[1].rate_limit.unit")->message,
+              HasSubstr("got \"fortnight\""));
+  EXPECT_THAT(find_field(result.errors, "descriptors[2].rate_limit.requests_per_unit")->message,
+              HasSubstr("0 (deny every request) cannot be represented"));
+  EXPECT_THAT(find_field(result.errors, "descriptors[3].rate_limit.requests_per_unit")->message,
+              HasSubstr("non-negative integer"));
+  EXPECT_EQ(find_field(result.errors, "descriptors[4].rate_limit.requests_per_unit")->message,
+            "is required");
+  EXPECT_EQ(find_field(result.errors, "descriptors[5].key")->message, "is required");
+  EXPECT_THAT(find_field(result.errors, "descriptors[6].rate_limit.requests_per_unit")->message,
+              HasSubstr("at most 4294967295"));
+  EXPECT_NE(find_field(result.errors, "descriptors[7]"), nullptr);
+  EXPECT_NE(find_field(result.errors, "descriptors[8].rate_limit"), nullptr);
+  EXPECT_EQ(result.errors.size(), 8u) << join_errors(result.errors);
+}
+
+TEST(EnvoyImport, NamesThatCollideAfterSanitizingAreErrors) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: d
+descriptors:
+  - key: path
+    value: a/b
+    rate_limit: {unit: second, requests_per_unit: 1}
+  - key: path
+    value: a b
+    rate_limit: {unit: second, requests_per_unit: 2}
+)");
+  EXPECT_TRUE(result.policies.empty());
+  const FieldError* collision = find_field(result.errors, "descriptors[1].rate_limit");
+  ASSERT_NE(collision, nullptr);
+  EXPECT_THAT(collision->message, HasSubstr("d.path_a_b, as descriptors[0].rate_limit"));
+}
+
+TEST(EnvoyImport, DomainIsRequiredAndSanitizedIntoTheApp) {
+  EXPECT_EQ(find_field(import_envoy_config("descriptors: []\n").errors, "domain")->message,
+            "is required");
+  EXPECT_EQ(find_field(import_envoy_config("domain: ''\n").errors, "domain")->message,
+            "must not be empty");
+  const EnvoyImport result = import_envoy_config(
+      "domain: my domain\ndescriptors:\n  - {key: k, value: v, rate_limit: {unit: second, "
+      "requests_per_unit: 1}}\n");
+  ASSERT_EQ(result.policies.size(), 1u);
+  EXPECT_EQ(result.policies[0].apps, std::vector<std::string>{"my_domain"});
+  EXPECT_EQ(result.policies[0].name, "my_domain.k_v");
+}
+
+TEST(EnvoyImport, OverlongNamesAreErrors) {
+  const std::string value(130, 'x');
+  const EnvoyImport result =
+      import_envoy_config("domain: d\ndescriptors:\n  - {key: k, value: " + value +
+                          ", rate_limit: {unit: second, requests_per_unit: 1}}\n");
+  EXPECT_THAT(find_field(result.errors, "descriptors[0].rate_limit")->message,
+              HasSubstr("longer than 128"));
+}
+
+TEST(EnvoyImport, SeveralDocumentsArePrefixedWithTheirIndex) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: a
+descriptors:
+  - {key: k, value: v, rate_limit: {unit: second, requests_per_unit: 1}}
+---
+domain: b
+descriptors:
+  - {key: k, value: v, rate_limit: {unit: eon, requests_per_unit: 1}}
+)");
+  EXPECT_NE(find_field(result.errors, "[1].descriptors[0].rate_limit.unit"), nullptr);
+}
+
+TEST(EnvoyImport, InvalidOrEmptyYamlIsOneError) {
+  EXPECT_THAT(import_envoy_config("domain: [unclosed").errors.at(0).message,
+              HasSubstr("not valid YAML"));
+  EXPECT_EQ(import_envoy_config("").errors.size(), 1u);
+  EXPECT_EQ(import_envoy_config("- a\n- b\n").errors.size(), 1u);
+}
+
+TEST(EnvoyImport, ImportedPoliciesAreValidDocuments) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: mongo_cps
+descriptors:
+  - key: database
+    value: users
+    shadow_mode: true
+    rate_limit: {unit: year, requests_per_unit: 4294967295}
+)");
+  ASSERT_EQ(result.policies.size(), 1u);
+  const ParsedPolicy again = policy_from_json(policy_to_json(result.policies[0]));
+  EXPECT_TRUE(again.errors.empty()) << join_errors(again.errors);
+}
+
+}  // namespace
+}  // namespace sluice::policy

@@ -1,0 +1,102 @@
+#include "sluice/policy/policy_cache.h"
+
+#include <utility>
+#include <vector>
+
+namespace sluice::policy {
+
+const Policy* PolicyCache::Snapshot::find(std::string_view app, std::string_view name) const {
+  const auto it = policies.find(name);
+  if (it == policies.end() || !it->second->admits_app(app)) return nullptr;
+  return it->second.get();
+}
+
+PolicyCache::PolicyCache(std::shared_ptr<PolicyRepository> repository, PolicyCacheOptions options)
+    : repository_(std::move(repository)), options_(options) {}
+
+StatusOr<std::unique_ptr<PolicyCache>> PolicyCache::open(
+    std::shared_ptr<PolicyRepository> repository, PolicyCacheOptions options) {
+  if (repository == nullptr) return invalid_argument("policy cache: no repository");
+  std::unique_ptr<PolicyCache> cache(new PolicyCache(std::move(repository), options));
+  // The first load must happen even when the revision is 0 (an empty, never-written store).
+  cache->snapshot_.store(std::make_shared<const Snapshot>(Snapshot{.revision = -1}));
+  if (Status status = cache->refresh_now(); !status.ok()) return status;
+  if (options.poll_interval.count() > 0) {
+    cache->poller_ = std::thread([raw = cache.get()] { raw->poll_loop(); });
+  }
+  return cache;
+}
+
+PolicyCache::~PolicyCache() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (poller_.joinable()) poller_.join();
+}
+
+std::shared_ptr<const Policy> PolicyCache::find(std::string_view app, std::string_view name) const {
+  std::shared_ptr<const Snapshot> current = snapshot();
+  const auto it = current->policies.find(name);
+  if (it == current->policies.end() || !it->second->admits_app(app)) return nullptr;
+  return it->second;
+}
+
+std::shared_ptr<const Policy> PolicyCache::find(std::string_view name) const {
+  std::shared_ptr<const Snapshot> current = snapshot();
+  const auto it = current->policies.find(name);
+  return it == current->policies.end() ? nullptr : it->second;
+}
+
+Status PolicyCache::refresh_now() {
+  std::lock_guard<std::mutex> refresh_lock(refresh_mutex_);
+  Status status = [&]() -> Status {
+    // Read the revision before the policies: the snapshot then holds at least that revision,
+    // and a change committed in between is seen again by the next poll.
+    StatusOr<std::int64_t> revision = repository_->revision();
+    if (!revision.ok()) return revision.status();
+    if (*revision == snapshot_.load()->revision) return Status();
+    StatusOr<std::vector<Policy>> policies = repository_->list();
+    if (!policies.ok()) return policies.status();
+    auto next = std::make_shared<Snapshot>();
+    next->revision = *revision;
+    next->policies.reserve(policies->size());
+    for (Policy& policy : *policies) {
+      std::string name = policy.name;
+      next->policies.emplace(std::move(name), std::make_shared<const Policy>(std::move(policy)));
+    }
+    snapshot_.store(std::move(next));
+    return Status();
+  }();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    last_error_ = status;
+  }
+  changed_.notify_all();
+  return status;
+}
+
+bool PolicyCache::wait_for_revision(std::int64_t revision,
+                                    std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return changed_.wait_for(lock, timeout, [&] { return snapshot_.load()->revision >= revision; });
+}
+
+Status PolicyCache::last_error() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_error_;
+}
+
+void PolicyCache::poll_loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    changed_.wait_for(lock, options_.poll_interval, [this] { return stopping_; });
+    if (stopping_) break;
+    lock.unlock();
+    (void)refresh_now();  // errors are kept in last_error(); the old snapshot stays
+    lock.lock();
+  }
+}
+
+}  // namespace sluice::policy

@@ -1,0 +1,410 @@
+#include "sluice/policy/sql/sql_account_repository.h"
+
+#include <soci/soci.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sluice/core/key.h"
+#include "sluice/policy/sql/text_checks.h"
+
+namespace sluice::policy::sql {
+namespace {
+
+using auth::App;
+using auth::Role;
+using auth::TokenRecord;
+using auth::User;
+
+std::string role_name(Role role) { return role == Role::kOwner ? "owner" : "viewer"; }
+
+std::optional<Role> parse_role(std::string_view name) {
+  if (name == "owner") return Role::kOwner;
+  if (name == "viewer") return Role::kViewer;
+  return std::nullopt;
+}
+
+Status check_user_name(std::string_view name) {
+  return check_text("user", name, kMaxIdentifierBytes);
+}
+
+Status check_app_name(std::string_view name) { return validate_policy_name(name, "app"); }
+
+Status user_not_found(std::string_view name) {
+  return not_found("user " + std::string(name) + " not found");
+}
+Status app_not_found(std::string_view name) {
+  return not_found("app " + std::string(name) + " not found");
+}
+Status token_not_found(std::string_view id) {
+  return not_found("token " + std::string(id) + " not found");
+}
+
+bool exists(soci::session& sql, const std::string& query, const std::string& key) {
+  long long rows = 0;
+  sql << query, soci::use(key), soci::into(rows);
+  return rows > 0;
+}
+
+bool user_exists(soci::session& sql, const std::string& name) {
+  return exists(sql, "SELECT COUNT(*) FROM users WHERE name = :name", name);
+}
+bool app_exists(soci::session& sql, const std::string& name) {
+  return exists(sql, "SELECT COUNT(*) FROM apps WHERE name = :name", name);
+}
+
+long long affected(soci::statement&& st) {
+  st.execute(true);
+  return st.get_affected_rows();
+}
+
+// user -> (app -> role) for one user or all.
+StatusOr<std::map<std::string, std::map<std::string, Role>>> select_roles(soci::session& sql,
+                                                                          const std::string* user) {
+  std::map<std::string, std::map<std::string, Role>> roles;
+  std::string user_name;
+  std::string app;
+  std::string role;
+  const std::string query = "SELECT user_name, app, role FROM app_roles";
+  soci::statement st =
+      user != nullptr
+          ? (sql.prepare << query + " WHERE user_name = :user", soci::use(*user),
+             soci::into(user_name), soci::into(app), soci::into(role))
+          : (sql.prepare << query, soci::into(user_name), soci::into(app), soci::into(role));
+  st.execute();
+  while (st.fetch()) {
+    const std::optional<Role> parsed = parse_role(role);
+    if (!parsed) {
+      std::string message = "user " + user_name;
+      message += " has an unknown role \"" + role;
+      message += "\" on app " + app;
+      return Status(StatusCode::kDataLoss, std::move(message));
+    }
+    roles[user_name][app] = *parsed;
+  }
+  return roles;
+}
+
+class SqlAccountRepository final : public auth::AccountRepository {
+ public:
+  SqlAccountRepository(std::shared_ptr<Database> db, const Clock* clock)
+      : db_(std::move(db)), clock_(clock != nullptr ? clock : &SystemClock::instance()) {}
+
+  Status create_user(const User& user, std::string_view password_hash) override {
+    if (Status status = check_user_name(user.name); !status.ok()) return status;
+    if (Status status = check_text("password_hash", password_hash, kMaxTextBytes); !status.ok()) {
+      return status;
+    }
+    for (const auto& [app, role] : user.roles) {
+      if (Status status = check_app_name(app); !status.ok()) return status;
+    }
+    const std::string hash(password_hash);
+    return db_->write(
+        "creating user " + user.name, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
+          soci::session& sql = tx.sql();
+          if (user_exists(sql, user.name)) {
+            return Status(StatusCode::kAlreadyExists, "user " + user.name + " already exists");
+          }
+          for (const auto& [app, role] : user.roles) {
+            if (!app_exists(sql, app)) return app_not_found(app);
+          }
+          int admin = user.admin ? 1 : 0;
+          long long created_at = user.created_at != 0 ? user.created_at : clock_->now();
+          sql << "INSERT INTO users (name, password_hash, is_admin, created_at) "
+                 "VALUES (:name, :hash, :admin, :created_at)",
+              soci::use(user.name), soci::use(hash), soci::use(admin), soci::use(created_at);
+          for (const auto& [app, role] : user.roles) {
+            insert_role(sql, user.name, app, role);
+          }
+          tx.next_revision();
+          return Status();
+        });
+  }
+
+  StatusOr<User> get_user(std::string_view name_view) override {
+    const std::string name(name_view);
+    User user;
+    bool found = false;
+    Status status = db_->run("reading user " + name, [&](soci::session& sql) -> Status {
+      int admin = 0;
+      long long created_at = 0;
+      soci::statement st =
+          (sql.prepare << "SELECT is_admin, created_at FROM users WHERE name = :name",
+           soci::use(name), soci::into(admin), soci::into(created_at));
+      found = st.execute(true);
+      if (!found) return Status();
+      user = User{.name = name, .admin = admin != 0, .created_at = created_at};
+      StatusOr<std::map<std::string, std::map<std::string, Role>>> roles = select_roles(sql, &name);
+      if (!roles.ok()) return roles.status();
+      if (auto it = roles->find(name); it != roles->end()) user.roles = std::move(it->second);
+      return Status();
+    });
+    if (!status.ok()) return status;
+    if (!found) return user_not_found(name);
+    return user;
+  }
+
+  StatusOr<std::string> password_hash(std::string_view user_view) override {
+    const std::string name(user_view);
+    std::string hash;
+    bool found = false;
+    Status status = db_->run("reading user " + name, [&](soci::session& sql) -> Status {
+      soci::statement st = (sql.prepare << "SELECT password_hash FROM users WHERE name = :name",
+                            soci::use(name), soci::into(hash));
+      found = st.execute(true);
+      return Status();
+    });
+    if (!status.ok()) return status;
+    if (!found) return user_not_found(name);
+    return hash;
+  }
+
+  Status set_password_hash(std::string_view user_view, std::string_view password_hash) override {
+    if (Status status = check_text("password_hash", password_hash, kMaxTextBytes); !status.ok()) {
+      return status;
+    }
+    const std::string name(user_view);
+    const std::string hash(password_hash);
+    return db_->write("changing the password of user " + name, Counter::kAccounts,
+                      [&](WriteTransaction& tx) -> Status {
+                        if (affected((tx.sql().prepare << "UPDATE users SET password_hash = :hash "
+                                                          "WHERE name = :name",
+                                      soci::use(hash), soci::use(name))) == 0) {
+                          return user_not_found(name);
+                        }
+                        tx.next_revision();
+                        return Status();
+                      });
+  }
+
+  StatusOr<std::vector<User>> list_users() override {
+    std::vector<User> users;
+    Status status = db_->run("listing users", [&](soci::session& sql) -> Status {
+      std::string name;
+      int admin = 0;
+      long long created_at = 0;
+      soci::statement st = (sql.prepare << "SELECT name, is_admin, created_at FROM users",
+                            soci::into(name), soci::into(admin), soci::into(created_at));
+      st.execute();
+      while (st.fetch()) {
+        users.push_back(User{.name = name, .admin = admin != 0, .created_at = created_at});
+      }
+      StatusOr<std::map<std::string, std::map<std::string, Role>>> roles =
+          select_roles(sql, nullptr);
+      if (!roles.ok()) return roles.status();
+      for (User& user : users) {
+        if (auto it = roles->find(user.name); it != roles->end()) user.roles = it->second;
+      }
+      return Status();
+    });
+    if (!status.ok()) return status;
+    std::sort(users.begin(), users.end(),
+              [](const User& a, const User& b) { return a.name < b.name; });
+    return users;
+  }
+
+  Status delete_user(std::string_view name_view) override {
+    const std::string name(name_view);
+    return db_->write(
+        "deleting user " + name, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
+          soci::session& sql = tx.sql();
+          sql << "DELETE FROM tokens WHERE user_name = :name", soci::use(name);
+          sql << "DELETE FROM app_roles WHERE user_name = :name", soci::use(name);
+          if (affected((sql.prepare << "DELETE FROM users WHERE name = :name", soci::use(name))) ==
+              0) {
+            return user_not_found(name);  // rolls the deletes above back
+          }
+          tx.next_revision();
+          return Status();
+        });
+  }
+
+  StatusOr<std::size_t> count_admins() override {
+    long long admins = 0;
+    Status status = db_->run("counting admins", [&](soci::session& sql) -> Status {
+      sql << "SELECT COUNT(*) FROM users WHERE is_admin <> 0", soci::into(admins);
+      return Status();
+    });
+    if (!status.ok()) return status;
+    return static_cast<std::size_t>(admins);
+  }
+
+  Status set_role(std::string_view user_view, std::string_view app_view,
+                  std::optional<Role> role) override {
+    const std::string user(user_view);
+    const std::string app(app_view);
+    return db_->write("setting the role of user " + user + " on app " + app, Counter::kAccounts,
+                      [&](WriteTransaction& tx) -> Status {
+                        soci::session& sql = tx.sql();
+                        if (!user_exists(sql, user)) return user_not_found(user);
+                        if (!app_exists(sql, app)) return app_not_found(app);
+                        sql << "DELETE FROM app_roles WHERE user_name = :user AND app = :app",
+                            soci::use(user), soci::use(app);
+                        if (role) insert_role(sql, user, app, *role);
+                        tx.next_revision();
+                        return Status();
+                      });
+  }
+
+  Status create_app(const App& app) override {
+    if (Status status = check_app_name(app.name); !status.ok()) return status;
+    if (Status status =
+            check_text("description", app.description, kMaxTextBytes, Emptiness::kAllowed);
+        !status.ok()) {
+      return status;
+    }
+    return db_->write(
+        "creating app " + app.name, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
+          soci::session& sql = tx.sql();
+          if (app_exists(sql, app.name)) {
+            return Status(StatusCode::kAlreadyExists, "app " + app.name + " already exists");
+          }
+          long long created_at = app.created_at != 0 ? app.created_at : clock_->now();
+          sql << "INSERT INTO apps (name, description, created_at) "
+                 "VALUES (:name, :description, :created_at)",
+              soci::use(app.name), soci::use(app.description), soci::use(created_at);
+          tx.next_revision();
+          return Status();
+        });
+  }
+
+  StatusOr<std::vector<App>> list_apps() override {
+    std::vector<App> apps;
+    Status status = db_->run("listing apps", [&](soci::session& sql) -> Status {
+      std::string name;
+      std::string description;
+      long long created_at = 0;
+      soci::statement st = (sql.prepare << "SELECT name, description, created_at FROM apps",
+                            soci::into(name), soci::into(description), soci::into(created_at));
+      st.execute();
+      while (st.fetch()) {
+        apps.push_back(App{.name = name, .description = description, .created_at = created_at});
+      }
+      return Status();
+    });
+    if (!status.ok()) return status;
+    std::sort(apps.begin(), apps.end(), [](const App& a, const App& b) { return a.name < b.name; });
+    return apps;
+  }
+
+  Status delete_app(std::string_view name_view) override {
+    const std::string name(name_view);
+    return db_->write(
+        "deleting app " + name, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
+          soci::session& sql = tx.sql();
+          sql << "DELETE FROM app_roles WHERE app = :name", soci::use(name);
+          if (affected((sql.prepare << "DELETE FROM apps WHERE name = :name", soci::use(name))) ==
+              0) {
+            return app_not_found(name);
+          }
+          tx.next_revision();
+          return Status();
+        });
+  }
+
+  Status create_token(const TokenRecord& token) override {
+    if (Status status = check_text("token id", token.id, kMaxIdentifierBytes); !status.ok()) {
+      return status;
+    }
+    if (Status status = check_user_name(token.user); !status.ok()) return status;
+    if (Status status =
+            check_text("description", token.description, kMaxTextBytes, Emptiness::kAllowed);
+        !status.ok()) {
+      return status;
+    }
+    if (Status status = check_text("secret_hash", token.secret_hash, 128); !status.ok()) {
+      return status;
+    }
+    return db_->write(
+        "creating token " + token.id, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
+          soci::session& sql = tx.sql();
+          if (!user_exists(sql, token.user)) return user_not_found(token.user);
+          if (exists(sql, "SELECT COUNT(*) FROM tokens WHERE id = :id", token.id)) {
+            return Status(StatusCode::kAlreadyExists, "token " + token.id + " already exists");
+          }
+          long long created_at = token.created_at != 0 ? token.created_at : clock_->now();
+          sql << "INSERT INTO tokens (id, user_name, description, secret_hash, created_at) "
+                 "VALUES (:id, :user_name, :description, :secret_hash, :created_at)",
+              soci::use(token.id), soci::use(token.user), soci::use(token.description),
+              soci::use(token.secret_hash), soci::use(created_at);
+          tx.next_revision();
+          return Status();
+        });
+  }
+
+  StatusOr<TokenRecord> get_token(std::string_view id_view) override {
+    const std::string id(id_view);
+    std::vector<TokenRecord> tokens;
+    Status status = select_tokens("reading token " + id, "id", id, tokens);
+    if (!status.ok()) return status;
+    if (tokens.empty()) return token_not_found(id);
+    return std::move(tokens.front());
+  }
+
+  StatusOr<std::vector<TokenRecord>> list_tokens(std::string_view user_view) override {
+    const std::string user(user_view);
+    std::vector<TokenRecord> tokens;
+    Status status = select_tokens("listing the tokens of user " + user, "user_name", user, tokens);
+    if (!status.ok()) return status;
+    std::sort(tokens.begin(), tokens.end(), [](const TokenRecord& a, const TokenRecord& b) {
+      return a.created_at != b.created_at ? a.created_at < b.created_at : a.id < b.id;
+    });
+    return tokens;
+  }
+
+  Status delete_token(std::string_view id_view) override {
+    const std::string id(id_view);
+    return db_->write(
+        "deleting token " + id, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
+          if (affected((tx.sql().prepare << "DELETE FROM tokens WHERE id = :id", soci::use(id))) ==
+              0) {
+            return token_not_found(id);
+          }
+          tx.next_revision();
+          return Status();
+        });
+  }
+
+ private:
+  static void insert_role(soci::session& sql, const std::string& user, const std::string& app,
+                          Role role) {
+    const std::string name = role_name(role);
+    sql << "INSERT INTO app_roles (user_name, app, role) VALUES (:user, :app, :role)",
+        soci::use(user), soci::use(app), soci::use(name);
+  }
+
+  // `column` is a fixed column name, never input.
+  Status select_tokens(const std::string& what, std::string_view column, const std::string& key,
+                       std::vector<TokenRecord>& out) {
+    return db_->run(what, [&](soci::session& sql) -> Status {
+      TokenRecord row;
+      long long created_at = 0;
+      soci::statement st =
+          (sql.prepare << "SELECT id, user_name, description, secret_hash, created_at FROM tokens "
+                          "WHERE " +
+                              std::string(column) + " = :key",
+           soci::use(key), soci::into(row.id), soci::into(row.user), soci::into(row.description),
+           soci::into(row.secret_hash), soci::into(created_at));
+      st.execute();
+      while (st.fetch()) {
+        row.created_at = created_at;
+        out.push_back(row);
+      }
+      return Status();
+    });
+  }
+
+  std::shared_ptr<Database> db_;
+  const Clock* clock_;
+};
+
+}  // namespace
+
+std::unique_ptr<auth::AccountRepository> make_sql_account_repository(std::shared_ptr<Database> db,
+                                                                     const Clock* clock) {
+  return std::make_unique<SqlAccountRepository>(std::move(db), clock);
+}
+
+}  // namespace sluice::policy::sql

@@ -1,0 +1,478 @@
+#include "sluice/server/http/decision_api.h"
+
+#include <charconv>
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "sluice/algorithm/validate.h"
+#include "sluice/core/key.h"
+
+namespace sluice::http {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxJsonDepth = 64;
+constexpr std::string_view kQuotaExceededType =
+    "https://iana.org/assignments/http-problem-types#quota-exceeded";
+constexpr std::string_view kQuotaExceededTitle =
+    "Request cannot be satisfied as assigned quota has been exceeded";
+
+std::int64_t steady_micros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string_view json_type(const json& value) {
+  if (value.is_null()) return "null";
+  if (value.is_boolean()) return "a boolean";
+  if (value.is_number()) return "a number";
+  if (value.is_string()) return "a string";
+  if (value.is_array()) return "an array";
+  return "an object";
+}
+
+// Reads a required string field; appends an error otherwise.
+void read_string(const json& body, std::string_view field, std::string& out, bool allow_empty,
+                 std::vector<FieldError>& errors) {
+  const auto it = body.find(field);
+  if (it == body.end()) {
+    errors.push_back({std::string(field), "is required"});
+  } else if (!it->is_string()) {
+    errors.push_back({std::string(field), "must be a string, not " + std::string(json_type(*it))});
+  } else {
+    out = it->get<std::string>();
+    if (!allow_empty && out.empty()) errors.push_back({std::string(field), "must not be empty"});
+  }
+}
+
+// Reads an optional integer field in [min, max]; appends an error otherwise.
+void read_integer(const json& body, std::string_view field, std::int64_t min, std::int64_t max,
+                  std::int64_t& out, std::vector<FieldError>& errors) {
+  const auto it = body.find(field);
+  if (it == body.end()) return;
+  const std::string range = "between " + std::to_string(min) + " and " + std::to_string(max);
+  if (it->is_number_unsigned()) {
+    const auto value = it->get<std::uint64_t>();
+    if (value > static_cast<std::uint64_t>(max)) {
+      errors.push_back({std::string(field), "must be " + range});
+    } else {
+      out = static_cast<std::int64_t>(value);
+    }
+  } else if (it->is_number_integer()) {
+    const auto value = it->get<std::int64_t>();
+    if (value < min || value > max) {
+      errors.push_back({std::string(field), "must be " + range});
+    } else {
+      out = value;
+    }
+  } else {
+    errors.push_back({std::string(field),
+                      "must be an integer " + range + ", not " + std::string(json_type(*it))});
+  }
+}
+
+void reject_unknown(const json& body, std::initializer_list<std::string_view> known,
+                    std::vector<FieldError>& errors) {
+  for (const auto& [name, value] : body.items()) {
+    bool found = false;
+    for (std::string_view k : known) found = found || k == name;
+    if (!found) errors.push_back({name, "unknown field"});
+  }
+}
+
+Status no_such_policy(std::string_view policy) {
+  return not_found("no such policy for this app: policy \"" + std::string(policy) +
+                   "\" does not exist or does not list the app");
+}
+
+Response invalid_request(std::string_view detail, std::vector<FieldError> errors) {
+  return problem_response(400, detail, errors);
+}
+
+bool is_store_error(const Status& status) { return service::is_store_failure(status); }
+
+void append_json_string(std::string& out, std::string_view text) {
+  const std::size_t start = out.size();
+  out.push_back('"');
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (u < 0x20 || u >= 0x7f) {
+      // Rare (names are plain ASCII): let the JSON library escape the whole string.
+      out.resize(start);
+      out += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
+      return;
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('"');
+}
+
+void append_optional_millis(std::string& out, const std::optional<Micros>& value) {
+  if (value) {
+    out += std::to_string(service::millis_rounded_up(*value));
+  } else {
+    out += "null";
+  }
+}
+
+}  // namespace
+
+std::string decision_json_text(const service::Decision& d) {
+  const algorithm::Verdict& v = d.verdict;
+  std::string out;
+  out.reserve(256);
+  out += v.allowed ? "{\"allowed\":true" : "{\"allowed\":false";
+  out += d.degraded ? ",\"degraded\":true" : ",\"degraded\":false";
+  out += ",\"delay_ms\":";
+  append_optional_millis(out, v.delay);
+  out += ",\"lease\":";
+  if (d.lease) {
+    append_json_string(out, *d.lease);
+  } else {
+    out += "null";
+  }
+  out += ",\"limit\":" + std::to_string(v.limit);
+  out += ",\"limit_index\":" + std::to_string(d.limit_index);
+  out += ",\"mode\":";
+  append_json_string(out, policy::mode_name(d.mode));
+  out += ",\"policy\":";
+  append_json_string(out, d.policy);
+  out += ",\"remaining\":" + std::to_string(v.remaining);
+  out += ",\"reset_after_ms\":" + std::to_string(service::millis_rounded_up(v.reset_after));
+  out += ",\"retry_after_ms\":";
+  append_optional_millis(out, v.retry_after);
+  out += d.shadow_denied ? ",\"shadow_denied\":true}" : ",\"shadow_denied\":false}";
+  return out;
+}
+
+ParsedAcquire parse_acquire(const json& body, std::int64_t max_wait_ms) {
+  ParsedAcquire parsed;
+  if (!body.is_object()) {
+    parsed.errors.push_back({"body", "must be a JSON object, not " + std::string(json_type(body))});
+    return parsed;
+  }
+  AcquireInput input;
+  read_string(body, "app", input.app, false, parsed.errors);
+  read_string(body, "policy", input.policy, false, parsed.errors);
+  read_string(body, "key", input.key, true, parsed.errors);
+  if (input.key.size() > kMaxSubjectBytes) {
+    parsed.errors.push_back(
+        {"key", "must be at most " + std::to_string(kMaxSubjectBytes) + " bytes"});
+  }
+  read_integer(body, "cost", 0, algorithm::kMaxCost, input.cost, parsed.errors);
+  if (max_wait_ms > 0) {
+    read_integer(body, "wait_ms", 0, max_wait_ms, input.wait_ms, parsed.errors);
+  } else if (const auto it = body.find("wait_ms"); it != body.end()) {
+    read_integer(body, "wait_ms", 0, 0, input.wait_ms, parsed.errors);
+    if (!parsed.errors.empty() && parsed.errors.back().field == "wait_ms") {
+      parsed.errors.back().message = "waiting is not supported here; must be 0";
+    }
+  }
+  reject_unknown(body, {"app", "policy", "key", "cost", "wait_ms"}, parsed.errors);
+  if (parsed.errors.empty()) parsed.input = std::move(input);
+  return parsed;
+}
+
+std::optional<json> parse_json_body(std::string_view body, Response& error) {
+  // The parser itself is iterative, but deep documents cost recursion elsewhere: refuse them.
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) {
+        error = invalid_request(
+            "malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels",
+            {{"body", "nested too deeply"}});
+        return std::nullopt;
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  try {
+    return json::parse(body);
+  } catch (const json::exception& e) {
+    error = invalid_request(std::string("malformed JSON: ") + e.what(),
+                            {{"body", "is not valid JSON"}});
+    return std::nullopt;
+  }
+}
+
+struct DecisionApi::Decided {
+  StatusOr<service::Decision> decision = Status(StatusCode::kUnknown, "not decided");
+  std::shared_ptr<const policy::Policy> policy;
+};
+
+DecisionApi::DecisionApi(service::Limiter& limiter, const service::PolicyLookup& policies,
+                         store::Store& store, Metrics& metrics, DecisionApiOptions options)
+    : limiter_(limiter),
+      policies_(policies),
+      store_(store),
+      metrics_(metrics),
+      options_(std::move(options)),
+      clock_(options_.clock ? *options_.clock : SystemClock::instance()) {}
+
+void DecisionApi::add_routes(Router& router) {
+  router.add("POST", "/v1/acquire", [this](auto exchange) { acquire(std::move(exchange)); });
+  router.add("POST", "/v1/acquire/batch",
+             [this](auto exchange) { acquire_batch(std::move(exchange)); });
+  router.add("POST", "/v1/leases/{lease}/release",
+             [this](auto exchange) { lease(std::move(exchange), true); });
+  router.add("POST", "/v1/leases/{lease}/renew",
+             [this](auto exchange) { lease(std::move(exchange), false); });
+  router.add("GET", "/v1/check", [this](auto exchange) { check(std::move(exchange)); });
+  router.add("GET", "/healthz", [](auto exchange) {
+    exchange->respond(json_response(200, {{"status", "ok"}}));
+  });
+  router.add("GET", "/readyz", [this](auto exchange) { readyz(std::move(exchange)); });
+  router.add("GET", "/metrics", [this](auto exchange) { metrics(std::move(exchange)); });
+  router.add("GET", "/openapi.json", [](auto exchange) {
+    exchange->respond({.status = 200,
+                       .content_type = "application/json",
+                       .body = std::string(openapi_document())});
+  });
+}
+
+DecisionApi::Decided DecisionApi::decide(const AcquireInput& input) {
+  Decided decided;
+  decided.policy = policies_.find(input.policy);
+  if (!decided.policy) {
+    decided.decision = no_such_policy(input.policy);
+    return decided;
+  }
+  const std::int64_t start = steady_micros();
+  decided.decision = limiter_.try_acquire(*decided.policy, input.app, input.key, input.cost);
+  metrics_.record_store_latency(steady_micros() - start);
+  if (decided.decision.ok()) metrics_.record_decision(*decided.decision);
+  return decided;
+}
+
+Response DecisionApi::decision_response(const Decided& decided) const {
+  Response response{.status = 200, .body = decision_json_text(*decided.decision)};
+  response.headers = rate_limit_headers(*decided.decision, decided.policy->limits, clock_.now(),
+                                        options_.header_sets);
+  return response;
+}
+
+void DecisionApi::acquire(std::shared_ptr<Exchange> exchange) {
+  Response error;
+  std::optional<json> body = parse_json_body(exchange->request().body, error);
+  if (!body) return exchange->respond(std::move(error));
+  ParsedAcquire parsed = parse_acquire(*body, options_.max_wait / kMicrosPerMilli);
+  if (!parsed.input) {
+    return exchange->respond(invalid_request("invalid acquire request", parsed.errors));
+  }
+  const std::int64_t deadline = steady_micros() + parsed.input->wait_ms * kMicrosPerMilli;
+  exchange->offload([this, exchange, input = std::move(*parsed.input), deadline]() mutable {
+    attempt(std::move(exchange), std::move(input), deadline);
+  });
+}
+
+void DecisionApi::attempt(std::shared_ptr<Exchange> exchange, AcquireInput input,
+                          std::int64_t deadline_us) {
+  Decided decided = decide(input);
+  if (!decided.decision.ok()) return exchange->respond(status_response(decided.decision.status()));
+  const algorithm::Verdict& verdict = decided.decision->verdict;
+  // Waiting helps only when the same request can succeed before the deadline: answer at once
+  // otherwise (never-grantable costs, retry points past the deadline).
+  if (verdict.allowed || input.wait_ms == 0 || !verdict.retry_after ||
+      steady_micros() + *verdict.retry_after > deadline_us) {
+    return exchange->respond(decision_response(decided));
+  }
+  const auto delay = std::chrono::microseconds(*verdict.retry_after);
+  exchange->after(delay, [this, exchange, input = std::move(input), deadline_us]() mutable {
+    exchange->offload([this, exchange, input = std::move(input), deadline_us]() mutable {
+      attempt(std::move(exchange), std::move(input), deadline_us);
+    });
+  });
+}
+
+void DecisionApi::acquire_batch(std::shared_ptr<Exchange> exchange) {
+  Response error;
+  std::optional<json> body = parse_json_body(exchange->request().body, error);
+  if (!body) return exchange->respond(std::move(error));
+  std::vector<FieldError> errors;
+  if (!body->is_object()) {
+    errors.push_back({"body", "must be a JSON object, not " + std::string(json_type(*body))});
+  } else {
+    reject_unknown(*body, {"requests"}, errors);
+    const auto it = body->find("requests");
+    if (it == body->end()) {
+      errors.push_back({"requests", "is required"});
+    } else if (!it->is_array()) {
+      errors.push_back({"requests", "must be an array, not " + std::string(json_type(*it))});
+    } else if (it->size() > options_.max_batch) {
+      errors.push_back({"requests", "must hold at most " + std::to_string(options_.max_batch) +
+                                        " requests, not " + std::to_string(it->size())});
+    }
+  }
+  if (!errors.empty()) return exchange->respond(invalid_request("invalid batch request", errors));
+  exchange->offload([this, exchange, requests = std::move((*body)["requests"])] {
+    json decisions = json::array();
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      ParsedAcquire parsed = parse_acquire(requests[i], 0);
+      if (!parsed.input) {
+        decisions.push_back(problem_json(
+            400, "invalid acquire request at requests[" + std::to_string(i) + "]", parsed.errors));
+        continue;
+      }
+      Decided decided = decide(*parsed.input);
+      if (!decided.decision.ok()) {
+        const Status& status = decided.decision.status();
+        decisions.push_back(problem_json(http_status_for(status.code()), status.message()));
+      } else {
+        decisions.push_back(service::decision_to_json(*decided.decision));
+      }
+    }
+    exchange->respond(json_response(200, {{"decisions", std::move(decisions)}}));
+  });
+}
+
+void DecisionApi::lease(std::shared_ptr<Exchange> exchange, bool release) {
+  Response error;
+  std::optional<json> body = parse_json_body(exchange->request().body, error);
+  if (!body) return exchange->respond(std::move(error));
+  std::vector<FieldError> errors;
+  AcquireInput input;
+  if (!body->is_object()) {
+    errors.push_back({"body", "must be a JSON object, not " + std::string(json_type(*body))});
+  } else {
+    read_string(*body, "app", input.app, false, errors);
+    read_string(*body, "policy", input.policy, false, errors);
+    read_string(*body, "key", input.key, true, errors);
+    reject_unknown(*body, {"app", "policy", "key"}, errors);
+  }
+  std::string lease(exchange->param("lease"));
+  if (lease.size() > 128) errors.push_back({"lease", "must be at most 128 bytes"});
+  if (!errors.empty()) {
+    return exchange->respond(
+        invalid_request(release ? "invalid release request" : "invalid renew request", errors));
+  }
+  exchange->offload([this, exchange, release, input = std::move(input), lease = std::move(lease)] {
+    std::shared_ptr<const policy::Policy> policy = policies_.find(input.policy);
+    if (!policy) return exchange->respond(status_response(no_such_policy(input.policy)));
+    StatusOr<bool> done = release ? limiter_.release(*policy, input.app, input.key, lease)
+                                  : limiter_.renew(*policy, input.app, input.key, lease);
+    if (!done.ok()) {
+      if (is_store_error(done.status())) metrics_.record_store_error();
+      return exchange->respond(status_response(done.status()));
+    }
+    exchange->respond(json_response(200, {{release ? "released" : "renewed", *done}}));
+  });
+}
+
+void DecisionApi::check(std::shared_ptr<Exchange> exchange) {
+  const Request& request = exchange->request();
+  std::vector<FieldError> errors;
+  AcquireInput input;
+  const auto required = [&](const std::string& name, std::string& out, bool allow_empty) {
+    const std::optional<std::string_view> value = request.header(name);
+    if (!value) {
+      errors.push_back({name, "header is required"});
+    } else if (value->empty() && !allow_empty) {
+      errors.push_back({name, "header must not be empty"});
+    } else {
+      out = std::string(*value);
+    }
+  };
+  required(options_.app_header, input.app, false);
+  required(options_.policy_header, input.policy, false);
+  required(options_.key_header, input.key, true);
+  if (input.key.size() > kMaxSubjectBytes) {
+    errors.push_back(
+        {options_.key_header, "must be at most " + std::to_string(kMaxSubjectBytes) + " bytes"});
+  }
+  if (const auto cost = request.header(options_.cost_header)) {
+    std::int64_t value = -1;
+    const auto [end, ec] = std::from_chars(cost->data(), cost->data() + cost->size(), value);
+    if (ec != std::errc() || end != cost->data() + cost->size() || value < 0 ||
+        value > algorithm::kMaxCost) {
+      errors.push_back({options_.cost_header,
+                        "must be an integer between 0 and " + std::to_string(algorithm::kMaxCost)});
+    } else {
+      input.cost = value;
+    }
+  }
+  int deny_status = options_.check_deny_status;
+  if (const auto param = request.query_param("deny_status")) {
+    int value = 0;
+    const auto [end, ec] = std::from_chars(param->data(), param->data() + param->size(), value);
+    if (ec != std::errc() || end != param->data() + param->size() || value < 400 || value > 499) {
+      errors.push_back({"deny_status", "must be a 4xx status code"});
+    } else {
+      deny_status = value;
+    }
+  }
+  if (!errors.empty()) return exchange->respond(invalid_request("invalid check request", errors));
+  exchange->offload([this, exchange, input = std::move(input), deny_status] {
+    Decided decided = decide(input);
+    if (!decided.decision.ok()) {
+      return exchange->respond(status_response(decided.decision.status()));
+    }
+    Response response = decision_response(decided);
+    const service::Decision& decision = *decided.decision;
+    if (!decision.verdict.allowed) {
+      const std::string item = policy_item_name(decision.policy, decision.limit_index);
+      const std::optional<std::int64_t> retry = retry_after_seconds(decision);
+      json problem =
+          problem_json(429,
+                       retry ? "policy \"" + decision.policy + "\" allows this request again in " +
+                                   std::to_string(*retry) + " s"
+                             : "policy \"" + decision.policy + "\" can never grant a cost of " +
+                                   std::to_string(input.cost),
+                       {}, kQuotaExceededTitle, kQuotaExceededType);
+      problem["status"] = deny_status;
+      problem["violated-policies"] = json::array({item});
+      response.status = deny_status;
+      response.content_type = std::string(kProblemJson);
+      response.body = dump(problem);
+      if (retry) response.headers.push_back({"Retry-After", std::to_string(*retry)});
+    }
+    exchange->respond(std::move(response));
+  });
+}
+
+void DecisionApi::readyz(std::shared_ptr<Exchange> exchange) {
+  exchange->offload([this, exchange] {
+    // A cost-0 peek: one real store round trip that changes nothing.
+    static const std::vector<algorithm::Limit> kProbe = {
+        algorithm::Gcra{.rate = 1, .period = kMicrosPerSecond, .burst = 0}};
+    const std::int64_t start = steady_micros();
+    StatusOr<store::StoreDecision> peek =
+        store_.acquire({.policy = "sluice.readyz", .limits = kProbe, .subject = "readyz"}, 0);
+    const std::int64_t elapsed = steady_micros() - start;
+    if (!peek.ok()) {
+      metrics_.record_store_error();
+      return exchange->respond(problem_response(
+          503, "store unreachable: " + peek.status().to_string(), {}, "Not Ready"));
+    }
+    exchange->respond(json_response(200, {{"status", "ready"}, {"store_latency_us", elapsed}}));
+  });
+}
+
+void DecisionApi::metrics(std::shared_ptr<Exchange> exchange) {
+  exchange->respond({.status = 200,
+                     .content_type = "text/plain; version=0.0.4; charset=utf-8",
+                     .body = metrics_.render(limiter_.stats().store_errors)});
+}
+
+}  // namespace sluice::http

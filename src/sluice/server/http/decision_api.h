@@ -1,0 +1,105 @@
+// The decision endpoints of `sluice serve` (DESIGN.md §5a): POST /v1/acquire (with an optional
+// wait), POST /v1/acquire/batch, POST /v1/leases/{lease}/release|renew, the gateway check
+// GET /v1/check (nginx auth_request), and the operational GET /healthz, /readyz, /metrics and
+// /openapi.json. Everything here is Beast-free; the server supplies timers and the store pool.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/clock.h"
+#include "sluice/server/http/metrics.h"
+#include "sluice/server/http/rate_limit_headers.h"
+#include "sluice/server/http/router.h"
+#include "sluice/service/limiter.h"
+#include "sluice/service/policy_lookup.h"
+#include "sluice/store/store.h"
+
+namespace sluice::http {
+
+struct DecisionApiOptions {
+  // Where GET /v1/check finds its inputs. Names are case-insensitive.
+  std::string app_header = "X-Sluice-App";
+  std::string policy_header = "X-Sluice-Policy";
+  std::string key_header = "X-Sluice-Key";
+  std::string cost_header = "X-Sluice-Cost";  // optional; default 1
+  // Status of a denied check (a `deny_status` query parameter overrides it per request).
+  // nginx's auth_request passes only 401 and 403 on; anything else becomes a 500 there.
+  int check_deny_status = 429;
+  HeaderSets header_sets;
+  // Upper bound of `wait_ms` in POST /v1/acquire.
+  Micros max_wait = 60 * kMicrosPerSecond;
+  // Upper bound of the number of requests in one POST /v1/acquire/batch.
+  std::size_t max_batch = 1'000;
+  // Wall clock for X-RateLimit-Reset (Unix seconds). Null: the system clock.
+  const Clock* clock = nullptr;
+};
+
+// One acquire request as read from JSON.
+struct AcquireInput {
+  std::string app;
+  std::string policy;
+  std::string key;
+  std::int64_t cost = 1;
+  std::int64_t wait_ms = 0;
+};
+
+struct ParsedAcquire {
+  std::optional<AcquireInput> input;  // set exactly when errors is empty
+  std::vector<FieldError> errors;
+};
+
+// Reads {"app", "policy", "key", "cost"?, "wait_ms"?}: every problem at once, each naming its
+// field — not an object, missing or non-string app/policy/key, empty app/policy, key over
+// 1 024 bytes, non-integer or out-of-range cost (0..1e9) and wait_ms (0..max_wait_ms; only 0
+// when `max_wait_ms` is 0), and unknown fields.
+ParsedAcquire parse_acquire(const nlohmann::json& body, std::int64_t max_wait_ms);
+
+// Reads a JSON body: nullopt and `error` set (a 400 problem) when it is not JSON, nests deeper
+// than 64 levels or is not valid UTF-8.
+std::optional<nlohmann::json> parse_json_body(std::string_view body, Response& error);
+
+// service::decision_to_json(decision).dump(), byte for byte, without building a JSON object:
+// the hot path of every acquire and check.
+std::string decision_json_text(const service::Decision& decision);
+
+// The embedded docs/openapi.json.
+std::string_view openapi_document();
+
+class DecisionApi {
+ public:
+  // Every reference must outlive the DecisionApi, which must outlive the routes it adds.
+  // `store` is the one the limiter decides on (GET /readyz peeks it).
+  DecisionApi(service::Limiter& limiter, const service::PolicyLookup& policies, store::Store& store,
+              Metrics& metrics, DecisionApiOptions options = {});
+
+  void add_routes(Router& router);
+
+ private:
+  struct Decided;
+  Decided decide(const AcquireInput& input);
+  Response decision_response(const Decided& decided) const;
+  void attempt(std::shared_ptr<Exchange> exchange, AcquireInput input, std::int64_t deadline_us);
+
+  void acquire(std::shared_ptr<Exchange> exchange);
+  void acquire_batch(std::shared_ptr<Exchange> exchange);
+  void lease(std::shared_ptr<Exchange> exchange, bool release);
+  void check(std::shared_ptr<Exchange> exchange);
+  void readyz(std::shared_ptr<Exchange> exchange);
+  void metrics(std::shared_ptr<Exchange> exchange);
+
+  service::Limiter& limiter_;
+  const service::PolicyLookup& policies_;
+  store::Store& store_;
+  Metrics& metrics_;
+  DecisionApiOptions options_;
+  const Clock& clock_;
+};
+
+}  // namespace sluice::http

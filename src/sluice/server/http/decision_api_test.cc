@@ -1,0 +1,291 @@
+#include "sluice/server/http/decision_api.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sluice/policy/document.h"
+#include "sluice/store/memory/memory_store.h"
+
+namespace sluice::http {
+namespace {
+
+using nlohmann::json;
+
+constexpr Micros kEpoch = 1'700'000'000'000'000;
+
+// Runs offloaded work at once and timers by moving the manual clock: waits take no real time.
+class FakeTransport final : public Transport {
+ public:
+  explicit FakeTransport(ManualClock& clock) : clock_(clock) {}
+  void respond(Response response) override {
+    ++responses;
+    last = std::move(response);
+  }
+  void after(std::chrono::microseconds delay, std::function<void()> fn) override {
+    waited.push_back(delay.count());
+    clock_.advance(delay.count());
+    fn();
+  }
+  void offload(std::function<void()> fn) override { fn(); }
+
+  int responses = 0;
+  Response last;
+  std::vector<Micros> waited;
+
+ private:
+  ManualClock& clock_;
+};
+
+policy::Policy parse_policy(std::string_view text) {
+  policy::ParsedPolicy parsed = policy::policy_from_text(text);
+  EXPECT_TRUE(parsed.policy) << policy::join_errors(parsed.errors);
+  return *parsed.policy;
+}
+
+class DecisionApiTest : public ::testing::Test {
+ protected:
+  DecisionApiTest()
+      : store_(clock_),
+        limiter_(store_, &store_),
+        lookup_({parse_policy(R"({"name": "demo.api", "apps": ["checkout"], "limits": [
+                   {"algorithm": "token_bucket", "capacity": 2, "refill": 1, "period": "1s"}]})")}),
+        api_(limiter_, lookup_, store_, metrics_, {.clock = &clock_}) {
+    api_.add_routes(router_);
+  }
+
+  // Runs one request through the router, as the server would.
+  Response call(std::string method, std::string path, std::string body,
+                std::vector<Header> headers = {}) {
+    Request request{
+        .method = method, .target = path, .headers = std::move(headers), .body = std::move(body)};
+    const std::size_t question = path.find('?');
+    request.path = path.substr(0, question);
+    if (question != std::string::npos) request.query = path.substr(question + 1);
+    Router::Match match = router_.match(request.method, request.path);
+    EXPECT_NE(match.handler, nullptr) << method << " " << path;
+    transport_ = std::make_shared<FakeTransport>(clock_);
+    (*match.handler)(
+        std::make_shared<Exchange>(std::move(request), std::move(match.params), transport_));
+    EXPECT_EQ(transport_->responses, 1);
+    return transport_->last;
+  }
+
+  ManualClock clock_{kEpoch};
+  store::MemoryStore store_;
+  service::Limiter limiter_;
+  service::StaticPolicyLookup lookup_;
+  Metrics metrics_;
+  DecisionApi api_;
+  Router router_;
+  std::shared_ptr<FakeTransport> transport_;
+};
+
+TEST(ParseAcquireTest, ReadsEveryFieldWithDefaults) {
+  const ParsedAcquire parsed =
+      parse_acquire(json{{"app", "a"}, {"policy", "p"}, {"key", ""}}, 1000);
+  ASSERT_TRUE(parsed.input) << parsed.errors.size();
+  EXPECT_EQ(parsed.input->cost, 1);
+  EXPECT_EQ(parsed.input->wait_ms, 0);
+  EXPECT_EQ(parsed.input->key, "");
+}
+
+TEST(ParseAcquireTest, ReportsEveryProblemNamingItsField) {
+  struct Case {
+    const char* name;
+    json body;
+    std::vector<std::string> fields;
+  };
+  const std::vector<Case> cases = {
+      {"not an object", json::array(), {"body"}},
+      {"missing all", json::object(), {"app", "policy", "key"}},
+      {"wrong types", {{"app", 1}, {"policy", true}, {"key", nullptr}}, {"app", "policy", "key"}},
+      {"empty app", {{"app", ""}, {"policy", "p"}, {"key", "k"}}, {"app"}},
+      {"cost negative", {{"app", "a"}, {"policy", "p"}, {"key", "k"}, {"cost", -1}}, {"cost"}},
+      {"cost too big",
+       {{"app", "a"}, {"policy", "p"}, {"key", "k"}, {"cost", 1'000'000'001}},
+       {"cost"}},
+      {"cost huge unsigned",
+       {{"app", "a"}, {"policy", "p"}, {"key", "k"}, {"cost", 18'000'000'000'000'000'000u}},
+       {"cost"}},
+      {"cost float", {{"app", "a"}, {"policy", "p"}, {"key", "k"}, {"cost", 1.5}}, {"cost"}},
+      {"cost string", {{"app", "a"}, {"policy", "p"}, {"key", "k"}, {"cost", "1"}}, {"cost"}},
+      {"wait too long",
+       {{"app", "a"}, {"policy", "p"}, {"key", "k"}, {"wait_ms", 1001}},
+       {"wait_ms"}},
+      {"unknown field", {{"app", "a"}, {"policy", "p"}, {"key", "k"}, {"kee", "x"}}, {"kee"}},
+      {"key too long", {{"app", "a"}, {"policy", "p"}, {"key", std::string(1025, 'k')}}, {"key"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const ParsedAcquire parsed = parse_acquire(c.body, 1000);
+    EXPECT_FALSE(parsed.input);
+    std::vector<std::string> fields;
+    for (const FieldError& e : parsed.errors) fields.push_back(e.field);
+    EXPECT_EQ(fields, c.fields);
+  }
+}
+
+TEST(ParseAcquireTest, WaitingIsRefusedWhereNotSupported) {
+  const ParsedAcquire parsed =
+      parse_acquire(json{{"app", "a"}, {"policy", "p"}, {"key", "k"}, {"wait_ms", 5}}, 0);
+  ASSERT_EQ(parsed.errors.size(), 1u);
+  EXPECT_EQ(parsed.errors[0].field, "wait_ms");
+  EXPECT_TRUE(
+      parse_acquire(json{{"app", "a"}, {"policy", "p"}, {"key", "k"}, {"wait_ms", 0}}, 0).input);
+}
+
+TEST(ParseJsonBodyTest, RefusesMalformedAndDeeplyNestedJson) {
+  Response error;
+  EXPECT_TRUE(parse_json_body(R"({"a": [1, 2, {"b": "]]]"}]})", error));
+  EXPECT_FALSE(parse_json_body("{\"app\": ", error));
+  EXPECT_EQ(error.status, 400);
+  EXPECT_NE(error.body.find("malformed JSON"), std::string::npos);
+  EXPECT_FALSE(parse_json_body(std::string(100, '[') + std::string(100, ']'), error));
+  EXPECT_NE(error.body.find("nested deeper"), std::string::npos);
+  EXPECT_FALSE(parse_json_body("\"\xff\"", error));  // invalid UTF-8
+}
+
+TEST_F(DecisionApiTest, AcquireAnswersTheDecisionWithHeaders) {
+  const Response response =
+      call("POST", "/v1/acquire", R"({"app": "checkout", "policy": "demo.api", "key": "alice"})");
+  EXPECT_EQ(response.status, 200);
+  const json body = json::parse(response.body);
+  EXPECT_EQ(body["allowed"], true);
+  EXPECT_EQ(body["remaining"], 1);
+  bool found = false;
+  for (const Header& h : response.headers) found = found || h.name == "RateLimit-Policy";
+  EXPECT_TRUE(found);
+}
+
+TEST_F(DecisionApiTest, UnknownPolicyAndUnlistedAppAreBoth404) {
+  EXPECT_EQ(
+      call("POST", "/v1/acquire", R"({"app": "checkout", "policy": "nope", "key": "k"})").status,
+      404);
+  const Response other =
+      call("POST", "/v1/acquire", R"({"app": "mobile", "policy": "demo.api", "key": "k"})");
+  EXPECT_EQ(other.status, 404);
+  EXPECT_NE(json::parse(other.body)["detail"].get<std::string>().find("no such policy"),
+            std::string::npos);
+}
+
+TEST_F(DecisionApiTest, WaitRetriesAtRetryAfterUntilAllowed) {
+  const std::string body =
+      R"({"app": "checkout", "policy": "demo.api", "key": "w", "cost": 2, "wait_ms": 5000})";
+  EXPECT_EQ(json::parse(call("POST", "/v1/acquire", body).body)["allowed"], true);
+  const Response waited = call("POST", "/v1/acquire", body);
+  EXPECT_EQ(json::parse(waited.body)["allowed"], true);
+  // Empty bucket, refill 1/s, cost 2: allowed exactly 2 s later, after one timer.
+  EXPECT_EQ(transport_->waited, std::vector<Micros>{2 * kMicrosPerSecond});
+}
+
+TEST_F(DecisionApiTest, WaitGivesUpAtOnceWhenRetryAfterIsPastTheDeadline) {
+  const std::string body =
+      R"({"app": "checkout", "policy": "demo.api", "key": "w", "cost": 2, "wait_ms": 1000})";
+  (void)call("POST", "/v1/acquire", body);
+  const Response denied = call("POST", "/v1/acquire", body);
+  EXPECT_EQ(json::parse(denied.body)["allowed"], false);
+  EXPECT_EQ(json::parse(denied.body)["retry_after_ms"], 2000);
+  EXPECT_TRUE(transport_->waited.empty());
+}
+
+TEST_F(DecisionApiTest, BatchAnswersInOrderWithProblemsInPlace) {
+  const Response response = call("POST", "/v1/acquire/batch", R"({"requests": [
+      {"app": "checkout", "policy": "demo.api", "key": "b"},
+      {"app": "checkout", "policy": "missing", "key": "b"},
+      {"app": "checkout", "policy": "demo.api", "key": "b", "cost": "x"},
+      {"app": "checkout", "policy": "demo.api", "key": "b"},
+      {"app": "checkout", "policy": "demo.api", "key": "b"}]})");
+  ASSERT_EQ(response.status, 200);
+  const json decisions = json::parse(response.body)["decisions"];
+  ASSERT_EQ(decisions.size(), 5u);
+  EXPECT_EQ(decisions[0]["allowed"], true);
+  EXPECT_EQ(decisions[1]["status"], 404);
+  EXPECT_EQ(decisions[2]["status"], 400);
+  EXPECT_EQ(decisions[2]["errors"][0]["field"], "cost");
+  EXPECT_EQ(decisions[3]["allowed"], true);
+  EXPECT_EQ(decisions[4]["allowed"], false);
+}
+
+TEST_F(DecisionApiTest, CheckDeniesWithQuotaExceededProblemAndRetryAfter) {
+  const std::vector<Header> headers = {{"x-sluice-app", "checkout"},
+                                       {"X-Sluice-Policy", "demo.api"},
+                                       {"X-Sluice-Key", "gw"},
+                                       {"X-Sluice-Cost", "2"}};
+  EXPECT_EQ(call("GET", "/v1/check", "", headers).status, 200);
+  const Response denied = call("GET", "/v1/check", "", headers);
+  EXPECT_EQ(denied.status, 429);
+  EXPECT_EQ(denied.content_type, "application/problem+json");
+  const json problem = json::parse(denied.body);
+  EXPECT_EQ(problem["type"], "https://iana.org/assignments/http-problem-types#quota-exceeded");
+  EXPECT_EQ(problem["violated-policies"], json::array({"demo.api"}));
+  std::string retry_after;
+  for (const Header& h : denied.headers) {
+    if (h.name == "Retry-After") retry_after = h.value;
+  }
+  EXPECT_EQ(retry_after, "2");
+  EXPECT_EQ(call("GET", "/v1/check?deny_status=403", "", headers).status, 403);
+}
+
+TEST_F(DecisionApiTest, CheckNamesMissingHeaders) {
+  const Response response = call("GET", "/v1/check", "", {{"X-Sluice-App", "checkout"}});
+  EXPECT_EQ(response.status, 400);
+  const json problem = json::parse(response.body);
+  ASSERT_EQ(problem["errors"].size(), 2u);
+  EXPECT_EQ(problem["errors"][0]["field"], "X-Sluice-Policy");
+  EXPECT_EQ(problem["errors"][1]["field"], "X-Sluice-Key");
+}
+
+TEST_F(DecisionApiTest, MetricsCountDecisionsByPolicyAndOutcome) {
+  const std::string body = R"({"app": "checkout", "policy": "demo.api", "key": "m", "cost": 2})";
+  (void)call("POST", "/v1/acquire", body);
+  (void)call("POST", "/v1/acquire", body);
+  const std::string text = call("GET", "/metrics", "").body;
+  EXPECT_NE(text.find("sluice_decisions_total{policy=\"demo.api\",outcome=\"allowed\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("sluice_decisions_total{policy=\"demo.api\",outcome=\"denied\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("sluice_store_latency_seconds_count 2"), std::string::npos);
+}
+
+TEST_F(DecisionApiTest, OpenApiDocumentIsEmbeddedJson) {
+  const Response response = call("GET", "/openapi.json", "");
+  const json document = json::parse(response.body);
+  EXPECT_EQ(document["openapi"], "3.0.3");
+  EXPECT_TRUE(document["paths"].contains("/v1/acquire"));
+}
+
+}  // namespace
+}  // namespace sluice::http
+
+namespace sluice::http {
+namespace {
+
+TEST(DecisionJsonTextTest, MatchesTheJsonLibraryByteForByte) {
+  std::vector<service::Decision> cases;
+  cases.push_back({.policy = "demo.api"});
+  service::Decision full{.limit_index = 2,
+                         .lease = "0123456789abcdef0123456789abcdef",
+                         .policy = "orders.create-v2_x",
+                         .mode = policy::Mode::kShadow,
+                         .degraded = true,
+                         .shadow_denied = true};
+  full.verdict = {.allowed = true,
+                  .limit = 100,
+                  .remaining = -1,
+                  .retry_after = 1'001,
+                  .reset_after = 3'600'000'000,
+                  .delay = 1};
+  cases.push_back(full);
+  service::Decision odd{.lease = "we\"ird\\\n\xc3\xa9", .policy = ""};
+  odd.verdict = {.allowed = false, .limit = 5, .remaining = 0, .retry_after = 0};
+  cases.push_back(odd);
+  for (const service::Decision& d : cases) {
+    SCOPED_TRACE(d.policy);
+    EXPECT_EQ(decision_json_text(d), service::decision_to_json(d).dump());
+  }
+}
+
+}  // namespace
+}  // namespace sluice::http

@@ -1,0 +1,260 @@
+#include "sluice/server/http/message.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <random>
+
+namespace sluice::http {
+namespace {
+
+char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string dump(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+std::optional<std::string_view> Request::header(std::string_view name) const {
+  for (const Header& h : headers) {
+    if (iequals(h.name, name)) return std::string_view(h.value);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Request::query_param(std::string_view name) const {
+  std::string_view rest = query;
+  while (!rest.empty()) {
+    const std::size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    const std::size_t eq = pair.find('=');
+    const std::string key = percent_decode(pair.substr(0, eq), true);
+    if (key != name) continue;
+    return eq == std::string_view::npos ? std::string() : percent_decode(pair.substr(eq + 1), true);
+  }
+  return std::nullopt;
+}
+
+std::string percent_decode(std::string_view text, bool plus_is_space) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '%' && i + 2 < text.size()) {
+      const int hi = hex_value(text[i + 1]);
+      const int lo = hex_value(text[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(plus_is_space && c == '+' ? ' ' : c);
+  }
+  return out;
+}
+
+Response json_response(int status, const nlohmann::json& body) {
+  return {.status = status, .content_type = std::string(kJson), .body = dump(body)};
+}
+
+nlohmann::json problem_json(int status, std::string_view detail,
+                            const std::vector<FieldError>& errors, std::string_view title,
+                            std::string_view type) {
+  nlohmann::json problem = {
+      {"type", type.empty() ? "about:blank" : type},
+      {"title", title.empty() ? reason_phrase(status) : title},
+      {"status", status},
+      {"detail", detail},
+  };
+  if (!errors.empty()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const FieldError& e : errors) list.push_back({{"field", e.field}, {"message", e.message}});
+    problem["errors"] = std::move(list);
+  }
+  return problem;
+}
+
+Response problem_response(int status, std::string_view detail,
+                          const std::vector<FieldError>& errors, std::string_view title,
+                          std::string_view type) {
+  return {.status = status,
+          .content_type = std::string(kProblemJson),
+          .body = dump(problem_json(status, detail, errors, title, type))};
+}
+
+int http_status_for(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kOutOfRange:
+    case StatusCode::kFailedPrecondition:
+      return 400;
+    case StatusCode::kUnauthenticated:
+      return 401;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kAborted:
+      return 409;
+    case StatusCode::kResourceExhausted:
+      return 429;
+    case StatusCode::kCancelled:
+      return 499;
+    case StatusCode::kUnimplemented:
+      return 501;
+    case StatusCode::kUnavailable:
+      return 503;
+    case StatusCode::kDeadlineExceeded:
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+StatusCode status_code_for_http(int status) {
+  switch (status) {
+    case 400:
+    case 413:
+    case 422:
+    case 431:
+      return StatusCode::kInvalidArgument;
+    case 401:
+      return StatusCode::kUnauthenticated;
+    case 403:
+      return StatusCode::kPermissionDenied;
+    case 404:
+      return StatusCode::kNotFound;
+    case 409:
+      return StatusCode::kAborted;
+    case 429:
+      return StatusCode::kResourceExhausted;
+    case 499:
+      return StatusCode::kCancelled;
+    case 501:
+      return StatusCode::kUnimplemented;
+    case 502:
+    case 503:
+      return StatusCode::kUnavailable;
+    case 504:
+      return StatusCode::kDeadlineExceeded;
+    default:
+      return status >= 200 && status < 300 ? StatusCode::kOk : StatusCode::kInternal;
+  }
+}
+
+Response status_response(const Status& status) {
+  return problem_response(http_status_for(status.code()), status.message());
+}
+
+std::string_view reason_phrase(int status) {
+  switch (status) {
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 411:
+      return "Length Required";
+    case 413:
+      return "Content Too Large";
+    case 415:
+      return "Unsupported Media Type";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 499:
+      return "Client Closed Request";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    default:
+      return "Unknown";
+  }
+}
+
+bool acceptable_request_id(std::string_view id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == ':' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string new_request_id() {
+  // A random per-process prefix plus a counter: unique here, collisions across processes
+  // improbable, and no random draw per request.
+  static const std::uint64_t prefix = [] {
+    std::random_device device;
+    return (static_cast<std::uint64_t>(device()) << 32 | device()) & 0xffffffff00000000ULL;
+  }();
+  static std::atomic<std::uint64_t> counter{0};
+  const std::uint64_t value = prefix ^ counter.fetch_add(1, std::memory_order_relaxed);
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+std::string access_log_line(const AccessLogEntry& entry) {
+  const std::time_t seconds = static_cast<std::time_t>(entry.unix_micros / 1'000'000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char ts[64];
+  std::snprintf(ts, sizeof ts, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<long long>(entry.unix_micros % 1'000'000));
+  const nlohmann::json line = {{"ts", ts},
+                               {"request_id", entry.request_id},
+                               {"remote", entry.remote},
+                               {"method", entry.method},
+                               {"path", entry.path},
+                               {"route", entry.route},
+                               {"status", entry.status},
+                               {"bytes_in", entry.bytes_in},
+                               {"bytes_out", entry.bytes_out},
+                               {"duration_us", entry.duration_us}};
+  return dump(line);
+}
+
+}  // namespace sluice::http

@@ -1,0 +1,106 @@
+// The HTTP vocabulary handlers see, free of Beast and Asio so only server.cc pays for those
+// headers: Request, Response, problem+json bodies (RFC 9457, DESIGN.md §5a) and the one mapping
+// from Status codes to HTTP statuses.
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/algorithm/validate.h"
+#include "sluice/core/status.h"
+
+namespace sluice::http {
+
+using algorithm::FieldError;
+
+struct Header {
+  std::string name;
+  std::string value;
+};
+
+struct Request {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // as sent: "/v1/check?x=1"
+  std::string path;    // target up to '?', not decoded
+  std::string query;   // after '?', not decoded
+  std::vector<Header> headers;
+  std::string body;
+  std::string request_id;  // X-Request-Id as received (if acceptable) or generated
+  std::string remote;      // "127.0.0.1:50412"
+
+  // The first header named `name` (case-insensitive), or nullopt.
+  std::optional<std::string_view> header(std::string_view name) const;
+  // The first query parameter `name`, percent-decoded ('+' is a space), or nullopt.
+  std::optional<std::string> query_param(std::string_view name) const;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::vector<Header> headers;
+  std::string body;
+  // Close the connection after this response (the server also closes when draining).
+  bool close = false;
+};
+
+inline constexpr std::string_view kJson = "application/json";
+inline constexpr std::string_view kProblemJson = "application/problem+json";
+
+// Serialises `body` (invalid UTF-8 replaced, never throws) with `status`.
+Response json_response(int status, const nlohmann::json& body);
+
+// An RFC 9457 problem object: type (default "about:blank"), title (the status's reason phrase
+// when empty), status, detail, and `errors: [{field, message}]` when there are field errors.
+nlohmann::json problem_json(int status, std::string_view detail,
+                            const std::vector<FieldError>& errors = {}, std::string_view title = {},
+                            std::string_view type = {});
+Response problem_response(int status, std::string_view detail,
+                          const std::vector<FieldError>& errors = {}, std::string_view title = {},
+                          std::string_view type = {});
+
+// THE mapping from Status codes to HTTP statuses (DESIGN.md §7: exactly one place):
+// InvalidArgument/OutOfRange/FailedPrecondition 400, Unauthenticated 401, PermissionDenied 403,
+// NotFound 404, AlreadyExists/Aborted 409, ResourceExhausted 429, Cancelled 499,
+// Unimplemented 501, Unavailable 503, DeadlineExceeded 504, everything else 500.
+int http_status_for(StatusCode code);
+// The reverse, for clients reading a problem: 400 InvalidArgument, 404 NotFound, ...
+StatusCode status_code_for_http(int status);
+// A problem response for a non-OK status.
+Response status_response(const Status& status);
+
+// "Bad Request" for 400, ... ("Unknown" for codes it does not know).
+std::string_view reason_phrase(int status);
+
+// Percent-decodes `text` ('+' stays '+' unless `plus_is_space`). Malformed escapes stay as is.
+std::string percent_decode(std::string_view text, bool plus_is_space = false);
+
+// Case-insensitive ASCII comparison of header names.
+bool iequals(std::string_view a, std::string_view b);
+
+// A request id we echo: 1–128 characters from [A-Za-z0-9._:-]; anything else is replaced.
+bool acceptable_request_id(std::string_view id);
+// 16 hex digits, unique within the process and unlikely to repeat across processes.
+std::string new_request_id();
+
+// What the access log records about one request.
+struct AccessLogEntry {
+  std::string_view request_id;
+  std::string_view remote;
+  std::string_view method;
+  std::string_view path;
+  std::string_view route;  // the matched pattern, "-" when none
+  int status = 0;
+  std::size_t bytes_in = 0;
+  std::size_t bytes_out = 0;
+  std::int64_t duration_us = 0;
+  std::int64_t unix_micros = 0;  // when the response was handed to the socket
+};
+// One JSON line (no trailing newline): ts (RFC 3339 UTC, µs), request_id, remote, method, path,
+// route, status, bytes_in, bytes_out, duration_us.
+std::string access_log_line(const AccessLogEntry& entry);
+
+}  // namespace sluice::http

@@ -1,0 +1,152 @@
+#include "sluice/server/http/rate_limit_headers.h"
+
+#include <algorithm>
+#include <type_traits>
+#include <variant>
+
+namespace sluice::http {
+namespace {
+
+// ceil(a·b/c) in seconds for a·b in microseconds; nullopt on overflow.
+std::optional<std::int64_t> product_seconds(std::int64_t a, Micros b, std::int64_t c) {
+  std::int64_t product = 0;
+  if (c <= 0 || __builtin_mul_overflow(a, b, &product)) return std::nullopt;
+  const Micros duration = product / c + (product % c > 0 ? 1 : 0);
+  return ceil_seconds(duration);
+}
+
+std::string sf_string(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back((c < 0x20 || c == 0x7f) ? '?' : c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+}  // namespace
+
+StatusOr<HeaderSets> parse_header_sets(std::string_view text) {
+  if (text == "all") return HeaderSets{};
+  HeaderSets sets{.github = false, .draft6 = false, .draft10 = false};
+  if (text == "none" || text.empty()) return sets;
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    std::string_view word = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    while (!word.empty() && word.front() == ' ') word.remove_prefix(1);
+    while (!word.empty() && word.back() == ' ') word.remove_suffix(1);
+    if (word == "github") {
+      sets.github = true;
+    } else if (word == "draft6") {
+      sets.draft6 = true;
+    } else if (word == "draft10") {
+      sets.draft10 = true;
+    } else {
+      return invalid_argument("rate-limit header set \"" + std::string(word) +
+                              "\" is not one of github, draft6, draft10, all, none");
+    }
+  }
+  return sets;
+}
+
+std::string format_header_sets(const HeaderSets& sets) {
+  std::string out;
+  for (auto [on, name] : {std::pair{sets.github, "github"}, std::pair{sets.draft6, "draft6"},
+                          std::pair{sets.draft10, "draft10"}}) {
+    if (!on) continue;
+    if (!out.empty()) out += ",";
+    out += name;
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::int64_t ceil_seconds(Micros duration) {
+  if (duration <= 0) return 0;
+  return duration / kMicrosPerSecond + (duration % kMicrosPerSecond > 0 ? 1 : 0);
+}
+
+QuotaPolicy quota_policy(const algorithm::Limit& limit) {
+  return std::visit(
+      [](const auto& p) -> QuotaPolicy {
+        using P = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<P, algorithm::TokenBucket>) {
+          return {.quota = p.capacity,
+                  .window_seconds = product_seconds(p.capacity, p.period, p.refill)};
+        } else if constexpr (std::is_same_v<P, algorithm::Gcra>) {
+          return {.quota = p.burst + 1,
+                  .window_seconds = product_seconds(p.burst + 1, p.period, p.rate)};
+        } else if constexpr (std::is_same_v<P, algorithm::LeakyBucket>) {
+          std::int64_t scaled = 0;
+          std::int64_t queue = 1;
+          if (p.period > 0 && !__builtin_mul_overflow(p.max_delay, p.rate, &scaled)) {
+            queue = scaled / p.period + 1;
+          }
+          return {.quota = queue, .window_seconds = product_seconds(queue, p.period, p.rate)};
+        } else if constexpr (std::is_same_v<P, algorithm::Concurrency>) {
+          return {.quota = p.limit, .unit = "concurrent-requests"};
+        } else {
+          return {.quota = p.limit, .window_seconds = ceil_seconds(p.window)};
+        }
+      },
+      limit);
+}
+
+std::string policy_item_name(std::string_view policy, std::size_t index) {
+  std::string name(policy);
+  if (index > 0) name += "/" + std::to_string(index);
+  return name;
+}
+
+Micros reset_delay(const service::Decision& decision) {
+  const algorithm::Verdict& v = decision.verdict;
+  if (!v.allowed && v.retry_after) return *v.retry_after;
+  return v.reset_after;
+}
+
+std::vector<Header> rate_limit_headers(const service::Decision& decision,
+                                       std::span<const algorithm::Limit> limits, Micros now,
+                                       const HeaderSets& sets) {
+  std::vector<Header> headers;
+  const algorithm::Verdict& v = decision.verdict;
+  if (v.limit <= 0) return headers;
+  const std::string limit = std::to_string(v.limit);
+  const std::string remaining = std::to_string(v.remaining);
+  const std::int64_t delta = ceil_seconds(reset_delay(decision));
+  if (sets.github) {
+    const std::int64_t reset_at = ceil_seconds(now + reset_delay(decision));
+    headers.push_back({"X-RateLimit-Limit", limit});
+    headers.push_back({"X-RateLimit-Remaining", remaining});
+    headers.push_back({"X-RateLimit-Reset", std::to_string(reset_at)});
+  }
+  if (sets.draft6) {
+    headers.push_back({"RateLimit-Limit", limit});
+    headers.push_back({"RateLimit-Remaining", remaining});
+    headers.push_back({"RateLimit-Reset", std::to_string(delta)});
+  }
+  if (sets.draft10) {
+    std::string policies;
+    for (std::size_t i = 0; i < limits.size(); ++i) {
+      const QuotaPolicy quota = quota_policy(limits[i]);
+      if (!policies.empty()) policies += ", ";
+      policies += sf_string(policy_item_name(decision.policy, i));
+      policies += ";q=" + std::to_string(quota.quota);
+      if (quota.unit) policies += ";qu=" + sf_string(*quota.unit);
+      if (quota.window_seconds) policies += ";w=" + std::to_string(*quota.window_seconds);
+    }
+    if (!policies.empty()) headers.push_back({"RateLimit-Policy", std::move(policies)});
+    headers.push_back(
+        {"RateLimit", sf_string(policy_item_name(decision.policy, decision.limit_index)) +
+                          ";r=" + remaining + ";t=" + std::to_string(delta)});
+  }
+  return headers;
+}
+
+std::optional<std::int64_t> retry_after_seconds(const service::Decision& decision) {
+  const algorithm::Verdict& v = decision.verdict;
+  if (v.allowed || !v.retry_after) return std::nullopt;
+  return std::max<std::int64_t>(1, ceil_seconds(*v.retry_after));
+}
+
+}  // namespace sluice::http

@@ -1,0 +1,348 @@
+// The one translation unit of the client that includes Beast and Asio.
+#include "sluice/server/http/remote_limiter.h"
+
+#include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
+
+#include "sluice/server/http/message.h"
+
+namespace sluice {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+using nlohmann::json;
+
+constexpr std::size_t kMaxResponseBytes = 64 * 1024 * 1024;
+
+struct Connection {
+  asio::io_context io{1};
+  beast::tcp_stream stream{io};
+  beast::flat_buffer buffer;
+};
+
+// Runs one asynchronous operation on the connection's own io_context until it completes (or the
+// stream's deadline closes it): blocking, with a timeout, on the caller's thread.
+template <typename Start>
+error_code run(Connection& connection, Micros timeout, Start start) {
+  error_code result = asio::error::would_block;
+  connection.stream.expires_after(std::chrono::microseconds(timeout));
+  start([&result](error_code ec, auto&&...) { result = ec; });
+  connection.io.restart();
+  connection.io.run();
+  return result;
+}
+
+Status transport_error(std::string_view step, const error_code& ec) {
+  if (ec == beast::error::timeout) {
+    return deadline_exceeded("sluice server: " + std::string(step) + " timed out");
+  }
+  return unavailable("sluice server: " + std::string(step) + ": " + ec.message());
+}
+
+// A non-2xx answer as a Status: the problem's detail under the code the status maps back to.
+Status error_from(const bhttp::response<bhttp::string_body>& response) {
+  const int status = static_cast<int>(response.result_int());
+  std::string detail = "HTTP " + std::to_string(status);
+  const json problem = json::parse(response.body(), nullptr, false);
+  if (problem.is_object() && problem.contains("detail") && problem["detail"].is_string()) {
+    detail = problem["detail"].get<std::string>();
+    if (problem.contains("errors") && problem["errors"].is_array()) {
+      for (const json& e : problem["errors"]) {
+        if (e.is_object() && e.value("field", "") != "") {
+          detail += "; " + e.value("field", "") + ": " + e.value("message", "");
+        }
+      }
+    }
+  }
+  return {http::status_code_for_http(status), detail};
+}
+
+Status problem_status(const json& problem) {
+  const int status = problem.value("status", 500);
+  std::string detail = problem.value("detail", "HTTP " + std::to_string(status));
+  if (problem.contains("errors") && problem["errors"].is_array()) {
+    for (const json& e : problem["errors"]) {
+      if (e.is_object()) detail += "; " + e.value("field", "") + ": " + e.value("message", "");
+    }
+  }
+  return {http::status_code_for_http(status), detail};
+}
+
+std::string lease_target(std::string_view lease, std::string_view operation) {
+  std::string target = "/v1/leases/";
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (unsigned char c : lease) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '-' || c == '_' || c == '.' || c == '~';
+    if (plain) {
+      target.push_back(static_cast<char>(c));
+    } else {
+      target.push_back('%');
+      target.push_back(kHex[c >> 4]);
+      target.push_back(kHex[c & 15]);
+    }
+  }
+  return target + "/" + std::string(operation);
+}
+
+}  // namespace
+
+class RemoteLimiter::Impl {
+ public:
+  explicit Impl(RemoteLimiterOptions options) : options_(std::move(options)) {}
+
+  Status resolve() {
+    asio::io_context io;
+    tcp::resolver resolver(io);
+    error_code ec;
+    endpoints_ = resolver.resolve(options_.host, std::to_string(options_.port), ec);
+    if (ec || endpoints_.empty()) {
+      return unavailable("sluice server: cannot resolve " + options_.host + ": " + ec.message());
+    }
+    host_header_ = options_.host + ":" + std::to_string(options_.port);
+    return Status();
+  }
+
+  // One request/response, on an idle connection when there is one. A kept-alive connection the
+  // server closed meanwhile fails before any answer byte: the request is re-sent once on a new
+  // connection (the server never read it, so nothing was charged).
+  StatusOr<bhttp::response<bhttp::string_body>> round_trip(bhttp::verb method,
+                                                           const std::string& target,
+                                                           std::string body, Micros extra_time) {
+    requests_.fetch_add(1, std::memory_order_relaxed);
+    bhttp::request<bhttp::string_body> request{method, target, 11};
+    request.set(bhttp::field::host, host_header_);
+    request.set(bhttp::field::user_agent, "sluice-remote-limiter");
+    if (!body.empty()) request.set(bhttp::field::content_type, "application/json");
+    request.body() = std::move(body);
+    request.keep_alive(true);
+    request.prepare_payload();
+    for (int attempt = 0;; ++attempt) {
+      std::unique_ptr<Connection> connection = take_idle();
+      const bool reused = connection != nullptr;
+      if (!connection) {
+        connection = std::make_unique<Connection>();
+        error_code ec = run(*connection, options_.connect_timeout, [&](auto handler) {
+          connection->stream.async_connect(
+              endpoints_, [handler](error_code e, const auto&) mutable { handler(e); });
+        });
+        if (ec) return transport_error("connect to " + host_header_, ec);
+        connection->stream.socket().set_option(tcp::no_delay(true), ec);
+        connects_.fetch_add(1, std::memory_order_relaxed);
+      }
+      const Micros timeout = options_.request_timeout + extra_time;
+      error_code ec = run(*connection, timeout, [&](auto handler) {
+        bhttp::async_write(connection->stream, request, handler);
+      });
+      bhttp::response_parser<bhttp::string_body> parser;
+      parser.body_limit(kMaxResponseBytes);
+      if (!ec) {
+        ec = run(*connection, timeout, [&](auto handler) {
+          bhttp::async_read(connection->stream, connection->buffer, parser, handler);
+        });
+      }
+      if (ec) {
+        const bool stale = ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
+                           ec == asio::error::connection_reset || ec == asio::error::broken_pipe;
+        if (reused && stale && attempt == 0) {
+          retries_.fetch_add(1, std::memory_order_relaxed);
+          continue;
+        }
+        return transport_error("request " + target, ec);
+      }
+      bhttp::response<bhttp::string_body> response = parser.release();
+      if (response.keep_alive()) give_back(std::move(connection));
+      return response;
+    }
+  }
+
+  StatusOr<json> call(bhttp::verb method, const std::string& target, const json& body,
+                      Micros extra_time = 0) {
+    StatusOr<bhttp::response<bhttp::string_body>> response = round_trip(
+        method, target,
+        body.is_null() ? std::string() : body.dump(-1, ' ', false, json::error_handler_t::replace),
+        extra_time);
+    if (!response.ok()) return response.status();
+    if (response->result_int() < 200 || response->result_int() >= 300) {
+      return error_from(*response);
+    }
+    json parsed = json::parse(response->body(), nullptr, false);
+    if (parsed.is_discarded()) {
+      return internal_error("sluice server: answer to " + target + " is not JSON");
+    }
+    return parsed;
+  }
+
+  RemoteLimiterStats stats() const {
+    return {.requests = requests_.load(), .connects = connects_.load(), .retries = retries_.load()};
+  }
+
+ private:
+  std::unique_ptr<Connection> take_idle() {
+    std::lock_guard lock(mutex_);
+    if (idle_.empty()) return nullptr;
+    std::unique_ptr<Connection> connection = std::move(idle_.back());
+    idle_.pop_back();
+    return connection;
+  }
+
+  void give_back(std::unique_ptr<Connection> connection) {
+    std::lock_guard lock(mutex_);
+    if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(connection));
+  }
+
+  RemoteLimiterOptions options_;
+  tcp::resolver::results_type endpoints_;
+  std::string host_header_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<Connection>> idle_;
+  std::atomic<std::uint64_t> requests_{0};
+  std::atomic<std::uint64_t> connects_{0};
+  std::atomic<std::uint64_t> retries_{0};
+};
+
+StatusOr<service::Decision> decision_from_json(const json& j) {
+  if (!j.is_object()) return invalid_argument("decision: must be a JSON object");
+  service::Decision d;
+  const auto integer = [&](const char* field,
+                           bool nullable) -> StatusOr<std::optional<std::int64_t>> {
+    const auto it = j.find(field);
+    if (it == j.end() || it->is_null()) {
+      if (nullable) return std::optional<std::int64_t>();
+      return invalid_argument(std::string("decision.") + field + ": is required");
+    }
+    if (!it->is_number_integer()) {
+      return invalid_argument(std::string("decision.") + field + ": must be an integer");
+    }
+    return std::optional<std::int64_t>(it->get<std::int64_t>());
+  };
+  const auto millis = [](std::optional<std::int64_t> v) -> std::optional<Micros> {
+    if (!v) return std::nullopt;
+    return *v * kMicrosPerMilli;
+  };
+  if (!j.contains("allowed") || !j["allowed"].is_boolean()) {
+    return invalid_argument("decision.allowed: must be a boolean");
+  }
+  d.verdict.allowed = j["allowed"].get<bool>();
+  StatusOr<std::optional<std::int64_t>> limit = integer("limit", false);
+  StatusOr<std::optional<std::int64_t>> remaining = integer("remaining", false);
+  StatusOr<std::optional<std::int64_t>> retry = integer("retry_after_ms", true);
+  StatusOr<std::optional<std::int64_t>> reset = integer("reset_after_ms", false);
+  StatusOr<std::optional<std::int64_t>> delay = integer("delay_ms", true);
+  StatusOr<std::optional<std::int64_t>> index = integer("limit_index", false);
+  for (const auto* field : {&limit, &remaining, &retry, &reset, &delay, &index}) {
+    if (!field->ok()) return field->status();
+  }
+  d.verdict.limit = **limit;
+  d.verdict.remaining = **remaining;
+  d.verdict.retry_after = millis(*retry);
+  d.verdict.reset_after = **reset * kMicrosPerMilli;
+  d.verdict.delay = millis(*delay);
+  d.limit_index = static_cast<std::size_t>(**index);
+  if (j.contains("lease") && j["lease"].is_string()) d.lease = j["lease"].get<std::string>();
+  d.policy = j.value("policy", "");
+  d.mode = j.value("mode", "enforce") == "shadow" ? policy::Mode::kShadow : policy::Mode::kEnforce;
+  d.degraded = j.value("degraded", false);
+  d.shadow_denied = j.value("shadow_denied", false);
+  return d;
+}
+
+RemoteLimiter::RemoteLimiter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RemoteLimiter::~RemoteLimiter() = default;
+
+StatusOr<std::unique_ptr<RemoteLimiter>> RemoteLimiter::create(RemoteLimiterOptions options) {
+  if (options.host.empty()) return invalid_argument("host: must not be empty");
+  if (options.port == 0) return invalid_argument("port: must not be 0");
+  if (options.connect_timeout <= 0) return invalid_argument("connect_timeout: must be positive");
+  if (options.request_timeout <= 0) return invalid_argument("request_timeout: must be positive");
+  auto impl = std::make_unique<Impl>(std::move(options));
+  if (Status status = impl->resolve(); !status.ok()) return status;
+  return std::unique_ptr<RemoteLimiter>(new RemoteLimiter(std::move(impl)));
+}
+
+StatusOr<service::Decision> RemoteLimiter::try_acquire(std::string_view policy,
+                                                       std::string_view app,
+                                                       std::string_view subject,
+                                                       std::int64_t cost) {
+  return acquire(policy, app, subject, cost, 0);
+}
+
+StatusOr<service::Decision> RemoteLimiter::acquire(std::string_view policy, std::string_view app,
+                                                   std::string_view subject, std::int64_t cost,
+                                                   Micros wait) {
+  json body = {{"app", app}, {"policy", policy}, {"key", subject}, {"cost", cost}};
+  // The API takes whole milliseconds; round down so the server never waits past `wait`.
+  if (wait > 0) body["wait_ms"] = wait / kMicrosPerMilli;
+  StatusOr<json> answer = impl_->call(bhttp::verb::post, "/v1/acquire", body, wait);
+  if (!answer.ok()) return answer.status();
+  return decision_from_json(*answer);
+}
+
+StatusOr<std::vector<StatusOr<service::Decision>>> RemoteLimiter::try_acquire_batch(
+    const std::vector<RemoteAcquire>& requests) {
+  json items = json::array();
+  for (const RemoteAcquire& r : requests) {
+    items.push_back({{"app", r.app}, {"policy", r.policy}, {"key", r.key}, {"cost", r.cost}});
+  }
+  StatusOr<json> answer =
+      impl_->call(bhttp::verb::post, "/v1/acquire/batch", {{"requests", std::move(items)}});
+  if (!answer.ok()) return answer.status();
+  if (!answer->contains("decisions") || !(*answer)["decisions"].is_array()) {
+    return internal_error("sluice server: batch answer has no decisions list");
+  }
+  std::vector<StatusOr<service::Decision>> results;
+  for (const json& item : (*answer)["decisions"]) {
+    if (item.is_object() && item.contains("allowed")) {
+      results.push_back(decision_from_json(item));
+    } else if (item.is_object()) {
+      results.push_back(problem_status(item));
+    } else {
+      results.push_back(internal_error("sluice server: batch item is not an object"));
+    }
+  }
+  return results;
+}
+
+StatusOr<bool> RemoteLimiter::release(std::string_view policy, std::string_view app,
+                                      std::string_view subject, std::string_view lease) {
+  StatusOr<json> answer = impl_->call(bhttp::verb::post, lease_target(lease, "release"),
+                                      {{"app", app}, {"policy", policy}, {"key", subject}});
+  if (!answer.ok()) return answer.status();
+  if (!answer->contains("released") || !(*answer)["released"].is_boolean()) {
+    return internal_error("sluice server: release answer has no \"released\"");
+  }
+  return (*answer)["released"].get<bool>();
+}
+
+StatusOr<bool> RemoteLimiter::renew(std::string_view policy, std::string_view app,
+                                    std::string_view subject, std::string_view lease) {
+  StatusOr<json> answer = impl_->call(bhttp::verb::post, lease_target(lease, "renew"),
+                                      {{"app", app}, {"policy", policy}, {"key", subject}});
+  if (!answer.ok()) return answer.status();
+  if (!answer->contains("renewed") || !(*answer)["renewed"].is_boolean()) {
+    return internal_error("sluice server: renew answer has no \"renewed\"");
+  }
+  return (*answer)["renewed"].get<bool>();
+}
+
+Status RemoteLimiter::ready() {
+  StatusOr<json> answer = impl_->call(bhttp::verb::get, "/readyz", nullptr);
+  return answer.ok() ? Status() : answer.status();
+}
+
+RemoteLimiterStats RemoteLimiter::stats() const { return impl_->stats(); }
+
+}  // namespace sluice

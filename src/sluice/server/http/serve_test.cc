@@ -1,0 +1,478 @@
+// `sluice serve` as a real process: defaults and settings precedence, SIGTERM, two servers on one
+// Redis, a server killed and restarted over Redis-held state, and nginx's auth_request in front
+// of a static page. Every process is started on free loopback ports and stopped by PID.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "sluice/server/http/remote_limiter.h"
+#include "sluice/server/http/test_http_client.h"
+#include "testing/redis_server.h"
+
+extern char** environ;
+
+namespace sluice::http {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::http_request;
+using test::RawResponse;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_file(const fs::path& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string templ = (fs::temp_directory_path() / "sluice-serve-XXXXXX").string();
+    EXPECT_NE(::mkdtemp(templ.data()), nullptr);
+    path_ = templ;
+    ::chmod(path_.c_str(), 0755);  // nginx workers may run as another user
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// A child process with stdout and stderr in files, stopped by PID.
+class Process {
+ public:
+  static StatusOr<std::unique_ptr<Process>> spawn(std::vector<std::string> args,
+                                                  const fs::path& out, const fs::path& err,
+                                                  std::vector<std::string> extra_env = {}) {
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e != nullptr; ++e) {
+      if (!std::string_view(*e).starts_with("SLUICE_")) env_strings.emplace_back(*e);
+    }
+    for (std::string& e : extra_env) env_strings.push_back(std::move(e));
+    std::vector<char*> envp;
+    for (std::string& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    const int rc = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) return internal_error("spawn " + args[0] + ": " + std::strerror(rc));
+    return std::unique_ptr<Process>(new Process(pid));
+  }
+
+  ~Process() {
+    if (pid_ != 0) {
+      ::kill(pid_, SIGKILL);
+      (void)wait();
+    }
+  }
+
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ != 0; }
+
+  // Waits for exit; returns the exit code (128 + signal when killed).
+  int wait() {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) == -1 && errno == EINTR) {
+    }
+    pid_ = 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  int signal_and_wait(int sig) {
+    ::kill(pid_, sig);
+    return wait();
+  }
+
+ private:
+  explicit Process(pid_t pid) : pid_(pid) {}
+  pid_t pid_;
+};
+
+// Runs a command to completion; returns (exit code, stdout, stderr).
+struct Ran {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+Ran run(std::vector<std::string> args, std::vector<std::string> env = {}) {
+  TempDir dir;
+  StatusOr<std::unique_ptr<Process>> process =
+      Process::spawn(std::move(args), dir.path() / "out", dir.path() / "err", std::move(env));
+  if (!process.ok()) return {};
+  Ran ran;
+  ran.code = (*process)->wait();
+  ran.out = read_file(dir.path() / "out");
+  ran.err = read_file(dir.path() / "err");
+  return ran;
+}
+
+// `sluice serve` on a free port (listen 127.0.0.1:0), ready once its "listening" line appears.
+class Serve {
+ public:
+  static StatusOr<std::unique_ptr<Serve>> start(std::vector<std::string> flags,
+                                                std::uint16_t port = 0) {
+    auto serve = std::unique_ptr<Serve>(new Serve());
+    std::vector<std::string> args = {SLUICE_BINARY, "serve", "--listen",
+                                     "127.0.0.1:" + std::to_string(port)};
+    args.insert(args.end(), flags.begin(), flags.end());
+    StatusOr<std::unique_ptr<Process>> process =
+        Process::spawn(args, serve->dir_.path() / "stdout", serve->dir_.path() / "stderr");
+    if (!process.ok()) return process.status();
+    serve->process_ = std::move(*process);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::istringstream lines(serve->log());
+      for (std::string line; std::getline(lines, line);) {
+        const json entry = json::parse(line, nullptr, false);
+        if (entry.is_object() && entry.value("msg", "") == "listening") {
+          serve->port_ = entry["port"].get<std::uint16_t>();
+          return serve;
+        }
+      }
+      int status = 0;
+      if (::waitpid(serve->process_->pid(), &status, WNOHANG) != 0) {
+        return internal_error("sluice serve exited at start:\n" + serve->log());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return deadline_exceeded("sluice serve did not start:\n" + serve->log());
+  }
+
+  std::uint16_t port() const { return port_; }
+  std::string log() const { return read_file(dir_.path() / "stderr"); }
+  Process& process() { return *process_; }
+
+ private:
+  Serve() = default;
+  TempDir dir_;
+  std::unique_ptr<Process> process_;
+  std::uint16_t port_ = 0;
+};
+
+std::string acquire_body(std::string_view key) {
+  return json{{"app", "web"}, {"policy", "demo.api"}, {"key", key}}.dump();
+}
+
+TEST(ServeTest, DefaultsServeTheDemoPolicyOnLocalhost8080) {
+  const Ran printed = run({SLUICE_BINARY, "serve", "--print-config"});
+  ASSERT_EQ(printed.code, 0) << printed.err;
+  EXPECT_NE(printed.out.find("listen: \"127.0.0.1:8080\""), std::string::npos) << printed.out;
+  EXPECT_NE(printed.out.find("redis: \"\""), std::string::npos);
+
+  StatusOr<std::unique_ptr<Serve>> serve = Serve::start({});
+  ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+  StatusOr<RawResponse> response =
+      http_request((*serve)->port(), "POST", "/v1/acquire", acquire_body("alice"));
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(json::parse(response->body)["limit"], 5);
+  EXPECT_NE((*serve)->log().find("\"store\":\"memory\""), std::string::npos);
+}
+
+TEST(ServeTest, SigtermDrainsAndExitsZero) {
+  StatusOr<std::unique_ptr<Serve>> serve = Serve::start({});
+  ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+  ASSERT_EQ(http_request((*serve)->port(), "GET", "/healthz")->status, 200);
+  EXPECT_EQ((*serve)->process().signal_and_wait(SIGTERM), 0);
+  const std::string log = (*serve)->log();
+  EXPECT_NE(log.find("\"msg\":\"shutting down\""), std::string::npos) << log;
+  EXPECT_NE(log.find("\"msg\":\"stopped\""), std::string::npos);
+  EXPECT_NE(log.find("\"route\":\"/healthz\""), std::string::npos);  // the access log
+}
+
+TEST(ServeTest, SigintAlsoStopsTheServer) {
+  StatusOr<std::unique_ptr<Serve>> serve = Serve::start({});
+  ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+  EXPECT_EQ((*serve)->process().signal_and_wait(SIGINT), 0);
+}
+
+TEST(ServeTest, FlagsBeatEnvironmentWhichBeatsTheConfigFile) {
+  TempDir dir;
+  write_file(dir.path() / "sluice.yaml",
+             "listen: 0.0.0.0:9000\nthreads: 3\nmax_batch: 10\naccess_log: false\n"
+             "policy_file: [policies]\n");
+  const Ran ran = run({SLUICE_BINARY, "serve", "--config", (dir.path() / "sluice.yaml").string(),
+                       "--max-batch", "30", "--print-config"},
+                      {"SLUICE_THREADS=4", "SLUICE_MAX_BATCH=20"});
+  ASSERT_EQ(ran.code, 0) << ran.err;
+  EXPECT_NE(ran.out.find("listen: \"0.0.0.0:9000\""), std::string::npos) << ran.out;  // file
+  EXPECT_NE(ran.out.find("threads: \"4\""), std::string::npos) << ran.out;            // env
+  EXPECT_NE(ran.out.find("max_batch: \"30\""), std::string::npos) << ran.out;         // flag
+  EXPECT_NE(ran.out.find("access_log: \"false\""), std::string::npos) << ran.out;
+  // Relative policy paths in a config file are relative to the file.
+  EXPECT_NE(ran.out.find("  - " + (dir.path() / "policies").string()), std::string::npos)
+      << ran.out;
+  // SLUICE_CONFIG names the file when --config does not.
+  const Ran from_env = run({SLUICE_BINARY, "serve", "--print-config"},
+                           {"SLUICE_CONFIG=" + (dir.path() / "sluice.yaml").string()});
+  EXPECT_NE(from_env.out.find("threads: \"3\""), std::string::npos) << from_env.out;
+}
+
+TEST(ServeTest, BadSettingsExitTwoNamingTheSetting) {
+  TempDir dir;
+  write_file(dir.path() / "bad.yaml", "listen: 127.0.0.1:1\nlisten_port: 80\n");
+  const Ran unknown = run({SLUICE_BINARY, "serve", "--config", (dir.path() / "bad.yaml").string()});
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("listen_port: unknown setting"), std::string::npos) << unknown.err;
+  const Ran env = run({SLUICE_BINARY, "serve", "--print-config"}, {"SLUICE_READ_TIMEOUT=soon"});
+  EXPECT_EQ(env.code, 2);
+  EXPECT_NE(env.err.find("SLUICE_READ_TIMEOUT"), std::string::npos) << env.err;
+  const Ran flag = run({SLUICE_BINARY, "serve", "--rate-limit-headers", "github,rfc"});
+  EXPECT_EQ(flag.code, 2);
+  EXPECT_NE(flag.err.find("--rate-limit-headers"), std::string::npos) << flag.err;
+  write_file(dir.path() / "broken.yaml", "name: x\nlimits: []\n");
+  const Ran policy =
+      run({SLUICE_BINARY, "serve", "--policy-file", (dir.path() / "broken.yaml").string()});
+  EXPECT_EQ(policy.code, 2);
+  EXPECT_NE(policy.err.find("invalid policy"), std::string::npos) << policy.err;
+}
+
+TEST(ServeTest, HelpExplainsEverySetting) {
+  const Ran help = run({SLUICE_BINARY, "serve", "--help"});
+  ASSERT_EQ(help.code, 0);
+  for (const char* name : {"--listen",
+                           "SLUICE_LISTEN",
+                           "--redis",
+                           "SLUICE_REDIS",
+                           "--policy-file",
+                           "--config",
+                           "--threads",
+                           "--store-threads",
+                           "--max-header-bytes",
+                           "--max-body-bytes",
+                           "--read-timeout",
+                           "--idle-timeout",
+                           "--shutdown-timeout",
+                           "--max-wait",
+                           "--max-batch",
+                           "--rate-limit-headers",
+                           "--check-app-header",
+                           "--check-deny-status",
+                           "--access-log",
+                           "--local-fraction",
+                           "Precedence"}) {
+    EXPECT_NE(help.out.find(name), std::string::npos) << name;
+  }
+}
+
+TEST(ServeTest, PoliciesComeFromFilesAndDirectories) {
+  TempDir dir;
+  fs::create_directory(dir.path() / "policies");
+  write_file(dir.path() / "policies" / "a.yaml",
+             "name: one\napps: [\"*\"]\nlimits:\n  - algorithm: fixed_window\n    limit: 1\n"
+             "    window: 1h\n---\nname: two\napps: [\"*\"]\nlimits:\n"
+             "  - algorithm: fixed_window\n    limit: 2\n    window: 1h\n");
+  write_file(dir.path() / "three.json",
+             R"({"name": "three", "apps": ["*"], "limits": [
+                 {"algorithm": "gcra", "rate": 3, "period": "1s", "burst": 0}]})");
+  StatusOr<std::unique_ptr<Serve>> serve =
+      Serve::start({"--policy-file", (dir.path() / "policies").string(), "--policy-file",
+                    (dir.path() / "three.json").string()});
+  ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+  for (const auto& [policy, limit] : {std::pair{"one", 1}, {"two", 2}, {"three", 1}}) {
+    StatusOr<RawResponse> response =
+        http_request((*serve)->port(), "POST", "/v1/acquire",
+                     json{{"app", "x"}, {"policy", policy}, {"key", "k"}}.dump());
+    ASSERT_EQ(response->status, 200) << policy;
+    EXPECT_EQ(json::parse(response->body)["limit"], limit) << policy;
+  }
+  EXPECT_EQ(http_request((*serve)->port(), "POST", "/v1/acquire", acquire_body("k"))->status,
+            404);  // the demo policy is only the default
+}
+
+class ServeRedisTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start();
+    ASSERT_TRUE(server.ok()) << server.status().to_string();
+    redis_ = std::move(*server);
+  }
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(redis_->port()); }
+  std::unique_ptr<test::RedisServer> redis_;
+};
+
+TEST_F(ServeRedisTest, TwoServersShareStateThatSurvivesAServerKilledAndRestarted) {
+  StatusOr<std::unique_ptr<Serve>> a = Serve::start({"--redis", url()});
+  ASSERT_TRUE(a.ok()) << a.status().to_string();
+  StatusOr<std::unique_ptr<Serve>> b = Serve::start({"--redis", url()});
+  ASSERT_TRUE(b.ok()) << b.status().to_string();
+  EXPECT_NE((*a)->log().find("\"store\":\"redis\""), std::string::npos);
+  auto client_a = RemoteLimiter::create({.port = (*a)->port()}).value();
+  auto client_b = RemoteLimiter::create({.port = (*b)->port()}).value();
+  // The demo policy: 5 at once. Three through a, two through b.
+  for (int i = 0; i < 5; ++i) {
+    RemoteLimiter& client = i < 3 ? *client_a : *client_b;
+    StatusOr<service::Decision> d = client.try_acquire("demo.api", "web", "shared", 1);
+    ASSERT_TRUE(d.ok()) << d.status().to_string();
+    EXPECT_TRUE(d->verdict.allowed) << i;
+  }
+  EXPECT_FALSE(client_b->try_acquire("demo.api", "web", "shared", 1)->verdict.allowed);
+
+  // Kill a hard and start it again on the same port: the state lives in Redis.
+  const std::uint16_t port = (*a)->port();
+  EXPECT_EQ((*a)->process().signal_and_wait(SIGKILL), 128 + SIGKILL);
+  a->reset();
+  StatusOr<std::unique_ptr<Serve>> restarted = Serve::start({"--redis", url()}, port);
+  ASSERT_TRUE(restarted.ok()) << restarted.status().to_string();
+  StatusOr<service::Decision> after = client_a->try_acquire("demo.api", "web", "shared", 1);
+  ASSERT_TRUE(after.ok()) << after.status().to_string();  // reconnects after the kill
+  EXPECT_FALSE(after->verdict.allowed);
+  EXPECT_EQ(after->verdict.remaining, 0);
+  EXPECT_FALSE(after->degraded);
+  EXPECT_EQ(http_request(port, "GET", "/readyz")->status, 200);
+}
+
+// nginx in front of a static page, asking `sluice serve` through auth_request. nginx passes only
+// 401/403 from an auth subrequest (anything else becomes 500), so the check answers 403 for
+// denials (?deny_status=403) and nginx turns it into a 429 carrying sluice's headers.
+TEST(ServeNginxTest, AuthRequestPasses200And429WithRateLimitHeaders) {
+  if (::access("/usr/sbin/nginx", X_OK) != 0) GTEST_SKIP() << "nginx is not installed";
+  StatusOr<std::unique_ptr<Serve>> serve = Serve::start({});
+  ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+  TempDir dir;
+  fs::create_directories(dir.path() / "www");
+  fs::create_directories(dir.path() / "tmp");
+  write_file(dir.path() / "www" / "index.html", "<h1>hello from nginx</h1>\n");
+  ::chmod((dir.path() / "www").c_str(), 0755);
+  ::chmod((dir.path() / "www" / "index.html").c_str(), 0644);
+  StatusOr<std::uint16_t> port = test::RedisServer::pick_free_port();
+  ASSERT_TRUE(port.ok());
+  const std::string d = dir.path().string();
+  std::string config = R"(
+worker_processes 1;
+daemon off;
+master_process off;
+pid DIR/nginx.pid;
+error_log DIR/error.log warn;
+events { worker_connections 64; }
+http {
+  access_log off;
+  client_body_temp_path DIR/tmp/body;
+  proxy_temp_path DIR/tmp/proxy;
+  fastcgi_temp_path DIR/tmp/fastcgi;
+  uwsgi_temp_path DIR/tmp/uwsgi;
+  scgi_temp_path DIR/tmp/scgi;
+  upstream sluice { server 127.0.0.1:SLUICE_PORT; keepalive 8; }
+  server {
+    listen 127.0.0.1:NGINX_PORT;
+    root DIR/www;
+    location / {
+      auth_request /_sluice;
+      auth_request_set $rl_limit $upstream_http_x_ratelimit_limit;
+      auth_request_set $rl_remaining $upstream_http_x_ratelimit_remaining;
+      auth_request_set $rl_reset $upstream_http_x_ratelimit_reset;
+      auth_request_set $rl_policy $upstream_http_ratelimit_policy;
+      auth_request_set $rl $upstream_http_ratelimit;
+      auth_request_set $rl_retry $upstream_http_retry_after;
+      add_header X-RateLimit-Limit $rl_limit always;
+      add_header X-RateLimit-Remaining $rl_remaining always;
+      add_header X-RateLimit-Reset $rl_reset always;
+      add_header RateLimit-Policy $rl_policy always;
+      add_header RateLimit $rl always;
+      error_page 403 = @sluice_denied;
+      index index.html;
+    }
+    location = /_sluice {
+      internal;
+      proxy_pass http://sluice/v1/check?deny_status=403;
+      proxy_pass_request_body off;
+      proxy_set_header Content-Length "";
+      proxy_set_header X-Sluice-App nginx;
+      proxy_set_header X-Sluice-Policy demo.api;
+      proxy_set_header X-Sluice-Key $remote_addr;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
+    location @sluice_denied {
+      types { }  # not text/html from the file name: the body is a problem
+      default_type application/problem+json;
+      add_header Retry-After $rl_retry always;
+      add_header X-RateLimit-Limit $rl_limit always;
+      add_header X-RateLimit-Remaining $rl_remaining always;
+      add_header X-RateLimit-Reset $rl_reset always;
+      add_header RateLimit-Policy $rl_policy always;
+      add_header RateLimit $rl always;
+      return 429 '{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Too Many Requests","status":429}';
+    }
+  }
+}
+)";
+  const auto replace_all = [&](std::string_view from, const std::string& to) {
+    for (std::size_t at = config.find(from); at != std::string::npos; at = config.find(from)) {
+      config.replace(at, from.size(), to);
+    }
+  };
+  replace_all("DIR", d);
+  replace_all("SLUICE_PORT", std::to_string((*serve)->port()));
+  replace_all("NGINX_PORT", std::to_string(*port));
+  write_file(dir.path() / "nginx.conf", config);
+  StatusOr<std::unique_ptr<Process>> nginx =
+      Process::spawn({"/usr/sbin/nginx", "-p", d, "-c", d + "/nginx.conf", "-e", d + "/error.log"},
+                     dir.path() / "nginx.out", dir.path() / "nginx.err");
+  ASSERT_TRUE(nginx.ok()) << nginx.status().to_string();
+  StatusOr<RawResponse> first = unavailable("not tried");
+  for (int i = 0; i < 500 && !first.ok(); ++i) {
+    first = http_request(*port, "GET", "/index.html");
+    if (!first.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(first.ok()) << first.status().to_string() << read_file(dir.path() / "error.log")
+                          << read_file(dir.path() / "nginx.err");
+  EXPECT_EQ(first->status, 200) << read_file(dir.path() / "error.log");
+  EXPECT_EQ(first->body, "<h1>hello from nginx</h1>\n");
+  EXPECT_EQ(first->header("X-RateLimit-Limit"), "5");
+  EXPECT_EQ(first->header("X-RateLimit-Remaining"), "4");
+  EXPECT_EQ(first->header("RateLimit"), "\"demo.api\";r=4;t=1");
+  // (Ask for the file itself: "/" would be redirected to index.html internally and pass the
+  // auth_request twice.)
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(http_request(*port, "GET", "/index.html")->status, 200);
+  }
+  StatusOr<RawResponse> denied = http_request(*port, "GET", "/index.html");
+  ASSERT_TRUE(denied.ok());
+  EXPECT_EQ(denied->status, 429) << read_file(dir.path() / "error.log");
+  EXPECT_EQ(denied->header("Content-Type"), "application/problem+json");
+  EXPECT_EQ(denied->header("Retry-After"), "1");
+  EXPECT_EQ(denied->header("X-RateLimit-Remaining"), "0");
+  EXPECT_EQ(denied->header("RateLimit-Policy"),
+            "\"demo.api\";q=5;w=3, \"demo.api/1\";q=100;w=3600");
+  EXPECT_EQ(denied->header("RateLimit"), "\"demo.api\";r=0;t=1");
+  EXPECT_NE(denied->body.find("quota-exceeded"), std::string::npos);
+  // nginx answered through sluice's check: sluice logged it.
+  EXPECT_NE((*serve)->log().find("\"route\":\"/v1/check\",\"status\":403"), std::string::npos);
+  EXPECT_EQ((*nginx)->signal_and_wait(SIGQUIT), 0);
+}
+
+}  // namespace
+}  // namespace sluice::http

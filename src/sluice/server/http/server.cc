@@ -1,0 +1,607 @@
+// The one translation unit of the server that includes Beast and Asio (DEPENDENCIES.md gotcha 2).
+#include "sluice/server/http/server.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <ctime>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_set>
+#include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
+#include <vector>
+
+#include "sluice/core/clock.h"
+
+namespace sluice::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+
+using BeastRequest = bhttp::request<bhttp::string_body>;
+
+constexpr std::size_t kFirstRead = 4096;
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+std::chrono::microseconds micros(Micros value) { return std::chrono::microseconds(value); }
+
+std::int64_t steady_micros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The Date header, formatted once per second per thread.
+const std::string& http_date() {
+  thread_local std::time_t cached_second = 0;
+  thread_local std::string cached;
+  const std::time_t now = std::time(nullptr);
+  if (now != cached_second) {
+    cached_second = now;
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char text[64];
+    const std::size_t n = std::strftime(text, sizeof text, "%a, %d %b %Y %H:%M:%S GMT", &utc);
+    cached.assign(text, n);
+  }
+  return cached;
+}
+
+void write_stderr(std::string_view line) {
+  std::string text;
+  text.reserve(line.size() + 1);
+  text.append(line).push_back('\n');
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(STDERR_FILENO, text.data() + done, text.size() - done);
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+class HttpServer::Impl {
+ public:
+  class Connection;
+  class ConnectionTransport;
+
+  // One I/O thread with its own io_context and the connections living on it. Timeouts are
+  // deadlines checked by one sweep timer per worker, so no request arms a timer of its own.
+  struct Worker {
+    asio::io_context io{1};
+    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
+    std::optional<asio::steady_timer> sweep;
+    std::thread thread;
+    std::unordered_set<Connection*> connections;  // touched only on `thread`
+  };
+
+  Impl(HttpServerOptions options, std::shared_ptr<const Router> router)
+      : options_(std::move(options)), router_(std::move(router)) {
+    if (!options_.access_log_sink) options_.access_log_sink = write_stderr;
+  }
+
+  ~Impl() { shutdown(); }
+
+  Status start();
+  void shutdown();
+  std::uint16_t port() const { return port_; }
+  std::size_t connections() const { return active_.load(); }
+
+  const HttpServerOptions& options() const { return options_; }
+  const Router& router() const { return *router_; }
+  bool draining() const { return draining_.load(std::memory_order_acquire); }
+  void offload(std::function<void()> fn) {
+    if (pool_) {
+      asio::post(*pool_, std::move(fn));
+    } else {
+      fn();
+    }
+  }
+  void opened() { active_.fetch_add(1); }
+  void closed() { active_.fetch_sub(1); }
+
+ private:
+  void accept_next();
+  void sweep(Worker& worker);
+
+  HttpServerOptions options_;
+  std::shared_ptr<const Router> router_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::optional<tcp::acceptor> acceptor_;
+  std::optional<asio::steady_timer> accept_retry_;
+  std::optional<asio::thread_pool> pool_;
+  std::chrono::microseconds sweep_interval_{100'000};
+  std::size_t next_worker_ = 0;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> draining_{false};
+  std::atomic<std::size_t> active_{0};
+  std::mutex shutdown_mutex_;
+  bool stopped_ = false;
+};
+
+// One client connection; every member is touched only on its worker's thread. Requests are
+// parsed straight from the read buffer with Beast's parser (no composed read operations) and
+// responses are serialised by hand into one buffer: one read and one write per request.
+class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+
+  Connection(Impl& server, Worker& worker, tcp::socket socket)
+      : server_(server), worker_(worker), socket_(std::move(socket)) {
+    error_code ec;
+    const tcp::endpoint peer = socket_.remote_endpoint(ec);
+    if (!ec) remote_ = peer.address().to_string() + ":" + std::to_string(peer.port());
+    socket_.set_option(tcp::no_delay(true), ec);
+  }
+
+  void start() {
+    worker_.connections.insert(this);
+    server_.opened();
+    next_request();
+  }
+
+  // Drain: an idle connection closes now; a busy one after its response.
+  void drain() {
+    if (!busy_) close();
+  }
+
+  // Closes the connection when its deadline has passed (a stalled read or write, or idleness).
+  void expire(TimePoint now) {
+    if (now >= deadline_) close();
+  }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    worker_.connections.erase(this);
+    server_.closed();
+    error_code ec;
+    socket_.shutdown(tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
+  }
+
+  asio::any_io_executor executor() { return socket_.get_executor(); }
+  Impl& server() { return server_; }
+
+  void write(Response response);
+
+ private:
+  static constexpr TimePoint kNever = TimePoint::max();
+
+  void set_deadline(Micros timeout) {
+    deadline_ = std::chrono::steady_clock::now() + micros(timeout);
+  }
+  void next_request();
+  void read_more();
+  void on_read(error_code ec, std::size_t bytes);
+  // Feeds buffered bytes to the parser; handles a complete request or reads more.
+  void parse();
+  // Answers a request that could not be read, then closes.
+  void fail(const error_code& ec);
+  void handle(BeastRequest request);
+  void on_written(error_code ec, bool keep_alive);
+
+  Impl& server_;
+  Worker& worker_;
+  tcp::socket socket_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::string head_;  // the response's status line and headers
+  std::string body_;
+  std::string remote_ = "-";
+  TimePoint deadline_ = kNever;
+  bool busy_ = false;
+  bool closed_ = false;
+  bool continue_sent_ = false;
+  // The request being answered, as the response and the access log need it.
+  std::string method_;
+  std::string path_;
+  std::string request_id_;
+  std::size_t bytes_in_ = 0;
+  std::string route_ = "-";
+  bool keep_alive_ = false;
+  unsigned version_ = 11;
+  std::int64_t started_ = 0;
+};
+
+// What an Exchange calls back into; keeps the connection alive while a handler runs.
+class HttpServer::Impl::ConnectionTransport final : public Transport {
+ public:
+  explicit ConnectionTransport(std::shared_ptr<Connection> connection)
+      : connection_(std::move(connection)) {}
+
+  void respond(Response response) override {
+    if (responded_.exchange(true)) return;
+    asio::dispatch(connection_->executor(),
+                   [connection = connection_, response = std::move(response)]() mutable {
+                     connection->write(std::move(response));
+                   });
+  }
+
+  void after(std::chrono::microseconds delay, std::function<void()> fn) override {
+    auto timer = std::make_shared<asio::steady_timer>(connection_->executor(), delay);
+    timer->async_wait([timer, fn = std::move(fn)](error_code ec) {
+      if (!ec) fn();
+    });
+  }
+
+  void offload(std::function<void()> fn) override { connection_->server().offload(std::move(fn)); }
+
+ private:
+  std::shared_ptr<Connection> connection_;
+  std::atomic<bool> responded_{false};
+};
+
+void HttpServer::Impl::Connection::next_request() {
+  busy_ = false;
+  if (closed_) return;
+  if (server_.draining()) return close();
+  parser_.reset();
+  if (buffer_.size() > 0) return parse();  // a pipelined request is already here
+  set_deadline(server_.options().idle_timeout);
+  read_more();
+}
+
+void HttpServer::Impl::Connection::read_more() {
+  socket_.async_read_some(
+      buffer_.prepare(kFirstRead),
+      [self = shared_from_this()](error_code ec, std::size_t bytes) { self->on_read(ec, bytes); });
+}
+
+void HttpServer::Impl::Connection::on_read(error_code ec, std::size_t bytes) {
+  if (ec) {
+    // Closed by the sweep while a request was arriving: the read timeout.
+    return close();
+  }
+  buffer_.commit(bytes);
+  parse();
+}
+
+void HttpServer::Impl::Connection::parse() {
+  if (!parser_) {
+    busy_ = true;
+    continue_sent_ = false;
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(server_.options().max_header_bytes));
+    parser_->body_limit(server_.options().max_body_bytes);
+    parser_->eager(true);
+    set_deadline(server_.options().read_timeout);
+  }
+  while (buffer_.size() > 0 && !parser_->is_done()) {
+    error_code ec;
+    const std::size_t used = parser_->put(buffer_.data(), ec);
+    buffer_.consume(used);
+    if (ec == bhttp::error::need_more) {
+      // An incomplete header must fit the buffer before Beast parses it.
+      if (!parser_->is_header_done() && buffer_.size() > server_.options().max_header_bytes) {
+        return fail(bhttp::error::header_limit);
+      }
+      break;
+    }
+    if (ec) return fail(ec);
+  }
+  if (parser_->is_done()) return handle(parser_->release());
+  if (parser_->is_header_done() && !continue_sent_) {
+    continue_sent_ = true;
+    const auto& header = parser_->get();
+    const auto expect = header.find(bhttp::field::expect);
+    if (expect != header.end() && beast::iequals(expect->value(), "100-continue")) {
+      asio::async_write(socket_, asio::buffer(kContinue.data(), kContinue.size()),
+                        [self = shared_from_this()](error_code ec, std::size_t) {
+                          if (ec) return self->close();
+                          self->read_more();
+                        });
+      return;
+    }
+  }
+  read_more();
+}
+
+void HttpServer::Impl::Connection::fail(const error_code& ec) {
+  int status = 400;
+  std::string detail = "malformed HTTP request: " + ec.message();
+  if (ec == bhttp::error::header_limit) {
+    status = 431;
+    detail = "request line and headers exceed " +
+             std::to_string(server_.options().max_header_bytes) + " bytes";
+  } else if (ec == bhttp::error::body_limit) {
+    status = 413;
+    detail = "request body exceeds " + std::to_string(server_.options().max_body_bytes) + " bytes";
+  }
+  method_ = "-";
+  path_ = "-";
+  request_id_ = new_request_id();
+  bytes_in_ = 0;
+  route_ = "-";
+  keep_alive_ = false;
+  version_ = 11;
+  started_ = steady_micros();
+  Response response = problem_response(status, detail);
+  response.close = true;
+  write(std::move(response));
+}
+
+void HttpServer::Impl::Connection::handle(BeastRequest beast_request) {
+  deadline_ = kNever;  // the handler may wait (a store call, a timer): no read timeout now
+  started_ = steady_micros();
+  keep_alive_ = beast_request.keep_alive();
+  version_ = beast_request.version();
+  Request request;
+  request.method = std::string(beast_request.method_string());
+  request.target = std::string(beast_request.target());
+  const std::size_t question = request.target.find('?');
+  request.path = request.target.substr(0, question);
+  if (question != std::string::npos) request.query = request.target.substr(question + 1);
+  request.headers.reserve(8);
+  for (const auto& field : beast_request) {
+    request.headers.push_back({std::string(field.name_string()), std::string(field.value())});
+  }
+  request.body = std::move(beast_request.body());
+  request.remote = remote_;
+  const std::optional<std::string_view> id = request.header("X-Request-Id");
+  request.request_id = id && acceptable_request_id(*id) ? std::string(*id) : new_request_id();
+  method_ = request.method;
+  path_ = request.path;
+  request_id_ = request.request_id;
+  bytes_in_ = request.body.size();
+
+  Router::Match match = server_.router().match(request.method, request.path);
+  route_ = match.route.empty() ? "-" : std::string(match.route);
+  if (match.handler == nullptr) {
+    if (match.status == 405) {
+      Response response =
+          problem_response(405, "method " + method_ + " is not allowed on " + path_);
+      response.headers.push_back({"Allow", match.allow});
+      return write(std::move(response));
+    }
+    return write(problem_response(404, "no such endpoint: " + path_));
+  }
+  auto exchange =
+      std::make_shared<Exchange>(std::move(request), std::move(match.params),
+                                 std::make_shared<ConnectionTransport>(shared_from_this()));
+  try {
+    (*match.handler)(exchange);
+  } catch (const std::exception& e) {
+    exchange->respond(problem_response(500, std::string("internal error: ") + e.what()));
+  }
+}
+
+namespace {
+
+bool header_safe(std::string_view text) {
+  return text.find_first_of("\r\n") == std::string_view::npos;
+}
+
+}  // namespace
+
+void HttpServer::Impl::Connection::write(Response response) {
+  if (closed_) return;
+  const bool keep_alive = keep_alive_ && !response.close && !server_.draining();
+  const int status = response.status;
+  head_.clear();
+  head_.append(version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+  head_.append(std::to_string(status)).push_back(' ');
+  head_.append(reason_phrase(status)).append("\r\nDate: ").append(http_date());
+  head_.append("\r\nContent-Type: ").append(response.content_type);
+  head_.append("\r\nContent-Length: ").append(std::to_string(response.body.size()));
+  head_.append("\r\nX-Request-Id: ").append(request_id_);
+  for (const Header& header : response.headers) {
+    if (!header_safe(header.name) || !header_safe(header.value)) continue;
+    head_.append("\r\n").append(header.name).append(": ").append(header.value);
+  }
+  if (!keep_alive) {
+    head_.append("\r\nConnection: close");
+  } else if (version_ == 10) {
+    head_.append("\r\nConnection: keep-alive");
+  }
+  head_.append("\r\n\r\n");
+  body_ = std::move(response.body);
+
+  const Micros duration = steady_micros() - started_;
+  const HttpServerOptions& options = server_.options();
+  if (options.on_response) options.on_response(route_, status, duration);
+  if (options.access_log) {
+    options.access_log_sink(access_log_line({.request_id = request_id_,
+                                             .remote = remote_,
+                                             .method = method_,
+                                             .path = path_,
+                                             .route = route_,
+                                             .status = status,
+                                             .bytes_in = bytes_in_,
+                                             .bytes_out = body_.size(),
+                                             .duration_us = duration,
+                                             .unix_micros = SystemClock::instance().now()}));
+  }
+  busy_ = true;
+  set_deadline(options.read_timeout);
+  const std::array<asio::const_buffer, 2> buffers = {asio::buffer(head_), asio::buffer(body_)};
+  asio::async_write(socket_, buffers,
+                    [self = shared_from_this(), keep_alive](error_code ec, std::size_t) {
+                      self->on_written(ec, keep_alive);
+                    });
+}
+
+void HttpServer::Impl::Connection::on_written(error_code ec, bool keep_alive) {
+  if (ec || !keep_alive) return close();
+  next_request();
+}
+
+Status HttpServer::Impl::start() {
+  if (options_.max_header_bytes == 0 || options_.max_header_bytes > 0xffffffffu) {
+    return invalid_argument("max_header_bytes: must be between 1 and 4294967295");
+  }
+  if (options_.read_timeout <= 0) return invalid_argument("read_timeout: must be positive");
+  if (options_.idle_timeout <= 0) return invalid_argument("idle_timeout: must be positive");
+  if (options_.io_threads < 0) return invalid_argument("io_threads: must not be negative");
+  if (options_.blocking_threads < 0) {
+    return invalid_argument("blocking_threads: must not be negative");
+  }
+  // Deadlines are checked this often: a tenth of the shortest timeout, between 5 ms and 1 s.
+  const Micros shortest = std::min(options_.read_timeout, options_.idle_timeout);
+  sweep_interval_ = std::chrono::microseconds(
+      std::clamp<Micros>(shortest / 10, 5 * kMicrosPerMilli, kMicrosPerSecond));
+  int threads = options_.io_threads;
+  if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int i = 0; i < threads; ++i) {
+    auto worker = std::make_unique<Worker>();
+    worker->guard.emplace(worker->io.get_executor());
+    worker->sweep.emplace(worker->io);
+    workers_.push_back(std::move(worker));
+  }
+
+  const std::string where = options_.host + ":" + std::to_string(options_.port);
+  error_code ec;
+  tcp::endpoint endpoint;
+  const asio::ip::address address = asio::ip::make_address(options_.host, ec);
+  if (!ec) {
+    endpoint = tcp::endpoint(address, options_.port);
+  } else {
+    tcp::resolver resolver(workers_[0]->io);
+    const auto results = resolver.resolve(options_.host, std::to_string(options_.port), ec);
+    if (ec || results.empty()) {
+      return unavailable("listen " + where + ": cannot resolve host: " + ec.message());
+    }
+    endpoint = results.begin()->endpoint();
+  }
+  acceptor_.emplace(workers_[0]->io);
+  const auto check = [&](std::string_view step) -> Status {
+    if (!ec) return Status();
+    return unavailable("listen " + where + ": " + std::string(step) + ": " + ec.message());
+  };
+  if (acceptor_->open(endpoint.protocol(), ec); ec) return check("open");
+  if (acceptor_->set_option(tcp::acceptor::reuse_address(true), ec); ec) return check("option");
+  if (acceptor_->bind(endpoint, ec); ec) return check("bind");
+  if (acceptor_->listen(asio::socket_base::max_listen_connections, ec); ec) return check("listen");
+  port_ = acceptor_->local_endpoint(ec).port();
+  accept_retry_.emplace(workers_[0]->io);
+
+  if (options_.blocking_threads > 0) {
+    pool_.emplace(static_cast<std::size_t>(options_.blocking_threads));
+  }
+  accept_next();
+  for (auto& worker : workers_) {
+    Worker* w = worker.get();
+    sweep(*w);
+    w->thread = std::thread([w] { w->io.run(); });
+  }
+  return Status();
+}
+
+void HttpServer::Impl::sweep(Worker& worker) {
+  worker.sweep->expires_after(sweep_interval_);
+  worker.sweep->async_wait([this, &worker](error_code ec) {
+    if (ec) return;
+    const auto now = std::chrono::steady_clock::now();
+    // expire() may close, which erases from the set: iterate over a copy.
+    const std::vector<Connection*> open(worker.connections.begin(), worker.connections.end());
+    for (Connection* connection : open) connection->expire(now);
+    sweep(worker);
+  });
+}
+
+void HttpServer::Impl::accept_next() {
+  Worker& target = *workers_[next_worker_];
+  next_worker_ = (next_worker_ + 1) % workers_.size();
+  acceptor_->async_accept(target.io, [this, &target](error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor_->is_open()) return;
+    if (ec) {
+      // Out of descriptors and the like: back off briefly instead of spinning.
+      accept_retry_->expires_after(std::chrono::milliseconds(50));
+      accept_retry_->async_wait([this](error_code wait_ec) {
+        if (!wait_ec) accept_next();
+      });
+      return;
+    }
+    asio::post(target.io, [this, &target, socket = std::move(socket)]() mutable {
+      if (draining()) return;  // socket closes as it goes out of scope
+      std::make_shared<Connection>(*this, target, std::move(socket))->start();
+    });
+    accept_next();
+  });
+}
+
+void HttpServer::Impl::shutdown() {
+  std::lock_guard lock(shutdown_mutex_);
+  if (stopped_ || workers_.empty()) return;
+  stopped_ = true;
+  draining_.store(true, std::memory_order_release);
+  asio::post(workers_[0]->io, [this] {
+    error_code ec;
+    if (acceptor_) acceptor_->close(ec);
+    if (accept_retry_) accept_retry_->cancel();
+  });
+  for (auto& worker : workers_) {
+    Worker* w = worker.get();
+    asio::post(w->io, [w] {
+      // drain() may close, which erases from the set: iterate over a copy.
+      const std::vector<Connection*> open(w->connections.begin(), w->connections.end());
+      for (Connection* connection : open) connection->drain();
+    });
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(options_.shutdown_timeout);
+  while (active_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (auto& worker : workers_) {
+    Worker* w = worker.get();
+    asio::post(w->io, [w] {
+      const std::vector<Connection*> open(w->connections.begin(), w->connections.end());
+      for (Connection* connection : open) connection->close();
+      w->sweep->cancel();
+    });
+    w->guard.reset();
+  }
+  // Stop whatever still waits (timers of parked requests), after the closes above ran.
+  for (auto& worker : workers_) {
+    if (worker->thread.joinable()) {
+      asio::post(worker->io, [w = worker.get()] { w->io.stop(); });
+      worker->thread.join();
+    }
+  }
+  if (pool_) pool_->join();
+  // Pending handlers (and the connections they hold) go with the io_contexts.
+  acceptor_.reset();
+  accept_retry_.reset();
+  workers_.clear();
+}
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() = default;
+
+StatusOr<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options,
+                                                        std::shared_ptr<const Router> router) {
+  if (!router) return invalid_argument("router: must not be null");
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(router));
+  if (Status status = impl->start(); !status.ok()) return status;
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+std::uint16_t HttpServer::port() const { return impl_->port(); }
+
+void HttpServer::shutdown() { impl_->shutdown(); }
+
+std::size_t HttpServer::connections() const { return impl_->connections(); }
+
+}  // namespace sluice::http

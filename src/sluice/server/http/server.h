@@ -1,0 +1,71 @@
+// HttpServer: the HTTP/1.1 server under `sluice serve`, on Boost.Beast/Asio (pimpl: only
+// server.cc includes them). One io_context per I/O thread; one acceptor hands connections out
+// round-robin, and each connection then lives on one thread (no locks, no strands). Keep-alive,
+// Expect: 100-continue, limits on header and body size (431 / 413 with problem+json), an idle
+// timeout between requests and a read timeout per request, a JSON access-log line per request
+// with its X-Request-Id (echoed or generated), and graceful shutdown: stop accepting, finish
+// in-flight requests, close idle connections.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "sluice/core/status.h"
+#include "sluice/core/time.h"
+#include "sluice/server/http/router.h"
+
+namespace sluice::http {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";  // an IPv4/IPv6 address or a name resolved once at start
+  std::uint16_t port = 8080;       // 0: any free port (see HttpServer::port())
+  int io_threads = 0;              // 0: one per core
+  // Threads for Exchange::offload (handlers whose store calls block, e.g. Redis). 0: offloaded
+  // work runs on the I/O thread at once (right for the in-memory store).
+  int blocking_threads = 0;
+  std::size_t max_header_bytes = 16 * 1024;         // request line + headers; above: 431
+  std::size_t max_body_bytes = 1024 * 1024;         // above: 413
+  Micros read_timeout = 10 * kMicrosPerSecond;      // first byte to last byte of a request; writes
+  Micros idle_timeout = 60 * kMicrosPerSecond;      // keep-alive connection waiting for a request
+  Micros shutdown_timeout = 10 * kMicrosPerSecond;  // graceful drain; then connections are cut
+  bool access_log = true;
+  // Receives each access-log line (without newline). Default: one write(2) to stderr.
+  std::function<void(std::string_view line)> access_log_sink;
+  // Called for every response (route pattern or "-" when none matched), on an I/O thread.
+  std::function<void(std::string_view route, int status, Micros duration)> on_response;
+};
+
+class HttpServer {
+ public:
+  // Binds, listens and starts the threads. Errors: InvalidArgument (bad options), Unavailable
+  // (cannot bind/listen, with the reason). `router` must not change while serving.
+  static StatusOr<std::unique_ptr<HttpServer>> start(HttpServerOptions options,
+                                                     std::shared_ptr<const Router> router);
+
+  // shutdown() if still serving.
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // The bound port (the chosen one when options.port was 0).
+  std::uint16_t port() const;
+
+  // Graceful shutdown: stops accepting, lets requests already received finish (their responses
+  // carry Connection: close), closes idle connections; after shutdown_timeout cuts the rest.
+  // Returns once every thread has stopped. Idempotent; thread-safe; not from an I/O thread.
+  void shutdown();
+
+  // Connections open right now.
+  std::size_t connections() const;
+
+ private:
+  class Impl;
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice::http

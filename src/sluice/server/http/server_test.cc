@@ -1,0 +1,637 @@
+// The server in process on a free port, spoken to over real sockets: a raw client that can send
+// anything, and RemoteLimiter. Redis cases use a real redis-server (tests/testing).
+#include "sluice/server/http/server.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "sluice/policy/document.h"
+#include "sluice/server/http/decision_api.h"
+#include "sluice/server/http/remote_limiter.h"
+#include "sluice/server/http/test_http_client.h"
+#include "sluice/store/memory/memory_store.h"
+#include "sluice/store/redis/redis_store.h"
+#include "testing/redis_server.h"
+
+namespace sluice::http {
+namespace {
+
+using nlohmann::json;
+using test::http_request;
+using test::RawConnection;
+using test::RawResponse;
+
+constexpr std::string_view kPolicies = R"([
+  {"name": "demo.api", "apps": ["checkout"], "limits": [
+     {"algorithm": "token_bucket", "capacity": 5, "refill": 2, "period": "1s"},
+     {"algorithm": "fixed_window", "limit": 100, "window": "1h"}]},
+  {"name": "jobs", "apps": ["*"], "limits": [
+     {"algorithm": "concurrency", "limit": 2, "lease_ttl": "1m"}]},
+  {"name": "slow", "apps": ["*"], "limits": [
+     {"algorithm": "token_bucket", "capacity": 1, "refill": 1, "period": "200ms"}]},
+  {"name": "hourly", "apps": ["*"], "limits": [
+     {"algorithm": "fixed_window", "limit": 1, "window": "1h"}]},
+  {"name": "shadowed", "apps": ["*"], "mode": "shadow", "limits": [
+     {"algorithm": "fixed_window", "limit": 1, "window": "1h"}]}
+])";
+
+std::vector<policy::Policy> policies() {
+  policy::ParsedPolicies parsed = policy::policies_from_text(kPolicies);
+  EXPECT_TRUE(parsed.errors.empty()) << policy::join_errors(parsed.errors);
+  return parsed.policies;
+}
+
+// A complete decision server: store, limiter, API, router, HTTP server.
+class TestServer {
+ public:
+  explicit TestServer(store::Store& store, HttpServerOptions options = {})
+      : local_(SystemClock::instance()),
+        limiter_(store, &local_),
+        lookup_(policies()),
+        api_(limiter_, lookup_, store, metrics_) {
+    auto router = std::make_shared<Router>();
+    api_.add_routes(*router);
+    options.port = 0;
+    options.io_threads = options.io_threads == 0 ? 2 : options.io_threads;
+    options.access_log_sink = [this](std::string_view line) {
+      std::lock_guard lock(mutex_);
+      log_.emplace_back(line);
+    };
+    options.on_response = [this](std::string_view route, int status, Micros duration) {
+      metrics_.record_http(route, status, duration);
+    };
+    StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::start(options, router);
+    EXPECT_TRUE(server.ok()) << server.status().to_string();
+    if (server.ok()) server_ = std::move(*server);
+  }
+
+  std::uint16_t port() const { return server_->port(); }
+  HttpServer& server() { return *server_; }
+  std::vector<std::string> log() {
+    std::lock_guard lock(mutex_);
+    return log_;
+  }
+
+ private:
+  store::MemoryStore local_;
+  service::Limiter limiter_;
+  service::StaticPolicyLookup lookup_;
+  Metrics metrics_;
+  DecisionApi api_;
+  std::mutex mutex_;
+  std::vector<std::string> log_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+std::string acquire_body(std::string_view key, std::string_view policy = "demo.api",
+                         std::string_view app = "checkout") {
+  return json{{"app", app}, {"policy", policy}, {"key", key}}.dump();
+}
+
+json body_of(const RawResponse& response) { return json::parse(response.body); }
+
+class ServerTest : public ::testing::Test {
+ protected:
+  store::MemoryStore store_{SystemClock::instance()};
+};
+
+TEST_F(ServerTest, HealthReadinessOpenApiAndMetricsAnswer) {
+  TestServer server(store_);
+  StatusOr<RawResponse> health = http_request(server.port(), "GET", "/healthz");
+  ASSERT_TRUE(health.ok()) << health.status().to_string();
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(body_of(*health)["status"], "ok");
+  StatusOr<RawResponse> ready = http_request(server.port(), "GET", "/readyz");
+  EXPECT_EQ(ready->status, 200);
+  StatusOr<RawResponse> openapi = http_request(server.port(), "GET", "/openapi.json");
+  EXPECT_EQ(openapi->status, 200);
+  EXPECT_EQ(body_of(*openapi)["openapi"], "3.0.3");
+  ASSERT_EQ(http_request(server.port(), "POST", "/v1/acquire", acquire_body("m"))->status, 200);
+  StatusOr<RawResponse> metrics = http_request(server.port(), "GET", "/metrics");
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_EQ(metrics->header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  for (const char* needle :
+       {"sluice_decisions_total{policy=\"demo.api\",outcome=\"allowed\"} 1",
+        "sluice_shadow_denials_total{policy=\"demo.api\"} 0",
+        "sluice_degraded_decisions_total{policy=\"demo.api\"} 0", "sluice_store_errors_total 0",
+        "sluice_store_latency_seconds_bucket{le=\"+Inf\"} 1",
+        "sluice_http_requests_total{route=\"/v1/acquire\",code=\"200\"} 1"}) {
+    EXPECT_NE(metrics->body.find(needle), std::string::npos) << needle << "\n" << metrics->body;
+  }
+}
+
+TEST_F(ServerTest, AcquireCarriesEveryRateLimitHeaderAndEchoesTheRequestId) {
+  TestServer server(store_);
+  StatusOr<RawResponse> response = http_request(server.port(), "POST", "/v1/acquire",
+                                                acquire_body("alice"), {{"X-Request-Id", "abc-1"}});
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->header("Content-Type"), "application/json");
+  EXPECT_EQ(response->header("X-Request-Id"), "abc-1");
+  EXPECT_EQ(response->header("X-RateLimit-Limit"), "5");
+  EXPECT_EQ(response->header("X-RateLimit-Remaining"), "4");
+  const std::int64_t reset = std::stoll(response->header("X-RateLimit-Reset").value_or("0"));
+  const std::int64_t now = SystemClock::instance().now() / kMicrosPerSecond;
+  EXPECT_GE(reset, now);
+  EXPECT_LE(reset, now + 2);
+  EXPECT_EQ(response->header("RateLimit-Limit"), "5");
+  EXPECT_EQ(response->header("RateLimit-Remaining"), "4");
+  EXPECT_EQ(response->header("RateLimit-Reset"), "1");
+  EXPECT_EQ(response->header("RateLimit-Policy"),
+            "\"demo.api\";q=5;w=3, \"demo.api/1\";q=100;w=3600");
+  EXPECT_EQ(response->header("RateLimit"), "\"demo.api\";r=4;t=1");
+  const json decision = body_of(*response);
+  for (const char* field : {"allowed", "limit", "remaining", "retry_after_ms", "reset_after_ms",
+                            "delay_ms", "lease", "policy", "limit_index", "mode", "degraded"}) {
+    EXPECT_TRUE(decision.contains(field)) << field;
+  }
+  // Without an id, one is generated; an unacceptable one is replaced.
+  StatusOr<RawResponse> generated =
+      http_request(server.port(), "GET", "/healthz", "", {{"X-Request-Id", "bad id"}});
+  ASSERT_TRUE(generated->header("X-Request-Id"));
+  EXPECT_EQ(generated->header("X-Request-Id")->size(), 16u);
+  const std::vector<std::string> log = server.log();
+  ASSERT_GE(log.size(), 2u);
+  const json line = json::parse(log[0]);
+  EXPECT_EQ(line["request_id"], "abc-1");
+  EXPECT_EQ(line["route"], "/v1/acquire");
+  EXPECT_EQ(line["status"], 200);
+}
+
+TEST_F(ServerTest, DenialIsA200WithAllowedFalse) {
+  TestServer server(store_);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(
+        body_of(*http_request(server.port(), "POST", "/v1/acquire", acquire_body("d")))["allowed"],
+        true);
+  }
+  StatusOr<RawResponse> denied =
+      http_request(server.port(), "POST", "/v1/acquire", acquire_body("d"));
+  EXPECT_EQ(denied->status, 200);
+  EXPECT_EQ(body_of(*denied)["allowed"], false);
+  // Refill 2/s: the next token is at most 500 ms away (real time passed since the burst).
+  const int retry_ms = body_of(*denied)["retry_after_ms"].get<int>();
+  EXPECT_GT(retry_ms, 0);
+  EXPECT_LE(retry_ms, 500);
+  EXPECT_EQ(denied->header("RateLimit"), "\"demo.api\";r=0;t=1");
+}
+
+TEST_F(ServerTest, KeepAliveServesManyRequestsOnOneConnection) {
+  TestServer server(store_);
+  StatusOr<RawConnection> connection = RawConnection::open(server.port());
+  ASSERT_TRUE(connection.ok());
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(connection->send(test::format_request("GET", "/healthz")).ok());
+    StatusOr<RawResponse> response = connection->read();
+    ASSERT_TRUE(response.ok()) << i << ": " << response.status().to_string();
+    EXPECT_EQ(response->status, 200);
+  }
+  // Pipelined: two requests in one write, two answers in order.
+  ASSERT_TRUE(
+      connection
+          ->send(test::format_request("GET", "/healthz") + test::format_request("GET", "/nope"))
+          .ok());
+  EXPECT_EQ(connection->read()->status, 200);
+  EXPECT_EQ(connection->read()->status, 404);
+}
+
+TEST_F(ServerTest, InvalidInputIs400ProblemNamingTheFieldAndTheConnectionKeepsServing) {
+  TestServer server(store_);
+  StatusOr<RawConnection> connection = RawConnection::open(server.port());
+  ASSERT_TRUE(connection.ok());
+  struct Case {
+    const char* name;
+    std::string body;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {"malformed JSON", R"({"app": "checkout", "policy": )", "body"},
+      {"not an object", "[1, 2]", "body"},
+      {"unknown field", R"({"app": "checkout", "policy": "demo.api", "key": "k", "x": 1})", "x"},
+      {"wrong type", R"({"app": "checkout", "policy": "demo.api", "key": 7})", "key"},
+      {"missing field", R"({"app": "checkout", "key": "k"})", "policy"},
+      {"cost out of range", R"({"app": "checkout", "policy": "demo.api", "key": "k",
+                                "cost": 1000000001})",
+       "cost"},
+      {"negative wait", R"({"app": "checkout", "policy": "demo.api", "key": "k",
+                           "wait_ms": -1})",
+       "wait_ms"},
+      {"empty body", "", "body"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_TRUE(connection->send(test::format_request("POST", "/v1/acquire", c.body)).ok());
+    StatusOr<RawResponse> response = connection->read();
+    ASSERT_TRUE(response.ok()) << response.status().to_string();
+    EXPECT_EQ(response->status, 400);
+    EXPECT_EQ(response->header("Content-Type"), "application/problem+json");
+    const json problem = body_of(*response);
+    EXPECT_EQ(problem["status"], 400);
+    EXPECT_TRUE(problem["detail"].is_string());
+    ASSERT_TRUE(problem["errors"].is_array());
+    EXPECT_EQ(problem["errors"][0]["field"], c.field) << problem.dump();
+  }
+  ASSERT_TRUE(
+      connection->send(test::format_request("POST", "/v1/acquire", acquire_body("after"))).ok());
+  StatusOr<RawResponse> after = connection->read();
+  EXPECT_EQ(after->status, 200);
+  EXPECT_EQ(body_of(*after)["allowed"], true);
+}
+
+TEST_F(ServerTest, UnknownPolicyOrUnlistedAppIs404AndWrongMethodIs405) {
+  TestServer server(store_);
+  StatusOr<RawResponse> missing =
+      http_request(server.port(), "POST", "/v1/acquire", acquire_body("k", "nope"));
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(missing->header("Content-Type"), "application/problem+json");
+  StatusOr<RawResponse> unlisted =
+      http_request(server.port(), "POST", "/v1/acquire", acquire_body("k", "demo.api", "other"));
+  EXPECT_EQ(unlisted->status, 404);
+  EXPECT_NE(body_of(*unlisted)["detail"].get<std::string>().find("no such policy for this app"),
+            std::string::npos);
+  StatusOr<RawResponse> wrong = http_request(server.port(), "GET", "/v1/acquire");
+  EXPECT_EQ(wrong->status, 405);
+  EXPECT_EQ(wrong->header("Allow"), "POST");
+  EXPECT_EQ(http_request(server.port(), "GET", "/v2/whatever")->status, 404);
+}
+
+TEST_F(ServerTest, OversizedBodyIs413AndOversizedHeadersAre431ThenTheServerStillServes) {
+  TestServer server(store_, {.max_header_bytes = 2048, .max_body_bytes = 1024});
+  {
+    StatusOr<RawConnection> connection = RawConnection::open(server.port());
+    const std::string body(2000, ' ');
+    ASSERT_TRUE(connection->send(test::format_request("POST", "/v1/acquire", body)).ok());
+    StatusOr<RawResponse> response = connection->read();
+    ASSERT_TRUE(response.ok()) << response.status().to_string();
+    EXPECT_EQ(response->status, 413);
+    EXPECT_EQ(response->header("Content-Type"), "application/problem+json");
+    EXPECT_EQ(body_of(*response)["status"], 413);
+    EXPECT_TRUE(connection->closed_by_peer());
+  }
+  {
+    // Chunked bodies have no Content-Length to refuse up front: the limit still holds.
+    StatusOr<RawConnection> connection = RawConnection::open(server.port());
+    std::string request =
+        "POST /v1/acquire HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+    for (int i = 0; i < 4; ++i) request += "200\r\n" + std::string(512, 'a') + "\r\n";
+    request += "0\r\n\r\n";
+    ASSERT_TRUE(connection->send(request).ok());
+    EXPECT_EQ(connection->read()->status, 413);
+  }
+  {
+    StatusOr<RawConnection> connection = RawConnection::open(server.port());
+    ASSERT_TRUE(
+        connection
+            ->send(test::format_request("GET", "/healthz", "", {{"X-Big", std::string(4096, 'h')}}))
+            .ok());
+    StatusOr<RawResponse> response = connection->read();
+    ASSERT_TRUE(response.ok()) << response.status().to_string();
+    EXPECT_EQ(response->status, 431);
+    EXPECT_EQ(response->header("Content-Type"), "application/problem+json");
+  }
+  EXPECT_EQ(http_request(server.port(), "GET", "/healthz")->status, 200);
+}
+
+TEST_F(ServerTest, MalformedHttpIs400AndCloses) {
+  TestServer server(store_);
+  StatusOr<RawConnection> connection = RawConnection::open(server.port());
+  ASSERT_TRUE(connection->send("GARBAGE\x01 / HTTP/9.9\r\n\r\n").ok());
+  StatusOr<RawResponse> response = connection->read();
+  ASSERT_TRUE(response.ok()) << response.status().to_string();
+  EXPECT_EQ(response->status, 400);
+  EXPECT_TRUE(connection->closed_by_peer());
+  EXPECT_EQ(http_request(server.port(), "GET", "/healthz")->status, 200);
+}
+
+TEST_F(ServerTest, ExpectContinueIsHonoured) {
+  TestServer server(store_);
+  StatusOr<RawConnection> connection = RawConnection::open(server.port());
+  const std::string body = acquire_body("continue");
+  ASSERT_TRUE(connection
+                  ->send("POST /v1/acquire HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                         "Content-Length: " +
+                         std::to_string(body.size()) + "\r\n\r\n")
+                  .ok());
+  StatusOr<RawResponse> interim = connection->read();
+  ASSERT_TRUE(interim.ok()) << interim.status().to_string();
+  EXPECT_EQ(interim->status, 100);
+  ASSERT_TRUE(connection->send(body).ok());
+  StatusOr<RawResponse> response = connection->read();
+  EXPECT_EQ(response->status, 200);
+}
+
+TEST_F(ServerTest, BatchDecidesInOrder) {
+  TestServer server(store_);
+  json requests = json::array();
+  for (int i = 0; i < 6; ++i) requests.push_back(json::parse(acquire_body("batch")));
+  requests.push_back({{"app", "checkout"}, {"policy", "missing"}, {"key", "k"}});
+  StatusOr<RawResponse> response =
+      http_request(server.port(), "POST", "/v1/acquire/batch", json{{"requests", requests}}.dump());
+  ASSERT_EQ(response->status, 200);
+  const json decisions = body_of(*response)["decisions"];
+  ASSERT_EQ(decisions.size(), 7u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(decisions[i]["remaining"], 4 - i);
+  EXPECT_EQ(decisions[5]["allowed"], false);
+  EXPECT_EQ(decisions[6]["status"], 404);
+  EXPECT_EQ(http_request(server.port(), "POST", "/v1/acquire/batch", R"({"requests": 3})")->status,
+            400);
+}
+
+TEST_F(ServerTest, CheckAnswers200Then429WithHeadersAndProblem) {
+  TestServer server(store_);
+  const std::vector<Header> headers = {
+      {"X-Sluice-App", "checkout"}, {"X-Sluice-Policy", "demo.api"}, {"X-Sluice-Key", "gw"}};
+  for (int i = 0; i < 5; ++i) {
+    StatusOr<RawResponse> ok = http_request(server.port(), "GET", "/v1/check", "", headers);
+    ASSERT_EQ(ok->status, 200);
+    EXPECT_EQ(ok->header("X-RateLimit-Remaining"), std::to_string(4 - i));
+  }
+  StatusOr<RawResponse> denied = http_request(server.port(), "GET", "/v1/check", "", headers);
+  EXPECT_EQ(denied->status, 429);
+  EXPECT_EQ(denied->header("Content-Type"), "application/problem+json");
+  EXPECT_EQ(denied->header("Retry-After"), "1");
+  EXPECT_EQ(denied->header("X-RateLimit-Remaining"), "0");
+  EXPECT_EQ(denied->header("RateLimit"), "\"demo.api\";r=0;t=1");
+  const json problem = body_of(*denied);
+  EXPECT_EQ(problem["type"], "https://iana.org/assignments/http-problem-types#quota-exceeded");
+  EXPECT_EQ(problem["status"], 429);
+  EXPECT_EQ(problem["violated-policies"], json::array({"demo.api"}));
+}
+
+TEST_F(ServerTest, ShadowPolicyAllowsAndCountsWouldBeDenials) {
+  TestServer server(store_);
+  const std::string body = acquire_body("s", "shadowed", "any");
+  ASSERT_EQ(body_of(*http_request(server.port(), "POST", "/v1/acquire", body))["allowed"], true);
+  const json second = body_of(*http_request(server.port(), "POST", "/v1/acquire", body));
+  EXPECT_EQ(second["allowed"], true);
+  EXPECT_EQ(second["shadow_denied"], true);
+  EXPECT_EQ(second["mode"], "shadow");
+  const std::string metrics = http_request(server.port(), "GET", "/metrics")->body;
+  EXPECT_NE(metrics.find("sluice_shadow_denials_total{policy=\"shadowed\"} 1"), std::string::npos);
+}
+
+TEST_F(ServerTest, WaitRetriesOnATimerUntilAllowed) {
+  TestServer server(store_);
+  StatusOr<std::unique_ptr<RemoteLimiter>> client = RemoteLimiter::create({.port = server.port()});
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE((*client)->try_acquire("slow", "a", "w", 1)->verdict.allowed);
+  ASSERT_FALSE((*client)->try_acquire("slow", "a", "w", 1)->verdict.allowed);
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<service::Decision> waited =
+      (*client)->acquire("slow", "a", "w", 1, 2 * kMicrosPerSecond);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(waited.ok()) << waited.status().to_string();
+  EXPECT_TRUE(waited->verdict.allowed);
+  EXPECT_LT(elapsed, std::chrono::milliseconds(1500));
+  // A wait that ends before retry_after answers the denial at once.
+  ASSERT_TRUE((*client)->try_acquire("hourly", "a", "w", 1)->verdict.allowed);
+  const auto start2 = std::chrono::steady_clock::now();
+  StatusOr<service::Decision> short_wait =
+      (*client)->acquire("hourly", "a", "w", 1, 2 * kMicrosPerSecond);
+  EXPECT_FALSE(short_wait->verdict.allowed);
+  EXPECT_LT(std::chrono::steady_clock::now() - start2, std::chrono::milliseconds(1500));
+}
+
+TEST_F(ServerTest, WaitingRequestsDoNotHoldTheIoThread) {
+  TestServer server(store_, {.io_threads = 1});
+  StatusOr<std::unique_ptr<RemoteLimiter>> client = RemoteLimiter::create({.port = server.port()});
+  ASSERT_TRUE((*client)->try_acquire("slow", "a", "busy", 1)->verdict.allowed);
+  std::atomic<bool> waiter_done{false};
+  std::thread waiter([&] {
+    (void)(*client)->acquire("slow", "a", "busy", 1, 2 * kMicrosPerSecond);
+    waiter_done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // One I/O thread, one request parked on a timer for ~200 ms: others are answered meanwhile.
+  EXPECT_EQ(http_request(server.port(), "GET", "/healthz")->status, 200);
+  EXPECT_FALSE(waiter_done.load());
+  waiter.join();
+}
+
+TEST_F(ServerTest, ConcurrencyLeasesAreSharedBetweenTwoRemoteClients) {
+  TestServer server(store_);
+  auto a = RemoteLimiter::create({.port = server.port()}).value();
+  auto b = RemoteLimiter::create({.port = server.port()}).value();
+  StatusOr<service::Decision> first = a->try_acquire("jobs", "worker", "queue", 1);
+  StatusOr<service::Decision> second = b->try_acquire("jobs", "worker", "queue", 1);
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_TRUE(first->verdict.allowed && second->verdict.allowed);
+  ASSERT_TRUE(first->lease && second->lease);
+  EXPECT_NE(*first->lease, *second->lease);
+  StatusOr<service::Decision> third = a->try_acquire("jobs", "worker", "queue", 1);
+  EXPECT_FALSE(third->verdict.allowed);
+  EXPECT_TRUE(third->verdict.retry_after);
+  // b renews its own lease; a releases b's lease (leases are not owned by clients).
+  EXPECT_EQ(b->renew("jobs", "worker", "queue", *second->lease).value(), true);
+  EXPECT_EQ(a->release("jobs", "worker", "queue", *second->lease).value(), true);
+  EXPECT_EQ(b->release("jobs", "worker", "queue", *second->lease).value(), false);  // idempotent
+  EXPECT_EQ(b->renew("jobs", "worker", "queue", *second->lease).value(), false);
+  StatusOr<service::Decision> fourth = b->try_acquire("jobs", "worker", "queue", 1);
+  EXPECT_TRUE(fourth->verdict.allowed);
+  // Lease calls check the app like acquire does.
+  EXPECT_EQ(a->release("demo.api", "intruder", "queue", *first->lease).status().code(),
+            StatusCode::kNotFound);
+  // Both clients reuse their connections.
+  EXPECT_LE(a->stats().connects, 1u);
+  EXPECT_LE(b->stats().connects, 1u);
+}
+
+TEST_F(ServerTest, RemoteLimiterMapsErrorsAndBatches) {
+  TestServer server(store_);
+  auto client = RemoteLimiter::create({.port = server.port()}).value();
+  EXPECT_EQ(client->try_acquire("nope", "a", "k", 1).status().code(), StatusCode::kNotFound);
+  const Status bad = client->try_acquire("demo.api", "checkout", "k", -1).status();
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("cost"), std::string::npos);
+  StatusOr<std::vector<StatusOr<service::Decision>>> batch =
+      client->try_acquire_batch({{.policy = "demo.api", .app = "checkout", .key = "rb"},
+                                 {.policy = "demo.api", .app = "nobody", .key = "rb"}});
+  ASSERT_TRUE(batch.ok());
+  ASSERT_EQ(batch->size(), 2u);
+  EXPECT_TRUE((*batch)[0].ok());
+  EXPECT_EQ((*batch)[1].status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(client->ready().ok());
+}
+
+TEST_F(ServerTest, RemoteLimiterReconnectsAfterTheServerClosedAnIdleConnection) {
+  TestServer server(store_, {.idle_timeout = 100 * kMicrosPerMilli});
+  auto client = RemoteLimiter::create({.port = server.port()}).value();
+  ASSERT_TRUE(client->try_acquire("demo.api", "checkout", "idle", 1).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the server drops the idle one
+  StatusOr<service::Decision> again = client->try_acquire("demo.api", "checkout", "idle", 1);
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  EXPECT_EQ(again->verdict.remaining, 3);  // charged once per call, not twice
+  EXPECT_EQ(client->stats().connects, 2u);
+}
+
+TEST_F(ServerTest, RemoteLimiterReportsAnUnreachableServer) {
+  StatusOr<std::uint16_t> port = test::RedisServer::pick_free_port();
+  auto client = RemoteLimiter::create({.port = *port}).value();
+  EXPECT_EQ(client->try_acquire("demo.api", "checkout", "k", 1).status().code(),
+            StatusCode::kUnavailable);
+}
+
+TEST_F(ServerTest, IdleConnectionsAreClosedAfterTheIdleTimeout) {
+  TestServer server(store_, {.idle_timeout = 100 * kMicrosPerMilli});
+  StatusOr<RawConnection> connection = RawConnection::open(server.port());
+  ASSERT_TRUE(connection->send(test::format_request("GET", "/healthz")).ok());
+  EXPECT_EQ(connection->read()->status, 200);
+  EXPECT_TRUE(connection->closed_by_peer(2'000));
+}
+
+TEST_F(ServerTest, SlowRequestsAreCutAfterTheReadTimeout) {
+  TestServer server(store_, {.read_timeout = 100 * kMicrosPerMilli});
+  StatusOr<RawConnection> connection = RawConnection::open(server.port());
+  ASSERT_TRUE(connection->send("GET /healthz HTTP/1.1\r\nHost: x\r\n").ok());  // never finished
+  EXPECT_TRUE(connection->closed_by_peer(2'000));
+}
+
+TEST_F(ServerTest, GracefulShutdownFinishesInFlightRequestsAndClosesIdleOnes) {
+  TestServer server(store_);
+  auto client = RemoteLimiter::create({.port = server.port()}).value();
+  ASSERT_TRUE(client->try_acquire("slow", "a", "drain", 1)->verdict.allowed);
+  StatusOr<RawConnection> idle = RawConnection::open(server.port());
+  ASSERT_TRUE(idle->send(test::format_request("GET", "/healthz")).ok());
+  ASSERT_EQ(idle->read()->status, 200);
+
+  StatusOr<service::Decision> in_flight = unavailable("not run");
+  std::thread waiter(
+      [&] { in_flight = client->acquire("slow", "a", "drain", 1, 2 * kMicrosPerSecond); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the request is parked
+  server.server().shutdown();
+  waiter.join();
+  ASSERT_TRUE(in_flight.ok()) << in_flight.status().to_string();
+  EXPECT_TRUE(in_flight->verdict.allowed);
+  EXPECT_TRUE(idle->closed_by_peer(1'000));
+  EXPECT_FALSE(RawConnection::open(server.port()).ok());  // no longer accepting
+}
+
+TEST_F(ServerTest, RandomBytesAndTruncatedRequestsNeverCrashTheServer) {
+  TestServer server(store_, {.read_timeout = 200 * kMicrosPerMilli});
+  std::mt19937_64 random(20251122);
+  const std::vector<std::string> seeds = {
+      test::format_request("POST", "/v1/acquire", acquire_body("fuzz")),
+      test::format_request(
+          "POST", "/v1/acquire/batch",
+          R"({"requests": [{"app": "checkout", "policy": "demo.api", "key": "f"}]})"),
+      test::format_request(
+          "GET", "/v1/check", "",
+          {{"X-Sluice-App", "checkout"}, {"X-Sluice-Policy", "demo.api"}, {"X-Sluice-Key", "f"}}),
+      test::format_request("POST", "/v1/leases/abc/release",
+                           R"({"app": "x", "policy": "jobs", "key": "k"})"),
+  };
+  for (int round = 0; round < 300; ++round) {
+    std::string bytes;
+    const int kind = static_cast<int>(random() % 4);
+    const std::string& seed = seeds[random() % seeds.size()];
+    if (kind == 0) {  // random bytes
+      bytes.resize(random() % 512);
+      for (char& c : bytes) c = static_cast<char>(random());
+    } else if (kind == 1) {  // truncated request
+      bytes = seed.substr(0, random() % seed.size());
+    } else if (kind == 2) {  // flipped bytes
+      bytes = seed;
+      for (int i = 0; i < 4; ++i) bytes[random() % bytes.size()] = static_cast<char>(random());
+    } else {  // body replaced by random JSON-ish characters
+      const std::string alphabet = "{}[]\":,0123456789-eE.truefalsn\\ ";
+      const std::size_t at = seed.find("\r\n\r\n") + 4;
+      std::string body(seed.size() - at, ' ');
+      for (char& c : body) c = alphabet[random() % alphabet.size()];
+      bytes = seed.substr(0, at) + body;
+    }
+    StatusOr<RawConnection> connection = RawConnection::open(server.port());
+    ASSERT_TRUE(connection.ok()) << "round " << round;
+    (void)connection->send(bytes);
+    if (round % 10 == 0) (void)connection->read(300);  // sometimes wait for the answer
+  }
+  StatusOr<RawResponse> health = http_request(server.port(), "GET", "/healthz");
+  ASSERT_TRUE(health.ok());
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(http_request(server.port(), "POST", "/v1/acquire", acquire_body("fine"))->status, 200);
+}
+
+TEST(ServerOptionsTest, BindFailureIsReported) {
+  store::MemoryStore store(SystemClock::instance());
+  TestServer first(store);
+  auto router = std::make_shared<Router>();
+  StatusOr<std::unique_ptr<HttpServer>> second =
+      HttpServer::start({.port = first.port(), .io_threads = 1}, router);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(second.status().message().find("bind"), std::string::npos);
+}
+
+// Redis: two servers over one Redis share every decision; a dead Redis makes /readyz 503 and
+// decisions degrade by the policy's failure mode.
+class RedisServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start();
+    ASSERT_TRUE(server.ok()) << server.status().to_string();
+    redis_ = std::move(*server);
+  }
+
+  std::unique_ptr<store::RedisStore> make_store() {
+    StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::create(
+        {.host = "127.0.0.1", .port = redis_->port(), .command_timeout = 200 * kMicrosPerMilli});
+    EXPECT_TRUE(client.ok());
+    return std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
+  }
+
+  std::unique_ptr<test::RedisServer> redis_;
+};
+
+TEST_F(RedisServerTest, TwoServersShareDecisions) {
+  auto store_a = make_store();
+  auto store_b = make_store();
+  TestServer a(*store_a, {.blocking_threads = 4});
+  TestServer b(*store_b, {.blocking_threads = 4});
+  auto client_a = RemoteLimiter::create({.port = a.port()}).value();
+  auto client_b = RemoteLimiter::create({.port = b.port()}).value();
+  for (int i = 0; i < 5; ++i) {
+    RemoteLimiter& client = i % 2 == 0 ? *client_a : *client_b;
+    StatusOr<service::Decision> d = client.try_acquire("demo.api", "checkout", "shared", 1);
+    ASSERT_TRUE(d.ok()) << d.status().to_string();
+    EXPECT_TRUE(d->verdict.allowed);
+    EXPECT_EQ(d->verdict.remaining, 4 - i);
+  }
+  EXPECT_FALSE(client_a->try_acquire("demo.api", "checkout", "shared", 1)->verdict.allowed);
+  EXPECT_FALSE(client_b->try_acquire("demo.api", "checkout", "shared", 1)->verdict.allowed);
+  // Leases taken through one server are released through the other.
+  StatusOr<service::Decision> lease = client_a->try_acquire("jobs", "w", "q", 1);
+  ASSERT_TRUE(lease.ok() && lease->lease);
+  EXPECT_EQ(client_b->release("jobs", "w", "q", *lease->lease).value(), true);
+  EXPECT_EQ(http_request(a.port(), "GET", "/readyz")->status, 200);
+}
+
+TEST_F(RedisServerTest, DeadRedisMakesReadyz503AndDecisionsDegrade) {
+  auto store = make_store();
+  TestServer server(*store, {.blocking_threads = 4});
+  ASSERT_EQ(http_request(server.port(), "GET", "/readyz")->status, 200);
+  ASSERT_TRUE(redis_->kill_hard().ok());
+  StatusOr<RawResponse> ready = http_request(server.port(), "GET", "/readyz");
+  EXPECT_EQ(ready->status, 503);
+  EXPECT_EQ(ready->header("Content-Type"), "application/problem+json");
+  StatusOr<RawResponse> degraded =
+      http_request(server.port(), "POST", "/v1/acquire", acquire_body("down"));
+  ASSERT_EQ(degraded->status, 200);
+  EXPECT_EQ(body_of(*degraded)["degraded"], true);  // demo.api fails open
+  StatusOr<RawResponse> lease = http_request(server.port(), "POST", "/v1/leases/x/release",
+                                             R"({"app": "a", "policy": "jobs", "key": "q"})");
+  EXPECT_EQ(lease->status, 503);
+  const std::string metrics = http_request(server.port(), "GET", "/metrics")->body;
+  EXPECT_NE(metrics.find("sluice_degraded_decisions_total{policy=\"demo.api\"} 1"),
+            std::string::npos)
+      << metrics;
+  EXPECT_EQ(metrics.find("sluice_store_errors_total 0"), std::string::npos);
+  ASSERT_TRUE(redis_->restart().ok());
+}
+
+}  // namespace
+}  // namespace sluice::http

@@ -1,0 +1,74 @@
+-- acquire / inspect: decide for one subject over all limits of its policy, atomically.
+--
+-- KEYS[i]: the state key of limit i.
+-- ARGV[1]: the request, packed little-endian doubles: operation (0 acquire, 1 inspect), cost,
+--          then kind and four parameters per limit (common.lua).
+-- ARGV[2]: the lease id, sent only when the policy has a concurrency limit.
+-- Reply:   verdicts of seven packed doubles: allowed, limit, remaining, retry_after, reset_after,
+--          delay, limit_index (from 0). acquire: the deciding limit's; inspect: one per limit, in
+--          order, for a cost-0 peek.
+-- acquire writes only when every limit allows and cost > 0, and every key it writes gets a TTL.
+local request = ARGV[1]
+local inspecting, cost, kind, p1, p2, p3, p4, position = struct.unpack('<ddddddd', request)
+local count = #KEYS
+
+-- The deciding verdict (evaluate.cc: the first limit's, replaced by any tighter one).
+local d_allowed, d_limit, d_remaining, d_retry, d_reset, d_index
+local longest_delay = NONE
+-- What admitting the request writes for a limit: `value`, SET with a TTL of `ttl` µs (rounded up
+-- to whole ms), or for the kinds that keep a sorted set or a hash, `commit()` and then the TTL.
+-- With several limits they wait in tables until every limit has allowed.
+local value, ttl, commit
+local values, ttls, commits
+if count > 1 then values, ttls, commits = {}, {}, {} end
+local verdicts = inspecting == 1 and {} or nil
+
+for i = 1, count do
+  if i > 1 then kind, p1, p2, p3, p4, position = struct.unpack('<ddddd', request, position) end
+  local key = KEYS[i]
+  -- This limit's verdict, set by the algorithm block of its kind.
+  local allowed, limit, remaining, retry, reset, delay = 0, 0, 0, NONE, 0, NONE
+  value, ttl, commit = nil, nil, nil
+
+  -- @algorithms: one block per kind (token_bucket.lua ... concurrency.lua), spliced in here.
+
+  if verdicts then
+    verdicts[i] = struct.pack('<ddddddd', allowed, limit, remaining, retry, reset, delay, i - 1)
+  end
+  if count > 1 then values[i], ttls[i], commits[i] = value, ttl, commit end
+  if delay > longest_delay then longest_delay = delay end
+  local tighter = i == 1
+  if not tighter then  -- evaluate.cc is_tighter
+    if allowed ~= d_allowed then
+      tighter = allowed == 0
+    elseif allowed == 1 then
+      tighter = remaining < d_remaining
+    elseif d_retry ~= NONE then  -- a limit that can never grant the cost stays the decider
+      tighter = retry == NONE or retry > d_retry
+    end
+  end
+  if tighter then
+    d_allowed, d_limit, d_remaining, d_retry, d_reset, d_index =
+      allowed, limit, remaining, retry, reset, i - 1
+  end
+end
+
+if verdicts then return table.concat(verdicts) end
+if d_allowed == 0 then
+  return struct.pack('<ddddddd', 0, d_limit, d_remaining, d_retry, d_reset, NONE, d_index)
+end
+if cost > 0 then
+  for i = 1, count do
+    if count > 1 then value, ttl, commit = values[i], ttls[i], commits[i] end
+    local ms = (ttl + (-ttl) % 1000) / 1000  -- whole ms, rounded up, at least 1
+    if ms < 1 then ms = 1 end
+    ms = string.format('%d', ms)
+    if commit then
+      commit()
+      redis.call('PEXPIRE', KEYS[i], ms)
+    else
+      redis.call('SET', KEYS[i], value, 'PX', ms)
+    end
+  end
+end
+return struct.pack('<ddddddd', 1, d_limit, d_remaining, NONE, d_reset, longest_delay, d_index)

@@ -1,0 +1,80 @@
+// PostgresServer: a real PostgreSQL server for integration tests, on a free loopback port in its
+// own temporary directory, started as DEPENDENCIES.md describes (initdb and pg_ctl as user
+// postgres, which PostgreSQL requires when we are root) and stopped by PID — never by name, the
+// machine is shared.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "sluice/core/status.h"
+
+namespace sluice::test {
+
+struct PostgresServerOptions {
+  // 0: pick a free loopback port.
+  std::uint16_t port = 0;
+  // Directory holding initdb, pg_ctl and postgres; empty: the newest /usr/lib/postgresql/*/bin.
+  std::string bin_dir;
+  // Milliseconds pg_ctl waits for the server to accept connections.
+  int start_timeout_ms = 60'000;
+  // false: fsync, synchronous_commit and full_page_writes off — tests need no crash safety, and
+  // fsyncs on a shared disk make CREATE DATABASE and shutdown checkpoints take seconds.
+  bool durable = false;
+};
+
+class PostgresServer {
+ public:
+  // initdb (trust authentication, UTF-8), then pg_ctl start; returns once it accepts
+  // connections. Errors carry the tail of the server's log.
+  static StatusOr<std::unique_ptr<PostgresServer>> start(PostgresServerOptions options = {});
+
+  // Stops the server (SIGINT: fast shutdown; SIGKILL if it lingers) and removes the directory.
+  ~PostgresServer();
+  PostgresServer(const PostgresServer&) = delete;
+  PostgresServer& operator=(const PostgresServer&) = delete;
+
+  std::string host() const { return "127.0.0.1"; }
+  std::uint16_t port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  const std::string& dir() const { return dir_; }
+
+  // The role create_database makes the owner. The password has a space, a quote and URL
+  // delimiters (trust authentication accepts any password, but the URL must still parse).
+  static constexpr std::string_view kUser = "sluice";
+  static constexpr std::string_view kPassword = "pa ss'@:/w";
+
+  // Creates database `name` ([A-Za-z0-9_]+, UTF-8) owned by kUser and returns
+  // "postgresql://sluice:<password>@127.0.0.1:<port>/<name>".
+  StatusOr<std::string> create_database(std::string_view name);
+
+  // Runs SQL as the superuser with psql; returns psql's output.
+  StatusOr<std::string> execute(std::string_view sql, std::string_view database = "postgres");
+
+  // SIGINT (fast shutdown) and wait. The data directory stays.
+  Status stop();
+  // SIGKILL the postmaster and wait. The data directory stays (recovery runs on restart, once
+  // the orphaned backends have exited).
+  Status kill_hard();
+  // Starts again on the same port and data directory.
+  Status restart();
+
+ private:
+  PostgresServer(PostgresServerOptions options, std::string dir);
+
+  Status launch();
+  // `command` run as user postgres (via su when we are root).
+  StatusOr<std::string> run_as_postgres(const std::string& command);
+  std::string log_tail() const;
+
+  PostgresServerOptions options_;
+  std::string dir_;
+  std::uint16_t port_ = 0;
+  pid_t pid_ = 0;
+};
+
+}  // namespace sluice::test
