@@ -18,7 +18,12 @@ ctest --test-dir build/release -LE benchmark --output-on-failure -j "$jobs"
 
 step "unit tests under ASan+UBSan"
 cmake --preset asan >/dev/null
-cmake --build build/asan -j "$jobs"
+# Build only what the unit tests need: their executables (named like the tests) and `sluice`.
+targets=(sluice)
+while read -r name; do
+  ninja -C build/asan -t query "$name" >/dev/null 2>&1 && targets+=("$name")
+done < <(ctest --test-dir build/asan -L unit -N | awk '/Test +#/ {print $3}')
+cmake --build build/asan -j "$jobs" --target "${targets[@]}"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build/asan -L unit --output-on-failure -j "$jobs"
 
