@@ -4,6 +4,7 @@
 
 #include "sluice/algorithm/arithmetic.h"
 #include "sluice/algorithm/tat.h"
+#include "sluice/algorithm/validate.h"
 
 namespace sluice::algorithm {
 namespace {
@@ -33,7 +34,12 @@ Verdict decide(const LeakyBucket& params, const TatState& state, std::int64_t co
   const TatState start = tat_not_before(state, now);
   verdict.reset_after = tat_ceil(start) - now;
   verdict.remaining = free_slots(params, start, now);
-  if (cost > (kMaxExactInteger - 1) / params.period) return verdict;  // never
+  // Never: the request's own emission time cost·period/rate would pass the 100-year horizon, so
+  // the queue's TAT could leave the exact range of Lua's doubles.
+  const Int128 emission_scaled = Int128{cost} * params.period;
+  if (emission_scaled >= kMaxExactInteger || emission_scaled > Int128{kMaxHorizon} * params.rate) {
+    return verdict;
+  }
   const Int128 wait_scaled = tat_scaled_ahead(start, now, params.rate);
   if (wait_scaled <= static_cast<Int128>(params.max_delay) * params.rate) {
     const TatState next = tat_advance(start, cost, pace_of(params));

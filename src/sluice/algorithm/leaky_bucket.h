@@ -16,7 +16,8 @@ namespace sluice::algorithm {
 std::int64_t queue_capacity(const LeakyBucket& params);
 
 TatState initial_state(const LeakyBucket& params, Micros now);
-// A cost whose emission time cost * period reaches 2^53 µs can never be granted.
+// A cost whose emission time cost * period / rate passes kMaxHorizon (100 years), or whose
+// cost * period reaches 2^53, can never be granted.
 Verdict decide(const LeakyBucket& params, const TatState& state, std::int64_t cost, Micros now);
 void commit(const LeakyBucket& params, TatState& state, std::int64_t cost, Micros now);
 Micros expires_at(const LeakyBucket& params, const TatState& state);

@@ -28,8 +28,14 @@ namespace {
 // 2023-11-14T22:13:20Z: large enough that any arithmetic on raw instants would show.
 constexpr Micros kEpoch = 1'700'000'000'000'000;
 
-// The smallest cost whose emission time cost · period reaches 2^53 µs: never admitted.
-std::int64_t never_cost(Micros period) { return (kMaxExactInteger - 1) / period + 1; }
+// The smallest cost never admitted: its cost · period reaches 2^53, or its emission time
+// cost · period / rate passes the 100-year horizon.
+std::int64_t never_cost(const LeakyBucket& p) {
+  const std::int64_t exact_limit = (kMaxExactInteger - 1) / p.period + 1;
+  const auto horizon_limit = static_cast<std::int64_t>(
+      std::min<Int128>(Int128{kMaxHorizon} * p.rate / p.period + 1, exact_limit));
+  return std::min(exact_limit, horizon_limit);
+}
 
 std::string describe(const Verdict& v) {
   std::ostringstream out;
@@ -93,7 +99,7 @@ TEST(LeakyBucketTest, QueueCapacityIsUnitRequestsAnIdleQueueAdmitsAtOnce) {
 // 3 per second (emission interval 333 333.33 µs), requests may wait up to 500 ms.
 TEST(LeakyBucketTest, AdmitsExactlyWhileScheduledStartIsWithinMaxDelay) {
   const LeakyBucket params{.rate = 3, .period = kMicrosPerSecond, .max_delay = 500'000};
-  const std::int64_t never = never_cost(kMicrosPerSecond);  // 9'007'199'255
+  const std::int64_t never = never_cost(params);  // 9'007'199'255
   const Row rows[] = {
       // description, at, cost, allowed, remaining, retry_after, reset_after, delay
       {"idle queue: starts now", 0, 1, true, 1, kNone, 333'334, 0},
@@ -219,7 +225,7 @@ LeakyBucket draw_params() {
 
 // Costs: peeks, unit requests, a few units, and the never threshold ± 1.
 std::int64_t draw_cost(const LeakyBucket& params) {
-  const std::int64_t never = never_cost(params.period);
+  const std::int64_t never = never_cost(params);
   return *gen::weightedOneOf<std::int64_t>(
       {{1, gen::just<std::int64_t>(0)},
        {5, gen::just<std::int64_t>(1)},
@@ -291,7 +297,7 @@ void check_verdict_shape(const LeakyBucket& params, std::int64_t cost, const Ver
     RC_ASSERT(*v.delay <= v.reset_after);
   } else {
     RC_ASSERT(!v.delay.has_value());
-    RC_ASSERT(v.retry_after.has_value() == (cost < never_cost(params.period)));
+    RC_ASSERT(v.retry_after.has_value() == (cost < never_cost(params)));
   }
   if (v.retry_after) RC_ASSERT(*v.retry_after >= 1);
 }

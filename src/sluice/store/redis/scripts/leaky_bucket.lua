@@ -24,8 +24,9 @@
       local slack = patience - ahead
       remaining = (slack - slack % period) / period + 1
     end
-    if cost * period >= 9007199254740992 then
-      -- never: the request's own emission time cost·period/rate reaches 2^53 (C++: the same test)
+    if cost * period >= 9007199254740992 or cost * period > 3155760000000000 * rate then
+      -- never: the request's own emission time cost·period/rate passes the 100-year horizon
+      -- (C++: the same test). Once cost·period < 2^53, a rounded horizon·rate still compares right.
     elseif ahead <= patience then
       local total = frac + cost * period  -- advance the TAT by cost intervals (tat_advance)
       frac = total % rate
