@@ -12,54 +12,61 @@ local request = ARGV[1]
 local inspecting, cost, kind, p1, p2, p3, p4, position = struct.unpack('<ddddddd', request)
 local count = #KEYS
 
--- The deciding verdict (evaluate.cc: the first limit's, replaced by any tighter one).
+-- The verdict of the limit being decided, set by its kind's block; after the loop, the
+-- policy's verdict.
+local allowed, limit, remaining, retry, reset, delay
+local index = 0
+-- What admitting the request writes for that limit: `value`, SET with a TTL of `ttl` µs (rounded
+-- up to whole ms), or for the kinds that keep a sorted set or a hash, `commit()` and then the TTL.
+local value, ttl, commit
+
+-- Only with several limits (or for inspect): every limit's writes, which wait until all have
+-- allowed; the deciding verdict so far (evaluate.cc: the first limit's, replaced by any tighter
+-- one); the longest delay; inspect's verdicts. One limit needs none of it.
+local several = count > 1 or inspecting == 1
+local values, ttls, commits, verdicts
 local d_allowed, d_limit, d_remaining, d_retry, d_reset, d_index
 local longest_delay = NONE
--- What admitting the request writes for a limit: `value`, SET with a TTL of `ttl` µs (rounded up
--- to whole ms), or for the kinds that keep a sorted set or a hash, `commit()` and then the TTL.
--- With several limits they wait in tables until every limit has allowed.
-local value, ttl, commit
-local values, ttls, commits
-if count > 1 then values, ttls, commits = {}, {}, {} end
-local verdicts = inspecting == 1 and {} or nil
+if several then values, ttls, commits, verdicts = {}, {}, {}, {} end
 
 for i = 1, count do
   if i > 1 then kind, p1, p2, p3, p4, position = struct.unpack('<ddddd', request, position) end
   local key = KEYS[i]
-  -- This limit's verdict, set by the algorithm block of its kind.
-  local allowed, limit, remaining, retry, reset, delay = 0, 0, 0, NONE, 0, NONE
+  allowed, limit, remaining, retry, reset, delay = 0, 0, 0, NONE, 0, NONE
   value, ttl, commit = nil, nil, nil
 
   -- @algorithms: one block per kind (token_bucket.lua ... concurrency.lua), spliced in here.
 
-  if verdicts then
+  if several then
     verdicts[i] = struct.pack('<ddddddd', allowed, limit, remaining, retry, reset, delay, i - 1)
-  end
-  if count > 1 then values[i], ttls[i], commits[i] = value, ttl, commit end
-  if delay > longest_delay then longest_delay = delay end
-  local tighter = i == 1
-  if not tighter then  -- evaluate.cc is_tighter
-    if allowed ~= d_allowed then
-      tighter = allowed == 0
-    elseif allowed == 1 then
-      tighter = remaining < d_remaining
-    elseif d_retry ~= NONE then  -- a limit that can never grant the cost stays the decider
-      tighter = retry == NONE or retry > d_retry
+    values[i], ttls[i], commits[i] = value, ttl, commit
+    if delay > longest_delay then longest_delay = delay end
+    local tighter = i == 1
+    if not tighter then  -- evaluate.cc is_tighter
+      if allowed ~= d_allowed then
+        tighter = allowed == 0
+      elseif allowed == 1 then
+        tighter = remaining < d_remaining
+      elseif d_retry ~= NONE then  -- a limit that can never grant the cost stays the decider
+        tighter = retry == NONE or retry > d_retry
+      end
     end
-  end
-  if tighter then
-    d_allowed, d_limit, d_remaining, d_retry, d_reset, d_index =
-      allowed, limit, remaining, retry, reset, i - 1
+    if tighter then
+      d_allowed, d_limit, d_remaining, d_retry, d_reset, d_index =
+        allowed, limit, remaining, retry, reset, i - 1
+    end
   end
 end
 
-if verdicts then return table.concat(verdicts) end
-if d_allowed == 0 then
-  return struct.pack('<ddddddd', 0, d_limit, d_remaining, d_retry, d_reset, NONE, d_index)
+if several then
+  if inspecting == 1 then return table.concat(verdicts) end
+  allowed, limit, remaining, retry, reset, index =
+    d_allowed, d_limit, d_remaining, d_retry, d_reset, d_index
+  delay = allowed == 1 and longest_delay or NONE
 end
-if cost > 0 then
+if allowed == 1 and cost > 0 then
   for i = 1, count do
-    if count > 1 then value, ttl, commit = values[i], ttls[i], commits[i] end
+    if several then value, ttl, commit = values[i], ttls[i], commits[i] end
     local ms = (ttl + (-ttl) % 1000) / 1000  -- whole ms, rounded up, at least 1
     if ms < 1 then ms = 1 end
     ms = string.format('%d', ms)
@@ -71,4 +78,4 @@ if cost > 0 then
     end
   end
 end
-return struct.pack('<ddddddd', 1, d_limit, d_remaining, NONE, d_reset, longest_delay, d_index)
+return struct.pack('<ddddddd', allowed, limit, remaining, retry, reset, delay, index)
