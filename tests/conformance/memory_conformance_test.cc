@@ -29,8 +29,8 @@ TEST(ConformanceTracesTest, EveryAlgorithmHasTraces) {
       algorithms.insert(limit["algorithm"].get<std::string>());
     }
   }
-  for (const char* name : {"token_bucket", "gcra", "leaky_bucket", "fixed_window",
-                           "sliding_window", "sliding_log", "concurrency"}) {
+  for (const char* name : {"token_bucket", "gcra", "leaky_bucket", "fixed_window", "sliding_window",
+                           "sliding_log", "concurrency"}) {
     EXPECT_TRUE(algorithms.contains(name)) << "no trace exercises " << name;
   }
 }

@@ -5,10 +5,9 @@
 
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sluice/core/time.h"
 #include "sluice/store/store.h"

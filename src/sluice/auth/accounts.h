@@ -21,8 +21,8 @@ enum class Role { kViewer, kOwner };
 
 struct User {
   std::string name;
-  bool admin = false;                  // manages everything
-  std::map<std::string, Role> roles;   // app -> role
+  bool admin = false;                 // manages everything
+  std::map<std::string, Role> roles;  // app -> role
   Micros created_at = 0;
 };
 
@@ -33,7 +33,7 @@ struct App {
 };
 
 struct TokenRecord {
-  std::string id;           // public part of the token, unique
+  std::string id;  // public part of the token, unique
   std::string user;
   std::string description;
   std::string secret_hash;  // hex SHA-256 of the secret part

@@ -8,15 +8,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "sluice/core/status.h"
 #include "sluice/core/clock.h"
+#include "sluice/core/status.h"
 #include "sluice/core/time.h"
 #include "sluice/policy/policy.h"
 
@@ -31,7 +30,7 @@ struct PolicyChange {
   ChangeAction action = ChangeAction::kCreate;
   std::string actor;
   Micros at = 0;
-  std::int64_t version = 0;                   // the policy's version after the change (0: deleted)
+  std::int64_t version = 0;                    // the policy's version after the change (0: deleted)
   std::optional<nlohmann::json> old_document;  // policy_to_json form; absent for create
   std::optional<nlohmann::json> new_document;  // absent for delete
 };
