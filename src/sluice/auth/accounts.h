@@ -66,4 +66,10 @@ class AccountRepository {
   virtual Status delete_token(std::string_view id) = 0;
 };
 
+// InvalidArgument naming `field` unless `name` is 1-128 of [A-Za-z0-9._-] (the policy-name
+// alphabet, safe in URLs, logs and Redis keys). "*" is not an app: it means any app.
+Status validate_app_name(std::string_view name, std::string_view field);
+// As validate_app_name, with '@' allowed too, for e-mail-like user names.
+Status validate_user_name(std::string_view name, std::string_view field);
+
 }  // namespace sluice::auth

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "sluice/auth/account_json.h"
 #include "sluice/auth/authorize.h"
 #include "sluice/auth/passwords.h"
 #include "sluice/auth/tokens.h"
@@ -106,7 +107,7 @@ int run_user_add(const Run& run, const AdminOptions& options) {
 std::string roles_text(const User& user) {
   std::string text;
   for (const auto& [app, role] : user.roles) {
-    text += (text.empty() ? "" : ",") + app + "=" + (role == Role::kOwner ? "owner" : "viewer");
+    text += (text.empty() ? "" : ",") + app + "=" + std::string(auth::role_name(role));
   }
   return text.empty() ? "-" : text;
 }
@@ -121,16 +122,7 @@ int run_user_list(const Run& run, const AdminOptions& options) {
   if (!users.ok()) return run.fail(users.status());
   if (options.format == "json") {
     json list = json::array();
-    for (const User& user : *users) {
-      json roles = json::object();
-      for (const auto& [app, role] : user.roles) {
-        roles[app] = role == Role::kOwner ? "owner" : "viewer";
-      }
-      list.push_back({{"name", user.name},
-                      {"admin", user.admin},
-                      {"roles", roles},
-                      {"created_at", user.created_at}});
-    }
+    for (const User& user : *users) list.push_back(auth::user_to_json(user));
     run.out() << list.dump(2) << "\n";
     return kExitOk;
   }
@@ -189,9 +181,7 @@ int run_user_password(const Run& run, const AdminOptions& options) {
 }
 
 int run_role_set(const Run& run, const AdminOptions& options) {
-  std::optional<Role> role;
-  if (options.role == "viewer") role = Role::kViewer;
-  if (options.role == "owner") role = Role::kOwner;
+  const std::optional<Role> role = auth::parse_role(options.role);  // "none": no role
   StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
   if (!session.ok()) return run.fail(session.status());
   if (Status s = authorize_admin(*session, auth::AdminOperation::kManageRoles); !s.ok()) {
@@ -230,10 +220,7 @@ int run_app_list(const Run& run, const AdminOptions& options) {
   if (!apps.ok()) return run.fail(apps.status());
   if (options.format == "json") {
     json list = json::array();
-    for (const auth::App& app : *apps) {
-      list.push_back(
-          {{"name", app.name}, {"description", app.description}, {"created_at", app.created_at}});
-    }
+    for (const auth::App& app : *apps) list.push_back(auth::app_to_json(app));
     run.out() << list.dump(2) << "\n";
     return kExitOk;
   }
@@ -288,12 +275,7 @@ int run_token_list(const Run& run, const AdminOptions& options) {
   }
   if (options.format == "json") {
     json list = json::array();
-    for (const auth::TokenRecord& token : tokens) {
-      list.push_back({{"id", token.id},
-                      {"user", token.user},
-                      {"description", token.description},
-                      {"created_at", token.created_at}});
-    }
+    for (const auth::TokenRecord& token : tokens) list.push_back(auth::token_to_json(token));
     run.out() << list.dump(2) << "\n";
     return kExitOk;
   }

@@ -81,10 +81,7 @@ std::string format_time(Micros at);
 // Left-aligned columns separated by two spaces; the first row is the header.
 std::string format_table(const std::vector<std::vector<std::string>>& rows);
 
-// InvalidArgument naming `field` unless `name` is 1-128 of [A-Za-z0-9._-] (the policy-name
-// alphabet, safe in URLs, logs and Redis keys). "*" is not an app: it means any app.
-Status validate_app_name(std::string_view name, std::string_view field);
-// As validate_app_name, with '@' allowed too, for e-mail-like user names.
-Status validate_user_name(std::string_view name, std::string_view field);
+using auth::validate_app_name;
+using auth::validate_user_name;
 
 }  // namespace sluice::cli

@@ -16,6 +16,7 @@
 #include "sluice/core/duration.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/envoy_import.h"
+#include "sluice/policy/history.h"
 
 namespace sluice::cli {
 namespace {
@@ -227,29 +228,6 @@ int run_delete(const Run& run, const PolicyOptions& options) {
   return kExitOk;
 }
 
-std::string_view action_name(policy::ChangeAction action) {
-  switch (action) {
-    case policy::ChangeAction::kCreate:
-      return "create";
-    case policy::ChangeAction::kUpdate:
-      return "update";
-    case policy::ChangeAction::kDelete:
-      return "delete";
-  }
-  return "?";
-}
-
-std::vector<std::string> apps_of(const json& document) {
-  std::vector<std::string> apps;
-  if (!document.is_object() || !document.contains("apps") || !document["apps"].is_array()) {
-    return apps;
-  }
-  for (const json& app : document["apps"]) {
-    if (app.is_string()) apps.push_back(app.get<std::string>());
-  }
-  return apps;
-}
-
 int run_history(const Run& run, const PolicyOptions& options) {
   const std::string format = options.format.empty() ? "table" : options.format;
   if (Status s = check_format(format, {"table", "yaml", "json"}); !s.ok()) return run.fail(s);
@@ -266,8 +244,7 @@ int run_history(const Run& run, const PolicyOptions& options) {
   if (current.ok()) {
     apps = current->apps;
   } else if (current.status().code() == StatusCode::kNotFound) {
-    const policy::PolicyChange& last = history->back();
-    apps = apps_of(last.new_document ? *last.new_document : last.old_document.value_or(json()));
+    apps = policy::last_listed_apps(*history);
   } else {
     return run.fail(current.status());
   }
@@ -278,15 +255,7 @@ int run_history(const Run& run, const PolicyOptions& options) {
   if (format != "table") {
     json list = json::array();
     for (const policy::PolicyChange& change : *history) {
-      json entry = {{"id", change.id},
-                    {"policy", change.policy},
-                    {"action", action_name(change.action)},
-                    {"actor", change.actor},
-                    {"at", change.at},
-                    {"version", change.version}};
-      if (change.old_document) entry["old"] = *change.old_document;
-      if (change.new_document) entry["new"] = *change.new_document;
-      list.push_back(std::move(entry));
+      list.push_back(policy::change_to_json(change));
     }
     run.out() << render(list, format);
     return kExitOk;
@@ -294,7 +263,8 @@ int run_history(const Run& run, const PolicyOptions& options) {
   std::vector<std::vector<std::string>> rows = {{"ID", "AT", "ACTION", "VERSION", "ACTOR"}};
   for (const policy::PolicyChange& change : *history) {
     rows.push_back(
-        {std::to_string(change.id), format_time(change.at), std::string(action_name(change.action)),
+        {std::to_string(change.id), format_time(change.at),
+         std::string(policy::change_action_name(change.action)),
          change.action == policy::ChangeAction::kDelete ? "-" : std::to_string(change.version),
          change.actor});
   }

@@ -1,8 +1,9 @@
-// `sluice serve`: the decision server (HTTP/JSON, DESIGN.md §5a) on the in-memory store or on
-// Redis, with policies from documents (--policy-file, repeatable; default: the embedded demo
-// policy of examples/). Settings come from flags > environment (SLUICE_*) > a YAML config file
-// (--config) > defaults; every setting is listed in `sluice serve --help` and docs/server.md.
-// SIGTERM/SIGINT drain the server gracefully.
+// `sluice serve`: the decision server and admin API (HTTP/JSON, DESIGN.md §5a) on the in-memory
+// store or on Redis, with policies and accounts in the SQL database of --policies
+// (serve_policies.h: policy files imported, the embedded demo policy of examples/ on a first
+// start). Settings come from flags > environment (SLUICE_*) > a YAML config file (--config) >
+// defaults; every setting is listed in `sluice serve --help` and docs/server.md. SIGTERM/SIGINT
+// drain the server gracefully.
 #include <signal.h>
 #include <yaml-cpp/yaml.h>
 
@@ -18,10 +19,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
+#include "sluice/cli/serve_policies.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/duration.h"
 #include "sluice/policy/document.h"
+#include "sluice/server/http/admin_api.h"
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/metrics.h"
 #include "sluice/server/http/server.h"
@@ -42,6 +46,10 @@ struct ServeSettings {
   std::string listen = "127.0.0.1:8080";
   int threads = 0;
   std::string redis;
+  std::string policies;  // empty: the per-user default database
+  Micros policy_poll = 1 * kMicrosPerSecond;
+  Micros session_ttl = 12 * 3600 * kMicrosPerSecond;
+  bool secure_cookies = false;
   std::vector<std::string> policy_files;
   int store_threads = -1;  // -1: auto
   std::int64_t max_header_bytes = 16 * 1024;
@@ -78,6 +86,19 @@ StatusOr<bool> parse_bool(std::string_view text) {
   if (text == "true" || text == "1" || text == "yes" || text == "on") return true;
   if (text == "false" || text == "0" || text == "no" || text == "off") return false;
   return invalid_argument("must be true or false, not \"" + std::string(text) + "\"");
+}
+
+std::function<Status(ServeSettings&, std::string_view)> bool_setter(bool ServeSettings::*field) {
+  return [field](ServeSettings& s, std::string_view text) -> Status {
+    StatusOr<bool> value = parse_bool(text);
+    if (!value.ok()) return value.status();
+    s.*field = *value;
+    return Status();
+  };
+}
+
+std::function<std::string(const ServeSettings&)> bool_shower(bool ServeSettings::*field) {
+  return [field](const ServeSettings& s) { return std::string(s.*field ? "true" : "false"); };
 }
 
 // One setting: its config-file key (the flag is --key with '-' for '_'), environment variable,
@@ -139,10 +160,26 @@ const std::vector<Setting>& settings() {
         [](const ServeSettings& s) { return std::to_string(s.threads); });
     add("redis", "Decide on Redis: redis://[user:pass@]host:port/db (empty: in-memory store)",
         string_setter(&ServeSettings::redis, true), [](const ServeSettings& s) { return s.redis; });
+    add("policies",
+        "Policy and account database: sqlite:///path.db, sqlite::memory:, "
+        "mysql://user:pass@host:port/db or postgresql://user:pass@host:port/db (empty: the "
+        "per-user SQLite file of `sluice policy`, ~/.local/share/sluice/policies.db)",
+        string_setter(&ServeSettings::policies, true),
+        [](const ServeSettings& s) { return s.policies; });
+    add("policy_poll", "How often the policy database is polled for changes",
+        duration_setter(&ServeSettings::policy_poll, false),
+        [](const ServeSettings& s) { return format_duration(s.policy_poll); });
+    add("session_ttl", "Admin API: lifetime of a password login's session cookie",
+        duration_setter(&ServeSettings::session_ttl, false),
+        [](const ServeSettings& s) { return format_duration(s.session_ttl); });
+    add("secure_cookies",
+        "Admin API: mark session cookies Secure (set when clients reach Sluice over HTTPS)",
+        bool_setter(&ServeSettings::secure_cookies), bool_shower(&ServeSettings::secure_cookies));
     add(
         "policy_file",
-        "Policy document(s): a YAML/JSON file (several documents allowed) or a directory of "
-        "*.yaml/*.yml/*.json; repeatable (env: comma-separated). None: the built-in demo policy",
+        "Policy document(s) imported into the policy database at start (created or updated, all "
+        "or nothing): a YAML/JSON file (several documents allowed) or a directory of "
+        "*.yaml/*.yml/*.json; repeatable (env: comma-separated)",
         [](ServeSettings& s, std::string_view text) -> Status {
           if (text.empty()) return invalid_argument("must not be empty");
           s.policy_files.emplace_back(text);
@@ -222,15 +259,8 @@ const std::vector<Setting>& settings() {
         "docs/server.md)",
         integer_setter(&ServeSettings::check_deny_status, 400, 499),
         [](const ServeSettings& s) { return std::to_string(s.check_deny_status); });
-    add(
-        "access_log", "One JSON line per request on stderr (true/false)",
-        [](ServeSettings& s, std::string_view text) -> Status {
-          StatusOr<bool> value = parse_bool(text);
-          if (!value.ok()) return value.status();
-          s.access_log = *value;
-          return Status();
-        },
-        [](const ServeSettings& s) { return std::string(s.access_log ? "true" : "false"); });
+    add("access_log", "One JSON line per request on stderr (true/false)",
+        bool_setter(&ServeSettings::access_log), bool_shower(&ServeSettings::access_log));
     add(
         "local_fraction",
         "Failure mode `local`: share of each limit this node grants alone while Redis is down "
@@ -398,6 +428,7 @@ std::string read_text(const fs::path& path, Status& status) {
   return text.str();
 }
 
+// The policies of `paths`, or of the built-in demo when `paths` is empty.
 StatusOr<std::vector<policy::Policy>> load_policies(const std::vector<std::string>& paths) {
   std::vector<std::pair<std::string, std::string>> texts;  // (origin, text)
   if (paths.empty()) texts.emplace_back("built-in demo policy", std::string(demo_policies()));
@@ -484,13 +515,23 @@ int run_serve(const ServeCommand& command) {
     std::cerr << "sluice serve: " << listen.status().message() << "\n";
     return 2;
   }
-  StatusOr<std::vector<policy::Policy>> policies = load_policies(s.policy_files);
-  if (!policies.ok()) {
-    std::cerr << "sluice serve: " << policies.status().message() << "\n";
+  StatusOr<std::vector<policy::Policy>> files = load_policies(s.policy_files);
+  StatusOr<std::vector<policy::Policy>> demo = load_policies({});
+  if (!files.ok() || !demo.ok()) {
+    std::cerr << "sluice serve: " << (files.ok() ? demo : files).status().message() << "\n";
     return 2;
   }
-  std::vector<std::string> names;
-  for (const auto& p : *policies) names.push_back(p.name);
+  StatusOr<ServePolicies> policies = open_serve_policies(
+      *default_environment(),
+      {.url = s.policies,
+       .imported = s.policy_files.empty() ? std::vector<policy::Policy>() : std::move(*files),
+       .demo = std::move(*demo),
+       .poll_interval = std::chrono::milliseconds(s.policy_poll / kMicrosPerMilli),
+       .log = log_json});
+  if (!policies.ok()) {
+    std::cerr << "sluice serve: " << policies.status().message() << "\n";
+    return exit_code_for(policies.status().code());
+  }
 
   store::MemoryStore memory(SystemClock::instance(),
                             {.max_keys = static_cast<std::size_t>(s.memory_max_keys)});
@@ -513,19 +554,27 @@ int run_serve(const ServeCommand& command) {
   }
   store::Store& store = redis ? static_cast<store::Store&>(*redis) : memory;
   service::Limiter limiter(store, &memory, {.local_fraction = s.local_fraction});
-  service::StaticPolicyLookup lookup(std::move(*policies));
+  CachedPolicyLookup lookup(*policies->cache);
   http::Metrics metrics;
-  http::DecisionApi api(limiter, lookup, store, metrics,
-                        {.app_header = s.check_app_header,
-                         .policy_header = s.check_policy_header,
-                         .key_header = s.check_key_header,
-                         .cost_header = s.check_cost_header,
-                         .check_deny_status = s.check_deny_status,
-                         .header_sets = s.rate_limit_headers,
-                         .max_wait = s.max_wait,
-                         .max_batch = static_cast<std::size_t>(s.max_batch)});
+  http::DecisionApi api(
+      limiter, lookup, store, metrics,
+      {.app_header = s.check_app_header,
+       .policy_header = s.check_policy_header,
+       .key_header = s.check_key_header,
+       .cost_header = s.check_cost_header,
+       .check_deny_status = s.check_deny_status,
+       .header_sets = s.rate_limit_headers,
+       .max_wait = s.max_wait,
+       .max_batch = static_cast<std::size_t>(s.max_batch),
+       .policies_ready = [&policies] { return policies->policies->revision().status(); }});
+  http::AdminAuth admin_auth(*policies->accounts, SystemClock::instance(),
+                             {.session_ttl = s.session_ttl, .secure_cookies = s.secure_cookies});
+  http::AdminApi admin(*policies->policies, *policies->accounts, admin_auth,
+                       SystemClock::instance(),
+                       [cache = policies->cache.get()] { (void)cache->refresh_now(); });
   auto router = std::make_shared<http::Router>();
   api.add_routes(*router);
+  admin.add_routes(*router);
 
   // Signals are taken by sigwait below: block them before any thread starts, so every thread
   // inherits the mask and none is interrupted.
@@ -560,7 +609,7 @@ int run_serve(const ServeCommand& command) {
             {"address", listen->first + ":" + std::to_string((*server)->port())},
             {"port", (*server)->port()},
             {"store", redis ? "redis" : "memory"},
-            {"policies", names}});
+            {"policies", policies->cache->snapshot()->policies.size()}});
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   log_json({{"msg", "shutting down"},

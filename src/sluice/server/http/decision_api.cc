@@ -6,6 +6,7 @@
 
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
+#include "sluice/server/http/json_fields.h"
 
 namespace sluice::http {
 namespace {
@@ -22,68 +23,6 @@ std::int64_t steady_micros() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-std::string dump(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::string_view json_type(const json& value) {
-  if (value.is_null()) return "null";
-  if (value.is_boolean()) return "a boolean";
-  if (value.is_number()) return "a number";
-  if (value.is_string()) return "a string";
-  if (value.is_array()) return "an array";
-  return "an object";
-}
-
-// Reads a required string field; appends an error otherwise.
-void read_string(const json& body, std::string_view field, std::string& out, bool allow_empty,
-                 std::vector<FieldError>& errors) {
-  const auto it = body.find(field);
-  if (it == body.end()) {
-    errors.push_back({std::string(field), "is required"});
-  } else if (!it->is_string()) {
-    errors.push_back({std::string(field), "must be a string, not " + std::string(json_type(*it))});
-  } else {
-    out = it->get<std::string>();
-    if (!allow_empty && out.empty()) errors.push_back({std::string(field), "must not be empty"});
-  }
-}
-
-// Reads an optional integer field in [min, max]; appends an error otherwise.
-void read_integer(const json& body, std::string_view field, std::int64_t min, std::int64_t max,
-                  std::int64_t& out, std::vector<FieldError>& errors) {
-  const auto it = body.find(field);
-  if (it == body.end()) return;
-  const std::string range = "between " + std::to_string(min) + " and " + std::to_string(max);
-  if (it->is_number_unsigned()) {
-    const auto value = it->get<std::uint64_t>();
-    if (value > static_cast<std::uint64_t>(max)) {
-      errors.push_back({std::string(field), "must be " + range});
-    } else {
-      out = static_cast<std::int64_t>(value);
-    }
-  } else if (it->is_number_integer()) {
-    const auto value = it->get<std::int64_t>();
-    if (value < min || value > max) {
-      errors.push_back({std::string(field), "must be " + range});
-    } else {
-      out = value;
-    }
-  } else {
-    errors.push_back({std::string(field),
-                      "must be an integer " + range + ", not " + std::string(json_type(*it))});
-  }
-}
-
-void reject_unknown(const json& body, std::initializer_list<std::string_view> known,
-                    std::vector<FieldError>& errors) {
-  for (const auto& [name, value] : body.items()) {
-    bool found = false;
-    for (std::string_view k : known) found = found || k == name;
-    if (!found) errors.push_back({name, "unknown field"});
-  }
 }
 
 Status no_such_policy(std::string_view policy) {
@@ -444,7 +383,7 @@ void DecisionApi::check(std::shared_ptr<Exchange> exchange) {
       problem["violated-policies"] = json::array({item});
       response.status = deny_status;
       response.content_type = std::string(kProblemJson);
-      response.body = dump(problem);
+      response.body = dump_json(problem);
       if (retry) response.headers.push_back({"Retry-After", std::to_string(*retry)});
     }
     exchange->respond(std::move(response));
@@ -464,6 +403,12 @@ void DecisionApi::readyz(std::shared_ptr<Exchange> exchange) {
       metrics_.record_store_error();
       return exchange->respond(problem_response(
           503, "store unreachable: " + peek.status().to_string(), {}, "Not Ready"));
+    }
+    if (options_.policies_ready) {
+      if (Status policies = options_.policies_ready(); !policies.ok()) {
+        return exchange->respond(problem_response(
+            503, "policy database unreachable: " + policies.to_string(), {}, "Not Ready"));
+      }
     }
     exchange->respond(json_response(200, {{"status", "ready"}, {"store_latency_us", elapsed}}));
   });

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -39,6 +40,8 @@ struct DecisionApiOptions {
   std::size_t max_batch = 1'000;
   // Wall clock for X-RateLimit-Reset (Unix seconds). Null: the system clock.
   const Clock* clock = nullptr;
+  // GET /readyz also asks this (when set) whether the policy database answers.
+  std::function<Status()> policies_ready;
 };
 
 // One acquire request as read from JSON.

@@ -173,6 +173,10 @@ std::string_view reason_phrase(int status) {
   switch (status) {
     case 200:
       return "OK";
+    case 201:
+      return "Created";
+    case 204:
+      return "No Content";
     case 400:
       return "Bad Request";
     case 401:

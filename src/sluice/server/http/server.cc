@@ -398,12 +398,17 @@ void HttpServer::Impl::Connection::write(Response response) {
   if (closed_) return;
   const bool keep_alive = keep_alive_ && !response.close && !server_.draining();
   const int status = response.status;
+  if (status == 204) response.body.clear();
   head_.clear();
   head_.append(version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
   head_.append(std::to_string(status)).push_back(' ');
   head_.append(reason_phrase(status)).append("\r\nDate: ").append(http_date());
-  head_.append("\r\nContent-Type: ").append(response.content_type);
-  head_.append("\r\nContent-Length: ").append(std::to_string(response.body.size()));
+  if (!response.content_type.empty()) {
+    head_.append("\r\nContent-Type: ").append(response.content_type);
+  }
+  if (status != 204) {  // RFC 9110 §8.6: a 204 carries no Content-Length
+    head_.append("\r\nContent-Length: ").append(std::to_string(response.body.size()));
+  }
   head_.append("\r\nX-Request-Id: ").append(request_id_);
   for (const Header& header : response.headers) {
     if (!header_safe(header.name) || !header_safe(header.value)) continue;

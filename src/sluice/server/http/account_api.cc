@@ -1,0 +1,274 @@
+// The account endpoints of the admin API: users (admins manage them; everyone reads themselves
+// and changes their own password), per-app roles and apps (admins), and API tokens (a user's
+// own, or anyone's for admins) — the rules of auth/authorize.h.
+#include "sluice/auth/account_json.h"
+#include "sluice/auth/authorize.h"
+#include "sluice/auth/passwords.h"
+#include "sluice/auth/tokens.h"
+#include "sluice/server/http/admin_api.h"
+#include "sluice/server/http/json_fields.h"
+
+namespace sluice::http {
+namespace {
+
+using nlohmann::json;
+
+Response no_content() { return {.status = 204, .content_type = ""}; }
+
+Response invalid(std::string_view detail, const std::vector<FieldError>& errors) {
+  return problem_response(400, detail, errors);
+}
+
+// A field error for a Status naming its field as "field: message".
+FieldError field_error(const Status& status, std::string_view field) {
+  std::string message = status.message();
+  const std::string prefix = std::string(field) + ": ";
+  if (message.starts_with(prefix)) message.erase(0, prefix.size());
+  return {std::string(field), std::move(message)};
+}
+
+}  // namespace
+
+void AdminApi::list_users(Exchange& exchange, const Principal& caller) {
+  if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers); !s.ok()) {
+    return respond_error(exchange, s);
+  }
+  StatusOr<std::vector<auth::User>> users = accounts_.list_users();
+  if (!users.ok()) return respond_error(exchange, users.status());
+  json list = json::array();
+  for (const auth::User& user : *users) list.push_back(auth::user_to_json(user));
+  exchange.respond(json_response(200, {{"users", std::move(list)}}));
+}
+
+void AdminApi::create_user(Exchange& exchange, const Principal& caller) {
+  if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers); !s.ok()) {
+    return respond_error(exchange, s);
+  }
+  std::optional<json> body = read_object(exchange, {"name", "password", "admin"});
+  if (!body) return;
+  auth::User user{.created_at = clock_.now()};
+  std::string password;
+  std::vector<FieldError> errors;
+  read_string(*body, "name", user.name, false, errors);
+  read_optional_string(*body, "password", password, errors);
+  read_optional_bool(*body, "admin", user.admin, errors);
+  if (errors.empty()) {
+    if (Status s = auth::validate_user_name(user.name, "name"); !s.ok()) {
+      errors.push_back(field_error(s, "name"));
+    }
+  }
+  const bool generated = !body->contains("password");
+  if (errors.empty() && !generated) {
+    if (Status s = auth::check_password_strength(password, user.name); !s.ok()) {
+      errors.push_back(field_error(s, "password"));
+    }
+  }
+  if (!errors.empty()) return exchange.respond(invalid("invalid user", errors));
+  if (generated) {
+    StatusOr<std::string> fresh = auth::generate_password();
+    if (!fresh.ok()) return respond_error(exchange, fresh.status());
+    password = *fresh;
+  }
+  StatusOr<std::string> hash = auth::hash_password(password, password_hash_);
+  if (!hash.ok()) return respond_error(exchange, hash.status());
+  if (Status s = accounts_.create_user(user, *hash); !s.ok()) return respond_error(exchange, s);
+  json answer = {{"user", auth::user_to_json(user)}};
+  // A generated password is shown exactly once, here.
+  if (generated) answer["password"] = password;
+  Response response = json_response(201, answer);
+  response.headers.push_back({"Location", "/v1/users/" + user.name});
+  response.headers.push_back({"Cache-Control", "no-store"});
+  exchange.respond(std::move(response));
+}
+
+void AdminApi::get_user(Exchange& exchange, const Principal& caller) {
+  const std::string name(exchange.param("name"));
+  if (name != caller.user.name) {
+    if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers);
+        !s.ok()) {
+      return respond_error(exchange, s);
+    }
+  }
+  StatusOr<auth::User> user = accounts_.get_user(name);
+  if (!user.ok()) return respond_error(exchange, user.status());
+  exchange.respond(json_response(200, auth::user_to_json(*user)));
+}
+
+void AdminApi::delete_user(Exchange& exchange, const Principal& caller) {
+  if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers); !s.ok()) {
+    return respond_error(exchange, s);
+  }
+  const std::string name(exchange.param("name"));
+  StatusOr<auth::User> user = accounts_.get_user(name);
+  if (!user.ok()) return respond_error(exchange, user.status());
+  if (user->admin) {
+    StatusOr<std::size_t> admins = accounts_.count_admins();
+    if (!admins.ok()) return respond_error(exchange, admins.status());
+    if (*admins <= 1) {
+      return exchange.respond(
+          problem_response(409, "refused: " + name + " is the last admin; make another first"));
+    }
+  }
+  if (Status s = accounts_.delete_user(name); !s.ok()) return respond_error(exchange, s);
+  auth_.logout_user(name);
+  exchange.respond(no_content());
+}
+
+void AdminApi::set_password(Exchange& exchange, const Principal& caller) {
+  const std::string name(exchange.param("name"));
+  const bool own = name == caller.user.name;
+  if (!own) {
+    if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers);
+        !s.ok()) {
+      return respond_error(exchange, s);
+    }
+  }
+  std::optional<json> body = read_object(exchange, {"password", "current_password"});
+  if (!body) return;
+  std::string password;
+  std::string current;
+  std::vector<FieldError> errors;
+  read_string(*body, "password", password, false, errors);
+  // Changing one's own password takes the current one, so a borrowed session cannot.
+  if (own) read_string(*body, "current_password", current, false, errors);
+  if (errors.empty()) {
+    if (Status s = auth::check_password_strength(password, name); !s.ok()) {
+      errors.push_back(field_error(s, "password"));
+    }
+  }
+  if (!errors.empty()) return exchange.respond(invalid("invalid password change", errors));
+  if (own) {
+    StatusOr<std::string> stored = accounts_.password_hash(name);
+    if (!stored.ok()) return respond_error(exchange, stored.status());
+    if (!auth::verify_password(current, *stored).ok()) {
+      return exchange.respond(invalid("invalid password change",
+                                      {{"current_password", "is not the current password"}}));
+    }
+  }
+  StatusOr<std::string> hash = auth::hash_password(password, password_hash_);
+  if (!hash.ok()) return respond_error(exchange, hash.status());
+  if (Status s = accounts_.set_password_hash(name, *hash); !s.ok()) {
+    return respond_error(exchange, s);
+  }
+  auth_.logout_user(name);  // every session of the old password ends
+  exchange.respond(no_content());
+}
+
+void AdminApi::set_role(Exchange& exchange, const Principal& caller) {
+  if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageRoles); !s.ok()) {
+    return respond_error(exchange, s);
+  }
+  std::optional<json> body = read_object(exchange, {"role"});
+  if (!body) return;
+  std::string text;
+  std::vector<FieldError> errors;
+  read_string(*body, "role", text, false, errors);
+  const std::optional<auth::Role> role = auth::parse_role(text);
+  if (errors.empty() && !role) errors.push_back({"role", "must be \"viewer\" or \"owner\""});
+  if (!errors.empty()) return exchange.respond(invalid("invalid role", errors));
+  const std::string name(exchange.param("name"));
+  if (Status s = accounts_.set_role(name, exchange.param("app"), role); !s.ok()) {
+    return respond_error(exchange, s);
+  }
+  StatusOr<auth::User> user = accounts_.get_user(name);
+  if (!user.ok()) return respond_error(exchange, user.status());
+  exchange.respond(json_response(200, auth::user_to_json(*user)));
+}
+
+void AdminApi::remove_role(Exchange& exchange, const Principal& caller) {
+  if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageRoles); !s.ok()) {
+    return respond_error(exchange, s);
+  }
+  const std::string name(exchange.param("name"));
+  if (Status s = accounts_.set_role(name, exchange.param("app"), std::nullopt); !s.ok()) {
+    return respond_error(exchange, s);
+  }
+  StatusOr<auth::User> user = accounts_.get_user(name);
+  if (!user.ok()) return respond_error(exchange, user.status());
+  exchange.respond(json_response(200, auth::user_to_json(*user)));
+}
+
+void AdminApi::list_apps(Exchange& exchange, const Principal& /*caller*/) {
+  // Every signed-in user may see which apps exist (policy forms offer them).
+  StatusOr<std::vector<auth::App>> apps = accounts_.list_apps();
+  if (!apps.ok()) return respond_error(exchange, apps.status());
+  json list = json::array();
+  for (const auth::App& app : *apps) list.push_back(auth::app_to_json(app));
+  exchange.respond(json_response(200, {{"apps", std::move(list)}}));
+}
+
+void AdminApi::create_app(Exchange& exchange, const Principal& caller) {
+  if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageApps); !s.ok()) {
+    return respond_error(exchange, s);
+  }
+  std::optional<json> body = read_object(exchange, {"name", "description"});
+  if (!body) return;
+  auth::App app{.created_at = clock_.now()};
+  std::vector<FieldError> errors;
+  read_string(*body, "name", app.name, false, errors);
+  read_optional_string(*body, "description", app.description, errors);
+  if (errors.empty()) {
+    if (Status s = auth::validate_app_name(app.name, "name"); !s.ok()) {
+      errors.push_back(field_error(s, "name"));
+    }
+  }
+  if (!errors.empty()) return exchange.respond(invalid("invalid app", errors));
+  if (Status s = accounts_.create_app(app); !s.ok()) return respond_error(exchange, s);
+  exchange.respond(json_response(201, auth::app_to_json(app)));
+}
+
+void AdminApi::delete_app(Exchange& exchange, const Principal& caller) {
+  if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageApps); !s.ok()) {
+    return respond_error(exchange, s);
+  }
+  if (Status s = accounts_.delete_app(exchange.param("name")); !s.ok()) {
+    return respond_error(exchange, s);
+  }
+  exchange.respond(no_content());
+}
+
+void AdminApi::list_tokens(Exchange& exchange, const Principal& caller) {
+  const std::string owner = exchange.request().query_param("user").value_or(caller.user.name);
+  if (Status s = auth::authorize_tokens(caller.user, owner); !s.ok()) {
+    return respond_error(exchange, s);
+  }
+  StatusOr<std::vector<auth::TokenRecord>> tokens = accounts_.list_tokens(owner);
+  if (!tokens.ok()) return respond_error(exchange, tokens.status());
+  json list = json::array();
+  for (const auth::TokenRecord& token : *tokens) list.push_back(auth::token_to_json(token));
+  exchange.respond(json_response(200, {{"tokens", std::move(list)}}));
+}
+
+void AdminApi::create_token(Exchange& exchange, const Principal& caller) {
+  std::optional<json> body = read_object(exchange, {"user", "description"});
+  if (!body) return;
+  std::string owner = caller.user.name;
+  std::string description;
+  std::vector<FieldError> errors;
+  read_optional_string(*body, "user", owner, errors);
+  read_optional_string(*body, "description", description, errors);
+  if (!errors.empty()) return exchange.respond(invalid("invalid token request", errors));
+  if (Status s = auth::authorize_tokens(caller.user, owner); !s.ok()) {
+    return respond_error(exchange, s);
+  }
+  StatusOr<auth::IssuedToken> issued =
+      auth::create_token(accounts_, owner, description, clock_.now());
+  if (!issued.ok()) return respond_error(exchange, issued.status());
+  json answer = auth::token_to_json(issued->record);
+  answer["token"] = issued->token;  // shown exactly once, here
+  Response response = json_response(201, answer);
+  response.headers.push_back({"Cache-Control", "no-store"});
+  exchange.respond(std::move(response));
+}
+
+void AdminApi::delete_token(Exchange& exchange, const Principal& caller) {
+  StatusOr<auth::TokenRecord> token = accounts_.get_token(exchange.param("id"));
+  if (!token.ok()) return respond_error(exchange, token.status());
+  if (Status s = auth::authorize_tokens(caller.user, token->user); !s.ok()) {
+    return respond_error(exchange, s);
+  }
+  if (Status s = accounts_.delete_token(token->id); !s.ok()) return respond_error(exchange, s);
+  exchange.respond(no_content());
+}
+
+}  // namespace sluice::http

@@ -1,0 +1,149 @@
+#include "sluice/server/http/admin_api.h"
+
+#include "sluice/auth/account_json.h"
+#include "sluice/server/http/decision_api.h"
+#include "sluice/server/http/json_fields.h"
+
+namespace sluice::http {
+
+using nlohmann::json;
+
+AdminApi::AdminApi(policy::PolicyRepository& policies, auth::AccountRepository& accounts,
+                   AdminAuth& auth, const Clock& clock, std::function<void()> policies_changed,
+                   AdminApiOptions options)
+    : policies_(policies),
+      accounts_(accounts),
+      auth_(auth),
+      clock_(clock),
+      policies_changed_(std::move(policies_changed)),
+      password_hash_(options.password_hash),
+      work_(options.threads, options.queue) {}
+
+void AdminApi::add_routes(Router& router) {
+  const auto add = [&](std::string_view method, std::string_view pattern,
+                       void (AdminApi::*handler)(Exchange&, const Principal&)) {
+    router.add(method, pattern, [this, handler](std::shared_ptr<Exchange> exchange) {
+      authenticated(std::move(exchange), [this, handler](Exchange& e, const Principal& caller) {
+        (this->*handler)(e, caller);
+      });
+    });
+  };
+  router.add("POST", "/v1/session", [this](std::shared_ptr<Exchange> e) { login(std::move(e)); });
+  add("GET", "/v1/session", &AdminApi::whoami);
+  add("DELETE", "/v1/session", &AdminApi::logout);
+
+  add("GET", "/v1/policies", &AdminApi::list_policies);
+  add("POST", "/v1/policies", &AdminApi::create_policy);
+  add("GET", "/v1/policies/{name}", &AdminApi::get_policy);
+  add("PUT", "/v1/policies/{name}", &AdminApi::update_policy);
+  add("DELETE", "/v1/policies/{name}", &AdminApi::delete_policy);
+  add("GET", "/v1/policies/{name}/history", &AdminApi::policy_history);
+
+  add("GET", "/v1/users", &AdminApi::list_users);
+  add("POST", "/v1/users", &AdminApi::create_user);
+  add("GET", "/v1/users/{name}", &AdminApi::get_user);
+  add("DELETE", "/v1/users/{name}", &AdminApi::delete_user);
+  add("PUT", "/v1/users/{name}/password", &AdminApi::set_password);
+  add("PUT", "/v1/users/{name}/roles/{app}", &AdminApi::set_role);
+  add("DELETE", "/v1/users/{name}/roles/{app}", &AdminApi::remove_role);
+
+  add("GET", "/v1/apps", &AdminApi::list_apps);
+  add("POST", "/v1/apps", &AdminApi::create_app);
+  add("DELETE", "/v1/apps/{name}", &AdminApi::delete_app);
+
+  add("GET", "/v1/tokens", &AdminApi::list_tokens);
+  add("POST", "/v1/tokens", &AdminApi::create_token);
+  add("DELETE", "/v1/tokens/{id}", &AdminApi::delete_token);
+}
+
+void AdminApi::queue(std::shared_ptr<Exchange> exchange, std::function<void()> fn) {
+  if (!work_.post(std::move(fn))) {
+    Response busy = problem_response(503, "the admin API is busy; try again shortly");
+    busy.headers.push_back({"Retry-After", "1"});
+    exchange->respond(std::move(busy));
+  }
+}
+
+void AdminApi::authenticated(std::shared_ptr<Exchange> exchange, Call call) {
+  queue(exchange, [this, exchange, call = std::move(call)] {
+    StatusOr<Principal> caller = auth_.authenticate(exchange->request());
+    if (!caller.ok()) return respond_error(*exchange, caller.status());
+    call(*exchange, *caller);
+  });
+}
+
+void respond_error(Exchange& exchange, const Status& status) {
+  Response response = status_response(status);
+  if (status.code() == StatusCode::kUnauthenticated) {
+    response.headers.push_back({"WWW-Authenticate", "Bearer realm=\"sluice\""});
+  }
+  exchange.respond(std::move(response));
+}
+
+std::optional<json> read_object(Exchange& exchange,
+                                std::initializer_list<std::string_view> allowed) {
+  Response error;
+  std::optional<json> body = parse_json_body(exchange.request().body, error);
+  if (!body) {
+    exchange.respond(std::move(error));
+    return std::nullopt;
+  }
+  if (!body->is_object()) {
+    exchange.respond(
+        problem_response(400, "the body must be a JSON object",
+                         {{"body", "must be an object, not " + std::string(json_type(*body))}}));
+    return std::nullopt;
+  }
+  std::vector<FieldError> errors;
+  reject_unknown(*body, allowed, errors);
+  if (!errors.empty()) {
+    exchange.respond(problem_response(400, "unknown fields in the body", errors));
+    return std::nullopt;
+  }
+  return body;
+}
+
+void AdminApi::login(std::shared_ptr<Exchange> exchange) {
+  queue(exchange, [this, exchange] {
+    std::optional<json> body = read_object(*exchange, {"user", "password"});
+    if (!body) return;
+    std::string user;
+    std::string password;
+    std::vector<FieldError> errors;
+    read_string(*body, "user", user, false, errors);
+    read_string(*body, "password", password, false, errors);
+    if (!errors.empty()) {
+      return exchange->respond(problem_response(400, "invalid login request", errors));
+    }
+    const LoginResult login = auth_.login(user, password);
+    if (login.status.code() == StatusCode::kResourceExhausted) {
+      Response throttled = status_response(login.status);
+      const Micros seconds = (login.retry_after + kMicrosPerSecond - 1) / kMicrosPerSecond;
+      throttled.headers.push_back({"Retry-After", std::to_string(seconds)});
+      return exchange->respond(std::move(throttled));
+    }
+    if (!login.status.ok()) return respond_error(*exchange, login.status);
+    Response response = json_response(200, {{"user", auth::user_to_json(login.user)},
+                                            {"csrf_token", login.csrf_token},
+                                            {"expires_at", login.expires_at}});
+    response.headers.push_back({"Set-Cookie", auth_.session_cookie(login)});
+    response.headers.push_back({"Cache-Control", "no-store"});
+    exchange->respond(std::move(response));
+  });
+}
+
+void AdminApi::whoami(Exchange& exchange, const Principal& caller) {
+  json body = {{"user", auth::user_to_json(caller.user)},
+               {"via", caller.session.empty() ? "token" : "session"}};
+  if (!caller.token.empty()) body["token"] = caller.token;
+  exchange.respond(json_response(200, body));
+}
+
+void AdminApi::logout(Exchange& exchange, const Principal& caller) {
+  if (!caller.session.empty()) auth_.logout(caller.session);
+  Response response{.status = 204, .content_type = ""};
+  response.headers.push_back({"Set-Cookie", auth_.expired_cookie()});
+  exchange.respond(std::move(response));
+}
+
+}  // namespace sluice::http

@@ -1,0 +1,99 @@
+// The admin API of `sluice serve` (DESIGN.md §5a, docs/admin-api.md): login sessions, policies
+// (CRUD and history), users and their per-app roles, apps and API tokens — each call
+// authenticated by AdminAuth and authorized by the pure rules of auth/authorize.h, so the HTTP
+// API, the CLI's --as and the web UI allow exactly the same things. A refused call changes
+// nothing. Handlers run on a WorkQueue of their own (SQL round trips, argon2), never on the I/O
+// threads or the store pool. Implemented in admin_api.cc (session and shared parts),
+// policy_api.cc and account_api.cc.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sluice/auth/accounts.h"
+#include "sluice/auth/passwords.h"
+#include "sluice/core/clock.h"
+#include "sluice/policy/repository.h"
+#include "sluice/server/http/admin_auth.h"
+#include "sluice/server/http/router.h"
+#include "sluice/server/http/work_queue.h"
+
+namespace sluice::http {
+
+struct AdminApiOptions {
+  int threads = 2;          // argon2 takes 64 MiB per hash: this bounds the memory logins use
+  std::size_t queue = 256;  // admin requests waiting beyond it get 503
+  auth::PasswordHashOptions password_hash;  // for passwords set through the API
+};
+
+class AdminApi {
+ public:
+  // `policies_changed` runs after every committed policy change (the server refreshes its
+  // PolicyCache so its own decisions see the change at once). Every reference must outlive the
+  // AdminApi, which must outlive the server serving its routes.
+  AdminApi(policy::PolicyRepository& policies, auth::AccountRepository& accounts, AdminAuth& auth,
+           const Clock& clock, std::function<void()> policies_changed,
+           AdminApiOptions options = {});
+
+  void add_routes(Router& router);
+
+ private:
+  using Call = std::function<void(Exchange& exchange, const Principal& caller)>;
+  // Runs `call` on the work queue for an authenticated caller; answers 401/403/503 itself.
+  void authenticated(std::shared_ptr<Exchange> exchange, Call call);
+  // Runs `fn` on the work queue, or answers 503 when it is full.
+  void queue(std::shared_ptr<Exchange> exchange, std::function<void()> fn);
+
+  // Session (admin_api.cc).
+  void login(std::shared_ptr<Exchange> exchange);
+  void whoami(Exchange& exchange, const Principal& caller);
+  void logout(Exchange& exchange, const Principal& caller);
+
+  // Policies (policy_api.cc).
+  void list_policies(Exchange& exchange, const Principal& caller);
+  void create_policy(Exchange& exchange, const Principal& caller);
+  void get_policy(Exchange& exchange, const Principal& caller);
+  void update_policy(Exchange& exchange, const Principal& caller);
+  void delete_policy(Exchange& exchange, const Principal& caller);
+  void policy_history(Exchange& exchange, const Principal& caller);
+
+  // Users, apps, tokens (account_api.cc).
+  void list_users(Exchange& exchange, const Principal& caller);
+  void create_user(Exchange& exchange, const Principal& caller);
+  void get_user(Exchange& exchange, const Principal& caller);
+  void delete_user(Exchange& exchange, const Principal& caller);
+  void set_password(Exchange& exchange, const Principal& caller);
+  void set_role(Exchange& exchange, const Principal& caller);
+  void remove_role(Exchange& exchange, const Principal& caller);
+  void list_apps(Exchange& exchange, const Principal& caller);
+  void create_app(Exchange& exchange, const Principal& caller);
+  void delete_app(Exchange& exchange, const Principal& caller);
+  void list_tokens(Exchange& exchange, const Principal& caller);
+  void create_token(Exchange& exchange, const Principal& caller);
+  void delete_token(Exchange& exchange, const Principal& caller);
+
+  policy::PolicyRepository& policies_;
+  auth::AccountRepository& accounts_;
+  AdminAuth& auth_;
+  const Clock& clock_;
+  std::function<void()> policies_changed_;
+  const auth::PasswordHashOptions password_hash_;
+  WorkQueue work_;
+};
+
+// Helpers shared by the admin handlers.
+
+// The request body as a JSON object whose fields are all in `allowed`; nullopt after answering
+// 400 (not JSON, not an object, or naming each unknown field).
+std::optional<nlohmann::json> read_object(Exchange& exchange,
+                                          std::initializer_list<std::string_view> allowed);
+
+// Answers a non-OK status as problem+json (401 with WWW-Authenticate).
+void respond_error(Exchange& exchange, const Status& status);
+
+}  // namespace sluice::http

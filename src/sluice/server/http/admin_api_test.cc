@@ -1,0 +1,435 @@
+// The admin API over real sockets and a real SQLite database: every route refuses anonymous
+// callers (401) and unauthorized ones (403) without changing anything; policies, users, apps and
+// tokens round-trip; sessions need their CSRF token on writes, expire, end at logout and on a
+// password change; logins are throttled. Time is a ManualClock: nothing sleeps.
+#include "sluice/server/http/admin_api.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "sluice/auth/tokens.h"
+#include "sluice/policy/sql/stores.h"
+#include "sluice/server/http/server.h"
+#include "sluice/server/http/test_http_client.h"
+
+namespace sluice::http {
+namespace {
+
+using nlohmann::json;
+using test::RawResponse;
+
+// Cheap argon2 parameters: the tests check behaviour, not hashing cost.
+constexpr auth::PasswordHashOptions kFastHash{.time_cost = 1, .memory_kib = 64};
+constexpr std::string_view kPassword = "correct horse battery staple";
+
+struct Caller {
+  std::vector<Header> headers;
+};
+
+class AdminApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StatusOr<policy::sql::SqlStores> stores =
+        policy::sql::open_sql_stores("sqlite::memory:", &clock_);
+    ASSERT_TRUE(stores.ok()) << stores.status().to_string();
+    stores_ = std::move(*stores);
+    for (const char* app : {"checkout", "mobile"}) {
+      ASSERT_TRUE(stores_.accounts->create_app({.name = app}).ok());
+    }
+    add_user("root", true, {});
+    add_user("alice", false, {{"checkout", auth::Role::kOwner}, {"mobile", auth::Role::kViewer}});
+    add_user("bob", false, {});
+    auth_ = std::make_unique<AdminAuth>(
+        *stores_.accounts, clock_,
+        AdminAuthOptions{.session_ttl = 3600 * kMicrosPerSecond, .password_hash = kFastHash});
+    api_ = std::make_unique<AdminApi>(
+        *stores_.policies, *stores_.accounts, *auth_, clock_, [this] { ++changes_; },
+        AdminApiOptions{.password_hash = kFastHash});
+    auto router = std::make_shared<Router>();
+    api_->add_routes(*router);
+    StatusOr<std::unique_ptr<HttpServer>> server =
+        HttpServer::start({.port = 0, .io_threads = 1, .access_log = false}, router);
+    ASSERT_TRUE(server.ok()) << server.status().to_string();
+    server_ = std::move(*server);
+  }
+
+  void add_user(const std::string& name, bool admin, std::map<std::string, auth::Role> roles) {
+    StatusOr<std::string> hash = auth::hash_password(kPassword, kFastHash);
+    ASSERT_TRUE(hash.ok());
+    ASSERT_TRUE(stores_.accounts->create_user({.name = name, .admin = admin}, *hash).ok());
+    for (const auto& [app, role] : roles) {
+      ASSERT_TRUE(stores_.accounts->set_role(name, app, role).ok());
+    }
+  }
+
+  Caller bearer(const std::string& user) {
+    StatusOr<auth::IssuedToken> token =
+        auth::create_token(*stores_.accounts, user, "test", clock_.now());
+    EXPECT_TRUE(token.ok());
+    return {{{"Authorization", "Bearer " + token->token}}};
+  }
+
+  RawResponse call(const Caller& caller, std::string_view method, std::string_view target,
+                   const json& body = nullptr) {
+    const std::string text = body.is_null() ? std::string() : body.dump();
+    StatusOr<RawResponse> response =
+        test::http_request(server_->port(), method, target, text, caller.headers);
+    EXPECT_TRUE(response.ok()) << response.status().to_string();
+    return response.ok() ? *response : RawResponse{};
+  }
+
+  static json body(const RawResponse& response) {
+    return json::parse(response.body, nullptr, false);
+  }
+
+  std::size_t policy_count() {
+    StatusOr<std::vector<policy::Policy>> all = stores_.policies->list();
+    return all.ok() ? all->size() : 9999;
+  }
+
+  static json checkout_policy(std::string name = "orders.create") {
+    return {{"name", std::move(name)},
+            {"apps", {"checkout"}},
+            {"limits", {{{"algorithm", "gcra"}, {"rate", 10}, {"period", "1s"}, {"burst", 5}}}}};
+  }
+
+  ManualClock clock_{1'700'000'000'000'000};
+  policy::sql::SqlStores stores_;
+  std::unique_ptr<AdminAuth> auth_;
+  std::unique_ptr<AdminApi> api_;
+  std::unique_ptr<HttpServer> server_;
+  std::atomic<int> changes_{0};
+};
+
+TEST_F(AdminApiTest, EveryRouteAnswers401WithoutCredentialsAndChangesNothing) {
+  const std::vector<std::pair<std::string, std::string>> routes = {
+      {"GET", "/v1/session"},
+      {"DELETE", "/v1/session"},
+      {"GET", "/v1/policies"},
+      {"POST", "/v1/policies"},
+      {"GET", "/v1/policies/x"},
+      {"PUT", "/v1/policies/x"},
+      {"DELETE", "/v1/policies/x"},
+      {"GET", "/v1/policies/x/history"},
+      {"GET", "/v1/users"},
+      {"POST", "/v1/users"},
+      {"GET", "/v1/users/alice"},
+      {"DELETE", "/v1/users/alice"},
+      {"PUT", "/v1/users/alice/password"},
+      {"PUT", "/v1/users/alice/roles/checkout"},
+      {"DELETE", "/v1/users/alice/roles/checkout"},
+      {"GET", "/v1/apps"},
+      {"POST", "/v1/apps"},
+      {"DELETE", "/v1/apps/checkout"},
+      {"GET", "/v1/tokens"},
+      {"POST", "/v1/tokens"},
+      {"DELETE", "/v1/tokens/x"}};
+  const Caller anonymous;
+  const Caller forged{
+      {{"Authorization", "Bearer sluice_AAAAAAAAAAAAAAAA_" + std::string(32, 'A')}}};
+  const Caller basic{{{"Authorization", "Basic cm9vdDpwdw=="}}};
+  const Caller stale_cookie{{{"Cookie", "sluice_session=not-a-session"}}};
+  for (const Caller& caller : {anonymous, forged, basic, stale_cookie}) {
+    for (const auto& [method, path] : routes) {
+      const RawResponse response = call(caller, method, path, checkout_policy("x"));
+      EXPECT_EQ(response.status, 401) << method << " " << path;
+      EXPECT_EQ(response.header("WWW-Authenticate"), "Bearer realm=\"sluice\"");
+      EXPECT_EQ(response.header("Content-Type"), "application/problem+json");
+    }
+  }
+  EXPECT_EQ(policy_count(), 0u);
+  EXPECT_EQ(stores_.accounts->list_users()->size(), 3u);
+  EXPECT_EQ(stores_.accounts->list_apps()->size(), 2u);
+  EXPECT_EQ(changes_, 0);
+}
+
+TEST_F(AdminApiTest, PolicyLifecycleWithVersionsAndHistory) {
+  const Caller alice = bearer("alice");
+  RawResponse created = call(alice, "POST", "/v1/policies", checkout_policy());
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_EQ(created.header("Location"), "/v1/policies/orders.create");
+  EXPECT_EQ(created.header("ETag"), "\"1\"");
+  EXPECT_EQ(body(created)["version"], 1);
+  EXPECT_EQ(body(created)["created_by"], "alice");
+  EXPECT_EQ(changes_, 1);
+
+  RawResponse fetched = call(alice, "GET", "/v1/policies/orders.create");
+  ASSERT_EQ(fetched.status, 200);
+  json document = body(fetched);
+  document["description"] = "tighter";
+  RawResponse updated = call(alice, "PUT", "/v1/policies/orders.create", document);
+  ASSERT_EQ(updated.status, 200) << updated.body;
+  EXPECT_EQ(body(updated)["version"], 2);
+  EXPECT_EQ(body(updated)["description"], "tighter");
+
+  // The same stale version again: refused, nothing lost.
+  document["description"] = "lost update";
+  RawResponse stale = call(alice, "PUT", "/v1/policies/orders.create", document);
+  EXPECT_EQ(stale.status, 409) << stale.body;
+  EXPECT_EQ(stores_.policies->get("orders.create")->description, "tighter");
+  EXPECT_EQ(call(alice, "DELETE", "/v1/policies/orders.create?version=1").status, 409);
+  EXPECT_EQ(call(alice, "POST", "/v1/policies", checkout_policy()).status, 409);  // exists
+
+  RawResponse listed = call(alice, "GET", "/v1/policies?app=checkout");
+  ASSERT_EQ(listed.status, 200);
+  EXPECT_EQ(body(listed)["policies"].size(), 1u);
+
+  RawResponse deleted = call(alice, "DELETE", "/v1/policies/orders.create?version=2");
+  EXPECT_EQ(deleted.status, 204);
+  EXPECT_EQ(deleted.body, "");
+  EXPECT_EQ(call(alice, "GET", "/v1/policies/orders.create").status, 404);
+  EXPECT_EQ(changes_, 3);
+
+  RawResponse history = call(alice, "GET", "/v1/policies/orders.create/history");
+  ASSERT_EQ(history.status, 200) << history.body;
+  const json changes = body(history)["changes"];
+  ASSERT_EQ(changes.size(), 3u);
+  EXPECT_EQ(changes[0]["action"], "create");
+  EXPECT_EQ(changes[1]["action"], "update");
+  EXPECT_EQ(changes[1]["old"]["description"], "");
+  EXPECT_EQ(changes[1]["new"]["description"], "tighter");
+  EXPECT_EQ(changes[2]["action"], "delete");
+  EXPECT_EQ(changes[2]["actor"], "alice");
+  // A deleted policy's history keeps the permissions it last had.
+  EXPECT_EQ(call(bearer("bob"), "GET", "/v1/policies/orders.create/history").status, 403);
+  EXPECT_EQ(call(alice, "GET", "/v1/policies/never/history").status, 404);
+}
+
+TEST_F(AdminApiTest, PerAppRolesAreEnforcedAndRefusalsChangeNothing) {
+  const Caller root = bearer("root");
+  const Caller alice = bearer("alice");
+  const Caller bob = bearer("bob");
+  json mobile = checkout_policy("mobile.login");
+  mobile["apps"] = {"mobile"};
+  ASSERT_EQ(call(root, "POST", "/v1/policies", mobile).status, 201);
+  ASSERT_EQ(call(root, "POST", "/v1/policies", checkout_policy()).status, 201);
+  const int changes_before = changes_;
+
+  EXPECT_EQ(call(bob, "POST", "/v1/policies", checkout_policy("bob.policy")).status, 403);
+  // alice owns checkout but only views mobile.
+  RawResponse not_owner = call(alice, "POST", "/v1/policies", mobile);
+  EXPECT_EQ(not_owner.status, 403);
+  EXPECT_NE(body(not_owner)["detail"].get<std::string>().find("mobile"), std::string::npos);
+  json any_app = checkout_policy("everyone");
+  any_app["apps"] = {"*"};
+  EXPECT_EQ(call(alice, "POST", "/v1/policies", any_app).status, 403);
+  EXPECT_EQ(call(alice, "GET", "/v1/policies/mobile.login").status, 200);
+  json edited = body(call(alice, "GET", "/v1/policies/mobile.login"));
+  edited["description"] = "alice was here";
+  EXPECT_EQ(call(alice, "PUT", "/v1/policies/mobile.login", edited).status, 403);
+  EXPECT_EQ(call(alice, "DELETE", "/v1/policies/mobile.login").status, 403);
+  // Handing her checkout policy to mobile too needs the owner role there.
+  json widened = body(call(alice, "GET", "/v1/policies/orders.create"));
+  widened["apps"] = {"checkout", "mobile"};
+  EXPECT_EQ(call(alice, "PUT", "/v1/policies/orders.create", widened).status, 403);
+  EXPECT_EQ(call(bob, "GET", "/v1/policies/orders.create").status, 403);
+  EXPECT_EQ(body(call(bob, "GET", "/v1/policies"))["policies"].size(), 0u);
+  EXPECT_EQ(body(call(alice, "GET", "/v1/policies"))["policies"].size(), 2u);
+
+  EXPECT_EQ(policy_count(), 2u);
+  EXPECT_EQ(stores_.policies->get("mobile.login")->version, 1);
+  EXPECT_EQ(stores_.policies->get("orders.create")->apps, std::vector<std::string>{"checkout"});
+  EXPECT_EQ(changes_, changes_before);
+}
+
+TEST_F(AdminApiTest, BadDocumentsGetProblemsNamingTheFieldAndTheServerGoesOn) {
+  const Caller alice = bearer("alice");
+  const std::vector<Header> headers = alice.headers;
+  StatusOr<RawResponse> malformed =
+      test::http_request(server_->port(), "POST", "/v1/policies", "{\"name\": ", headers);
+  ASSERT_TRUE(malformed.ok());
+  EXPECT_EQ(malformed->status, 400);
+  EXPECT_EQ(malformed->header("Content-Type"), "application/problem+json");
+
+  json bad = checkout_policy();
+  bad["limits"][0]["period"] = "0s";
+  bad["colour"] = "blue";
+  RawResponse invalid = call(alice, "POST", "/v1/policies", bad);
+  ASSERT_EQ(invalid.status, 400);
+  std::set<std::string> fields;
+  const json problem = body(invalid);
+  for (const json& error : problem["errors"]) fields.insert(error["field"].get<std::string>());
+  EXPECT_TRUE(fields.contains("limits[0].period")) << invalid.body;
+  EXPECT_TRUE(fields.contains("colour")) << invalid.body;
+
+  ASSERT_EQ(call(alice, "POST", "/v1/policies", checkout_policy()).status, 201);
+  json renamed = checkout_policy("other.name");
+  renamed["version"] = 1;
+  RawResponse rename = call(alice, "PUT", "/v1/policies/orders.create", renamed);
+  EXPECT_EQ(rename.status, 400);
+  EXPECT_EQ(body(rename)["errors"][0]["field"], "name");
+  RawResponse unversioned = call(alice, "PUT", "/v1/policies/orders.create", checkout_policy());
+  EXPECT_EQ(unversioned.status, 400);
+  EXPECT_EQ(body(unversioned)["errors"][0]["field"], "version");
+  EXPECT_EQ(call(alice, "DELETE", "/v1/policies/orders.create?version=x").status, 400);
+  RawResponse wrong_type = call(bearer("root"), "POST", "/v1/users", {{"name", 42}});
+  EXPECT_EQ(wrong_type.status, 400);
+  EXPECT_EQ(body(wrong_type)["errors"][0]["field"], "name");
+
+  EXPECT_EQ(stores_.policies->get("orders.create")->version, 1);
+  EXPECT_EQ(call(alice, "GET", "/v1/policies/orders.create").status, 200);
+}
+
+TEST_F(AdminApiTest, SessionLoginNeedsCsrfOnWritesAndEndsAtLogoutOrExpiry) {
+  EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "alice"}, {"password", "wrong"}}).status,
+            401);
+  EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "nobody"}, {"password", kPassword}}).status,
+            401);
+  RawResponse login = call({}, "POST", "/v1/session", {{"user", "alice"}, {"password", kPassword}});
+  ASSERT_EQ(login.status, 200) << login.body;
+  const std::string cookie = login.header("Set-Cookie").value_or("");
+  EXPECT_NE(cookie.find("HttpOnly"), std::string::npos);
+  EXPECT_NE(cookie.find("SameSite=Strict"), std::string::npos);
+  const std::string session = cookie.substr(0, cookie.find(';'));
+  const std::string csrf = body(login)["csrf_token"];
+  const Caller browser{{{"Cookie", "theme=dark; " + session}}};
+  const Caller with_csrf{{{"Cookie", session}, {"X-CSRF-Token", csrf}}};
+
+  RawResponse me = call(browser, "GET", "/v1/session");
+  ASSERT_EQ(me.status, 200);
+  EXPECT_EQ(body(me)["user"]["name"], "alice");
+  EXPECT_EQ(body(me)["via"], "session");
+  EXPECT_EQ(call(browser, "POST", "/v1/policies", checkout_policy()).status, 403);
+  const Caller forged{{{"Cookie", session}, {"X-CSRF-Token", csrf + "x"}}};
+  EXPECT_EQ(call(forged, "POST", "/v1/policies", checkout_policy()).status, 403);
+  EXPECT_EQ(policy_count(), 0u);
+  EXPECT_EQ(call(with_csrf, "POST", "/v1/policies", checkout_policy()).status, 201);
+
+  RawResponse logout = call(with_csrf, "DELETE", "/v1/session");
+  EXPECT_EQ(logout.status, 204);
+  EXPECT_NE(logout.header("Set-Cookie").value_or("").find("Max-Age=0"), std::string::npos);
+  EXPECT_EQ(call(browser, "GET", "/v1/session").status, 401);
+
+  RawResponse again = call({}, "POST", "/v1/session", {{"user", "alice"}, {"password", kPassword}});
+  const std::string cookie2 = again.header("Set-Cookie").value_or("");
+  const Caller later{{{"Cookie", cookie2.substr(0, cookie2.find(';'))}}};
+  EXPECT_EQ(call(later, "GET", "/v1/session").status, 200);
+  clock_.advance(3600 * kMicrosPerSecond);
+  EXPECT_EQ(call(later, "GET", "/v1/session").status, 401);
+}
+
+TEST_F(AdminApiTest, LoginsAreThrottledPerUserName) {
+  const json wrong = {{"user", "bob"}, {"password", "guess guess guess"}};
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(call({}, "POST", "/v1/session", wrong).status, 401);
+  RawResponse throttled = call({}, "POST", "/v1/session", wrong);
+  EXPECT_EQ(throttled.status, 429);
+  EXPECT_EQ(throttled.header("Retry-After"), "6");
+  // Even the right password waits; other users do not.
+  EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "bob"}, {"password", kPassword}}).status,
+            429);
+  EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "alice"}, {"password", kPassword}}).status,
+            200);
+  clock_.advance(6 * kMicrosPerSecond);
+  EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "bob"}, {"password", kPassword}}).status,
+            200);
+}
+
+TEST_F(AdminApiTest, AdminsManageUsersRolesAndApps) {
+  const Caller root = bearer("root");
+  const Caller alice = bearer("alice");
+  for (const auto& [method, path] :
+       std::vector<std::pair<std::string, std::string>>{{"GET", "/v1/users"},
+                                                        {"POST", "/v1/users"},
+                                                        {"GET", "/v1/users/bob"},
+                                                        {"DELETE", "/v1/users/bob"},
+                                                        {"PUT", "/v1/users/bob/password"},
+                                                        {"PUT", "/v1/users/bob/roles/checkout"},
+                                                        {"DELETE", "/v1/users/alice/roles/mobile"},
+                                                        {"POST", "/v1/apps"},
+                                                        {"DELETE", "/v1/apps/mobile"}}) {
+    EXPECT_EQ(call(alice, method, path, {{"name", "zed"}, {"role", "owner"}}).status, 403)
+        << method << " " << path;
+  }
+  EXPECT_EQ(stores_.accounts->list_users()->size(), 3u);
+  EXPECT_EQ(stores_.accounts->get_user("alice")->roles.size(), 2u);
+  EXPECT_EQ(body(call(alice, "GET", "/v1/users/alice"))["roles"]["checkout"], "owner");
+  EXPECT_EQ(body(call(alice, "GET", "/v1/apps"))["apps"].size(), 2u);
+
+  RawResponse created = call(root, "POST", "/v1/users", {{"name", "carol@example.com"}});
+  ASSERT_EQ(created.status, 201) << created.body;
+  const std::string password = body(created)["password"];
+  EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "carol@example.com"}, {"password", password}})
+                .status,
+            200);
+  RawResponse weak = call(root, "POST", "/v1/users", {{"name", "dave"}, {"password", "short"}});
+  EXPECT_EQ(weak.status, 400);
+  EXPECT_EQ(body(weak)["errors"][0]["field"], "password");
+  EXPECT_EQ(call(root, "POST", "/v1/users", {{"name", "has space"}}).status, 400);
+  EXPECT_EQ(call(root, "POST", "/v1/users", {{"name", "bob"}}).status, 409);
+
+  RawResponse role = call(root, "PUT", "/v1/users/bob/roles/checkout", {{"role", "viewer"}});
+  ASSERT_EQ(role.status, 200) << role.body;
+  EXPECT_EQ(body(role)["roles"]["checkout"], "viewer");
+  EXPECT_EQ(call(root, "PUT", "/v1/users/bob/roles/checkout", {{"role", "god"}}).status, 400);
+  EXPECT_EQ(call(root, "PUT", "/v1/users/bob/roles/nosuchapp", {{"role", "owner"}}).status, 404);
+  EXPECT_EQ(body(call(root, "DELETE", "/v1/users/bob/roles/checkout"))["roles"].size(), 0u);
+
+  ASSERT_EQ(
+      call(root, "POST", "/v1/apps", {{"name", "billing"}, {"description", "invoices"}}).status,
+      201);
+  EXPECT_EQ(call(root, "POST", "/v1/apps", {{"name", "*"}}).status, 400);
+  EXPECT_EQ(call(root, "DELETE", "/v1/apps/billing").status, 204);
+
+  EXPECT_EQ(call(root, "DELETE", "/v1/users/root").status, 409);  // the last admin stays
+  EXPECT_EQ(call(root, "DELETE", "/v1/users/bob").status, 204);
+  EXPECT_EQ(call(root, "GET", "/v1/users/bob").status, 404);
+}
+
+TEST_F(AdminApiTest, TokensBelongToTheirUserAndStopWorkingWhenRevoked) {
+  const Caller alice = bearer("alice");
+  RawResponse issued = call(alice, "POST", "/v1/tokens", {{"description", "ci"}});
+  ASSERT_EQ(issued.status, 201) << issued.body;
+  const std::string token = body(issued)["token"];
+  const std::string id = body(issued)["id"];
+  const Caller ci{{{"Authorization", "Bearer " + token}}};
+  RawResponse me = call(ci, "GET", "/v1/session");
+  EXPECT_EQ(body(me)["user"]["name"], "alice");
+  EXPECT_EQ(body(me)["via"], "token");
+
+  RawResponse mine = call(alice, "GET", "/v1/tokens");
+  ASSERT_EQ(mine.status, 200);
+  EXPECT_EQ(body(mine)["tokens"].size(), 2u);                      // the fixture's and "ci"
+  EXPECT_EQ(mine.body.find(token.substr(24)), std::string::npos);  // no secret listed
+  EXPECT_EQ(call(bearer("bob"), "GET", "/v1/tokens?user=alice").status, 403);
+  EXPECT_EQ(call(bearer("bob"), "DELETE", "/v1/tokens/" + id).status, 403);
+  EXPECT_EQ(call(bearer("bob"), "POST", "/v1/tokens", {{"user", "alice"}}).status, 403);
+  EXPECT_EQ(body(call(bearer("root"), "GET", "/v1/tokens?user=alice"))["tokens"].size(), 2u);
+
+  EXPECT_EQ(call(alice, "DELETE", "/v1/tokens/" + id).status, 204);
+  EXPECT_EQ(call(ci, "GET", "/v1/session").status, 401);
+  EXPECT_EQ(call(alice, "DELETE", "/v1/tokens/" + id).status, 404);
+}
+
+TEST_F(AdminApiTest, ChangingAPasswordNeedsTheCurrentOneAndEndsSessions) {
+  RawResponse login = call({}, "POST", "/v1/session", {{"user", "bob"}, {"password", kPassword}});
+  const std::string cookie = login.header("Set-Cookie").value_or("");
+  const Caller session{{{"Cookie", cookie.substr(0, cookie.find(';'))},
+                        {"X-CSRF-Token", body(login)["csrf_token"].get<std::string>()}}};
+  const std::string fresh = "a much better passphrase";
+  RawResponse missing = call(session, "PUT", "/v1/users/bob/password", {{"password", fresh}});
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_EQ(body(missing)["errors"][0]["field"], "current_password");
+  RawResponse wrong = call(session, "PUT", "/v1/users/bob/password",
+                           {{"password", fresh}, {"current_password", "not it at all"}});
+  EXPECT_EQ(wrong.status, 400);
+  EXPECT_EQ(call(session, "PUT", "/v1/users/bob/password",
+                 {{"password", fresh}, {"current_password", kPassword}})
+                .status,
+            204);
+  EXPECT_EQ(call(session, "GET", "/v1/session").status, 401);  // sessions ended
+  EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "bob"}, {"password", kPassword}}).status,
+            401);
+  EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "bob"}, {"password", fresh}}).status, 200);
+  // An admin sets anyone's password without knowing it.
+  EXPECT_EQ(call(bearer("root"), "PUT", "/v1/users/bob/password",
+                 {{"password", "reset by the admin today"}})
+                .status,
+            204);
+}
+
+}  // namespace
+}  // namespace sluice::http

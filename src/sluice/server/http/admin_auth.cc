@@ -1,0 +1,189 @@
+#include "sluice/server/http/admin_auth.h"
+
+#include "sluice/auth/passwords.h"
+#include "sluice/auth/secrets.h"
+#include "sluice/auth/tokens.h"
+
+namespace sluice::http {
+namespace {
+
+constexpr std::size_t kSessionIdLength = 43;  // base62 characters, ≈256 bits
+constexpr std::string_view kNotAuthenticated =
+    "authentication required: send Authorization: Bearer <token>, or log in with POST "
+    "/v1/session";
+constexpr std::string_view kBadCredentials = "invalid token or session";
+constexpr std::string_view kWrongLogin = "wrong user name or password";
+
+Status unauthenticated(std::string_view message) {
+  return {StatusCode::kUnauthenticated, std::string(message)};
+}
+
+bool is_safe_method(std::string_view method) {
+  return method == "GET" || method == "HEAD" || method == "OPTIONS";
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+}  // namespace
+
+std::optional<std::string> request_cookie(const Request& request, std::string_view name) {
+  for (const Header& header : request.headers) {
+    if (!iequals(header.name, "Cookie")) continue;
+    std::string_view rest = header.value;
+    while (!rest.empty()) {
+      const std::size_t semicolon = rest.find(';');
+      const std::string_view pair = trim(rest.substr(0, semicolon));
+      rest = semicolon == std::string_view::npos ? std::string_view() : rest.substr(semicolon + 1);
+      const std::size_t equals = pair.find('=');
+      if (equals != std::string_view::npos && pair.substr(0, equals) == name) {
+        return std::string(pair.substr(equals + 1));
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+AdminAuth::AdminAuth(auth::AccountRepository& accounts, const Clock& clock,
+                     AdminAuthOptions options)
+    : accounts_(accounts),
+      clock_(clock),
+      options_(options),
+      login_limit_{algorithm::Gcra{
+          .rate = 1, .period = options.login_interval, .burst = options.login_burst - 1}},
+      login_attempts_(clock, {.max_keys = 100'000, .shards = 4}) {}
+
+StatusOr<Principal> AdminAuth::authenticate(const Request& request) {
+  if (const auto authorization = request.header("Authorization")) {
+    constexpr std::string_view kBearer = "Bearer ";
+    if (authorization->size() <= kBearer.size() ||
+        !iequals(authorization->substr(0, kBearer.size()), kBearer)) {
+      return unauthenticated("Authorization: only \"Bearer <token>\" is supported");
+    }
+    StatusOr<auth::TokenRecord> token =
+        auth::verify_token(accounts_, trim(authorization->substr(kBearer.size())));
+    if (!token.ok()) return token.status();
+    StatusOr<auth::User> user = accounts_.get_user(token->user);
+    if (!user.ok()) {
+      return user.status().code() == StatusCode::kNotFound ? unauthenticated(kBadCredentials)
+                                                           : user.status();
+    }
+    return Principal{.user = std::move(*user), .token = token->id};
+  }
+  const std::optional<std::string> cookie = request_cookie(request, kSessionCookie);
+  if (!cookie) return unauthenticated(kNotAuthenticated);
+  const std::optional<Session> session = find_session(*cookie);
+  if (!session) return unauthenticated(kBadCredentials);
+  if (!is_safe_method(request.method)) {
+    const auto csrf = request.header(kCsrfHeader);
+    if (!csrf || !auth::constant_time_equals(*csrf, session->csrf_token)) {
+      return Status(StatusCode::kPermissionDenied,
+                    "missing or wrong X-CSRF-Token header: a write authenticated by the session "
+                    "cookie must echo the csrf_token of its login");
+    }
+  }
+  StatusOr<auth::User> user = accounts_.get_user(session->user);
+  if (!user.ok()) {
+    if (user.status().code() != StatusCode::kNotFound) return user.status();
+    logout(*cookie);
+    return unauthenticated(kBadCredentials);
+  }
+  return Principal{.user = std::move(*user), .session = *cookie};
+}
+
+std::optional<AdminAuth::Session> AdminAuth::find_session(std::string_view id) {
+  std::lock_guard lock(mutex_);
+  const auto it = sessions_.find(std::string(id));
+  if (it == sessions_.end()) return std::nullopt;
+  if (it->second.expires_at <= clock_.now()) {
+    sessions_.erase(it);
+    return std::nullopt;
+  }
+  return it->second;
+}
+
+Status AdminAuth::verify_unknown_user(std::string_view password) {
+  std::string dummy;
+  {
+    std::lock_guard lock(mutex_);
+    dummy = dummy_hash_;
+  }
+  if (dummy.empty()) {
+    StatusOr<std::string> hashed =
+        auth::hash_password("not the password of anyone", options_.password_hash);
+    if (!hashed.ok()) return hashed.status();
+    dummy = *hashed;
+    std::lock_guard lock(mutex_);
+    dummy_hash_ = dummy;
+  }
+  (void)auth::verify_password(password, dummy);
+  return unauthenticated(kWrongLogin);
+}
+
+LoginResult AdminAuth::login(std::string_view user, std::string_view password) {
+  // Throttle before the expensive hash: guessing is slow, and a flood of logins for one name
+  // costs one rejected lookup each, not 64 MiB of argon2.
+  StatusOr<store::StoreDecision> attempt = login_attempts_.acquire(
+      {.policy = "sluice.login", .limits = login_limit_, .subject = user.substr(0, 1024)}, 1);
+  if (attempt.ok() && !attempt->verdict.verdict.allowed) {
+    return {.status = {StatusCode::kResourceExhausted,
+                       "too many login attempts for this user; try again later"},
+            .retry_after = attempt->verdict.verdict.retry_after.value_or(options_.login_interval)};
+  }
+  StatusOr<std::string> stored = accounts_.password_hash(user);
+  if (!stored.ok()) {
+    if (stored.status().code() != StatusCode::kNotFound) return {.status = stored.status()};
+    return {.status = verify_unknown_user(password)};
+  }
+  if (Status verified = auth::verify_password(password, *stored); !verified.ok()) {
+    return {.status = unauthenticated(kWrongLogin)};
+  }
+  StatusOr<auth::User> account = accounts_.get_user(user);
+  if (!account.ok()) return {.status = account.status()};
+  StatusOr<std::string> id = auth::random_base62(kSessionIdLength);
+  StatusOr<std::string> csrf = auth::random_base62(kSessionIdLength);
+  if (!id.ok() || !csrf.ok()) return {.status = internal_error("no random bytes for a session")};
+  const Micros now = clock_.now();
+  LoginResult result{.session = *id,
+                     .csrf_token = *csrf,
+                     .expires_at = now + options_.session_ttl,
+                     .user = std::move(*account)};
+  std::lock_guard lock(mutex_);
+  if (sessions_.size() >= options_.max_sessions) {
+    std::erase_if(sessions_, [now](const auto& entry) { return entry.second.expires_at <= now; });
+    if (sessions_.size() >= options_.max_sessions) {
+      return {.status = {StatusCode::kResourceExhausted, "too many open sessions"},
+              .retry_after = 60 * kMicrosPerSecond};
+    }
+  }
+  sessions_[result.session] = {
+      .user = result.user.name, .csrf_token = result.csrf_token, .expires_at = result.expires_at};
+  return result;
+}
+
+void AdminAuth::logout(std::string_view session) {
+  std::lock_guard lock(mutex_);
+  sessions_.erase(std::string(session));
+}
+
+void AdminAuth::logout_user(std::string_view user) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(sessions_, [user](const auto& entry) { return entry.second.user == user; });
+}
+
+std::string AdminAuth::session_cookie(const LoginResult& login) const {
+  const Micros max_age = (login.expires_at - clock_.now()) / kMicrosPerSecond;
+  return std::string(kSessionCookie) + "=" + login.session +
+         "; Path=/; Max-Age=" + std::to_string(max_age > 0 ? max_age : 0) +
+         "; HttpOnly; SameSite=Strict" + (options_.secure_cookies ? "; Secure" : "");
+}
+
+std::string AdminAuth::expired_cookie() const {
+  return std::string(kSessionCookie) + "=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict" +
+         (options_.secure_cookies ? "; Secure" : "");
+}
+
+}  // namespace sluice::http

@@ -1,0 +1,105 @@
+// Who is calling the admin API (DESIGN.md §5a): `Authorization: Bearer <token>` for programs, or
+// a session cookie from `POST /v1/session` (password login) for the web UI. Cookie-authenticated
+// writes must echo the session's CSRF token in `X-CSRF-Token`: a page on another site can make
+// the browser send the cookie, but cannot read the token. Sessions live in this process's memory
+// (a restart logs everyone out; behind a load balancer use tokens or sticky sessions);
+// docs/admin-api.md explains the choices. Thread-safe; the calls that touch the database or hash
+// a password block and belong on a WorkQueue.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "sluice/algorithm/limit.h"
+#include "sluice/auth/accounts.h"
+#include "sluice/auth/passwords.h"
+#include "sluice/core/clock.h"
+#include "sluice/core/status.h"
+#include "sluice/server/http/message.h"
+#include "sluice/store/memory/memory_store.h"
+
+namespace sluice::http {
+
+inline constexpr std::string_view kSessionCookie = "sluice_session";
+inline constexpr std::string_view kCsrfHeader = "X-CSRF-Token";
+
+struct AdminAuthOptions {
+  Micros session_ttl = 12 * 3600 * kMicrosPerSecond;  // absolute lifetime of a login
+  bool secure_cookies = false;  // add `Secure` (set it when clients reach Sluice over HTTPS)
+  std::size_t max_sessions = 100'000;
+  // Login attempts per user name: a burst of `login_burst`, then one per `login_interval`
+  // (the limiter limiting itself: a gcra limit on an in-process store).
+  std::int64_t login_burst = 10;
+  Micros login_interval = 6 * kMicrosPerSecond;
+  // For the stand-in hash that unknown users are verified against (tests make it cheap).
+  auth::PasswordHashOptions password_hash;
+};
+
+// An authenticated caller.
+struct Principal {
+  auth::User user;
+  std::string session;  // the session id when authenticated by cookie; empty for a token
+  std::string token;    // the token id when authenticated by token
+};
+
+struct LoginResult {
+  Status status;           // OK, Unauthenticated, ResourceExhausted (throttled), other errors
+  Micros retry_after = 0;  // ResourceExhausted: when the next attempt may come
+  std::string session;     // the cookie value
+  std::string csrf_token;  // to send back in X-CSRF-Token
+  Micros expires_at = 0;   // Unix µs
+  auth::User user;
+};
+
+class AdminAuth {
+ public:
+  // `accounts` and `clock` must outlive this object.
+  AdminAuth(auth::AccountRepository& accounts, const Clock& clock, AdminAuthOptions options = {});
+
+  // The caller of `request`: Unauthenticated (401) without credentials or with a wrong,
+  // unknown, expired or revoked one (one message for all, so nothing leaks about which tokens
+  // or sessions exist); PermissionDenied (403) for a cookie-authenticated write without the
+  // session's CSRF token. A bearer token wins over a cookie. Blocks on the database.
+  StatusOr<Principal> authenticate(const Request& request);
+
+  // Checks a password (argon2id) and opens a session. The same Unauthenticated answer for an
+  // unknown user and a wrong password, after the same work. Blocks for the hash.
+  LoginResult login(std::string_view user, std::string_view password);
+
+  // Ends one session / every session of `user` (password changed, user deleted).
+  void logout(std::string_view session);
+  void logout_user(std::string_view user);
+
+  // Set-Cookie values that store a login's session / delete it in the browser.
+  std::string session_cookie(const LoginResult& login) const;
+  std::string expired_cookie() const;
+
+ private:
+  struct Session {
+    std::string user;
+    std::string csrf_token;
+    Micros expires_at = 0;
+  };
+  std::optional<Session> find_session(std::string_view id);
+  Status verify_unknown_user(std::string_view password);
+
+  auth::AccountRepository& accounts_;
+  const Clock& clock_;
+  const AdminAuthOptions options_;
+  const std::vector<algorithm::Limit> login_limit_;
+  store::MemoryStore login_attempts_;
+
+  std::mutex mutex_;  // guards the fields below
+  std::unordered_map<std::string, Session> sessions_;
+  std::string dummy_hash_;  // verified for unknown users so they cost as much as known ones
+};
+
+// The value of cookie `name` in the request's Cookie headers, or nullopt.
+std::optional<std::string> request_cookie(const Request& request, std::string_view name);
+
+}  // namespace sluice::http

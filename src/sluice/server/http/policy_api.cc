@@ -1,0 +1,169 @@
+// The policy endpoints of the admin API: list, create, read, update (optimistic: the body carries
+// the version it was read at), delete and history, each checked by auth::authorize_policy.
+#include <charconv>
+
+#include "sluice/auth/authorize.h"
+#include "sluice/policy/document.h"
+#include "sluice/policy/history.h"
+#include "sluice/server/http/admin_api.h"
+#include "sluice/server/http/decision_api.h"
+#include "sluice/server/http/json_fields.h"
+
+namespace sluice::http {
+namespace {
+
+using nlohmann::json;
+using policy::Policy;
+
+// The policy document in the body (every problem named), or nullopt after answering 400.
+std::optional<Policy> read_policy(Exchange& exchange) {
+  Response error;
+  std::optional<json> body = parse_json_body(exchange.request().body, error);
+  if (!body) {
+    exchange.respond(std::move(error));
+    return std::nullopt;
+  }
+  policy::ParsedPolicy parsed = policy::policy_from_json(*body);
+  if (!parsed.policy) {
+    exchange.respond(problem_response(400, "invalid policy document", parsed.errors));
+    return std::nullopt;
+  }
+  return std::move(parsed.policy);
+}
+
+Status named(const Status& status, std::string_view name) {
+  if (status.ok()) return status;
+  return {status.code(), "policy " + std::string(name) + ": " + status.message()};
+}
+
+Response policy_response(int status, const Policy& stored) {
+  Response response = json_response(status, policy::policy_to_json(stored));
+  response.headers.push_back({"ETag", "\"" + std::to_string(stored.version) + "\""});
+  return response;
+}
+
+}  // namespace
+
+void AdminApi::list_policies(Exchange& exchange, const Principal& caller) {
+  const std::optional<std::string> app = exchange.request().query_param("app");
+  StatusOr<std::vector<Policy>> all =
+      policies_.list(app ? std::optional<std::string_view>(*app) : std::nullopt);
+  if (!all.ok()) return respond_error(exchange, all.status());
+  json list = json::array();
+  for (const Policy& p : *all) {
+    if (auth::can_read_policy(caller.user, p.apps)) list.push_back(policy::policy_to_json(p));
+  }
+  exchange.respond(json_response(200, {{"policies", std::move(list)}}));
+}
+
+void AdminApi::create_policy(Exchange& exchange, const Principal& caller) {
+  std::optional<Policy> wanted = read_policy(exchange);
+  if (!wanted) return;
+  if (Status s =
+          auth::authorize_policy(caller.user, auth::Operation::kCreate, {.after = wanted->apps});
+      !s.ok()) {
+    return respond_error(exchange, named(s, wanted->name));
+  }
+  StatusOr<Policy> created = policies_.create(std::move(*wanted), caller.user.name);
+  if (!created.ok()) return respond_error(exchange, created.status());
+  policies_changed_();
+  Response response = policy_response(201, *created);
+  response.headers.push_back({"Location", "/v1/policies/" + created->name});
+  exchange.respond(std::move(response));
+}
+
+void AdminApi::get_policy(Exchange& exchange, const Principal& caller) {
+  const std::string name(exchange.param("name"));
+  StatusOr<Policy> stored = policies_.get(name);
+  if (!stored.ok()) return respond_error(exchange, stored.status());
+  if (Status s =
+          auth::authorize_policy(caller.user, auth::Operation::kRead, {.before = stored->apps});
+      !s.ok()) {
+    return respond_error(exchange, named(s, name));
+  }
+  exchange.respond(policy_response(200, *stored));
+}
+
+void AdminApi::update_policy(Exchange& exchange, const Principal& caller) {
+  const std::string name(exchange.param("name"));
+  std::optional<Policy> wanted = read_policy(exchange);
+  if (!wanted) return;
+  std::vector<FieldError> errors;
+  if (wanted->name != name) {
+    errors.push_back({"name", "must be \"" + name + "\", the policy in the URL (no renaming)"});
+  }
+  if (wanted->version <= 0) {
+    errors.push_back({"version",
+                      "is required: the version the change is based on, so a "
+                      "concurrent change is refused instead of lost"});
+  }
+  if (!errors.empty()) {
+    return exchange.respond(problem_response(400, "invalid policy update", errors));
+  }
+  StatusOr<Policy> current = policies_.get(name);
+  if (!current.ok()) return respond_error(exchange, current.status());
+  if (Status s = auth::authorize_policy(caller.user, auth::Operation::kUpdate,
+                                        {.before = current->apps, .after = wanted->apps});
+      !s.ok()) {
+    return respond_error(exchange, named(s, name));
+  }
+  const std::int64_t expected = wanted->version;
+  StatusOr<Policy> updated = policies_.update(std::move(*wanted), expected, caller.user.name);
+  if (!updated.ok()) return respond_error(exchange, updated.status());
+  policies_changed_();
+  exchange.respond(policy_response(200, *updated));
+}
+
+void AdminApi::delete_policy(Exchange& exchange, const Principal& caller) {
+  const std::string name(exchange.param("name"));
+  std::optional<std::int64_t> expected;
+  if (const std::optional<std::string> text = exchange.request().query_param("version")) {
+    std::int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+    if (ec != std::errc() || end != text->data() + text->size() || value <= 0) {
+      return exchange.respond(
+          problem_response(400, "invalid version", {{"version", "must be a positive integer"}}));
+    }
+    expected = value;
+  }
+  StatusOr<Policy> current = policies_.get(name);
+  if (!current.ok()) return respond_error(exchange, current.status());
+  if (Status s =
+          auth::authorize_policy(caller.user, auth::Operation::kDelete, {.before = current->apps});
+      !s.ok()) {
+    return respond_error(exchange, named(s, name));
+  }
+  if (Status s = policies_.remove(name, expected.value_or(current->version), caller.user.name);
+      !s.ok()) {
+    return respond_error(exchange, s);
+  }
+  policies_changed_();
+  exchange.respond({.status = 204, .content_type = ""});
+}
+
+void AdminApi::policy_history(Exchange& exchange, const Principal& caller) {
+  const std::string name(exchange.param("name"));
+  StatusOr<std::vector<policy::PolicyChange>> history = policies_.history(name);
+  if (!history.ok()) return respond_error(exchange, history.status());
+  if (history->empty()) {
+    return respond_error(exchange, not_found("no policy named " + name + " and no history"));
+  }
+  // Read permission follows the policy as it is now or, once deleted, as it last was.
+  StatusOr<Policy> current = policies_.get(name);
+  if (!current.ok() && current.status().code() != StatusCode::kNotFound) {
+    return respond_error(exchange, current.status());
+  }
+  const std::vector<std::string> apps =
+      current.ok() ? current->apps : policy::last_listed_apps(*history);
+  if (Status s = auth::authorize_policy(caller.user, auth::Operation::kRead, {.before = apps});
+      !s.ok()) {
+    return respond_error(exchange, named(s, name));
+  }
+  json changes = json::array();
+  for (const policy::PolicyChange& change : *history) {
+    changes.push_back(policy::change_to_json(change));
+  }
+  exchange.respond(json_response(200, {{"policy", name}, {"changes", std::move(changes)}}));
+}
+
+}  // namespace sluice::http

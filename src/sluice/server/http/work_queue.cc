@@ -1,0 +1,42 @@
+#include "sluice/server/http/work_queue.h"
+
+namespace sluice::http {
+
+WorkQueue::WorkQueue(int threads, std::size_t capacity) : capacity_(capacity) {
+  for (int i = 0; i < (threads < 1 ? 1 : threads); ++i) workers_.emplace_back([this] { work(); });
+}
+
+WorkQueue::~WorkQueue() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  ready_.notify_all();
+  for (std::thread& worker : workers_) worker.join();
+}
+
+bool WorkQueue::post(std::function<void()> task) {
+  {
+    std::lock_guard lock(mutex_);
+    if (tasks_.size() >= capacity_) return false;
+    tasks_.push_back(std::move(task));
+  }
+  ready_.notify_one();
+  return true;
+}
+
+void WorkQueue::work() {
+  while (true) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(mutex_);
+      ready_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;  // stopping, and nothing left to run
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+}  // namespace sluice::http
