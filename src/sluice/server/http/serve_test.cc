@@ -128,6 +128,7 @@ struct Ran {
 };
 Ran run(std::vector<std::string> args, std::vector<std::string> env = {}) {
   TempDir dir;
+  env.push_back("XDG_DATA_HOME=" + (dir.path() / "data").string());
   StatusOr<std::unique_ptr<Process>> process =
       Process::spawn(std::move(args), dir.path() / "out", dir.path() / "err", std::move(env));
   if (!process.ok()) return {};
@@ -139,16 +140,21 @@ Ran run(std::vector<std::string> args, std::vector<std::string> env = {}) {
 }
 
 // `sluice serve` on a free port (listen 127.0.0.1:0), ready once its "listening" line appears.
+// Its default policy database is private to it (XDG_DATA_HOME in its own directory) unless
+// `data_home` names one to share with a later start.
 class Serve {
  public:
   static StatusOr<std::unique_ptr<Serve>> start(std::vector<std::string> flags,
-                                                std::uint16_t port = 0) {
+                                                std::uint16_t port = 0,
+                                                const fs::path& data_home = {}) {
     auto serve = std::unique_ptr<Serve>(new Serve());
     std::vector<std::string> args = {SLUICE_BINARY, "serve", "--listen",
                                      "127.0.0.1:" + std::to_string(port)};
     args.insert(args.end(), flags.begin(), flags.end());
+    const fs::path data = data_home.empty() ? serve->dir_.path() / "data" : data_home;
     StatusOr<std::unique_ptr<Process>> process =
-        Process::spawn(args, serve->dir_.path() / "stdout", serve->dir_.path() / "stderr");
+        Process::spawn(args, serve->dir_.path() / "stdout", serve->dir_.path() / "stderr",
+                       {"XDG_DATA_HOME=" + data.string()});
     if (!process.ok()) return process.status();
     serve->process_ = std::move(*process);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -312,6 +318,99 @@ TEST(ServeTest, PoliciesComeFromFilesAndDirectories) {
             404);  // the demo policy is only the default
 }
 
+// The first admin's one-time password, from the log line that announced it ("" if none).
+std::string first_admin_password(const std::string& log) {
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    const json entry = json::parse(line, nullptr, false);
+    if (entry.is_object() && entry.contains("password")) return entry["password"];
+  }
+  return "";
+}
+
+// A browser-like session: the cookie and CSRF token of a password login.
+struct Login {
+  std::vector<Header> headers;
+};
+StatusOr<Login> log_in(std::uint16_t port, const std::string& user, const std::string& password) {
+  StatusOr<RawResponse> response = http_request(
+      port, "POST", "/v1/session", json{{"user", user}, {"password", password}}.dump());
+  if (!response.ok()) return response.status();
+  if (response->status != 200) return internal_error("login failed: " + response->body);
+  const std::string cookie = response->header("Set-Cookie").value_or("");
+  return Login{{{"Cookie", cookie.substr(0, cookie.find(';'))},
+                {"X-CSRF-Token", json::parse(response->body)["csrf_token"].get<std::string>()}}};
+}
+
+TEST(ServeAdminTest, FirstStartSeedsThenPolicyChangesApplyAtOnceAndSurviveARestart) {
+  TempDir data;
+  StatusOr<std::unique_ptr<Serve>> serve = Serve::start({}, 0, data.path());
+  ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+  const std::string password = first_admin_password((*serve)->log());
+  ASSERT_FALSE(password.empty()) << (*serve)->log();
+  EXPECT_NE((*serve)->log().find("first start: added the demo policies"), std::string::npos);
+  const std::uint16_t port = (*serve)->port();
+  EXPECT_EQ(http_request(port, "GET", "/v1/policies")->status, 401);
+  StatusOr<Login> admin = log_in(port, "admin", password);
+  ASSERT_TRUE(admin.ok()) << admin.status().to_string();
+
+  const std::string policy = R"({"name": "orders.create", "apps": ["web"], "limits": [
+      {"algorithm": "fixed_window", "limit": 2, "window": "1h"}]})";
+  StatusOr<RawResponse> created =
+      http_request(port, "POST", "/v1/policies", policy, admin->headers);
+  ASSERT_EQ(created->status, 201) << created->body;
+  // The server's own decisions see the change at once, not after the next poll.
+  const std::string acquire =
+      json{{"app", "web"}, {"policy", "orders.create"}, {"key", "k"}}.dump();
+  StatusOr<RawResponse> decided = http_request(port, "POST", "/v1/acquire", acquire);
+  ASSERT_EQ(decided->status, 200) << decided->body;
+  EXPECT_EQ(json::parse(decided->body)["limit"], 2);
+  ASSERT_EQ(http_request(port, "DELETE", "/v1/policies/demo.api", "", admin->headers)->status, 204);
+  EXPECT_EQ(http_request(port, "POST", "/v1/acquire", acquire_body("k"))->status, 404);
+
+  // Killed without warning and restarted on the same database: nothing re-seeded, nothing lost.
+  EXPECT_EQ((*serve)->process().signal_and_wait(SIGKILL), 128 + SIGKILL);
+  StatusOr<std::unique_ptr<Serve>> again = Serve::start({}, 0, data.path());
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  EXPECT_EQ(first_admin_password((*again)->log()), "");
+  EXPECT_EQ((*again)->log().find("demo policies"), std::string::npos) << (*again)->log();
+  EXPECT_EQ(http_request((*again)->port(), "POST", "/v1/acquire", acquire)->status, 200);
+  EXPECT_EQ(http_request((*again)->port(), "POST", "/v1/acquire", acquire_body("k"))->status, 404);
+  StatusOr<Login> relogin = log_in((*again)->port(), "admin", password);
+  ASSERT_TRUE(relogin.ok()) << relogin.status().to_string();
+  StatusOr<RawResponse> history =
+      http_request((*again)->port(), "GET", "/v1/policies/demo.api/history", "", relogin->headers);
+  ASSERT_EQ(history->status, 200);
+  const json changes = json::parse(history->body)["changes"];
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[1]["action"], "delete");
+  EXPECT_EQ(changes[1]["actor"], "admin");
+}
+
+TEST(ServeAdminTest, ChangesFromAnotherProcessArriveWithinOnePollInterval) {
+  TempDir data;
+  const std::string url = "sqlite://" + (data.path() / "shared.db").string();
+  StatusOr<std::unique_ptr<Serve>> serve =
+      Serve::start({"--policies", url, "--policy-poll", "50ms"});
+  ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+  write_file(data.path() / "p.yaml",
+             "name: late\napps: [web]\nlimits:\n  - algorithm: fixed_window\n    limit: 7\n"
+             "    window: 1h\n");
+  const Ran created = run(
+      {SLUICE_BINARY, "policy", "create", "--policies", url, (data.path() / "p.yaml").string()});
+  ASSERT_EQ(created.code, 0) << created.err << created.out;
+  const std::string acquire = json{{"app", "web"}, {"policy", "late"}, {"key", "k"}}.dump();
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (status != 200 && std::chrono::steady_clock::now() < deadline) {
+    status = http_request((*serve)->port(), "POST", "/v1/acquire", acquire)->status;
+    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(status, 200);
+  StatusOr<RawResponse> ready = http_request((*serve)->port(), "GET", "/readyz");
+  EXPECT_EQ(ready->status, 200) << ready->body;
+}
+
 class ServeRedisTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -324,29 +423,36 @@ class ServeRedisTest : public ::testing::Test {
 };
 
 TEST_F(ServeRedisTest, TwoServersShareStateThatSurvivesAServerKilledAndRestarted) {
-  StatusOr<std::unique_ptr<Serve>> a = Serve::start({"--redis", url()});
+  // 5 per hour: nothing refills while a server restarts, whatever the machine's speed.
+  TempDir dir;
+  write_file(dir.path() / "shared.yaml",
+             "name: shared.api\napps: [\"*\"]\nlimits:\n  - algorithm: fixed_window\n"
+             "    limit: 5\n    window: 1h\n");
+  const std::vector<std::string> flags = {"--redis", url(), "--policy-file",
+                                          (dir.path() / "shared.yaml").string()};
+  StatusOr<std::unique_ptr<Serve>> a = Serve::start(flags, 0, dir.path() / "a");
   ASSERT_TRUE(a.ok()) << a.status().to_string();
-  StatusOr<std::unique_ptr<Serve>> b = Serve::start({"--redis", url()});
+  StatusOr<std::unique_ptr<Serve>> b = Serve::start(flags);
   ASSERT_TRUE(b.ok()) << b.status().to_string();
   EXPECT_NE((*a)->log().find("\"store\":\"redis\""), std::string::npos);
   auto client_a = RemoteLimiter::create({.port = (*a)->port()}).value();
   auto client_b = RemoteLimiter::create({.port = (*b)->port()}).value();
-  // The demo policy: 5 at once. Three through a, two through b.
+  // Three through a, two through b.
   for (int i = 0; i < 5; ++i) {
     RemoteLimiter& client = i < 3 ? *client_a : *client_b;
-    StatusOr<service::Decision> d = client.try_acquire("demo.api", "web", "shared", 1);
+    StatusOr<service::Decision> d = client.try_acquire("shared.api", "web", "shared", 1);
     ASSERT_TRUE(d.ok()) << d.status().to_string();
     EXPECT_TRUE(d->verdict.allowed) << i;
   }
-  EXPECT_FALSE(client_b->try_acquire("demo.api", "web", "shared", 1)->verdict.allowed);
+  EXPECT_FALSE(client_b->try_acquire("shared.api", "web", "shared", 1)->verdict.allowed);
 
   // Kill a hard and start it again on the same port: the state lives in Redis.
   const std::uint16_t port = (*a)->port();
   EXPECT_EQ((*a)->process().signal_and_wait(SIGKILL), 128 + SIGKILL);
   a->reset();
-  StatusOr<std::unique_ptr<Serve>> restarted = Serve::start({"--redis", url()}, port);
+  StatusOr<std::unique_ptr<Serve>> restarted = Serve::start(flags, port, dir.path() / "a");
   ASSERT_TRUE(restarted.ok()) << restarted.status().to_string();
-  StatusOr<service::Decision> after = client_a->try_acquire("demo.api", "web", "shared", 1);
+  StatusOr<service::Decision> after = client_a->try_acquire("shared.api", "web", "shared", 1);
   ASSERT_TRUE(after.ok()) << after.status().to_string();  // reconnects after the kill
   EXPECT_FALSE(after->verdict.allowed);
   EXPECT_EQ(after->verdict.remaining, 0);
