@@ -569,7 +569,7 @@ int run_serve(const ServeCommand& command) {
        .policies_ready = [&policies] { return policies->policies->revision().status(); }});
   http::AdminAuth admin_auth(*policies->accounts, SystemClock::instance(),
                              {.session_ttl = s.session_ttl, .secure_cookies = s.secure_cookies});
-  http::AdminApi admin(*policies->policies, *policies->accounts, admin_auth,
+  http::AdminApi admin(*policies->policies, *policies->accounts, store, admin_auth,
                        SystemClock::instance(),
                        [cache = policies->cache.get()] { (void)cache->refresh_now(); });
   auto router = std::make_shared<http::Router>();

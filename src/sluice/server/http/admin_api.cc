@@ -9,10 +9,11 @@ namespace sluice::http {
 using nlohmann::json;
 
 AdminApi::AdminApi(policy::PolicyRepository& policies, auth::AccountRepository& accounts,
-                   AdminAuth& auth, const Clock& clock, std::function<void()> policies_changed,
-                   AdminApiOptions options)
+                   store::Store& store, AdminAuth& auth, const Clock& clock,
+                   std::function<void()> policies_changed, AdminApiOptions options)
     : policies_(policies),
       accounts_(accounts),
+      store_(store),
       auth_(auth),
       clock_(clock),
       policies_changed_(std::move(policies_changed)),
@@ -38,6 +39,8 @@ void AdminApi::add_routes(Router& router) {
   add("PUT", "/v1/policies/{name}", &AdminApi::update_policy);
   add("DELETE", "/v1/policies/{name}", &AdminApi::delete_policy);
   add("GET", "/v1/policies/{name}/history", &AdminApi::policy_history);
+  add("GET", "/v1/policies/{name}/subjects/{key}", &AdminApi::peek_subject);
+  add("DELETE", "/v1/policies/{name}/subjects/{key}", &AdminApi::reset_subject);
 
   add("GET", "/v1/users", &AdminApi::list_users);
   add("POST", "/v1/users", &AdminApi::create_user);

@@ -4,7 +4,7 @@
 // API, the CLI's --as and the web UI allow exactly the same things. A refused call changes
 // nothing. Handlers run on a WorkQueue of their own (SQL round trips, argon2), never on the I/O
 // threads or the store pool. Implemented in admin_api.cc (session and shared parts),
-// policy_api.cc and account_api.cc.
+// policy_api.cc, subject_api.cc and account_api.cc.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +22,7 @@
 #include "sluice/server/http/admin_auth.h"
 #include "sluice/server/http/router.h"
 #include "sluice/server/http/work_queue.h"
+#include "sluice/store/store.h"
 
 namespace sluice::http {
 
@@ -33,12 +34,13 @@ struct AdminApiOptions {
 
 class AdminApi {
  public:
+  // `store` holds the decisions' state (peeked and reset through the subject endpoints).
   // `policies_changed` runs after every committed policy change (the server refreshes its
   // PolicyCache so its own decisions see the change at once). Every reference must outlive the
   // AdminApi, which must outlive the server serving its routes.
-  AdminApi(policy::PolicyRepository& policies, auth::AccountRepository& accounts, AdminAuth& auth,
-           const Clock& clock, std::function<void()> policies_changed,
-           AdminApiOptions options = {});
+  AdminApi(policy::PolicyRepository& policies, auth::AccountRepository& accounts,
+           store::Store& store, AdminAuth& auth, const Clock& clock,
+           std::function<void()> policies_changed, AdminApiOptions options = {});
 
   void add_routes(Router& router);
 
@@ -62,6 +64,10 @@ class AdminApi {
   void delete_policy(Exchange& exchange, const Principal& caller);
   void policy_history(Exchange& exchange, const Principal& caller);
 
+  // One subject's state under a policy (subject_api.cc): readers peek, owners reset.
+  void peek_subject(Exchange& exchange, const Principal& caller);
+  void reset_subject(Exchange& exchange, const Principal& caller);
+
   // Users, apps, tokens (account_api.cc).
   void list_users(Exchange& exchange, const Principal& caller);
   void create_user(Exchange& exchange, const Principal& caller);
@@ -79,6 +85,7 @@ class AdminApi {
 
   policy::PolicyRepository& policies_;
   auth::AccountRepository& accounts_;
+  store::Store& store_;
   AdminAuth& auth_;
   const Clock& clock_;
   std::function<void()> policies_changed_;

@@ -15,6 +15,7 @@
 #include "sluice/policy/sql/stores.h"
 #include "sluice/server/http/server.h"
 #include "sluice/server/http/test_http_client.h"
+#include "sluice/store/memory/memory_store.h"
 
 namespace sluice::http {
 namespace {
@@ -47,7 +48,7 @@ class AdminApiTest : public ::testing::Test {
         *stores_.accounts, clock_,
         AdminAuthOptions{.session_ttl = 3600 * kMicrosPerSecond, .password_hash = kFastHash});
     api_ = std::make_unique<AdminApi>(
-        *stores_.policies, *stores_.accounts, *auth_, clock_, [this] { ++changes_; },
+        *stores_.policies, *stores_.accounts, store_, *auth_, clock_, [this] { ++changes_; },
         AdminApiOptions{.password_hash = kFastHash});
     auto router = std::make_shared<Router>();
     api_->add_routes(*router);
@@ -99,6 +100,7 @@ class AdminApiTest : public ::testing::Test {
 
   ManualClock clock_{1'700'000'000'000'000};
   policy::sql::SqlStores stores_;
+  store::MemoryStore store_{clock_};
   std::unique_ptr<AdminAuth> auth_;
   std::unique_ptr<AdminApi> api_;
   std::unique_ptr<HttpServer> server_;
@@ -115,6 +117,8 @@ TEST_F(AdminApiTest, EveryRouteAnswers401WithoutCredentialsAndChangesNothing) {
       {"PUT", "/v1/policies/x"},
       {"DELETE", "/v1/policies/x"},
       {"GET", "/v1/policies/x/history"},
+      {"GET", "/v1/policies/x/subjects/k"},
+      {"DELETE", "/v1/policies/x/subjects/k"},
       {"GET", "/v1/users"},
       {"POST", "/v1/users"},
       {"GET", "/v1/users/alice"},
@@ -429,6 +433,38 @@ TEST_F(AdminApiTest, ChangingAPasswordNeedsTheCurrentOneAndEndsSessions) {
                  {{"password", "reset by the admin today"}})
                 .status,
             204);
+}
+
+TEST_F(AdminApiTest, ReadersPeekAtASubjectAndOwnersResetIt) {
+  const Caller alice = bearer("alice");
+  ASSERT_EQ(call(alice, "POST", "/v1/policies", checkout_policy()).status, 201);
+  const policy::Policy stored = *stores_.policies->get("orders.create");
+  const std::string subject = "user/42 \xc3\xbc";  // a slash and UTF-8, percent-encoded below
+  const std::string path = "/v1/policies/orders.create/subjects/user%2F42%20%C3%BC";
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(
+        store_.acquire({.policy = stored.name, .limits = stored.limits, .subject = subject}, 1)
+            .ok());
+  }
+  RawResponse peek = call(alice, "GET", path);
+  ASSERT_EQ(peek.status, 200) << peek.body;
+  EXPECT_EQ(body(peek)["key"], subject);
+  EXPECT_EQ(body(peek)["limits"][0]["algorithm"], "gcra");
+  EXPECT_EQ(body(peek)["limits"][0]["limit"], 6);
+  EXPECT_EQ(body(peek)["limits"][0]["remaining"], 2);
+  EXPECT_EQ(body(call(alice, "GET", path))["limits"][0]["remaining"], 2);  // a peek takes nothing
+
+  // bob may not look or reset; nothing changes.
+  EXPECT_EQ(call(bearer("bob"), "GET", path).status, 403);
+  EXPECT_EQ(call(bearer("bob"), "DELETE", path).status, 403);
+  EXPECT_EQ(body(call(alice, "GET", path))["limits"][0]["remaining"], 2);
+
+  EXPECT_EQ(call(alice, "DELETE", path).status, 204);
+  EXPECT_EQ(body(call(alice, "GET", path))["limits"][0]["remaining"], 6);
+  EXPECT_EQ(call(alice, "GET", "/v1/policies/none/subjects/x").status, 404);
+  EXPECT_EQ(
+      call(alice, "GET", "/v1/policies/orders.create/subjects/" + std::string(1100, 'k')).status,
+      400);
 }
 
 }  // namespace
