@@ -13,6 +13,7 @@
 
 #include "sluice/auth/tokens.h"
 #include "sluice/policy/sql/stores.h"
+#include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/server.h"
 #include "sluice/server/http/test_http_client.h"
 #include "sluice/store/memory/memory_store.h"
@@ -106,6 +107,19 @@ class AdminApiTest : public ::testing::Test {
   std::unique_ptr<HttpServer> server_;
   std::atomic<int> changes_{0};
 };
+
+TEST_F(AdminApiTest, EveryRouteIsInTheOpenApiDocument) {
+  Router router;
+  api_->add_routes(router);
+  const json document = json::parse(openapi_document());
+  ASSERT_GT(router.routes().size(), 20u);
+  for (const auto& [method, pattern] : router.routes()) {
+    std::string lower = method;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_TRUE(document["paths"].contains(pattern) && document["paths"][pattern].contains(lower))
+        << method << " " << pattern;
+  }
+}
 
 TEST_F(AdminApiTest, EveryRouteAnswers401WithoutCredentialsAndChangesNothing) {
   const std::vector<std::pair<std::string, std::string>> routes = {

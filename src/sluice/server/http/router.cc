@@ -68,4 +68,10 @@ Router::Match Router::match(std::string_view method, std::string_view path) cons
   return result;
 }
 
+std::vector<std::pair<std::string, std::string>> Router::routes() const {
+  std::vector<std::pair<std::string, std::string>> list;
+  for (const Route& route : routes_) list.emplace_back(route.method, route.pattern);
+  return list;
+}
+
 }  // namespace sluice::http

@@ -71,6 +71,9 @@ class Router {
   };
   Match match(std::string_view method, std::string_view path) const;
 
+  // (method, pattern) of every route, in the order added: for documentation checks.
+  std::vector<std::pair<std::string, std::string>> routes() const;
+
  private:
   struct Route {
     std::string method;
