@@ -162,12 +162,13 @@ LoadResult run_load(Target& target, const LoadOptions& options, Ticker& ticker) 
       ThreadState& state = *states[static_cast<std::size_t>(i)];
       KeySampler sampler(options.distribution, options.keys,
                          stream_seed(options.seed, static_cast<std::uint64_t>(i)));
+      Target& mine = target.for_thread(i);
       ready.count_down();
       go.wait();
       if (options.mode == LoadMode::kOpen) {
-        run_open(target, options, schedule, ticker, sampler, state, i, threads);
+        run_open(mine, options, schedule, ticker, sampler, state, i, threads);
       } else {
-        run_closed(target, options, schedule, ticker, sampler, state);
+        run_closed(mine, options, schedule, ticker, sampler, state);
       }
       finished.fetch_add(1, std::memory_order_release);
     });

@@ -37,6 +37,15 @@ class Target {
  public:
   virtual ~Target() = default;
   virtual Outcome decide(std::string_view subject) = 0;
+  // What load thread `index` (0 <= index < threads of the point) sends to, asked once per thread
+  // before the clock starts: by default the target itself. A target with per-connection state
+  // (HTTP: one keep-alive connection per thread, as 100 clients would have) returns a view that
+  // only that thread uses, and may connect it here, outside the measured time. The returned
+  // target must outlive the load point.
+  virtual Target& for_thread(int index) {
+    (void)index;
+    return *this;
+  }
   // The first error a decision returned, for the report; empty when none did.
   virtual std::string first_error() const { return {}; }
 };

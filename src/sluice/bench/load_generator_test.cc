@@ -5,6 +5,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -115,6 +116,43 @@ TEST(LoadGeneratorTest, ClosedLoopManyThreadsAddUp) {
   EXPECT_EQ(r.decisions, target.calls());
   EXPECT_EQ(r.allowed + r.denied + r.errors, r.decisions);
   EXPECT_EQ(r.latency.count(), r.decisions);
+}
+
+// Hands each load thread its own FakeTarget and remembers which thread asked for which.
+class PerThreadTarget final : public Target {
+ public:
+  explicit PerThreadTarget(FakeTicker& ticker) : ticker_(ticker) {}
+  Outcome decide(std::string_view) override { return {.verdict = Verdict::kError}; }
+  Target& for_thread(int index) override {
+    std::lock_guard lock(mu_);
+    auto [it, inserted] = views_.try_emplace(index, ticker_, 10 * kMicro);
+    owners_[index].insert(std::this_thread::get_id());
+    return it->second;
+  }
+  std::map<int, FakeTarget>& views() { return views_; }
+  std::map<int, std::set<std::thread::id>>& owners() { return owners_; }
+
+ private:
+  FakeTicker& ticker_;
+  std::mutex mu_;
+  std::map<int, FakeTarget> views_;  // std::map: a view stays put while others are added
+  std::map<int, std::set<std::thread::id>> owners_;
+};
+
+TEST(LoadGeneratorTest, EachThreadSendsOnlyToTheViewItWasGiven) {
+  FakeTicker ticker;
+  PerThreadTarget target(ticker);
+  const LoadResult r = run_load(target, {.threads = 4, .duration_ns = 1 * kMilli}, ticker);
+  ASSERT_EQ(target.views().size(), 4u);  // indices 0..3, once each
+  std::uint64_t calls = 0;
+  for (auto& [index, view] : target.views()) {
+    SCOPED_TRACE(index);
+    EXPECT_EQ(target.owners()[index].size(), 1u);
+    EXPECT_EQ(view.calls(), 100u);  // 1 ms / 10 µs, all on this thread's view
+    calls += view.calls();
+  }
+  EXPECT_EQ(r.decisions, calls);  // nothing went to the shared target (it only errs)
+  EXPECT_EQ(r.errors, calls / 10);
 }
 
 TEST(LoadGeneratorTest, SubjectsFollowTheDistributionAndPrefix) {

@@ -1,11 +1,13 @@
 #include "sluice/bench/targets.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <optional>
 #include <thread>
 
+#include "sluice/bench/http_target.h"
 #include "sluice/service/limiter.h"
 #include "sluice/store/memory/memory_store.h"
 #include "sluice/store/redis/redis_store.h"
@@ -42,6 +44,40 @@ std::string redacted_redis_url(std::string_view url) {
   if (parsed->username.empty() && !parsed->password.empty()) user = ":***@";
   return "redis://" + user + host + ":" + std::to_string(parsed->port) + "/" +
          std::to_string(parsed->db);
+}
+
+Status check_target_flags(TargetKind kind, const std::vector<std::string>& given) {
+  const auto has = [&](std::string_view flag) {
+    return std::find(given.begin(), given.end(), flag) != given.end();
+  };
+  if (kind == TargetKind::kHttp) {
+    for (std::string_view flag : {"--redis", "--connections", "--io-threads"}) {
+      if (has(flag)) {
+        return invalid_argument(std::string(flag) +
+                                " does not apply to --target http: the server decides on its own "
+                                "store, and each load thread has one connection");
+      }
+    }
+    for (std::string_view flag : {"--policy-file", "--algorithm", "--limit", "--window"}) {
+      if (has(flag)) {
+        return invalid_argument(std::string(flag) +
+                                " does not apply to --target http: the policy is the server's; "
+                                "name it with --policy");
+      }
+    }
+    if (!has("--url")) return invalid_argument("--target http needs --url http://HOST:PORT");
+    if (!has("--policy")) {
+      return invalid_argument("--target http needs --policy NAME (a policy the server has)");
+    }
+    return {};
+  }
+  for (std::string_view flag : {"--url", "--policy"}) {
+    if (has(flag)) return invalid_argument(std::string(flag) + " is only for --target http");
+  }
+  if (kind != TargetKind::kRedis && has("--redis")) {
+    return invalid_argument("--redis is only for --target redis");
+  }
+  return {};
 }
 
 class LimiterTarget final : public Target {
@@ -128,9 +164,11 @@ class LimiterTarget final : public Target {
 
 StatusOr<std::unique_ptr<Target>> make_target(const TargetOptions& options) {
   if (options.kind == TargetKind::kHttp) {
-    return Status(
-        StatusCode::kUnimplemented,
-        "target http is not implemented yet: sluice bench has no HTTP client for `sluice serve`");
+    if (options.http_url.empty()) return invalid_argument("target http needs a --url");
+    return make_http_target({.url = options.http_url,
+                             .policy = options.server_policy,
+                             .app = options.app,
+                             .cost = options.cost});
   }
   auto target = std::make_unique<LimiterTarget>(options);
   if (options.kind == TargetKind::kRedis) {

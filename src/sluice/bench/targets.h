@@ -1,13 +1,13 @@
 // Targets `sluice bench` can load: the decision service (Limiter) over the in-memory store or
-// over Redis, exactly as an embedding application calls it. The HTTP target (a running
-// `sluice serve`) has its name reserved and is refused with Unimplemented: there is no HTTP client
-// here yet.
+// over Redis, exactly as an embedding application calls it, or a running `sluice serve` over HTTP
+// (http_target.h). Also which flags of the command each target takes.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sluice/bench/load_generator.h"
 #include "sluice/core/status.h"
@@ -26,7 +26,9 @@ struct TargetOptions {
   std::string redis_url;      // kRedis: redis://[user:pass@]host:port/db
   int redis_connections = 2;  // kRedis: connections shared by every load thread
   int redis_io_threads = 1;   // kRedis: client event-loop threads
-  policy::Policy policy;      // validated
+  policy::Policy policy;      // kMemory, kRedis: validated
+  std::string http_url;       // kHttp: http://HOST:PORT of a `sluice serve`
+  std::string server_policy;  // kHttp: name of a policy the server has
   std::string app = "bench";  // must be admitted by the policy
   std::int64_t cost = 1;
   // Memory store capacity (subjects); at least the number of keys the load uses.
@@ -36,8 +38,15 @@ struct TargetOptions {
 // A Target that decides through a Limiter. For Redis it waits until every connection is up (at
 // most the client's connect timeout) and sends one decision, so the first measured request
 // neither connects nor loads the script. Errors: InvalidArgument (bad URL or options),
-// Unavailable (Redis unreachable), Unimplemented (http), or the first decision's error.
+// Unavailable (Redis unreachable), or the first decision's error. kHttp: make_http_target.
 StatusOr<std::unique_ptr<Target>> make_target(const TargetOptions& options);
+
+// Checks the flags of `sluice bench` the user gave (`given`, e.g. "--algorithm") against the
+// target. An http run decides with the server's own policy and store, so the flags that build a
+// policy (--policy-file, --algorithm, --limit, --window) or pick a store (--redis, --connections,
+// --io-threads) are refused there, and it needs --url and --policy; --url and --policy are refused
+// elsewhere, --redis anywhere but redis. InvalidArgument naming the first flag that does not fit.
+Status check_target_flags(TargetKind kind, const std::vector<std::string>& given);
 
 // "redis://host:port/db" without the password (for reports).
 std::string redacted_redis_url(std::string_view url);

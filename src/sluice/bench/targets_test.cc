@@ -72,7 +72,7 @@ TEST(TargetsTest, ConcurrencyLeasesAreGivenBack) {
   EXPECT_GT(r.allowed, 1u);
 }
 
-TEST(TargetsTest, UnreachableRedisAndHttpAreRefusedUpFront) {
+TEST(TargetsTest, UnreachableRedisAndMissingUrlsAreRefusedUpFront) {
   StatusOr<std::uint16_t> port = test::RedisServer::pick_free_port();
   ASSERT_TRUE(port.ok());
   StatusOr<std::unique_ptr<Target>> down =
@@ -83,9 +83,10 @@ TEST(TargetsTest, UnreachableRedisAndHttpAreRefusedUpFront) {
   EXPECT_EQ(down.status().code(), StatusCode::kUnavailable);
 
   StatusOr<std::unique_ptr<Target>> http =
-      make_target({.kind = TargetKind::kHttp, .policy = fixed_window(10)});
+      make_target({.kind = TargetKind::kHttp, .server_policy = "bench"});
   ASSERT_FALSE(http.ok());
-  EXPECT_EQ(http.status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(http.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(http.status().message(), HasSubstr("--url"));
 
   StatusOr<std::unique_ptr<Target>> no_url =
       make_target({.kind = TargetKind::kRedis, .policy = fixed_window(10)});

@@ -1,7 +1,8 @@
-// `sluice bench`: load a target (the decision service over the in-memory store or Redis) from 1,
-// 10, 100... threads, closed loop (as fast as answers come) or open loop (a fixed rate, latency
-// from the intended send time), and report decisions/s, allowed/denied and latency percentiles per
-// thread count, as a table or as JSON (docs/benchmarks.md, "End to end: sluice bench and peers").
+// `sluice bench`: load a target (the decision service over the in-memory store or Redis, or a
+// running `sluice serve` over HTTP) from 1, 10, 100... threads, closed loop (as fast as answers
+// come) or open loop (a fixed rate, latency from the intended send time), and report decisions/s,
+// allowed/denied and latency percentiles per thread count, as a table or as JSON
+// (docs/benchmarks.md, "End to end: sluice bench and peers").
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "sluice/algorithm/validate.h"
+#include "sluice/bench/http_target.h"
 #include "sluice/bench/load_generator.h"
 #include "sluice/bench/report.h"
 #include "sluice/bench/targets.h"
@@ -38,8 +40,10 @@ struct BenchOptions {
   std::string window = "1s";
   std::int64_t cost = 1;
   std::string app = "bench";
-  std::string target;  // empty: redis when --redis is given, else memory
+  std::string target;  // empty: redis when --redis is given, http when --url is, else memory
   std::string redis_url;
+  std::string url;            // --target http: the server
+  std::string server_policy;  // --target http: a policy the server has
   int connections = 2;
   int io_threads = 1;
   std::string mode = "closed";
@@ -47,6 +51,7 @@ struct BenchOptions {
   double rate_per_thread = 0;
   bool json = false;
   bool no_progress = false;
+  std::vector<std::string> given;  // the flags set on the command line, for check_target_flags
 };
 
 int fail(const std::string& message) {
@@ -148,12 +153,15 @@ int run_bench(const BenchOptions& options) {
   if (!warmup.ok()) return fail("--warmup: " + warmup.status().message());
   StatusOr<bench::DistributionSpec> distribution = bench::parse_distribution(options.distribution);
   if (!distribution.ok()) return fail(distribution.status().message());
-  const std::string target_name =
-      !options.target.empty() ? options.target : (options.redis_url.empty() ? "memory" : "redis");
+  std::string target_name = options.target;
+  if (target_name.empty()) {
+    target_name = !options.redis_url.empty() ? "redis" : !options.url.empty() ? "http" : "memory";
+  }
   StatusOr<bench::TargetKind> kind = bench::parse_target_kind(target_name);
   if (!kind.ok()) return fail(kind.status().message());
-  if (*kind != bench::TargetKind::kRedis && !options.redis_url.empty()) {
-    return fail("--redis is only for --target redis");
+  const bool http = *kind == bench::TargetKind::kHttp;
+  if (Status status = bench::check_target_flags(*kind, options.given); !status.ok()) {
+    return fail(status.message());
   }
   const bool open = options.mode == "open";
   if (open && options.rate <= 0 && options.rate_per_thread <= 0) {
@@ -162,7 +170,10 @@ int run_bench(const BenchOptions& options) {
   if (!open && (options.rate > 0 || options.rate_per_thread > 0)) {
     return fail("--rate and --rate-per-thread are for --mode open");
   }
-  StatusOr<policy::Policy> policy = bench_policy(options);
+  // An http run decides with the server's policy: only its name is known here.
+  StatusOr<policy::Policy> policy =
+      http ? StatusOr<policy::Policy>(policy::Policy{.name = options.server_policy})
+           : bench_policy(options);
   if (!policy.ok()) return fail(policy.status().message());
 
   bench::TargetOptions target_options{
@@ -171,6 +182,8 @@ int run_bench(const BenchOptions& options) {
       .redis_connections = options.connections,
       .redis_io_threads = options.io_threads,
       .policy = *policy,
+      .http_url = options.url,
+      .server_policy = options.server_policy,
       .app = options.app,
       .cost = options.cost,
       .memory_max_keys = std::max<std::size_t>(1'000'000, 2 * options.keys)};
@@ -206,10 +219,16 @@ int run_bench(const BenchOptions& options) {
     errors += r.errors;
     degraded += r.degraded;
   }
-  const std::string target_description =
-      *kind == bench::TargetKind::kRedis ? bench::redacted_redis_url(options.redis_url) + " (" +
-                                               std::to_string(options.connections) + " connections)"
-                                         : std::string(bench::target_kind_name(*kind));
+  // make_target has parsed the URL by now.
+  const std::string server_url =
+      http ? bench::format_http_url(*bench::parse_http_url(options.url)) : std::string();
+  std::string target_description(bench::target_kind_name(*kind));
+  if (*kind == bench::TargetKind::kRedis) {
+    target_description = bench::redacted_redis_url(options.redis_url) + " (" +
+                         std::to_string(options.connections) + " connections)";
+  } else if (http) {
+    target_description = server_url + " (one keep-alive connection per thread)";
+  }
   if (options.json) {
     nlohmann::json points = nlohmann::json::array();
     for (const bench::LoadResult& r : results) points.push_back(bench::result_to_json(r, mode));
@@ -218,6 +237,9 @@ int run_bench(const BenchOptions& options) {
       target_json["url"] = bench::redacted_redis_url(options.redis_url);
       target_json["connections"] = options.connections;
       target_json["io_threads"] = options.io_threads;
+    } else if (http) {
+      target_json["url"] = server_url;
+      target_json["connections_per_thread"] = 1;
     }
     nlohmann::json report = {
         {"tool", "sluice bench"},
@@ -225,7 +247,8 @@ int run_bench(const BenchOptions& options) {
         {"date", utc_now()},
         {"host", {{"nproc", std::thread::hardware_concurrency()}, {"cpu", cpu_model()}}},
         {"target", target_json},
-        {"policy", policy::policy_to_json(*policy)},
+        // http: {"name": ...} only; the limits are the server's.
+        {"policy", http ? nlohmann::json{{"name", policy->name}} : policy::policy_to_json(*policy)},
         {"app", options.app},
         {"cost", options.cost},
         {"keys", options.keys},
@@ -246,6 +269,7 @@ int run_bench(const BenchOptions& options) {
   } else {
     std::cout << "sluice bench: target " << target_description << "; policy " << policy->name
               << " (";
+    if (http) std::cout << "the server's";
     for (std::size_t i = 0; i < policy->limits.size(); ++i) {
       std::cout << (i > 0 ? ", " : "") << policy::limit_to_json(policy->limits[i]).dump();
     }
@@ -282,7 +306,12 @@ void add_bench_command(CLI::App& app) {
       "Examples:\n"
       "  sluice bench --duration 2s\n"
       "  sluice bench --redis redis://127.0.0.1:6379 --threads 1,10,100 --json\n"
+      "  sluice bench --target http --url http://127.0.0.1:8080 --policy demo.api\n"
       "  sluice bench --distribution zipf:0.99 --keys 100000 --mode open --rate 20000\n"
+      "--target http loads a running `sluice serve` (POST /v1/acquire, one keep-alive connection\n"
+      "per thread) with a policy the server has (--policy NAME, its apps must admit --app);\n"
+      "--policy-file, --algorithm, --limit, --window, --redis, --connections and --io-threads are\n"
+      "refused with it.\n"
       "Exit status: 0; 1 when some decisions failed or were degraded; 2 for bad options or an\n"
       "unreachable target.");
   command->add_option("--threads", options->threads, "Thread counts to sweep, one point each")
@@ -332,11 +361,14 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   command
       ->add_option("--target", options->target,
-                   "memory | redis | http (http: reserved, not implemented yet); "
-                   "default: redis with --redis, else memory")
+                   "memory | redis | http (a running `sluice serve`); "
+                   "default: redis with --redis, http with --url, else memory")
       ->check(CLI::IsMember({"memory", "redis", "http"}));
   command->add_option("--redis", options->redis_url,
                       "Redis to decide on: redis://[user:pass@]host:port/db");
+  command->add_option("--url", options->url, "--target http: the server, http://HOST:PORT");
+  command->add_option("--policy", options->server_policy,
+                      "--target http: name of a policy the server has (e.g. demo.api)");
   command->add_option("--connections", options->connections, "Redis connections (shared)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
@@ -362,7 +394,16 @@ void add_bench_command(CLI::App& app) {
   command->add_flag("--json", options->json, "One JSON document on stdout");
   command->add_flag("--no-progress", options->no_progress,
                     "No progress bar (it is drawn on stderr only when that is a terminal)");
-  command->callback([options] { set_exit_code(run_bench(*options)); });
+  command->callback([options, command] {
+    // Which flags were set, not their values: a default --algorithm is fine for http, a given one
+    // is a mistake worth naming.
+    options->given.clear();
+    for (const char* flag : {"--policy-file", "--algorithm", "--limit", "--window", "--redis",
+                             "--connections", "--io-threads", "--url", "--policy"}) {
+      if (command->count(flag) > 0) options->given.emplace_back(flag);
+    }
+    set_exit_code(run_bench(*options));
+  });
 }
 
 }  // namespace sluice::cli

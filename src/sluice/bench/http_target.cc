@@ -1,0 +1,214 @@
+#include "sluice/bench/http_target.h"
+
+#include <atomic>
+#include <charconv>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "sluice/server/http/remote_limiter.h"
+
+namespace sluice::bench {
+namespace {
+
+constexpr std::string_view kScheme = "http://";
+constexpr std::string_view kPrimeSubject = "sluice-bench-prime";
+
+}  // namespace
+
+StatusOr<HttpUrl> parse_http_url(std::string_view url) {
+  const std::string quoted = "\"" + std::string(url) + "\"";
+  if (url.rfind("https://", 0) == 0) {
+    return invalid_argument("--url " + quoted + ": https is not supported (no TLS client); use " +
+                            "http:// or a TLS-terminating proxy's plain port");
+  }
+  if (url.rfind(kScheme, 0) != 0) {
+    return invalid_argument("--url " + quoted + ": must be http://HOST:PORT");
+  }
+  std::string_view rest = url.substr(kScheme.size());
+  if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+  if (rest.find_first_of("/?#@") != std::string_view::npos) {
+    return invalid_argument("--url " + quoted + ": only http://HOST:PORT (no path, query or user)");
+  }
+  HttpUrl parsed;
+  std::optional<std::string_view> port;  // set when the URL has a ":"
+  if (!rest.empty() && rest.front() == '[') {
+    const std::size_t close = rest.find(']');
+    if (close == std::string_view::npos) {
+      return invalid_argument("--url " + quoted + ": unclosed [ in the host");
+    }
+    parsed.host = std::string(rest.substr(1, close - 1));
+    rest.remove_prefix(close + 1);
+    if (!rest.empty() && rest.front() != ':') {
+      return invalid_argument("--url " + quoted + ": expected :PORT after the [host]");
+    }
+    if (!rest.empty()) port = rest.substr(1);
+  } else {
+    const std::size_t colon = rest.find(':');
+    parsed.host = std::string(rest.substr(0, colon));
+    if (colon != std::string_view::npos) {
+      port = rest.substr(colon + 1);
+      // An unbracketed IPv6 address would be read as host and port; say how to write it.
+      if (port->find(':') != std::string_view::npos) {
+        return invalid_argument("--url " + quoted + ": write an IPv6 host in brackets, [::1]");
+      }
+    }
+  }
+  if (parsed.host.empty()) return invalid_argument("--url " + quoted + ": the host is empty");
+  if (port) {
+    const char* const last = port->data() + port->size();
+    unsigned value = 0;
+    const auto [end, error] = std::from_chars(port->data(), last, value);
+    if (port->empty() || error != std::errc() || end != last || value == 0 || value > 65535) {
+      return invalid_argument("--url " + quoted + ": the port must be 1..65535");
+    }
+    parsed.port = static_cast<std::uint16_t>(value);
+  }
+  return parsed;
+}
+
+std::string format_http_url(const HttpUrl& url) {
+  const bool ipv6 = url.host.find(':') != std::string::npos;
+  return std::string(kScheme) + (ipv6 ? "[" + url.host + "]" : url.host) + ":" +
+         std::to_string(url.port);
+}
+
+namespace {
+
+// What every connection of one target shares: the request, and the first error for the report.
+class Shared {
+ public:
+  explicit Shared(const HttpTargetOptions& options)
+      : policy_(options.policy), app_(options.app), cost_(options.cost) {}
+
+  Outcome decide(RemoteLimiter& client, std::string_view subject) {
+    StatusOr<service::Decision> decision = client.try_acquire(policy_, app_, subject, cost_);
+    if (!decision.ok()) {
+      remember(decision.status());
+      return {.verdict = Verdict::kError};
+    }
+    if (decision->lease) {
+      // Concurrency limits: give the lease back at once, as a request that completed would.
+      (void)client.release(policy_, app_, subject, *decision->lease);
+    }
+    return {.verdict = decision->verdict.allowed ? Verdict::kAllowed : Verdict::kDenied,
+            .degraded = decision->degraded};
+  }
+
+  void remember(const Status& status) {
+    if (has_error_.load(std::memory_order_relaxed)) return;
+    std::lock_guard lock(error_mu_);
+    if (first_error_.empty()) first_error_ = status.to_string();
+    has_error_.store(true, std::memory_order_relaxed);
+  }
+
+  std::string first_error() const {
+    std::lock_guard lock(error_mu_);
+    return first_error_;
+  }
+
+ private:
+  std::string policy_;
+  std::string app_;
+  std::int64_t cost_;
+  std::atomic<bool> has_error_{false};
+  mutable std::mutex error_mu_;
+  std::string first_error_;
+};
+
+// One load thread's client. RemoteLimiter keeps at most one idle connection here, and only this
+// thread calls it, so all of the thread's requests travel on the same keep-alive connection.
+class ThreadClient final : public Target {
+ public:
+  ThreadClient(Shared& shared, std::unique_ptr<RemoteLimiter> client)
+      : shared_(shared), client_(std::move(client)) {}
+  Outcome decide(std::string_view subject) override { return shared_.decide(*client_, subject); }
+  RemoteLimiter& client() { return *client_; }
+
+ private:
+  Shared& shared_;
+  std::unique_ptr<RemoteLimiter> client_;
+};
+
+class HttpTarget final : public Target {
+ public:
+  HttpTarget(const HttpTargetOptions& options, RemoteLimiterOptions client_options,
+             std::unique_ptr<RemoteLimiter> client)
+      : options_(options),
+        shared_(options),
+        client_options_(std::move(client_options)),
+        client_(std::move(client)) {}
+
+  // Callers that did not ask for a thread's view share one pooled client (thread-safe).
+  Outcome decide(std::string_view subject) override { return shared_.decide(*client_, subject); }
+
+  Target& for_thread(int index) override {
+    ThreadClient* view = nullptr;
+    bool fresh = false;
+    {
+      std::lock_guard lock(mu_);
+      const auto slot = static_cast<std::size_t>(index);
+      if (threads_.size() <= slot) threads_.resize(slot + 1);
+      if (!threads_[slot]) {
+        StatusOr<std::unique_ptr<RemoteLimiter>> client = RemoteLimiter::create(client_options_);
+        if (!client.ok()) {
+          // Resolving worked for the shared client; should it fail now, the thread shares that
+          // client (the load still runs; the report counts connections, not this).
+          shared_.remember(client.status());
+          return *this;
+        }
+        threads_[slot] = std::make_unique<ThreadClient>(shared_, std::move(*client));
+        fresh = true;
+      }
+      view = threads_[slot].get();
+    }
+    // Open the connection now, before the clock starts, with a call that charges nothing. Should
+    // it fail, the first decision reconnects and reports the error.
+    if (fresh) (void)view->client().ready();
+    return *view;
+  }
+
+  std::string first_error() const override { return shared_.first_error(); }
+
+  Status prime() {
+    StatusOr<service::Decision> decision =
+        client_->try_acquire(options_.policy, options_.app, kPrimeSubject, 0);
+    if (!decision.ok()) return decision.status();
+    if (decision->degraded) return unavailable("the server's store did not answer a decision");
+    return {};
+  }
+
+ private:
+  HttpTargetOptions options_;
+  Shared shared_;
+  RemoteLimiterOptions client_options_;
+  std::unique_ptr<RemoteLimiter> client_;
+  std::mutex mu_;
+  // Index = load thread; kept across load points, so the 100-thread point reuses the connections
+  // of the 10-thread one (the server closes a connection idle for 60 s; the client then
+  // reconnects once).
+  std::vector<std::unique_ptr<ThreadClient>> threads_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Target>> make_http_target(const HttpTargetOptions& options) {
+  StatusOr<HttpUrl> url = parse_http_url(options.url);
+  if (!url.ok()) return url.status();
+  if (options.policy.empty()) return invalid_argument("--target http needs --policy NAME");
+  RemoteLimiterOptions client_options{.host = url->host,
+                                      .port = url->port,
+                                      .max_idle_connections = 1,
+                                      .connect_timeout = options.connect_timeout,
+                                      .request_timeout = options.request_timeout};
+  StatusOr<std::unique_ptr<RemoteLimiter>> client = RemoteLimiter::create(client_options);
+  if (!client.ok()) return client.status();
+  auto target = std::make_unique<HttpTarget>(options, client_options, std::move(*client));
+  if (Status status = target->prime(); !status.ok()) {
+    return Status(status.code(), format_http_url(*url) + ", policy \"" + options.policy +
+                                     "\", app \"" + options.app + "\": " + status.message());
+  }
+  return std::unique_ptr<Target>(std::move(target));
+}
+
+}  // namespace sluice::bench
