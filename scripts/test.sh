@@ -29,8 +29,8 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 
 step "concurrency tests under TSan"
 cmake --preset tsan >/dev/null
-cmake --build build/tsan -j "$jobs" --target memory_store_test redis_client_test
-TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -R '^(memory_store_test|redis_client_test)$' \
+cmake --build build/tsan -j "$jobs" --target memory_store_test redis_client_test admin_api_test
+TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -R '^(memory_store_test|redis_client_test|admin_api_test)$' \
   --output-on-failure
 
 step "formatting (clang-format)"

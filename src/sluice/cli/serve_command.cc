@@ -494,6 +494,14 @@ std::string print_settings(const ServeSettings& s) {
 }
 
 int run_serve(const ServeCommand& command) {
+  // Signals are taken by sigwait at the end: block them before any thread starts (the policy
+  // poller, admin workers, I/O threads), so every thread inherits the mask and a SIGTERM can
+  // only reach sigwait, never kill the process from a thread with the default action.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ServeSettings s;
   std::string config = command.config;
   if (config.empty()) {
@@ -575,14 +583,6 @@ int run_serve(const ServeCommand& command) {
   auto router = std::make_shared<http::Router>();
   api.add_routes(*router);
   admin.add_routes(*router);
-
-  // Signals are taken by sigwait below: block them before any thread starts, so every thread
-  // inherits the mask and none is interrupted.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   const int store_threads = s.store_threads >= 0 ? s.store_threads : (redis ? 64 : 0);
   StatusOr<std::unique_ptr<http::HttpServer>> server =
