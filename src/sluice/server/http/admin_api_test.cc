@@ -5,6 +5,7 @@
 #include "sluice/server/http/admin_api.h"
 
 #include <gtest/gtest.h>
+#include <rapidcheck.h>
 
 #include <atomic>
 #include <map>
@@ -503,6 +504,34 @@ TEST_F(AdminApiTest, ConcurrentSessionsStayApart) {
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(mismatches, 0);
+}
+
+// Untrusted header bytes (Authorization, Cookie, X-CSRF-Token) never crash authentication and
+// never authenticate anyone: the answer is 401, or 403 for a (valid) session without its token.
+TEST_F(AdminApiTest, ArbitraryCredentialHeadersAreRefused) {
+  const auto bytes = rc::gen::container<std::string>(rc::gen::arbitrary<char>());
+  const auto prefixed = [&](const char* prefix) {
+    return rc::gen::map(bytes, [prefix](std::string text) { return prefix + text; });
+  };
+  const bool passed = rc::check([&] {
+    Request request{.method = *rc::gen::element<std::string>("GET", "POST", "DELETE"),
+                    .path = "/v1/policies"};
+    const int kind = *rc::gen::inRange(0, 4);
+    if (kind == 0) {
+      request.headers.push_back({"Authorization", *rc::gen::oneOf(bytes, prefixed("Bearer "),
+                                                                  prefixed("Bearer sluice_"))});
+    } else if (kind == 1) {
+      request.headers.push_back({"Cookie", *rc::gen::oneOf(bytes, prefixed("sluice_session="),
+                                                           prefixed("a=b; sluice_session="))});
+    } else if (kind == 2) {
+      request.headers.push_back({"Cookie", "sluice_session=" + *bytes});
+      request.headers.push_back({"X-CSRF-Token", *bytes});
+    }
+    const StatusOr<Principal> caller = auth_->authenticate(request);
+    RC_ASSERT(!caller.ok());
+    RC_ASSERT(caller.status().code() == StatusCode::kUnauthenticated);
+  });
+  EXPECT_TRUE(passed);
 }
 
 }  // namespace
