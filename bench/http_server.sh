@@ -69,15 +69,17 @@ pids+=($!)
 
 memory_port=$(free_port)
 SLUICE_ACCESS_LOG=false "$sluice" serve --listen "127.0.0.1:$memory_port" \
-  --policy-file "$dir/bench.yaml" 2>"$dir/memory.log" &
+  --policies sqlite::memory: --policy-file "$dir/bench.yaml" 2>"$dir/memory.log" &
 pids+=($!)
 redis_sluice_port=$(free_port)
 wait_port "$redis_port"
 SLUICE_ACCESS_LOG=false "$sluice" serve --listen "127.0.0.1:$redis_sluice_port" \
-  --policy-file "$dir/bench.yaml" --redis "redis://127.0.0.1:$redis_port" 2>"$dir/redis.log" &
+  --policies sqlite::memory: --policy-file "$dir/bench.yaml" --redis "redis://127.0.0.1:$redis_port" \
+  2>"$dir/redis.log" &
 pids+=($!)
 logged_port=$(free_port)
-"$sluice" serve --listen "127.0.0.1:$logged_port" --policy-file "$dir/bench.yaml" \
+"$sluice" serve --listen "127.0.0.1:$logged_port" --policies sqlite::memory: \
+  --policy-file "$dir/bench.yaml" \
   2>/dev/null &
 pids+=($!)
 for port in "$nginx_port" "$memory_port" "$redis_sluice_port" "$logged_port"; do wait_port "$port"; done
