@@ -4,16 +4,20 @@
 # redis_store_benchmark starts its own redis-server on a free loopback port, so every ratio is
 # taken within one run. Prints the environment, then a table of medians and ratios.
 #
-#   bench/redis_store.sh [REPETITIONS] [OUT_DIR]     (defaults: 5, build/release/bench-redis)
+#   bench/redis_store.sh [REPETITIONS] [OUT_DIR]     (defaults: 5, $BUILD_DIR/bench-redis)
+#
+# BUILD_DIR (default build/release) is configured with the release preset and built there, so
+# several people on one machine can each use their own build directory.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+build="${BUILD_DIR:-build/release}"
 repetitions="${1:-5}"
-out="${2:-build/release/bench-redis}"
+out="${2:-$build/bench-redis}"
 mkdir -p "$out"
 
-cmake --preset release >/dev/null
-cmake --build build/release --target redis_store_benchmark >/dev/null
+cmake --preset release -B "$build" >/dev/null
+cmake --build "$build" --target redis_store_benchmark >/dev/null
 
 {
   echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
@@ -24,7 +28,7 @@ cmake --build build/release --target redis_store_benchmark >/dev/null
   echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (before)"
 } | tee "$out/environment.txt"
 
-./build/release/src/sluice/store/redis_store_benchmark \
+"$build/src/sluice/store/redis_store_benchmark" \
   --benchmark_repetitions="$repetitions" --benchmark_report_aggregates_only=true \
   --benchmark_out="$out/redis_store.json" --benchmark_out_format=json \
   >"$out/redis_store.txt" 2>"$out/summary_last_repetition.txt"

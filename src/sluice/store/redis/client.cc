@@ -2,6 +2,10 @@
 
 // Boost 1.74 + GCC 12: <utility> must precede the Asio headers.
 #include <hiredis/hiredis.h>
+#include <linux/futex.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -14,11 +18,12 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <deque>
 #include <exception>
-#include <future>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -171,8 +176,92 @@ std::string millis_text(Micros value) {
   return std::to_string(value) + "us";
 }
 
+// The blocking calls' completion: the caller sleeps on a futex until the I/O thread stores the
+// result. Cheaper than a promise or mutex + condition variable (no allocation, and no wake-up
+// system call when the result arrives before the caller went to sleep). Linux only, as the rest
+// of the client's socket handling.
+class Waiter {
+ public:
+  // Publishes the result and wakes the caller. After the exchange the caller may return and
+  // destroy this Waiter: the wake-up passes only the address to the kernel (FUTEX_WAKE reads no
+  // memory), so it is harmless if the frame is gone; a stray wake is a spurious one to whoever
+  // waits there next, which every futex waiter tolerates.
+  void set(StatusOr<Reply> result) {
+    result_.emplace(std::move(result));
+    if (state_.exchange(kDone, std::memory_order_acq_rel) == kSleeping) {
+      ::syscall(SYS_futex, &state_, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    }
+  }
+
+  StatusOr<Reply> wait() {
+    std::uint32_t seen = state_.load(std::memory_order_acquire);
+    while (seen != kDone) {
+      if (seen == kEmpty &&
+          !state_.compare_exchange_strong(seen, kSleeping, std::memory_order_acquire)) {
+        continue;  // `seen` now holds what was there (kDone)
+      }
+      ::syscall(SYS_futex, &state_, FUTEX_WAIT_PRIVATE, kSleeping, nullptr, nullptr, 0);
+      seen = state_.load(std::memory_order_acquire);
+    }
+    return std::move(*result_);
+  }
+
+ private:
+  static constexpr std::uint32_t kEmpty = 0;
+  static constexpr std::uint32_t kSleeping = 1;
+  static constexpr std::uint32_t kDone = 2;
+  static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+
+  std::optional<StatusOr<Reply>> result_;
+  std::atomic<std::uint32_t> state_{kEmpty};
+};
+
+// Where a request's outcome goes: a callback (async calls, run on an I/O thread) or a waiting
+// caller (blocking calls: no callback object, no allocation).
+struct Completion {
+  Callback callback;
+  Waiter* waiter = nullptr;
+};
+
+void complete(Completion& done, StatusOr<Reply> result) {
+  if (done.waiter != nullptr) {
+    done.waiter->set(std::move(result));
+  } else {
+    run_callback(done.callback, std::move(result));
+  }
+}
+
+// RESP encoding, appended in place (a thread's scratch buffer is reused across calls, so
+// formatting a command allocates nothing once warm): `*<n>\r\n`, then `$<len>\r\n<bytes>\r\n`
+// per argument. Arguments are arbitrary bytes.
+void append_decimal(std::string& out, std::size_t value) {
+  char digits[24];
+  const std::to_chars_result written = std::to_chars(std::begin(digits), std::end(digits), value);
+  out.append(digits, written.ptr);
+}
+
+void append_array_header(std::string& out, std::size_t count) {
+  out.push_back('*');
+  append_decimal(out, count);
+  out.append("\r\n");
+}
+
+void append_bulk(std::string& out, std::string_view bytes) {
+  out.push_back('$');
+  append_decimal(out, bytes.size());
+  out.append("\r\n");
+  out.append(bytes);
+  out.append("\r\n");
+}
+
+std::string& scratch_buffer() {
+  thread_local std::string buffer;
+  buffer.clear();
+  return buffer;
+}
+
 struct Pending {
-  Callback done;
+  Completion done;
   SteadyClock::time_point deadline;
   ErrorReplies errors;
 };
@@ -222,28 +311,55 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Queues one formatted command unless the connection is down (backoff or closed). `done` is
   // moved from only when the command was accepted. Any thread.
-  bool try_submit(const std::string& formatted, Callback& done, ErrorReplies errors) {
+  //
+  // When the connection is ready and idle (nothing written awaits a reply), a blocking caller
+  // writes its bytes itself: a hand-off to the I/O thread (post, wake-up, reactor re-arm) costs
+  // more CPU and latency than the send. Async submitters post the write instead, so a burst of
+  // async calls from one thread still leaves in a few writes. When replies are outstanding, the
+  // command waits in the outbox for the next reply to arrive: the I/O thread flushes the outbox
+  // after delivering it. Many callers thus share one write per round trip instead of writing one
+  // command each, which would cost Redis a read and a write per command. Submitters arriving while
+  // a write is under way only append: the writer loops until the outbox is empty.
+  bool try_submit(std::string_view formatted, Completion& done, ErrorReplies errors) {
     const SteadyClock::time_point deadline = SteadyClock::now() + micros(options_.command_timeout);
-    bool start_write = false;
+    const bool blocking = done.waiter != nullptr;
+    bool write_here = false;
+    bool post_write = false;
+    bool arm = false;
     std::uint64_t gen = 0;
     {
       std::lock_guard lock(mu_);
       if (state_ == ConnState::kBackoff || state_ == ConnState::kClosed) return false;
       outbox_ += formatted;
+      ++outbox_count_;
       pending_.push_back(Pending{std::move(done), deadline, errors});
-      if (state_ == ConnState::kReady && !write_in_flight_) {
-        write_in_flight_ = true;
-        start_write = true;
+      if (state_ == ConnState::kReady) {
         gen = gen_;
+        if (!write_in_flight_ && on_wire_ == 0) {
+          write_in_flight_ = true;
+          (blocking ? write_here : post_write) = true;
+        }
+        if (!deadline_armed_) {
+          deadline_armed_ = true;
+          arm = true;
+        }
       }
     }
     bump(counters_.requests);
-    if (start_write) {
+    if (arm) {
+      // The timer lives on the strand; once armed it re-arms itself while requests are pending,
+      // so this post happens about once per command_timeout, not per request.
+      asio::post(strand_, [self = shared_from_this(), gen] {
+        if (gen == self->gen_) self->arm_deadline_for_front();
+      });
+    }
+    if (post_write) {
       // Posting (rather than writing here) lets the strand pick up everything queued meanwhile.
       asio::post(strand_, [self = shared_from_this(), gen] {
         if (gen == self->gen_) self->do_write();
       });
     }
+    if (write_here) write_from_caller(gen);
     return true;
   }
 
@@ -251,6 +367,91 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void set_state_locked(ConnState state) {
     state_ = state;
     visible_state_.store(state, std::memory_order_release);
+  }
+
+  std::string& send_buffer() {
+    thread_local std::string buffer;
+    return buffer;
+  }
+
+  // Writes the outbox on the calling thread until it is empty (see try_submit). The caller owns
+  // the write (write_in_flight_) on entry; if the socket's buffer fills up, the rest goes back to
+  // the head of the outbox and the strand takes the write over.
+  void write_from_caller(std::uint64_t gen) {
+    std::string& sending = send_buffer();
+    for (;;) {
+      {
+        std::lock_guard lock(mu_);
+        if (gen != gen_) return;  // the connection failed meanwhile; fail() took the write back
+        if (outbox_.empty()) {
+          write_in_flight_ = false;
+          return;
+        }
+        sending.swap(outbox_);
+        outbox_.clear();
+        on_wire_ += outbox_count_;
+        outbox_count_ = 0;
+      }
+      bump(counters_.writes);
+      const SendResult result = send_now(gen, sending);
+      if (result.sent == sending.size()) continue;
+      if (result.error == 0) {
+        std::lock_guard lock(mu_);
+        if (gen != gen_) return;
+        outbox_.insert(0, sending, result.sent);
+        asio::post(strand_, [self = shared_from_this(), gen] {
+          if (gen == self->gen_) self->do_write();
+        });
+        return;
+      }
+      const boost::system::error_code ec(result.error, boost::system::system_category());
+      asio::post(strand_, [self = shared_from_this(), gen, ec] {
+        if (gen == self->gen_) self->fail(self->lost(ec));
+      });
+      return;
+    }
+  }
+
+  struct SendResult {
+    std::size_t sent = 0;
+    int error = 0;  // errno; 0 when all was sent, the socket would block, or it is gone
+  };
+
+  // Non-blocking send on the connection's socket, from any thread. `write_mu_` keeps the strand
+  // from closing the descriptor (and the kernel from reusing its number) meanwhile.
+  SendResult send_now(std::uint64_t gen, std::string_view data) {
+    std::lock_guard lock(write_mu_);
+    if (socket_gen_ != gen) return {};
+    std::size_t sent = 0;
+    while (sent < data.size()) {
+      const ssize_t n =
+          ::send(socket_fd_, data.data() + sent, data.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        sent += static_cast<std::size_t>(n);
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        break;
+      } else {
+        return {.sent = sent, .error = n < 0 ? errno : EPIPE};
+      }
+    }
+    return {.sent = sent, .error = 0};
+  }
+
+  // Aims the deadline timer at the oldest pending request. Strand only; `deadline_armed_` was
+  // set by whoever asked for it.
+  void arm_deadline_for_front() {
+    SteadyClock::time_point when;
+    {
+      std::lock_guard lock(mu_);
+      if (pending_.empty()) {
+        deadline_armed_ = false;
+        return;
+      }
+      when = pending_.front().deadline;
+    }
+    arm_deadline(when);
   }
 
   void connect() {
@@ -342,6 +543,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void become_ready() {
     connect_timer_.cancel();
     bump(counters_.connects);
+    {
+      std::lock_guard lock(write_mu_);
+      socket_fd_ = socket_.native_handle();
+      socket_gen_ = gen_;
+    }
     bool start_write = false;
     {
       std::lock_guard lock(mu_);
@@ -370,7 +576,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
       }
       writing_.swap(outbox_);
       outbox_.clear();
+      on_wire_ += outbox_count_;
+      outbox_count_ = 0;
       if (!deadline_armed_ && !pending_.empty()) {
+        deadline_armed_ = true;
         arm = true;
         arm_at = pending_.front().deadline;
       }
@@ -391,7 +600,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void arm_deadline(SteadyClock::time_point when) {
-    deadline_armed_ = true;
     deadline_timer_.expires_at(when);
     const std::uint64_t gen = gen_;
     deadline_timer_.async_wait(
@@ -404,13 +612,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The oldest request is the one with the earliest deadline (all share one timeout and are
   // FIFO), so one timer aimed at the front covers them all.
   void on_deadline() {
-    deadline_armed_ = false;
     const SteadyClock::time_point now = SteadyClock::now();
-    Callback expired;
+    Completion expired;
     std::optional<SteadyClock::time_point> next;
     {
       std::lock_guard lock(mu_);
-      if (pending_.empty()) return;
+      if (pending_.empty()) {
+        deadline_armed_ = false;
+        return;
+      }
       if (pending_.front().deadline > now) {
         next = pending_.front().deadline;
       } else {
@@ -426,8 +636,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // Later replies would be matched to the wrong requests: this connection is done.
     fail(unavailable("connection to redis " + endpoint_name_ +
                      " was reset because an earlier command on it timed out"));
-    run_callback(expired, deadline_exceeded("redis " + endpoint_name_ + " sent no reply within " +
-                                            millis_text(options_.command_timeout)));
+    complete(expired, deadline_exceeded("redis " + endpoint_name_ + " sent no reply within " +
+                                        millis_text(options_.command_timeout)));
   }
 
   void start_read() {
@@ -471,8 +681,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
       }
       replies_.push_back(std::move(reply));
     }
+    // Writing first gets Redis the next batch before the wake-ups below, each of which may hand
+    // this thread's core to the woken caller. What callers submit while being woken goes out when
+    // this write completes (do_write takes the outbox again) or with the next reply.
+    flush_deferred();
     if (!replies_.empty() && !deliver()) return;
     start_read();
+  }
+
+  // Writes what try_submit left in the outbox while replies were outstanding. Strand only.
+  void flush_deferred() {
+    {
+      std::lock_guard lock(mu_);
+      if (state_ != ConnState::kReady || write_in_flight_ || outbox_.empty()) return;
+      write_in_flight_ = true;
+    }
+    do_write();
   }
 
   // Hands replies to the oldest pending requests. False when the connection had to be failed.
@@ -488,6 +712,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
           completions_.push_back(std::move(pending_.front()));
           pending_.pop_front();
         }
+        on_wire_ -= std::min(on_wire_, replies_.size());
       }
     }
     if (unexpected) {
@@ -503,9 +728,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
       Pending& pending = completions_[i];
       Reply& reply = replies_[i];
       if (reply.is_error() && pending.errors == ErrorReplies::kAsStatus) {
-        run_callback(pending.done, error_reply_status(reply.as_string()));
+        complete(pending.done, error_reply_status(reply.as_string()));
       } else {
-        run_callback(pending.done, std::move(reply));
+        complete(pending.done, std::move(reply));
       }
     }
     completions_.clear();
@@ -534,23 +759,29 @@ class Connection : public std::enable_shared_from_this<Connection> {
       ++gen_;
       failed.swap(pending_);
       outbox_.clear();
+      outbox_count_ = 0;
+      on_wire_ = 0;
       write_in_flight_ = false;
+      deadline_armed_ = false;
       last_error_ = why;
       closed = state_ == ConnState::kClosed;
       if (!closed) set_state_locked(ConnState::kBackoff);
     }
-    boost::system::error_code ignored;
-    socket_.close(ignored);
+    {
+      std::lock_guard lock(write_mu_);
+      boost::system::error_code ignored;
+      socket_.close(ignored);
+      socket_gen_ = 0;
+    }
     resolver_.cancel();
     connect_timer_.cancel();
     deadline_timer_.cancel();
-    deadline_armed_ = false;
     handshake_remaining_ = 0;
     redisReaderFree(reader_);
     reader_ = redisReaderCreate();
     if (!closed) bump(counters_.connect_failures);
 
-    for (Pending& pending : failed) run_callback(pending.done, why);
+    for (Pending& pending : failed) complete(pending.done, why);
     if (!closed) schedule_reconnect();
   }
 
@@ -597,7 +828,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string handshake_;  // AUTH / SELECT
   std::vector<std::string> handshake_steps_;
   int handshake_remaining_ = 0;
-  bool deadline_armed_ = false;
   int attempt_ = 0;  // consecutive failed attempts
   std::minstd_rand random_;
   std::vector<Reply> replies_;        // scratch for one read
@@ -607,12 +837,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ConnState state_ = ConnState::kConnecting;  // written on the strand only
   std::uint64_t gen_ = 0;                     // written on the strand only
   std::string outbox_;                        // formatted commands not yet written
+  std::size_t outbox_count_ = 0;              // commands in outbox_
+  std::size_t on_wire_ = 0;                   // commands taken by a writer, not yet replied to
   std::deque<Pending> pending_;               // awaiting replies, oldest first
-  bool write_in_flight_ = false;              // a do_write chain is posted or running
+  bool write_in_flight_ = false;  // a caller or the strand is writing; it empties the outbox
+  bool deadline_armed_ = false;   // the deadline timer waits, or arm_deadline_for_front is posted
   Status last_error_;
+
+  // The descriptor callers write to directly, and the generation it belongs to (0: none).
+  // Set on the strand when the connection becomes ready, cleared when the socket is closed.
+  std::mutex write_mu_;
+  int socket_fd_ = -1;
+  std::uint64_t socket_gen_ = 0;
 
   std::atomic<ConnState> visible_state_{ConnState::kConnecting};
 };
+
+bool is_noscript(const Reply& reply) {
+  return reply.is_error() && reply.as_string().rfind("NOSCRIPT", 0) == 0;
+}
 
 bool breaks_pairing(std::string_view name) {
   static constexpr std::array<std::string_view, 4> kRefused = {"SUBSCRIBE", "PSUBSCRIBE",
@@ -701,34 +944,88 @@ class Client::Impl {
 
   bool on_io_thread() { return io_.get_executor().running_in_this_thread(); }
 
-  // Runs `done` on an I/O thread with `status`.
-  void fail_later(Callback done, Status status) {
-    asio::post(io_, [done = std::move(done), status = std::move(status)]() mutable {
+  // Fails a request that never reached a connection: a waiting caller at once, a callback on an
+  // I/O thread (callbacks never run inside the call that submits them).
+  void fail_later(Completion done, Status status) {
+    if (done.waiter != nullptr) {
+      done.waiter->set(std::move(status));
+      return;
+    }
+    asio::post(io_, [done = std::move(done.callback), status = std::move(status)]() mutable {
       run_callback(done, std::move(status));
     });
   }
 
   void submit(std::span<const std::string> args, std::optional<std::size_t> key_index,
-              ErrorReplies errors, Callback done) {
-    if (!args.empty() && breaks_pairing(args[0])) {
+              ErrorReplies errors, Completion done) {
+    if (args.empty()) {
+      fail_later(std::move(done), invalid_argument("redis: empty command"));
+      return;
+    }
+    if (breaks_pairing(args[0])) {
       fail_later(std::move(done),
                  invalid_argument("redis: " + args[0] +
                                   " is not supported: its replies don't pair with requests"));
       return;
     }
-    StatusOr<std::string> formatted = format_command(args);
-    if (!formatted.ok()) {
-      fail_later(std::move(done), formatted.status());
-      return;
+    std::string& formatted = scratch_buffer();
+    append_array_header(formatted, args.size());
+    for (const std::string& arg : args) append_bulk(formatted, arg);
+    route(formatted, key_index, errors, std::move(done));
+  }
+
+  // Sends one formatted command and blocks the calling thread until its outcome.
+  StatusOr<Reply> submit_and_wait(std::string_view formatted, std::optional<std::size_t> key_index,
+                                  ErrorReplies errors) {
+    Waiter waiter;
+    route(formatted, key_index, errors, Completion{.callback = nullptr, .waiter = &waiter});
+    return waiter.wait();
+  }
+
+  StatusOr<Reply> execute_and_wait(std::span<const std::string> args,
+                                   std::optional<std::size_t> key_index) {
+    Waiter waiter;
+    submit(args, key_index, ErrorReplies::kAsStatus,
+           Completion{.callback = nullptr, .waiter = &waiter});
+    return waiter.wait();
+  }
+
+  // The blocking script call: formats straight from the caller's strings into the thread's
+  // scratch buffer (no argument vector, no callback, no shared state), and on NOSCRIPT re-sends
+  // as EVAL from the calling thread.
+  StatusOr<Reply> eval_and_wait(const Script& script, std::span<const std::string> keys,
+                                std::span<const std::string> args) {
+    const std::optional<std::size_t> key_index =
+        keys.empty() ? std::nullopt : std::optional<std::size_t>(3);
+    const auto format = [&](std::string_view command, std::string_view body) -> std::string& {
+      std::string& out = scratch_buffer();
+      append_array_header(out, 3 + keys.size() + args.size());
+      append_bulk(out, command);
+      append_bulk(out, body);
+      char digits[24];
+      const std::to_chars_result written =
+          std::to_chars(std::begin(digits), std::end(digits), keys.size());
+      append_bulk(out, std::string_view(digits, static_cast<std::size_t>(written.ptr - digits)));
+      for (const std::string& key : keys) append_bulk(out, key);
+      for (const std::string& arg : args) append_bulk(out, arg);
+      return out;
+    };
+    StatusOr<Reply> result =
+        submit_and_wait(format("EVALSHA", script.sha1()), key_index, ErrorReplies::kAsReply);
+    if (result.ok() && is_noscript(*result)) {
+      // The server lost its script cache: EVAL runs the script and caches it again.
+      bump(counters_.script_reloads);
+      return submit_and_wait(format("EVAL", script.source()), key_index, ErrorReplies::kAsStatus);
     }
-    route(*formatted, key_index, errors, std::move(done));
+    if (result.ok() && result->is_error()) return error_reply_status(result->as_string());
+    return result;
   }
 
   // Picks the connection for a command. Single node: round robin over ready connections, then
   // over connections still connecting; none usable -> fail fast. This is the seam for Redis
   // Cluster: a router would map hash_slot(args[key_index]) to the owning node's connections.
-  void route(const std::string& formatted, std::optional<std::size_t> /*key_index*/,
-             ErrorReplies errors, Callback done) {
+  void route(std::string_view formatted, std::optional<std::size_t> /*key_index*/,
+             ErrorReplies errors, Completion done) {
     const std::size_t n = connections_.size();
     const std::size_t start = next_.fetch_add(1, std::memory_order_relaxed) % n;
     for (const bool want_ready : {true, false}) {
@@ -798,11 +1095,13 @@ const ClientOptions& Client::options() const { return impl_->options_; }
 ClientStats Client::stats() const { return impl_->stats(); }
 
 void Client::async_execute(Request request, Callback done) {
-  impl_->submit(request.args, request.key_index, ErrorReplies::kAsStatus, std::move(done));
+  impl_->submit(request.args, request.key_index, ErrorReplies::kAsStatus,
+                Completion{.callback = std::move(done)});
 }
 
 void Client::async_command(std::vector<std::string> args, Callback done) {
-  impl_->submit(args, std::nullopt, ErrorReplies::kAsStatus, std::move(done));
+  impl_->submit(args, std::nullopt, ErrorReplies::kAsStatus,
+                Completion{.callback = std::move(done)});
 }
 
 namespace {
@@ -813,10 +1112,6 @@ struct EvalCall {
   std::optional<std::size_t> key_index;
   Callback done;
 };
-
-bool is_noscript(const Reply& reply) {
-  return reply.is_error() && reply.as_string().rfind("NOSCRIPT", 0) == 0;
-}
 
 }  // namespace
 
@@ -832,35 +1127,27 @@ void Client::async_eval_script(const Script& script, std::vector<std::string> ke
   if (!keys.empty()) call->key_index = 3;
 
   Impl* impl = impl_.get();
-  impl->submit(
-      call->args, call->key_index, ErrorReplies::kAsReply, [impl, call](StatusOr<Reply> result) {
-        if (result.ok() && is_noscript(*result)) {
-          // The server lost its script cache: EVAL runs the script and caches it again.
-          bump(impl->counters_.script_reloads);
-          call->args[0] = "EVAL";
-          call->args[1] = call->script.source();
-          impl->submit(call->args, call->key_index, ErrorReplies::kAsStatus, std::move(call->done));
-          return;
-        }
-        if (result.ok() && result->is_error()) {
-          run_callback(call->done, error_reply_status(result->as_string()));
-          return;
-        }
-        run_callback(call->done, std::move(result));
-      });
+  auto on_reply = [impl, call](StatusOr<Reply> result) {
+    if (result.ok() && is_noscript(*result)) {
+      // The server lost its script cache: EVAL runs the script and caches it again.
+      bump(impl->counters_.script_reloads);
+      call->args[0] = "EVAL";
+      call->args[1] = call->script.source();
+      impl->submit(call->args, call->key_index, ErrorReplies::kAsStatus,
+                   Completion{.callback = std::move(call->done)});
+      return;
+    }
+    if (result.ok() && result->is_error()) {
+      run_callback(call->done, error_reply_status(result->as_string()));
+      return;
+    }
+    run_callback(call->done, std::move(result));
+  };
+  impl->submit(call->args, call->key_index, ErrorReplies::kAsReply,
+               Completion{.callback = std::move(on_reply)});
 }
 
 namespace {
-
-// Bridges a callback API to a blocking call. The promise is shared with the callback so it
-// outlives set_value even if the waiter returns first.
-template <typename Start>
-StatusOr<Reply> wait_for(Start&& start) {
-  auto promise = std::make_shared<std::promise<StatusOr<Reply>>>();
-  std::future<StatusOr<Reply>> future = promise->get_future();
-  start([promise](StatusOr<Reply> result) { promise->set_value(std::move(result)); });
-  return future.get();
-}
 
 Status blocking_on_io_thread() {
   return Status(StatusCode::kFailedPrecondition,
@@ -871,20 +1158,18 @@ Status blocking_on_io_thread() {
 
 StatusOr<Reply> Client::command(std::vector<std::string> args) {
   if (impl_->on_io_thread()) return blocking_on_io_thread();
-  return wait_for([&](Callback done) { async_command(std::move(args), std::move(done)); });
+  return impl_->execute_and_wait(args, std::nullopt);
 }
 
 StatusOr<Reply> Client::execute(Request request) {
   if (impl_->on_io_thread()) return blocking_on_io_thread();
-  return wait_for([&](Callback done) { async_execute(std::move(request), std::move(done)); });
+  return impl_->execute_and_wait(request.args, request.key_index);
 }
 
 StatusOr<Reply> Client::eval_script(const Script& script, std::vector<std::string> keys,
                                     std::vector<std::string> args) {
   if (impl_->on_io_thread()) return blocking_on_io_thread();
-  return wait_for([&](Callback done) {
-    async_eval_script(script, std::move(keys), std::move(args), std::move(done));
-  });
+  return impl_->eval_and_wait(script, keys, args);
 }
 
 }  // namespace sluice::redis

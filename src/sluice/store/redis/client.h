@@ -1,8 +1,10 @@
 // sluice::redis::Client: a pipelining Redis client shared by all threads of a process.
 //
 // Built on Boost.Asio sockets with hiredis as the RESP codec. A few connections (default 2) carry
-// every request: requests arriving while a connection is writing are appended to one buffer and
-// sent in the next write (automatic pipelining); replies are matched to requests in FIFO order.
+// every request (automatic pipelining): on an idle connection a blocking call writes its command
+// from the calling thread at once; while a connection is writing or awaits replies, requests are
+// appended to one buffer and sent in its next write, after the current write or the next reply.
+// Replies are matched to requests in FIFO order; blocking callers sleep on a futex until theirs.
 // Connections authenticate (password or ACL user), SELECT a database, time out commands, and
 // reconnect in the background with exponential backoff. While no connection is usable, requests
 // fail at once with Unavailable instead of queueing.

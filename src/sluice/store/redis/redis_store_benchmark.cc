@@ -591,7 +591,13 @@ void BM_SluiceClient(benchmark::State& state) {
   const int callers = static_cast<int>(state.range(0));
   (void)g_store->acquire({"bench.client", client_policy(), "warm-up"}, 1);  // loads the script
   for (auto _ : state) {
+    const redis::ClientStats before = g_client->stats();
     const Latencies l = run_sluice_client(callers, client_seconds());
+    const redis::ClientStats after = g_client->stats();
+    // How well concurrent calls share socket writes (1 = every call wrote alone).
+    state.counters["requests_per_write"] =
+        static_cast<double>(after.requests - before.requests) /
+        static_cast<double>(std::max<std::uint64_t>(1, after.writes - before.writes));
     state.SetIterationTime(client_seconds());
     record_latencies(state, "sluice client, " + std::to_string(callers) + " callers", l);
   }
