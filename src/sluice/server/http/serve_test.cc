@@ -427,7 +427,8 @@ TEST_F(ServeRedisTest, TwoServersShareStateThatSurvivesAServerKilledAndRestarted
   TempDir dir;
   write_file(dir.path() / "shared.yaml",
              "name: shared.api\napps: [\"*\"]\nlimits:\n  - algorithm: fixed_window\n"
-             "    limit: 5\n    window: 1h\n");
+             "    limit: 5\n    window: 1h\n---\nname: jobs\napps: [\"*\"]\nlimits:\n"
+             "  - algorithm: concurrency\n    limit: 1\n    lease_ttl: 1h\n");
   const std::vector<std::string> flags = {"--redis", url(), "--policy-file",
                                           (dir.path() / "shared.yaml").string()};
   StatusOr<std::unique_ptr<Serve>> a = Serve::start(flags, 0, dir.path() / "a");
@@ -458,6 +459,13 @@ TEST_F(ServeRedisTest, TwoServersShareStateThatSurvivesAServerKilledAndRestarted
   EXPECT_EQ(after->verdict.remaining, 0);
   EXPECT_FALSE(after->degraded);
   EXPECT_EQ(http_request(port, "GET", "/readyz")->status, 200);
+
+  // A concurrency lease taken through one server is held for both, and freed through the other.
+  StatusOr<service::Decision> held = client_a->try_acquire("jobs", "worker", "queue", 1);
+  ASSERT_TRUE(held.ok() && held->verdict.allowed && held->lease) << held.status().to_string();
+  EXPECT_FALSE(client_b->try_acquire("jobs", "worker", "queue", 1)->verdict.allowed);
+  EXPECT_EQ(client_b->release("jobs", "worker", "queue", *held->lease).value(), true);
+  EXPECT_TRUE(client_b->try_acquire("jobs", "worker", "queue", 1)->verdict.allowed);
 }
 
 // nginx in front of a static page, asking `sluice serve` through auth_request. nginx passes only
