@@ -669,6 +669,39 @@ void BM_KeyMemory(benchmark::State& state) {
 }
 BENCHMARK(BM_KeyMemory)->DenseRange(0, 9)->Iterations(1)->Repetitions(1);
 
+// MEMORY USAGE of one gcra key by the key's length, which counts too: Redis 7 reports the value
+// object, the key's sds allocation (a jemalloc size class) and the dict entry. Policy "g" and a
+// padded subject give keys of state.range(0) bytes; state.range(1) = 1 picks a rate whose TAT
+// keeps a fraction (3 per second), stored packed instead of as a decimal integer.
+std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> g_by_length;
+
+void BM_KeyMemoryByKeyLength(benchmark::State& state) {
+  const std::int64_t key_length = state.range(0);
+  const bool fraction = state.range(1) == 1;
+  const std::vector<Limit> limits = {
+      fraction ? Limit{algorithm::Gcra{.rate = 3, .period = 1'000'000, .burst = 9}}
+               : Limit{algorithm::Gcra{.rate = 1, .period = kMicrosPerHour, .burst = 9}}};
+  const std::string policy = "g";
+  // sluice:{g:<subject>}:0 is 13 bytes plus the subject.
+  const std::string subject(static_cast<std::size_t>(key_length - 13), 's');
+  for (auto _ : state) {
+    (void)g_client->command({"FLUSHALL"});
+    (void)g_store->acquire({policy, limits, subject}, 1);
+    const std::string key = redis_limit_key(policy, subject, 0);
+    StatusOr<redis::Reply> usage = g_client->command({"MEMORY", "USAGE", key, "SAMPLES", "0"});
+    const std::int64_t bytes = usage.ok() && usage->is_integer() ? usage->as_integer() : -1;
+    if (static_cast<std::int64_t>(key.size()) != key_length) state.SkipWithError("key length");
+    state.counters["memory_usage_bytes"] = static_cast<double>(bytes);
+    std::lock_guard lock(g_results_mu);
+    g_by_length[{key_length, state.range(1)}] = bytes;
+  }
+  (void)g_client->command({"FLUSHALL"});
+}
+BENCHMARK(BM_KeyMemoryByKeyLength)
+    ->ArgsProduct({{24, 30, 31, 32, 44, 45, 47, 55, 60, 61, 64}, {0, 1}})
+    ->Iterations(1)
+    ->Repetitions(1);
+
 // A hot key holding `entries` log entries or leases: memory grows per entry, and Redis switches
 // the encoding from listpack to skiplist / hashtable past 128 (zset-max-listpack-entries) or 512
 // (hash-max-listpack-entries).
@@ -763,6 +796,12 @@ void print_summary() {
   }
   for (const auto& [name, bytes] : g_filled) {
     std::fprintf(stderr, "%-24s MEMORY USAGE %7lld B\n", name.c_str(),
+                 static_cast<long long>(bytes));
+  }
+  for (const auto& [length_fraction, bytes] : g_by_length) {
+    std::fprintf(stderr, "gcra key of %3lld B, %-11s MEMORY USAGE %5lld B\n",
+                 static_cast<long long>(length_fraction.first),
+                 length_fraction.second == 1 ? "fraction" : "no fraction",
                  static_cast<long long>(bytes));
   }
 }

@@ -1226,6 +1226,88 @@ TEST_F(RedisStoreTest,
   }
 }
 
+// The TAT of gcra, the smooth token bucket and the leaky bucket is stored as decimal text when
+// whole (Redis then keeps an integer object, 16 bytes less per key) and as 't' + '<dd' otherwise.
+// Neither may be read as another kind's state, and no other value may be read as a TAT: the
+// previous scripts' '<d' / '<dd' TATs (an upgrade forgets them once), the older
+// "<tat>:<fraction>" text, the other kinds' tagged values, and a packed TAT whose bytes begin
+// like a number ("4e15") all decide exactly like an absent key.
+TEST_F(RedisStoreTest, EveryOtherEncodingReadsAsAbsentAndNeverAsALiveTat) {
+  ManualClock clock(kEpoch);
+  RedisStore store(client_, {.pinned_clock_for_tests = &clock});
+  const auto packed = [](double value) {  // struct '<d'
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &value, sizeof bits);
+    std::string out;
+    for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+    return out;
+  };
+  const Micros future = kEpoch + kMicrosPerHour;
+  // 8 bytes a '<d' could hold, which tonumber() alone would read as 4e15 µs, year 2096.
+  const std::string starts_like_a_number = std::string("4e15\0\0\0C", 8);
+  const auto decides_like_an_absent_key = [&](const std::vector<Limit>& limits,
+                                              const std::string& policy, const std::string& label,
+                                              const std::string& value) {
+    SCOPED_TRACE(label);
+    const std::string subject = "planted-" + std::to_string(std::hash<std::string>{}(label));
+    const StatusOr<StoreDecision> fresh = store.acquire(ref(limits, "fresh-" + subject, policy), 1);
+    ASSERT_TRUE(run(*client_, {"SET", documented_key(policy, subject, 0), value}).is_status());
+    const StatusOr<StoreDecision> planted = store.acquire(ref(limits, subject, policy), 1);
+    ASSERT_TRUE(fresh.ok() && planted.ok());
+    EXPECT_TRUE(fresh->verdict.verdict.allowed);
+    EXPECT_EQ(planted->verdict.verdict, fresh->verdict.verdict)
+        << "absent " << show(fresh->verdict.verdict) << "\nplanted "
+        << show(planted->verdict.verdict);
+  };
+
+  const std::vector<Limit> tat_kinds = {
+      Gcra{.rate = 1, .period = kMicrosPerHour, .burst = 4},
+      TokenBucket{.capacity = 5, .refill = 1, .period = kMicrosPerHour},
+      LeakyBucket{.rate = 1, .period = kMicrosPerHour, .max_delay = 4 * kMicrosPerHour}};
+  const std::vector<std::pair<std::string, std::string>> foreign = {
+      {"previous '<d' TAT", packed(static_cast<double>(future))},
+      {"previous '<dd' TAT", packed(static_cast<double>(future)) + packed(1)},
+      {"older decimal TAT with fraction", std::to_string(future) + ":1"},
+      {"interval bucket", "i" + packed(0) + packed(static_cast<double>(kEpoch))},
+      {"fixed window", "w" + packed(static_cast<double>(kEpoch)) + packed(1e6)},
+      {"sliding window", "s" + packed(static_cast<double>(kEpoch)) + packed(1e6) + packed(1e6)},
+      {"'<d' beginning like a number", starts_like_a_number}};
+  for (std::size_t k = 0; k < tat_kinds.size(); ++k) {
+    for (const auto& [label, value] : foreign) {
+      decides_like_an_absent_key({tat_kinds[k]}, "tat." + std::to_string(k),
+                                 show(tat_kinds[k]) + ": " + label, value);
+    }
+  }
+
+  // What the TAT kinds write: decimal when whole (an integer object in Redis), else 't' + '<dd'.
+  const std::vector<Limit> whole = {Gcra{.rate = 1, .period = kMicrosPerHour, .burst = 4}};
+  const std::vector<Limit> fraction = {Gcra{.rate = 3, .period = 7 * kMicrosPerSecond, .burst = 4}};
+  ASSERT_TRUE(store.acquire(ref(whole, "writer"), 1).ok());
+  ASSERT_TRUE(store.acquire(ref(fraction, "writer", "fraction"), 1).ok());
+  const std::string whole_key = documented_key("test.policy", "writer", 0);
+  const std::string decimal = run(*client_, {"GET", whole_key}).as_string();
+  EXPECT_EQ(decimal, std::to_string(kEpoch + kMicrosPerHour));  // one emission interval
+  EXPECT_EQ(run(*client_, {"OBJECT", "ENCODING", whole_key}).as_string(), "int");
+  const std::string tagged =
+      run(*client_, {"GET", documented_key("fraction", "writer", 0)}).as_string();
+  ASSERT_EQ(tagged.size(), 17u);
+  EXPECT_EQ(tagged[0], 't');
+
+  const std::vector<Limit> other_kinds = {TokenBucket{.capacity = 5,
+                                                      .refill = 1,
+                                                      .period = kMicrosPerHour,
+                                                      .refill_mode = RefillMode::kInterval},
+                                          FixedWindow{.limit = 5, .window = kMicrosPerHour},
+                                          SlidingWindow{.limit = 5, .window = kMicrosPerHour}};
+  for (std::size_t k = 0; k < other_kinds.size(); ++k) {
+    for (const auto& [label, value] : std::vector<std::pair<std::string, std::string>>{
+             {"decimal TAT", decimal}, {"'t' TAT", tagged}}) {
+      decides_like_an_absent_key({other_kinds[k]}, "other." + std::to_string(k),
+                                 show(other_kinds[k]) + ": " + label, value);
+    }
+  }
+}
+
 // ---- 5. binary-safe subjects -------------------------------------------------------------------
 
 TEST_F(RedisStoreTest, SubjectsAreBinarySafeUpTo1024BytesWithIndependentStateAndDocumentedKeys) {

@@ -21,10 +21,14 @@
 --   6 sliding log     limit, window, -, -
 --   7 concurrency     limit, lease_ttl, -, -
 --
--- State per limit key. String values are packed; their length (and a tag byte) tells the kinds
--- apart, so a key left by another algorithm (a policy edited in place) reads as absent:
---   TAT (kinds 1, 3)  8 bytes '<d' tat, or 16 bytes '<dd' tat, fraction: the exact instant
---                     tat + fraction/rate (tat.h); the fraction is stored only when non-zero
+-- State per limit key. String values are packed, except a whole TAT; their length, tag byte (and
+-- for the TAT the last byte) tell the kinds apart, so a key left by another algorithm (a policy
+-- edited in place) reads as absent:
+--   TAT (kinds 1, 3)  decimal "<tat>" (string.format '%d') when the fraction is 0, else 17 bytes
+--                     '<c1dd' 't', tat, fraction: the exact instant tat + fraction/rate (tat.h).
+--                     Decimal because Redis stores a canonical integer string as an integer
+--                     object, 16 bytes smaller than the packed string; told apart by its last
+--                     byte, a digit (a packed value ends in a double's sign/exponent byte)
 --   interval bucket   17 bytes '<c1dd' 'i', tokens, refilled_at
 --   fixed window      17 bytes '<c1dd' 'w', window_start, count
 --   sliding window    25 bytes '<c1ddd' 's', window_start, current, previous

@@ -5,12 +5,18 @@
     local capacity, rate, period, initial = p1, p2, p3, p4
     local tat, frac
     local stored = redis.pcall('GET', key)  -- false when absent, an error table for a non-string
-    if stored then
-      local size = #stored
-      if size == 8 then
-        tat, frac = struct.unpack('<d', stored), 0
-      elseif size == 16 then
-        tat, frac = struct.unpack('<dd', stored)
+    local size = stored and #stored or 0  -- an error table's length is 0
+    if size > 0 then
+      -- Decimal when it ends in a digit: no packed value ends in one (a double's last byte is its
+      -- sign and exponent, 0x00 or >= 0x3f for the integers stored), so 'i', 'w', 's' and the
+      -- previous '<d' / '<dd' TATs never parse; "<tat>:<frac>" of older scripts gives nil.
+      local last = string.byte(stored, size)
+      if last <= 57 and last >= 48 then
+        tat, frac = tonumber(stored), 0
+      elseif size == 17 then
+        local tag
+        tag, tat, frac = struct.unpack('<c1dd', stored)
+        if tag ~= 't' then tat = nil end
       end
     end
     if tat == nil or (frac > 0 and tat + 1 or tat) <= now then
@@ -32,7 +38,9 @@
       allowed = 1
       remaining = (left - left % period) / period
       reset = (frac > 0 and tat + 1 or tat) - now
-      value = frac == 0 and struct.pack('<d', tat) or struct.pack('<dd', tat, frac)
+      -- Decimal digits when whole: Redis keeps such a value as an integer object, no string
+      -- allocation (docs/redis.md, memory per key).
+      value = frac == 0 and string.format('%d', tat) or struct.pack('<c1dd', 't', tat, frac)
       ttl = reset
     else
       local left = full - ahead
