@@ -48,12 +48,12 @@ struct ServeSettings {
   std::string redis;
   std::string policies;  // empty: the per-user default database
   Micros policy_poll = 1 * kMicrosPerSecond;
-  Micros session_ttl = 12 * 3600 * kMicrosPerSecond;
+  Micros session_ttl = Micros{12} * 3600 * kMicrosPerSecond;
   bool secure_cookies = false;
   std::vector<std::string> policy_files;
   int store_threads = -1;  // -1: auto
-  std::int64_t max_header_bytes = 16 * 1024;
-  std::int64_t max_body_bytes = 1024 * 1024;
+  std::int64_t max_header_bytes = std::int64_t{16} * 1024;
+  std::int64_t max_body_bytes = std::int64_t{1024} * 1024;
   Micros read_timeout = 10 * kMicrosPerSecond;
   Micros idle_timeout = 60 * kMicrosPerSecond;
   Micros shutdown_timeout = 10 * kMicrosPerSecond;
@@ -507,7 +507,7 @@ int run_serve(const ServeCommand& command) {
   if (config.empty()) {
     if (const char* env = std::getenv("SLUICE_CONFIG")) config = env;
   }
-  for (Status status :
+  for (const Status& status :
        {config.empty() ? Status() : apply_file(s, config), apply_env(s), apply_flags(s, command)}) {
     if (!status.ok()) {
       std::cerr << "sluice serve: " << status.message() << "\n";

@@ -10,6 +10,7 @@ constexpr std::string_view kFirstAdmin = "admin";
 
 std::vector<std::string> names_of(const std::vector<policy::Policy>& policies) {
   std::vector<std::string> names;
+  names.reserve(policies.size());
   for (const policy::Policy& p : policies) names.push_back(p.name);
   return names;
 }
@@ -39,8 +40,7 @@ Status ensure_admin(auth::AccountRepository& accounts, const ServePoliciesOption
   if (!password.ok()) return password.status();
   StatusOr<std::string> hash = auth::hash_password(*password);
   if (!hash.ok()) return hash.status();
-  const Status created =
-      accounts.create_user({.name = std::string(kFirstAdmin), .admin = true}, *hash);
+  Status created = accounts.create_user({.name = std::string(kFirstAdmin), .admin = true}, *hash);
   if (created.code() == StatusCode::kAlreadyExists) return {};  // another server was first
   if (!created.ok()) return created;
   options.log({{"msg", "created the first admin; its one-time password is shown only now"},

@@ -23,13 +23,13 @@ AdminApi::AdminApi(policy::PolicyRepository& policies, auth::AccountRepository& 
 void AdminApi::add_routes(Router& router) {
   const auto add = [&](std::string_view method, std::string_view pattern,
                        void (AdminApi::*handler)(Exchange&, const Principal&)) {
-    router.add(method, pattern, [this, handler](std::shared_ptr<Exchange> exchange) {
-      authenticated(std::move(exchange), [this, handler](Exchange& e, const Principal& caller) {
+    router.add(method, pattern, [this, handler](const std::shared_ptr<Exchange>& exchange) {
+      authenticated(exchange, [this, handler](Exchange& e, const Principal& caller) {
         (this->*handler)(e, caller);
       });
     });
   };
-  router.add("POST", "/v1/session", [this](std::shared_ptr<Exchange> e) { login(std::move(e)); });
+  router.add("POST", "/v1/session", [this](const std::shared_ptr<Exchange>& e) { login(e); });
   add("GET", "/v1/session", &AdminApi::whoami);
   add("DELETE", "/v1/session", &AdminApi::logout);
 
@@ -59,7 +59,7 @@ void AdminApi::add_routes(Router& router) {
   add("DELETE", "/v1/tokens/{id}", &AdminApi::delete_token);
 }
 
-void AdminApi::queue(std::shared_ptr<Exchange> exchange, std::function<void()> fn) {
+void AdminApi::queue(const std::shared_ptr<Exchange>& exchange, std::function<void()> fn) {
   if (!work_.post(std::move(fn))) {
     Response busy = problem_response(503, "the admin API is busy; try again shortly");
     busy.headers.push_back({"Retry-After", "1"});
@@ -67,7 +67,7 @@ void AdminApi::queue(std::shared_ptr<Exchange> exchange, std::function<void()> f
   }
 }
 
-void AdminApi::authenticated(std::shared_ptr<Exchange> exchange, Call call) {
+void AdminApi::authenticated(const std::shared_ptr<Exchange>& exchange, Call call) {
   queue(exchange, [this, exchange, call = std::move(call)] {
     StatusOr<Principal> caller = auth_.authenticate(exchange->request());
     if (!caller.ok()) return respond_error(*exchange, caller.status());
@@ -106,7 +106,7 @@ std::optional<json> read_object(Exchange& exchange,
   return body;
 }
 
-void AdminApi::login(std::shared_ptr<Exchange> exchange) {
+void AdminApi::login(const std::shared_ptr<Exchange>& exchange) {
   queue(exchange, [this, exchange] {
     std::optional<json> body = read_object(*exchange, {"user", "password"});
     if (!body) return;

@@ -47,12 +47,12 @@ class AdminApi {
  private:
   using Call = std::function<void(Exchange& exchange, const Principal& caller)>;
   // Runs `call` on the work queue for an authenticated caller; answers 401/403/503 itself.
-  void authenticated(std::shared_ptr<Exchange> exchange, Call call);
+  void authenticated(const std::shared_ptr<Exchange>& exchange, Call call);
   // Runs `fn` on the work queue, or answers 503 when it is full.
-  void queue(std::shared_ptr<Exchange> exchange, std::function<void()> fn);
+  void queue(const std::shared_ptr<Exchange>& exchange, std::function<void()> fn);
 
   // Session (admin_api.cc).
-  void login(std::shared_ptr<Exchange> exchange);
+  void login(const std::shared_ptr<Exchange>& exchange);
   void whoami(Exchange& exchange, const Principal& caller);
   void logout(Exchange& exchange, const Principal& caller);
 

@@ -29,7 +29,7 @@ inline constexpr std::string_view kSessionCookie = "sluice_session";
 inline constexpr std::string_view kCsrfHeader = "X-CSRF-Token";
 
 struct AdminAuthOptions {
-  Micros session_ttl = 12 * 3600 * kMicrosPerSecond;  // absolute lifetime of a login
+  Micros session_ttl = Micros{12} * 3600 * kMicrosPerSecond;  // absolute lifetime of a login
   bool secure_cookies = false;  // add `Secure` (set it when clients reach Sluice over HTTPS)
   std::size_t max_sessions = 100'000;
   // Login attempts per user name: a burst of `login_burst`, then one per `login_interval`
