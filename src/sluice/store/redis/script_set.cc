@@ -77,9 +77,9 @@ std::string splice(std::string_view source, std::string_view marker, std::string
 std::string evaluate_source(bool pinned_time) {
   std::string algorithms;
   for (const std::string_view block :
-       {scripts::lua_token_bucket(), scripts::lua_interval_bucket(), scripts::lua_leaky_bucket(),
-        scripts::lua_fixed_window(), scripts::lua_sliding_window(), scripts::lua_sliding_log(),
-        scripts::lua_concurrency()}) {
+       {scripts::lua_tat(), scripts::lua_token_bucket(), scripts::lua_interval_bucket(),
+        scripts::lua_leaky_bucket(), scripts::lua_fixed_window(), scripts::lua_sliding_window(),
+        scripts::lua_sliding_log(), scripts::lua_concurrency()}) {
     algorithms += block;
   }
   std::string source(pinned_time ? scripts::lua_clock_pinned() : scripts::lua_clock_redis());

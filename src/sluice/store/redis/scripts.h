@@ -12,6 +12,7 @@ std::string_view lua_clock_pinned();
 // Constants and the encodings every script shares.
 std::string_view lua_common();
 // One block per algorithm kind, spliced into evaluate.lua's loop.
+std::string_view lua_tat();  // the TAT read shared by token_bucket and leaky_bucket
 std::string_view lua_token_bucket();
 std::string_view lua_interval_bucket();
 std::string_view lua_leaky_bucket();

@@ -3,22 +3,6 @@
   -- rate, a TAT `ahead` of now means ahead/period tokens are missing.
   if kind == 1 then
     local capacity, rate, period, initial = p1, p2, p3, p4
-    local tat, frac
-    local stored = redis.pcall('GET', key)  -- false when absent, an error table for a non-string
-    local size = stored and #stored or 0  -- an error table's length is 0
-    if size > 0 then
-      -- Decimal when it ends in a digit: no packed value ends in one (a double's last byte is its
-      -- sign and exponent, 0x00 or >= 0x3f for the integers stored), so 'i', 'w', 's' and the
-      -- previous '<d' / '<dd' TATs never parse; "<tat>:<frac>" of older scripts gives nil.
-      local last = string.byte(stored, size)
-      if last <= 57 and last >= 48 then
-        tat, frac = tonumber(stored), 0
-      elseif size == 17 then
-        local tag
-        tag, tat, frac = struct.unpack('<c1dd', stored)
-        if tag ~= 't' then tat = nil end
-      end
-    end
     if tat == nil or (frac > 0 and tat + 1 or tat) <= now then
       -- Absent, or full again by now: a new bucket holding `initial` tokens, which is full again
       -- capacity - initial intervals from now.
