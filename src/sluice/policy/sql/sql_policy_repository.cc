@@ -14,6 +14,7 @@
 
 #include "sluice/core/key.h"
 #include "sluice/policy/document.h"
+#include "sluice/policy/history.h"
 #include "sluice/policy/sql/text_checks.h"
 
 namespace sluice::policy::sql {
@@ -46,18 +47,6 @@ StatusOr<std::string> to_text(const json& document, const std::string& name) {
   } catch (const json::exception&) {
     return invalid_argument("policy " + name + ": text fields must be valid UTF-8");
   }
-}
-
-std::string change_action_name(ChangeAction action) {
-  switch (action) {
-    case ChangeAction::kCreate:
-      return "create";
-    case ChangeAction::kUpdate:
-      return "update";
-    case ChangeAction::kDelete:
-      return "delete";
-  }
-  return "update";
 }
 
 std::optional<ChangeAction> parse_change_action(std::string_view name) {
@@ -192,7 +181,7 @@ struct HistoryEntry {
 };
 
 void insert_history(soci::session& sql, const HistoryEntry& entry) {
-  const std::string action = change_action_name(entry.action);
+  const std::string action(policy::change_action_name(entry.action));
   const std::string empty;
   soci::indicator old_present = entry.old_document != nullptr ? soci::i_ok : soci::i_null;
   soci::indicator new_present = entry.new_document != nullptr ? soci::i_ok : soci::i_null;
