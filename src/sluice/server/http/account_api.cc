@@ -27,6 +27,13 @@ FieldError field_error(const Status& status, std::string_view field) {
   return {std::string(field), std::move(message)};
 }
 
+// 200 with the user as stored now, or the repository's error.
+void respond_user(Exchange& exchange, auth::AccountRepository& accounts, const std::string& name) {
+  StatusOr<auth::User> user = accounts.get_user(name);
+  if (!user.ok()) return respond_error(exchange, user.status());
+  exchange.respond(json_response(200, auth::user_to_json(*user)));
+}
+
 }  // namespace
 
 void AdminApi::list_users(Exchange& exchange, const Principal& caller) {
@@ -89,9 +96,7 @@ void AdminApi::get_user(Exchange& exchange, const Principal& caller) {
       return respond_error(exchange, s);
     }
   }
-  StatusOr<auth::User> user = accounts_.get_user(name);
-  if (!user.ok()) return respond_error(exchange, user.status());
-  exchange.respond(json_response(200, auth::user_to_json(*user)));
+  respond_user(exchange, accounts_, name);
 }
 
 void AdminApi::delete_user(Exchange& exchange, const Principal& caller) {
@@ -170,9 +175,7 @@ void AdminApi::set_role(Exchange& exchange, const Principal& caller) {
   if (Status s = accounts_.set_role(name, exchange.param("app"), role); !s.ok()) {
     return respond_error(exchange, s);
   }
-  StatusOr<auth::User> user = accounts_.get_user(name);
-  if (!user.ok()) return respond_error(exchange, user.status());
-  exchange.respond(json_response(200, auth::user_to_json(*user)));
+  respond_user(exchange, accounts_, name);
 }
 
 void AdminApi::remove_role(Exchange& exchange, const Principal& caller) {
@@ -183,9 +186,7 @@ void AdminApi::remove_role(Exchange& exchange, const Principal& caller) {
   if (Status s = accounts_.set_role(name, exchange.param("app"), std::nullopt); !s.ok()) {
     return respond_error(exchange, s);
   }
-  StatusOr<auth::User> user = accounts_.get_user(name);
-  if (!user.ok()) return respond_error(exchange, user.status());
-  exchange.respond(json_response(200, auth::user_to_json(*user)));
+  respond_user(exchange, accounts_, name);
 }
 
 void AdminApi::list_apps(Exchange& exchange, const Principal& /*caller*/) {
