@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/core/percent_encoding.h"
 #include "testing/redis_server.h"
 #include "testing/subprocess.h"
 
@@ -37,23 +38,6 @@ std::string sql_literal(std::string_view text) {
     out.push_back(c);
   }
   out.push_back('\'');
-  return out;
-}
-
-std::string url_encode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '_' || c == '.' || c == '~') {
-      out.push_back(c);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[byte >> 4]);
-      out.push_back(kHex[byte & 0xF]);
-    }
-  }
   return out;
 }
 
@@ -163,7 +147,7 @@ StatusOr<std::string> MariaDbServer::create_database(std::string_view name) {
       "CREATE DATABASE `" + db + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin; GRANT ALL ON `" +
       db + "`.* TO '" + std::string(kUser) + "'@'%';");
   if (!done.ok()) return done.status();
-  return "mysql://" + std::string(kUser) + ":" + url_encode(kPassword) + "@" + host() + ":" +
+  return "mysql://" + std::string(kUser) + ":" + percent_encode(kPassword) + "@" + host() + ":" +
          std::to_string(port_) + "/" + db;
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/core/percent_encoding.h"
 #include "testing/redis_server.h"
 #include "testing/subprocess.h"
 
@@ -34,23 +35,6 @@ std::string sql_literal(std::string_view text) {
     out.push_back(c);
   }
   out.push_back('\'');
-  return out;
-}
-
-std::string url_encode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '_' || c == '.' || c == '~') {
-      out.push_back(c);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[byte >> 4]);
-      out.push_back(kHex[byte & 0xF]);
-    }
-  }
   return out;
 }
 
@@ -158,8 +142,8 @@ StatusOr<std::string> PostgresServer::create_database(std::string_view name) {
   StatusOr<std::string> done = execute("CREATE DATABASE \"" + db + "\" OWNER " +
                                        std::string(kUser) + " ENCODING 'UTF8' TEMPLATE template0");
   if (!done.ok()) return done.status();
-  return "postgresql://" + std::string(kUser) + ":" + url_encode(kPassword) + "@" + host() + ":" +
-         std::to_string(port_) + "/" + db;
+  return "postgresql://" + std::string(kUser) + ":" + percent_encode(kPassword) + "@" + host() +
+         ":" + std::to_string(port_) + "/" + db;
 }
 
 Status PostgresServer::stop() {
