@@ -428,10 +428,32 @@ std::string read_text(const fs::path& path, Status& status) {
   return text.str();
 }
 
-// The policies of `paths`, or of the built-in demo when `paths` is empty.
+using PolicyTexts = std::vector<std::pair<std::string, std::string>>;  // (origin, text)
+
+// The policies of every document in `texts`; a name defined twice is an error.
+StatusOr<std::vector<policy::Policy>> parse_policies(const PolicyTexts& texts) {
+  std::vector<policy::Policy> policies;
+  std::map<std::string, std::string> origin_of;
+  for (const auto& [origin, text] : texts) {
+    policy::ParsedPolicies parsed = policy::policies_from_text(text);
+    if (!parsed.errors.empty()) {
+      return invalid_argument("invalid policy in " + origin + ": " +
+                              policy::join_errors(parsed.errors));
+    }
+    for (policy::Policy& p : parsed.policies) {
+      if (auto [it, inserted] = origin_of.emplace(p.name, origin); !inserted) {
+        return invalid_argument("policy \"" + p.name + "\" is defined twice: in " + it->second +
+                                " and in " + origin);
+      }
+      policies.push_back(std::move(p));
+    }
+  }
+  return policies;
+}
+
+// The policies of the files and directories `paths` (none for no paths).
 StatusOr<std::vector<policy::Policy>> load_policies(const std::vector<std::string>& paths) {
-  std::vector<std::pair<std::string, std::string>> texts;  // (origin, text)
-  if (paths.empty()) texts.emplace_back("built-in demo policy", std::string(demo_policies()));
+  PolicyTexts texts;
   for (const std::string& path : paths) {
     std::error_code ec;
     std::vector<fs::path> files;
@@ -454,23 +476,7 @@ StatusOr<std::vector<policy::Policy>> load_policies(const std::vector<std::strin
       texts.emplace_back(file.string(), std::move(text));
     }
   }
-  std::vector<policy::Policy> policies;
-  std::map<std::string, std::string> origin_of;
-  for (auto& [origin, text] : texts) {
-    policy::ParsedPolicies parsed = policy::policies_from_text(text);
-    if (!parsed.errors.empty()) {
-      return invalid_argument("invalid policy in " + origin + ": " +
-                              policy::join_errors(parsed.errors));
-    }
-    for (policy::Policy& p : parsed.policies) {
-      if (auto [it, inserted] = origin_of.emplace(p.name, origin); !inserted) {
-        return invalid_argument("policy \"" + p.name + "\" is defined twice: in " + it->second +
-                                " and in " + origin);
-      }
-      policies.push_back(std::move(p));
-    }
-  }
-  return policies;
+  return parse_policies(texts);
 }
 
 void log_json(const nlohmann::json& line) {
@@ -524,7 +530,8 @@ int run_serve(const ServeCommand& command) {
     return 2;
   }
   StatusOr<std::vector<policy::Policy>> files = load_policies(s.policy_files);
-  StatusOr<std::vector<policy::Policy>> demo = load_policies({});
+  StatusOr<std::vector<policy::Policy>> demo =
+      parse_policies({{"built-in demo policy", std::string(demo_policies())}});
   if (!files.ok() || !demo.ok()) {
     std::cerr << "sluice serve: " << (files.ok() ? demo : files).status().message() << "\n";
     return 2;
@@ -532,7 +539,7 @@ int run_serve(const ServeCommand& command) {
   StatusOr<ServePolicies> policies = open_serve_policies(
       *default_environment(),
       {.url = s.policies,
-       .imported = s.policy_files.empty() ? std::vector<policy::Policy>() : std::move(*files),
+       .imported = std::move(*files),
        .demo = std::move(*demo),
        .poll_interval = std::chrono::milliseconds(s.policy_poll / kMicrosPerMilli),
        .log = log_json});
