@@ -72,13 +72,7 @@ StatusOr<std::unique_ptr<MariaDbServer>> MariaDbServer::start(MariaDbServerOptio
 }
 
 MariaDbServer::MariaDbServer(MariaDbServerOptions options, std::string dir)
-    : options_(options), dir_(std::move(dir)) {}
-
-MariaDbServer::~MariaDbServer() {
-  (void)stop();
-  std::error_code ignored;
-  fs::remove_all(dir_, ignored);
-}
+    : ServerProcess("mariadbd", SIGTERM, std::move(dir)), options_(options) {}
 
 Status MariaDbServer::install() {
   std::vector<std::string> argv = {"mariadb-install-db", "--datadir=" + dir_ + "/data",
@@ -149,26 +143,6 @@ StatusOr<std::string> MariaDbServer::create_database(std::string_view name) {
   if (!done.ok()) return done.status();
   return "mysql://" + std::string(kUser) + ":" + percent_encode(kPassword) + "@" + host() + ":" +
          std::to_string(port_) + "/" + db;
-}
-
-Status MariaDbServer::stop() {
-  if (pid_ == 0) return Status();
-  const pid_t pid = std::exchange(pid_, 0);
-  return stop_process(pid, SIGTERM, std::chrono::seconds(30), "mariadbd");
-}
-
-Status MariaDbServer::kill_hard() {
-  if (pid_ == 0) return Status(StatusCode::kFailedPrecondition, "mariadbd is not running");
-  const pid_t pid = std::exchange(pid_, 0);
-  return stop_process(pid, SIGKILL, std::chrono::seconds(10), "mariadbd");
-}
-
-Status MariaDbServer::restart() {
-  if (pid_ != 0) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "mariadbd pid " + std::to_string(pid_) + " is still running");
-  }
-  return launch();
 }
 
 std::string MariaDbServer::log_tail() const {

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "sluice/core/status.h"
+#include "testing/server_process.h"
 
 namespace sluice::test {
 
@@ -24,21 +25,11 @@ struct MariaDbServerOptions {
   bool durable = false;
 };
 
-class MariaDbServer {
+class MariaDbServer final : public ServerProcess {
  public:
   // Initializes a data directory and launches mariadbd; returns once it answers. Errors carry
   // the tail of the server's log.
   static StatusOr<std::unique_ptr<MariaDbServer>> start(MariaDbServerOptions options = {});
-
-  // Stops the server (SIGTERM, then SIGKILL if it lingers) and removes the directory.
-  ~MariaDbServer();
-  MariaDbServer(const MariaDbServer&) = delete;
-  MariaDbServer& operator=(const MariaDbServer&) = delete;
-
-  std::string host() const { return "127.0.0.1"; }
-  std::uint16_t port() const { return port_; }
-  pid_t pid() const { return pid_; }
-  const std::string& dir() const { return dir_; }
 
   // The account create_database grants access to. The password has a space, a quote and URL
   // delimiters, so every URL built from it exercises percent-decoding and quoting.
@@ -52,26 +43,18 @@ class MariaDbServer {
   // Runs SQL as root over the server's Unix socket; returns the client's output.
   StatusOr<std::string> execute(std::string_view sql);
 
-  // SIGTERM and wait (SIGKILL after a few seconds). The data directory stays.
-  Status stop();
-  // SIGKILL and wait. The data directory stays.
-  Status kill_hard();
-  // Starts again on the same port and data directory, and waits until it answers.
-  Status restart();
+  // stop() sends SIGTERM (ServerProcess).
 
  private:
   MariaDbServer(MariaDbServerOptions options, std::string dir);
 
   Status install();
-  Status launch();
+  Status launch() override;
   Status wait_until_answering();
   std::string socket_path() const { return dir_ + "/sock"; }
   std::string log_tail() const;
 
   MariaDbServerOptions options_;
-  std::string dir_;
-  std::uint16_t port_ = 0;
-  pid_t pid_ = 0;
 };
 
 }  // namespace sluice::test

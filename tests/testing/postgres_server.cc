@@ -94,13 +94,7 @@ StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::start(PostgresServerOp
 }
 
 PostgresServer::PostgresServer(PostgresServerOptions options, std::string dir)
-    : options_(std::move(options)), dir_(std::move(dir)) {}
-
-PostgresServer::~PostgresServer() {
-  (void)stop();
-  std::error_code ignored;
-  fs::remove_all(dir_, ignored);
-}
+    : ServerProcess("postgres", SIGINT, std::move(dir)), options_(std::move(options)) {}
 
 StatusOr<std::string> PostgresServer::run_as_postgres(const std::string& command) {
   if (::geteuid() == 0) return run_checked({"su", "postgres", "-c", command});
@@ -144,26 +138,6 @@ StatusOr<std::string> PostgresServer::create_database(std::string_view name) {
   if (!done.ok()) return done.status();
   return "postgresql://" + std::string(kUser) + ":" + percent_encode(kPassword) + "@" + host() +
          ":" + std::to_string(port_) + "/" + db;
-}
-
-Status PostgresServer::stop() {
-  if (pid_ == 0) return Status();
-  const pid_t pid = std::exchange(pid_, 0);
-  return stop_process(pid, SIGINT, std::chrono::seconds(30), "postgres");
-}
-
-Status PostgresServer::kill_hard() {
-  if (pid_ == 0) return Status(StatusCode::kFailedPrecondition, "postgres is not running");
-  const pid_t pid = std::exchange(pid_, 0);
-  return stop_process(pid, SIGKILL, std::chrono::seconds(10), "postgres");
-}
-
-Status PostgresServer::restart() {
-  if (pid_ != 0) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "postgres pid " + std::to_string(pid_) + " is still running");
-  }
-  return launch();
 }
 
 std::string PostgresServer::log_tail() const { return tail(read_text_file(dir_ + "/log"), 4096); }

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "sluice/core/status.h"
+#include "testing/server_process.h"
 
 namespace sluice::test {
 
@@ -27,21 +28,11 @@ struct PostgresServerOptions {
   bool durable = false;
 };
 
-class PostgresServer {
+class PostgresServer final : public ServerProcess {
  public:
   // initdb (trust authentication, UTF-8), then pg_ctl start; returns once it accepts
   // connections. Errors carry the tail of the server's log.
   static StatusOr<std::unique_ptr<PostgresServer>> start(PostgresServerOptions options = {});
-
-  // Stops the server (SIGINT: fast shutdown; SIGKILL if it lingers) and removes the directory.
-  ~PostgresServer();
-  PostgresServer(const PostgresServer&) = delete;
-  PostgresServer& operator=(const PostgresServer&) = delete;
-
-  std::string host() const { return "127.0.0.1"; }
-  std::uint16_t port() const { return port_; }
-  pid_t pid() const { return pid_; }
-  const std::string& dir() const { return dir_; }
 
   // The role create_database makes the owner. The password has a space, a quote and URL
   // delimiters (trust authentication accepts any password, but the URL must still parse).
@@ -55,26 +46,18 @@ class PostgresServer {
   // Runs SQL as the superuser with psql; returns psql's output.
   StatusOr<std::string> execute(std::string_view sql, std::string_view database = "postgres");
 
-  // SIGINT (fast shutdown) and wait. The data directory stays.
-  Status stop();
-  // SIGKILL the postmaster and wait. The data directory stays (recovery runs on restart, once
-  // the orphaned backends have exited).
-  Status kill_hard();
-  // Starts again on the same port and data directory.
-  Status restart();
+  // stop() sends SIGINT, a fast shutdown; after kill_hard() recovery runs on restart, once the
+  // orphaned backends have exited (ServerProcess).
 
  private:
   PostgresServer(PostgresServerOptions options, std::string dir);
 
-  Status launch();
+  Status launch() override;
   // `command` run as user postgres (via su when we are root).
   StatusOr<std::string> run_as_postgres(const std::string& command);
   std::string log_tail() const;
 
   PostgresServerOptions options_;
-  std::string dir_;
-  std::uint16_t port_ = 0;
-  pid_t pid_ = 0;
 };
 
 }  // namespace sluice::test
