@@ -2,9 +2,7 @@
 
 // Boost 1.74 + GCC 12: <utility> must precede the Asio headers.
 #include <hiredis/hiredis.h>
-#include <linux/futex.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +27,8 @@
 #include <random>
 #include <thread>
 #include <utility>
+
+#include "sluice/store/redis/waiter.h"
 
 namespace sluice::redis {
 
@@ -177,50 +177,16 @@ std::string millis_text(Micros value) {
 }
 
 // The blocking calls' completion: the caller sleeps on a futex until the I/O thread stores the
-// result. Cheaper than a promise or mutex + condition variable (no allocation, and no wake-up
-// system call when the result arrives before the caller went to sleep). Linux only, as the rest
-// of the client's socket handling.
-class Waiter {
- public:
-  // Publishes the result and wakes the caller. After the exchange the caller may return and
-  // destroy this Waiter: the wake-up passes only the address to the kernel (FUTEX_WAKE reads no
-  // memory), so it is harmless if the frame is gone; a stray wake is a spurious one to whoever
-  // waits there next, which every futex waiter tolerates.
-  void set(StatusOr<Reply> result) {
-    result_.emplace(std::move(result));
-    if (state_.exchange(kDone, std::memory_order_acq_rel) == kSleeping) {
-      ::syscall(SYS_futex, &state_, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-    }
-  }
-
-  StatusOr<Reply> wait() {
-    std::uint32_t seen = state_.load(std::memory_order_acquire);
-    while (seen != kDone) {
-      if (seen == kEmpty &&
-          !state_.compare_exchange_strong(seen, kSleeping, std::memory_order_acquire)) {
-        continue;  // `seen` now holds what was there (kDone)
-      }
-      ::syscall(SYS_futex, &state_, FUTEX_WAIT_PRIVATE, kSleeping, nullptr, nullptr, 0);
-      seen = state_.load(std::memory_order_acquire);
-    }
-    return std::move(*result_);
-  }
-
- private:
-  static constexpr std::uint32_t kEmpty = 0;
-  static constexpr std::uint32_t kSleeping = 1;
-  static constexpr std::uint32_t kDone = 2;
-  static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
-
-  std::optional<StatusOr<Reply>> result_;
-  std::atomic<std::uint32_t> state_{kEmpty};
-};
+// result.
+using ReplyWaiter = Waiter<StatusOr<Reply>>;
 
 // Where a request's outcome goes: a callback (async calls, run on an I/O thread) or a waiting
 // caller (blocking calls: no callback object, no allocation).
 struct Completion {
   Callback callback;
-  Waiter* waiter = nullptr;
+  ReplyWaiter* waiter = nullptr;
+  // On an idle connection the submitting thread writes the command itself (always for a waiter).
+  bool submitter_writes = false;
 };
 
 void complete(Completion& done, StatusOr<Reply> result) {
@@ -312,17 +278,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Queues one formatted command unless the connection is down (backoff or closed). `done` is
   // moved from only when the command was accepted. Any thread.
   //
-  // When the connection is ready and idle (nothing written awaits a reply), a blocking caller
-  // writes its bytes itself: a hand-off to the I/O thread (post, wake-up, reactor re-arm) costs
-  // more CPU and latency than the send. Async submitters post the write instead, so a burst of
-  // async calls from one thread still leaves in a few writes. When replies are outstanding, the
-  // command waits in the outbox for the next reply to arrive: the I/O thread flushes the outbox
-  // after delivering it. Many callers thus share one write per round trip instead of writing one
-  // command each, which would cost Redis a read and a write per command. Submitters arriving while
-  // a write is under way only append: the writer loops until the outbox is empty.
+  // When the connection is ready and idle (nothing written awaits a reply), a blocking caller (or
+  // an async one with Dispatch::kImmediate) writes its bytes itself: a hand-off to the I/O thread
+  // (post, wake-up, reactor re-arm) costs more CPU and latency than the send. Async submitters post
+  // the write instead, so a burst of async calls from one thread still leaves in a few writes. When
+  // replies are outstanding, the command waits in the outbox for the next reply to arrive: the I/O
+  // thread flushes the outbox after delivering it. Many callers thus share one write per round trip
+  // instead of writing one command each, which would cost Redis a read and a write per command.
+  // Submitters arriving while a write is under way only append: the writer loops until the outbox
+  // is empty.
   bool try_submit(std::string_view formatted, Completion& done, ErrorReplies errors) {
     const SteadyClock::time_point deadline = SteadyClock::now() + micros(options_.command_timeout);
-    const bool blocking = done.waiter != nullptr;
+    const bool writes_itself = done.waiter != nullptr || done.submitter_writes;
     bool write_here = false;
     bool post_write = false;
     bool arm = false;
@@ -337,7 +304,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         gen = gen_;
         if (!write_in_flight_ && on_wire_ == 0) {
           write_in_flight_ = true;
-          (blocking ? write_here : post_write) = true;
+          (writes_itself ? write_here : post_write) = true;
         }
         if (!deadline_armed_) {
           deadline_armed_ = true;
@@ -703,6 +670,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool deliver() {
     completions_.clear();
     bool unexpected = false;
+    bool write_left_behind = false;
     {
       std::lock_guard lock(mu_);
       if (pending_.size() < replies_.size()) {
@@ -713,8 +681,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
           pending_.pop_front();
         }
         on_wire_ -= std::min(on_wire_, replies_.size());
+        // A submitter that came after flush_deferred() but before this saw replies outstanding
+        // and left its command in the outbox for the next reply, which will not come now: the
+        // outbox goes out here, or it would wait for another submission (or its timeout).
+        if (on_wire_ == 0 && !write_in_flight_ && !outbox_.empty()) {
+          write_in_flight_ = true;
+          write_left_behind = true;
+        }
       }
     }
+    if (write_left_behind) do_write();
     if (unexpected) {
       // A reply nobody asked for: e.g. "-ERR max number of clients reached" before a close.
       fail(unavailable("unexpected reply from redis " + endpoint_name_ + ": " +
@@ -977,14 +953,14 @@ class Client::Impl {
   // Sends one formatted command and blocks the calling thread until its outcome.
   StatusOr<Reply> submit_and_wait(std::string_view formatted, std::optional<std::size_t> key_index,
                                   ErrorReplies errors) {
-    Waiter waiter;
+    ReplyWaiter waiter;
     route(formatted, key_index, errors, Completion{.callback = nullptr, .waiter = &waiter});
     return waiter.wait();
   }
 
   StatusOr<Reply> execute_and_wait(std::span<const std::string> args,
                                    std::optional<std::size_t> key_index) {
-    Waiter waiter;
+    ReplyWaiter waiter;
     submit(args, key_index, ErrorReplies::kAsStatus,
            Completion{.callback = nullptr, .waiter = &waiter});
     return waiter.wait();
@@ -1116,7 +1092,7 @@ struct EvalCall {
 }  // namespace
 
 void Client::async_eval_script(const Script& script, std::vector<std::string> keys,
-                               std::vector<std::string> args, Callback done) {
+                               std::vector<std::string> args, Callback done, Dispatch dispatch) {
   auto call = std::make_shared<EvalCall>(EvalCall{script, {}, std::nullopt, std::move(done)});
   call->args.reserve(3 + keys.size() + args.size());
   call->args.push_back("EVALSHA");
@@ -1144,7 +1120,8 @@ void Client::async_eval_script(const Script& script, std::vector<std::string> ke
     run_callback(call->done, std::move(result));
   };
   impl->submit(call->args, call->key_index, ErrorReplies::kAsReply,
-               Completion{.callback = std::move(on_reply)});
+               Completion{.callback = std::move(on_reply),
+                          .submitter_writes = dispatch == Dispatch::kImmediate});
 }
 
 namespace {

@@ -61,6 +61,17 @@ struct Request {
   std::optional<std::size_t> key_index;
 };
 
+// How an async request leaves when its connection is idle (nothing written awaits a reply).
+// While replies are outstanding, requests always wait for the next one and leave together.
+enum class Dispatch : std::uint8_t {
+  // An I/O thread writes it, so a burst of async calls from one thread leaves in a few writes.
+  kQueued,
+  // The submitting thread writes it at once, as the blocking calls do: no hand-off to an I/O
+  // thread. For a submitter that sends one request and then waits for it (the Redis store's
+  // decision batches).
+  kImmediate,
+};
+
 struct ClientOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = kDefaultRedisPort;
@@ -133,7 +144,8 @@ class Client {
   // SCRIPT FLUSH), the call is re-sent once as EVAL with the source, which also reloads the cache.
   // Routed by keys[0] when there are keys.
   void async_eval_script(const Script& script, std::vector<std::string> keys,
-                         std::vector<std::string> args, Callback done);
+                         std::vector<std::string> args, Callback done,
+                         Dispatch dispatch = Dispatch::kQueued);
 
   // Blocking forms for synchronous callers. Called from an I/O thread (a callback) they return
   // FailedPrecondition instead of deadlocking.

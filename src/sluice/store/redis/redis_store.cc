@@ -22,12 +22,25 @@ Status unexpected(const redis::Reply& reply) {
   return internal_error("redis store: unexpected script reply " + reply.debug_string());
 }
 
+Status unexpected(const std::vector<algorithm::PolicyVerdict>& verdicts) {
+  return internal_error("redis store: unexpected script reply of " +
+                        std::to_string(verdicts.size()) + " verdicts");
+}
+
 }  // namespace
 
 RedisStore::RedisStore(std::shared_ptr<redis::Client> client, RedisStoreOptions options)
     : client_(std::move(client)),
       options_(options),
-      scripts_(std::make_unique<ScriptSet>(options.pinned_clock_for_tests != nullptr)) {}
+      scripts_(std::make_unique<ScriptSet>(options.pinned_clock_for_tests != nullptr)) {
+  if (options_.max_batch > 1) {
+    batcher_ = std::make_unique<DecisionBatcher>(
+        client_, scripts_->get(ScriptOperation::kAcquire),
+        DecisionBatcherOptions{.max_batch = options_.max_batch,
+                               .batches_in_flight = options_.batches_in_flight,
+                               .pinned_clock_for_tests = options_.pinned_clock_for_tests});
+  }
+}
 
 RedisStore::~RedisStore() = default;
 
@@ -37,22 +50,46 @@ void RedisStore::pin_time(std::vector<std::string>& args) const {
   }
 }
 
+StatusOr<std::string> RedisStore::evaluate_unbatched(const SubjectRef& ref,
+                                                     ScriptOperation operation,
+                                                     std::string request) {
+  unbatched_decisions_.fetch_add(1, std::memory_order_relaxed);
+  std::vector<std::string> args = {std::move(request)};
+  pin_time(args);
+  StatusOr<redis::Reply> reply =
+      client_->eval_script(scripts_->get(operation), limit_keys(ref), std::move(args));
+  if (!reply.ok()) return reply.status();
+  if (!reply->is_string()) return unexpected(*reply);
+  return std::string(reply->as_string());
+}
+
+StatusOr<std::vector<algorithm::PolicyVerdict>> RedisStore::evaluate(const SubjectRef& ref,
+                                                                     ScriptOperation operation,
+                                                                     std::string request) {
+  const std::size_t verdicts = verdict_count(operation, ref.limits.size());
+  StatusOr<std::string> bytes =
+      batcher_ != nullptr
+          ? batcher_->decide(limit_keys(ref), std::move(request), verdicts * kVerdictBytes)
+          : evaluate_unbatched(ref, operation, std::move(request));
+  if (!bytes.ok()) return bytes.status();
+  StatusOr<std::vector<algorithm::PolicyVerdict>> unpacked = unpack_verdicts(*bytes);
+  if (!unpacked.ok()) return unpacked.status();
+  if (unpacked->size() != verdicts) return unexpected(*unpacked);
+  for (const algorithm::PolicyVerdict& verdict : *unpacked) {
+    if (verdict.limit_index >= ref.limits.size()) return unexpected(*unpacked);
+  }
+  return unpacked;
+}
+
 StatusOr<StoreDecision> RedisStore::acquire(const SubjectRef& ref, std::int64_t cost) {
   if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   if (Status status = algorithm::validate_cost(cost); !status.ok()) return status;
   const std::string lease =
       cost > 0 && algorithm::uses_leases(ref.limits) ? new_lease_id() : std::string();
-  std::vector<std::string> args =
-      evaluate_arguments(ScriptOperation::kAcquire, ref.limits, cost, lease);
-  pin_time(args);
-  StatusOr<redis::Reply> reply = client_->eval_script(
-      scripts_->get(ScriptOperation::kAcquire, ref.limits), limit_keys(ref), std::move(args));
-  if (!reply.ok()) return reply.status();
-  StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts = unpack_verdicts(*reply);
+  StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts =
+      evaluate(ref, ScriptOperation::kAcquire,
+               decision_request(ScriptOperation::kAcquire, ref.limits, cost, lease));
   if (!verdicts.ok()) return verdicts.status();
-  if (verdicts->size() != 1 || (*verdicts)[0].limit_index >= ref.limits.size()) {
-    return unexpected(*reply);
-  }
   StoreDecision decision{.verdict = (*verdicts)[0]};
   if (decision.verdict.verdict.allowed && !lease.empty()) decision.lease = lease;
   return decision;
@@ -88,14 +125,9 @@ StatusOr<bool> RedisStore::renew(const SubjectRef& ref, std::string_view lease) 
 
 StatusOr<std::vector<algorithm::Verdict>> RedisStore::inspect(const SubjectRef& ref) {
   if (Status status = validate_subject_ref(ref); !status.ok()) return status;
-  std::vector<std::string> args = evaluate_arguments(ScriptOperation::kInspect, ref.limits, 0);
-  pin_time(args);
-  StatusOr<redis::Reply> reply = client_->eval_script(
-      scripts_->get(ScriptOperation::kInspect, ref.limits), limit_keys(ref), std::move(args));
-  if (!reply.ok()) return reply.status();
-  StatusOr<std::vector<algorithm::PolicyVerdict>> unpacked = unpack_verdicts(*reply);
+  StatusOr<std::vector<algorithm::PolicyVerdict>> unpacked = evaluate(
+      ref, ScriptOperation::kInspect, decision_request(ScriptOperation::kInspect, ref.limits, 0));
   if (!unpacked.ok()) return unpacked.status();
-  if (unpacked->size() != ref.limits.size()) return unexpected(*reply);
   std::vector<algorithm::Verdict> verdicts;
   for (const algorithm::PolicyVerdict& verdict : *unpacked) verdicts.push_back(verdict.verdict);
   return verdicts;
@@ -107,6 +139,12 @@ Status RedisStore::reset(const SubjectRef& ref) {
   for (std::string& key : limit_keys(ref)) args.push_back(std::move(key));
   StatusOr<redis::Reply> reply = client_->execute({.args = std::move(args), .key_index = 1});
   return reply.ok() ? Status{} : reply.status();
+}
+
+DecisionBatchStats RedisStore::batch_stats() const {
+  if (batcher_ != nullptr) return batcher_->stats();
+  const std::uint64_t decisions = unbatched_decisions_.load(std::memory_order_relaxed);
+  return {.decisions = decisions, .calls = decisions};
 }
 
 }  // namespace sluice::store

@@ -1,22 +1,31 @@
 // RedisStore: the Store whose state lives in Redis, shared by every process that talks to the
-// same Redis. Each operation is one Lua script call (all limits of a policy at once, one round
-// trip), on Redis's own clock. Keys: "sluice:{<policy>:<subject>}:<limit-index>" (core/key.h), so
-// every key of one call shares a Redis Cluster hash slot. Thread-safe; calls from many threads
-// are pipelined over the client's few connections. The scripts, what they are sent and what they
-// answer: script_set.h and docs/redis-scripts.md.
+// same Redis. Each decision is made by a Lua script (all limits of a policy at once) on Redis's
+// own clock; decisions that wait at the same time share one script call (decision_batcher.h), so
+// each is one round trip and, under load, a fraction of a script call. Keys:
+// "sluice:{<policy>:<subject>}:<limit-index>" (core/key.h), so one subject's keys share a Redis
+// Cluster hash slot. Thread-safe. The scripts, what they are sent and what they answer:
+// script_set.h and docs/redis-scripts.md.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "sluice/core/clock.h"
 #include "sluice/store/redis/client.h"
+#include "sluice/store/redis/decision_batcher.h"
+#include "sluice/store/redis/script_set.h"
 #include "sluice/store/store.h"
 
 namespace sluice::store {
 
-class ScriptSet;
-
 struct RedisStoreOptions {
+  // Decisions that wait at the same time share one script call (decision_batcher.h): at most this
+  // many per call, with `batches_in_flight` calls outstanding. 1: every decision is its own call
+  // (no batching; calls pipeline in the client as any other command).
+  std::size_t max_batch = 64;
+  int batches_in_flight = 2;
   // TESTS ONLY: decide at this clock's time instead of Redis's TIME, so conformance traces replay
   // deterministically. Production code never sets it: a client's clock is never trusted.
   const Clock* pinned_clock_for_tests = nullptr;
@@ -37,15 +46,25 @@ class RedisStore final : public Store {
   Status reset(const SubjectRef& ref) override;
 
   redis::Client& client() { return *client_; }
+  // Decisions sent to Redis and the script calls that carried them (equal without batching).
+  DecisionBatchStats batch_stats() const;
 
  private:
   StatusOr<bool> lease_operation(const SubjectRef& ref, std::string_view operation,
                                  std::string_view lease);
   void pin_time(std::vector<std::string>& args) const;
+  // Sends one decision's request (script_set.h) and returns its part of the reply.
+  StatusOr<std::string> evaluate_unbatched(const SubjectRef& ref, ScriptOperation operation,
+                                           std::string request);
+  StatusOr<std::vector<algorithm::PolicyVerdict>> evaluate(const SubjectRef& ref,
+                                                           ScriptOperation operation,
+                                                           std::string request);
 
   std::shared_ptr<redis::Client> client_;
   RedisStoreOptions options_;
   std::unique_ptr<ScriptSet> scripts_;
+  std::unique_ptr<DecisionBatcher> batcher_;  // null when max_batch is 1
+  std::atomic<std::uint64_t> unbatched_decisions_{0};
 };
 
 }  // namespace sluice::store

@@ -1430,6 +1430,7 @@ TEST(RedisStoreFaultTest, KilledMidLoadFailsWithUnavailableOrDeadlineThenRecover
   std::atomic<int> failures{0};
   std::mutex mu;
   std::map<StatusCode, int> failure_codes;
+  std::map<StatusCode, std::string> failure_messages;  // the first of each code
   std::chrono::milliseconds slowest{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
@@ -1446,6 +1447,7 @@ TEST(RedisStoreFaultTest, KilledMidLoadFailsWithUnavailableOrDeadlineThenRecover
         } else {
           ++failures;
           ++failure_codes[decision.status().code()];
+          failure_messages.emplace(decision.status().code(), decision.status().message());
         }
       }
     });
@@ -1469,7 +1471,8 @@ TEST(RedisStoreFaultTest, KilledMidLoadFailsWithUnavailableOrDeadlineThenRecover
   {
     std::lock_guard lock(mu);
     for (const auto& [code, count] : failure_codes) {
-      SCOPED_TRACE(std::string(status_code_name(code)) + " x" + std::to_string(count));
+      SCOPED_TRACE(std::string(status_code_name(code)) + " x" + std::to_string(count) + ", e.g. " +
+                   failure_messages[code]);
       EXPECT_THAT(code, AnyOf(StatusCode::kUnavailable, StatusCode::kDeadlineExceeded));
     }
     EXPECT_LT(slowest, std::chrono::milliseconds(3000));  // a connect plus a command timeout

@@ -56,10 +56,9 @@ double double_at(std::string_view bytes, std::size_t offset) {
   return std::bit_cast<double>(bits);
 }
 
-constexpr std::size_t kVerdictBytes = std::size_t{7} * 8;
-
-Status unexpected(const redis::Reply& reply) {
-  return internal_error("redis store: unexpected script reply " + reply.debug_string());
+Status unexpected(std::string_view bytes) {
+  return internal_error("redis store: unexpected script reply of " + std::to_string(bytes.size()) +
+                        " bytes");
 }
 
 // Replaces the line holding `marker` in `source` by `insert`.
@@ -99,14 +98,14 @@ std::string lease_source(bool pinned_time) {
 
 int script_kind(const algorithm::Limit& limit) { return limit_record(limit).kind; }
 
-std::vector<std::string> evaluate_arguments(ScriptOperation operation,
-                                            std::span<const algorithm::Limit> limits,
-                                            std::int64_t cost, std::string_view lease) {
+std::string decision_request(ScriptOperation operation, std::span<const algorithm::Limit> limits,
+                             std::int64_t cost, std::string_view lease) {
   const bool inspect = operation == ScriptOperation::kInspect;
   std::string request;
-  request.reserve(8 * (2 + 5 * limits.size()));
+  request.reserve(8 * (3 + 5 * limits.size()) + lease.size());
   append_double(request, inspect ? 1 : 0);
   append_double(request, static_cast<double>(inspect ? 0 : cost));
+  append_double(request, static_cast<double>(limits.size()));
   for (const algorithm::Limit& limit : limits) {
     const LimitRecord record = limit_record(limit);
     append_double(request, record.kind);
@@ -114,23 +113,23 @@ std::vector<std::string> evaluate_arguments(ScriptOperation operation,
       append_double(request, static_cast<double>(parameter));
     }
   }
-  std::vector<std::string> args;
-  args.push_back(std::move(request));
-  if (!inspect && !lease.empty()) args.emplace_back(lease);
-  return args;
+  if (!inspect) request += lease;
+  return request;
 }
 
-StatusOr<std::vector<algorithm::PolicyVerdict>> unpack_verdicts(const redis::Reply& reply) {
-  if (!reply.is_string()) return unexpected(reply);
-  const std::string_view bytes = reply.as_string();
-  if (bytes.empty() || bytes.size() % kVerdictBytes != 0) return unexpected(reply);
+std::size_t verdict_count(ScriptOperation operation, std::size_t limits) {
+  return operation == ScriptOperation::kInspect ? limits : 1;
+}
+
+StatusOr<std::vector<algorithm::PolicyVerdict>> unpack_verdicts(std::string_view bytes) {
+  if (bytes.empty() || bytes.size() % kVerdictBytes != 0) return unexpected(bytes);
   std::vector<algorithm::PolicyVerdict> verdicts;
   for (std::size_t first = 0; first < bytes.size(); first += kVerdictBytes) {
     std::int64_t field[7];
     for (std::size_t i = 0; i < 7; ++i) {
       const double value = double_at(bytes, first + 8 * i);
       // Integers below 2^53 in magnitude, as every value the scripts compute is.
-      if (!(std::abs(value) < 0x1p53) || value != std::trunc(value)) return unexpected(reply);
+      if (!(std::abs(value) < 0x1p53) || value != std::trunc(value)) return unexpected(bytes);
       field[i] = static_cast<std::int64_t>(value);
     }
     const auto optional = [](std::int64_t v) { return v < 0 ? std::nullopt : std::optional(v); };
@@ -141,7 +140,7 @@ StatusOr<std::vector<algorithm::PolicyVerdict>> unpack_verdicts(const redis::Rep
                        .retry_after = optional(field[3]),
                        .reset_after = field[4],
                        .delay = optional(field[5])};
-    if (field[6] < 0) return unexpected(reply);
+    if (field[6] < 0) return unexpected(bytes);
     verdict.limit_index = static_cast<std::size_t>(field[6]);
     verdicts.push_back(verdict);
   }

@@ -6,11 +6,14 @@
 // every call, so the scripts define no functions and carry every algorithm inline: a block that
 // does not run costs nothing, and one script serves every policy. See docs/redis-scripts.md.
 //
-// The request travels packed: ARGV[1] of `evaluate` is little-endian doubles (operation, cost,
-// then kind and four parameters per limit; common.lua lists the kinds), ARGV[2] the lease id when
-// there is one. The reply is packed the same way: seven doubles per verdict.
+// `evaluate` decides one or more subjects in one call (the store's decision batches): ARGV[d] is
+// decision d's request, packed little-endian doubles (operation, cost, limit count, then kind and
+// four parameters per limit; common.lua lists the kinds) followed by the lease id when there is
+// one; KEYS are the decisions' limit keys one after the other. The reply is packed the same way:
+// seven doubles per verdict, the decisions' verdicts concatenated.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -29,15 +32,21 @@ enum class ScriptOperation : std::uint8_t { kAcquire, kInspect, kLease };
 // common.lua's kind number of a limit (1..7), as sent in the request.
 int script_kind(const algorithm::Limit& limit);
 
-// ARGV of the `evaluate` script for acquire (cost, and `lease` when not empty) or inspect (cost 0,
-// no lease). The test-only pinned clock, when used, goes after these.
-std::vector<std::string> evaluate_arguments(ScriptOperation operation,
-                                            std::span<const algorithm::Limit> limits,
-                                            std::int64_t cost, std::string_view lease = {});
+// One decision's ARGV entry for the `evaluate` script: acquire (cost, and `lease` when not empty)
+// or inspect (cost 0, no lease). The test-only pinned clock, when used, goes after all requests.
+std::string decision_request(ScriptOperation operation, std::span<const algorithm::Limit> limits,
+                             std::int64_t cost, std::string_view lease = {});
 
-// The verdicts in an `evaluate` reply: one for acquire (limit_index = the deciding limit), one
-// per limit for inspect. Internal for a reply of another shape.
-StatusOr<std::vector<algorithm::PolicyVerdict>> unpack_verdicts(const redis::Reply& reply);
+// Bytes of one verdict in an `evaluate` reply.
+inline constexpr std::size_t kVerdictBytes = std::size_t{7} * 8;
+
+// How many verdicts `evaluate` answers for one decision: one for acquire, one per limit for
+// inspect.
+std::size_t verdict_count(ScriptOperation operation, std::size_t limits);
+
+// The verdicts in one decision's part of an `evaluate` reply: one for acquire (limit_index = the
+// deciding limit), one per limit for inspect. Internal for bytes of another shape.
+StatusOr<std::vector<algorithm::PolicyVerdict>> unpack_verdicts(std::string_view bytes);
 
 class ScriptSet {
  public:

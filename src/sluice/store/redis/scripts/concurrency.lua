@@ -33,7 +33,9 @@
         for first = 1, #expired, 1000 do  -- in batches: unpack is bounded by the C stack
           redis.call('HDEL', key, unpack(expired, first, math.min(first + 999, #expired)))
         end
-        redis.call('HSET', key, ARGV[2], struct.pack('<dd', expires_at, cost))
+        -- The lease id: the request's bytes after its header (3 doubles) and limits (5 each).
+        local lease = string.sub(request, 25 + 40 * count)
+        redis.call('HSET', key, lease, struct.pack('<dd', expires_at, cost))
       end
     else
       remaining = limit - held

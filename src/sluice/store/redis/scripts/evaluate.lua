@@ -1,81 +1,94 @@
--- acquire / inspect: decide for one subject over all limits of its policy, atomically.
+-- acquire / inspect: decide for one or more subjects, each over all limits of its policy. The whole
+-- call is atomic and its decisions apply in order: a later one sees what an earlier one wrote.
+-- The store sends several decisions in one call when they wait at the same time (its decision
+-- batches): each decision's own cost (script call, TIME, reading the request) is then shared.
 --
--- KEYS[i]: the state key of limit i.
--- ARGV[1]: the request, packed little-endian doubles: operation (0 acquire, 1 inspect), cost,
---          then kind and four parameters per limit (common.lua).
--- ARGV[2]: the lease id, sent only when the policy has a concurrency limit.
--- Reply:   verdicts of seven packed doubles: allowed, limit, remaining, retry_after, reset_after,
---          delay, limit_index (from 0). acquire: the deciding limit's; inspect: one per limit, in
---          order, for a cost-0 peek.
+-- ARGV[d] (d = 1 .. requests, set by clock_*.lua): decision d's request, packed little-endian doubles:
+--          operation (0 acquire, 1 inspect), cost, limit count n, then kind and four parameters
+--          per limit (common.lua); after them the lease id's bytes when the policy has a
+--          concurrency limit.
+-- KEYS:    the state keys of decision 1's n limits in order, then decision 2's, and so on.
+-- Reply:   every decision's verdicts in order, concatenated, seven packed doubles each: allowed,
+--          limit, remaining, retry_after, reset_after, delay, limit_index (from 0). acquire: the
+--          deciding limit's; inspect: one per limit, in order, for a cost-0 peek.
 -- acquire writes only when every limit allows and cost > 0, and every key it writes gets a TTL.
-local request = ARGV[1]
-local inspecting, cost, kind, p1, p2, p3, p4, position = struct.unpack('<ddddddd', request)
-local count = #KEYS
+local replies = {}
+local first_key = 0  -- KEYS before this decision's
+for d = 1, requests do
+  local request = ARGV[d]
+  local inspecting, cost, count, kind, p1, p2, p3, p4, position =
+    struct.unpack('<dddddddd', request)
 
--- The verdict of the limit being decided, set by its kind's block; after the loop, the
--- policy's verdict.
-local allowed, limit, remaining, retry, reset, delay
-local index = 0
--- What admitting the request writes for that limit: `value`, SET with a TTL of `ttl` µs (rounded
--- up to whole ms), or for the kinds that keep a sorted set or a hash, `commit()` and then the TTL.
-local value, ttl, commit
+  -- The verdict of the limit being decided, set by its kind's block; after the loop, the
+  -- policy's verdict.
+  local allowed, limit, remaining, retry, reset, delay
+  local index = 0
+  -- What admitting the request writes for that limit: `value`, SET with a TTL of `ttl` µs (rounded
+  -- up to whole ms), or for the kinds that keep a sorted set or a hash, `commit()` and then the TTL.
+  local value, ttl, commit
 
--- Only with several limits (or for inspect): every limit's writes, which wait until all have
--- allowed; the deciding verdict so far (evaluate.cc: the first limit's, replaced by any tighter
--- one); the longest delay; inspect's verdicts. One limit needs none of it.
-local several = count > 1 or inspecting == 1
-local values, ttls, commits, verdicts
-local d_allowed, d_limit, d_remaining, d_retry, d_reset, d_index
-local longest_delay = NONE
-if several then values, ttls, commits, verdicts = {}, {}, {}, {} end
+  -- Only with several limits (or for inspect): every limit's writes, which wait until all have
+  -- allowed; the deciding verdict so far (evaluate.cc: the first limit's, replaced by any tighter
+  -- one); the longest delay; inspect's verdicts. One limit needs none of it.
+  local several = count > 1 or inspecting == 1
+  local values, ttls, commits, verdicts
+  local d_allowed, d_limit, d_remaining, d_retry, d_reset, d_index
+  local longest_delay = NONE
+  if several then values, ttls, commits, verdicts = {}, {}, {}, {} end
 
-for i = 1, count do
-  if i > 1 then kind, p1, p2, p3, p4, position = struct.unpack('<ddddd', request, position) end
-  local key = KEYS[i]
-  allowed, limit, remaining, retry, reset, delay = 0, 0, 0, NONE, 0, NONE
-  value, ttl, commit = nil, nil, nil
+  for i = 1, count do
+    if i > 1 then kind, p1, p2, p3, p4, position = struct.unpack('<ddddd', request, position) end
+    local key = KEYS[first_key + i]
+    allowed, limit, remaining, retry, reset, delay = 0, 0, 0, NONE, 0, NONE
+    value, ttl, commit = nil, nil, nil
 
-  -- @algorithms: one block per kind (token_bucket.lua ... concurrency.lua), spliced in here.
+    -- @algorithms: one block per kind (token_bucket.lua ... concurrency.lua), spliced in here.
 
-  if several then
-    verdicts[i] = struct.pack('<ddddddd', allowed, limit, remaining, retry, reset, delay, i - 1)
-    values[i], ttls[i], commits[i] = value, ttl, commit
-    if delay > longest_delay then longest_delay = delay end
-    local tighter = i == 1
-    if not tighter then  -- evaluate.cc is_tighter
-      if allowed ~= d_allowed then
-        tighter = allowed == 0
-      elseif allowed == 1 then
-        tighter = remaining < d_remaining
-      elseif d_retry ~= NONE then  -- a limit that can never grant the cost stays the decider
-        tighter = retry == NONE or retry > d_retry
+    if several then
+      verdicts[i] = struct.pack('<ddddddd', allowed, limit, remaining, retry, reset, delay, i - 1)
+      values[i], ttls[i], commits[i] = value, ttl, commit
+      if delay > longest_delay then longest_delay = delay end
+      local tighter = i == 1
+      if not tighter then  -- evaluate.cc is_tighter
+        if allowed ~= d_allowed then
+          tighter = allowed == 0
+        elseif allowed == 1 then
+          tighter = remaining < d_remaining
+        elseif d_retry ~= NONE then  -- a limit that can never grant the cost stays the decider
+          tighter = retry == NONE or retry > d_retry
+        end
+      end
+      if tighter then
+        d_allowed, d_limit, d_remaining, d_retry, d_reset, d_index =
+          allowed, limit, remaining, retry, reset, i - 1
       end
     end
-    if tighter then
-      d_allowed, d_limit, d_remaining, d_retry, d_reset, d_index =
-        allowed, limit, remaining, retry, reset, i - 1
-    end
   end
-end
 
-if several then
-  if inspecting == 1 then return table.concat(verdicts) end
-  allowed, limit, remaining, retry, reset, index =
-    d_allowed, d_limit, d_remaining, d_retry, d_reset, d_index
-  delay = allowed == 1 and longest_delay or NONE
-end
-if allowed == 1 and cost > 0 then
-  for i = 1, count do
-    if several then value, ttl, commit = values[i], ttls[i], commits[i] end
-    local ms = (ttl + (-ttl) % 1000) / 1000  -- whole ms, rounded up, at least 1
-    if ms < 1 then ms = 1 end
-    ms = string.format('%d', ms)
-    if commit then
-      commit()
-      redis.call('PEXPIRE', KEYS[i], ms)
-    else
-      redis.call('SET', KEYS[i], value, 'PX', ms)
+  if inspecting == 1 then
+    replies[d] = table.concat(verdicts)
+  else
+    if several then
+      allowed, limit, remaining, retry, reset, index =
+        d_allowed, d_limit, d_remaining, d_retry, d_reset, d_index
+      delay = allowed == 1 and longest_delay or NONE
     end
+    if allowed == 1 and cost > 0 then
+      for i = 1, count do
+        if several then value, ttl, commit = values[i], ttls[i], commits[i] end
+        local ms = (ttl + (-ttl) % 1000) / 1000  -- whole ms, rounded up, at least 1
+        if ms < 1 then ms = 1 end
+        ms = string.format('%d', ms)
+        if commit then
+          commit()
+          redis.call('PEXPIRE', KEYS[first_key + i], ms)
+        else
+          redis.call('SET', KEYS[first_key + i], value, 'PX', ms)
+        end
+      end
+    end
+    replies[d] = struct.pack('<ddddddd', allowed, limit, remaining, retry, reset, delay, index)
   end
+  first_key = first_key + count
 end
-return struct.pack('<ddddddd', allowed, limit, remaining, retry, reset, delay, index)
+return table.concat(replies)

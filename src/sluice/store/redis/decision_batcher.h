@@ -1,0 +1,81 @@
+// DecisionBatcher: the decisions that wait at the same time leave as one `evaluate` script call.
+//
+// Under load, a decision usually arrives while earlier ones are on their way to Redis; the client
+// would then hold its EVALSHA until the next reply anyway (client.h: requests wait while replies
+// are outstanding). The batcher uses that wait: at most `batches_in_flight` script calls are
+// outstanding, decisions arriving meanwhile queue, and when a call's reply comes back the next
+// call takes every queued decision (up to `max_batch`). A decision that finds fewer calls
+// outstanding leaves at once, written from its caller's thread, so a lone caller waits no longer
+// than without batching. What Redis saves is each decision's share of a script call: parsing,
+// dispatch, the script's setup, TIME, and the reply's write (docs/redis-scripts.md).
+//
+// Semantics are unchanged: Redis runs a call's decisions one after the other inside one atomic
+// script, so each sees every earlier decision's writes, exactly as if it had been sent alone at
+// that instant (all decisions of a call share the instant: one TIME). A call that fails (Redis
+// unreachable, timed out, a script error) fails every decision in it with the same status.
+//
+// Redis Cluster: every key of one script call must share a hash slot, so a cluster router will
+// need one queue per slot (docs/redis.md). Thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "sluice/core/clock.h"
+#include "sluice/core/status.h"
+#include "sluice/store/redis/client.h"
+
+namespace sluice::store {
+
+struct DecisionBatcherOptions {
+  std::size_t max_batch = 64;  // decisions per script call
+  int batches_in_flight = 2;   // script calls outstanding at once
+  // TESTS ONLY: appended to every call as the pinned time (RedisStoreOptions).
+  const Clock* pinned_clock_for_tests = nullptr;
+};
+
+// Decisions sent and script calls made since creation.
+struct DecisionBatchStats {
+  std::uint64_t decisions = 0;
+  std::uint64_t calls = 0;
+};
+
+class DecisionBatcher {
+ public:
+  DecisionBatcher(std::shared_ptr<redis::Client> client, redis::Script script,
+                  DecisionBatcherOptions options);
+
+  DecisionBatcher(const DecisionBatcher&) = delete;
+  DecisionBatcher& operator=(const DecisionBatcher&) = delete;
+
+  // Sends one decision (its limit keys and its request, script_set.h) and blocks until its part
+  // of the reply, which is `reply_bytes` long. Errors: the client's (Unavailable,
+  // DeadlineExceeded, …) or Internal for a reply of the wrong shape.
+  StatusOr<std::string> decide(std::vector<std::string> keys, std::string request,
+                               std::size_t reply_bytes);
+
+  DecisionBatchStats stats() const;
+
+ private:
+  struct Entry;
+
+  // Takes up to max_batch queued entries. mu_ held.
+  std::vector<Entry*> take_locked();
+  void send(std::vector<Entry*> batch);
+  void complete(const std::vector<Entry*>& batch, StatusOr<redis::Reply> reply);
+
+  const std::shared_ptr<redis::Client> client_;
+  const redis::Script script_;
+  const DecisionBatcherOptions options_;
+
+  mutable std::mutex mu_;
+  std::vector<Entry*> queue_;  // waiting for a call; each lives in its decide() frame
+  int in_flight_ = 0;
+  DecisionBatchStats stats_;
+};
+
+}  // namespace sluice::store
