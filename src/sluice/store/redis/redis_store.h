@@ -25,7 +25,7 @@ struct RedisStoreOptions {
   // many per call, with `batches_in_flight` calls outstanding. 1: every decision is its own call
   // (no batching; calls pipeline in the client as any other command).
   std::size_t max_batch = 64;
-  int batches_in_flight = 2;
+  int batches_in_flight = 1;
   // TESTS ONLY: decide at this clock's time instead of Redis's TIME, so conformance traces replay
   // deterministically. Production code never sets it: a client's clock is never trusted.
   const Clock* pinned_clock_for_tests = nullptr;

@@ -50,6 +50,7 @@ using SteadyClock = std::chrono::steady_clock;
 std::unique_ptr<test::RedisServer> g_server;
 std::shared_ptr<redis::Client> g_client;
 std::unique_ptr<RedisStore> g_store;
+std::unique_ptr<RedisStore> g_unbatched_store;  // max_batch 1: one script call per decision
 double g_min_time = 0.5;  // seconds, from --benchmark_min_time; scales the fixed-length parts
 
 bool smoke_run() { return g_min_time < 0.1; }
@@ -230,13 +231,22 @@ std::string subject_of(std::uint64_t n) {
 
 // The exact command RedisStore::acquire sends for (policy, limits, subject, cost), captured from
 // Redis's SLOWLOG (threshold 0 for one call), so the benchmarks replay what the store really
-// sends without knowing the scripts' calling convention. `key` and `lease` are the positions of
-// the subject's key and of the lease id in `args`, to substitute per call.
+// sends without knowing the scripts' calling convention. `key` is the position of the subject's
+// key in `args` and `lease` that of the argument ending in the lease id, to substitute per call.
 struct CapturedCall {
   std::vector<std::string> args;  // EVALSHA <sha> <numkeys> <key> ... as sent
   std::size_t key = 0;
   std::optional<std::size_t> lease;
+  std::size_t lease_size = 0;
   std::string command;  // "evalsha", "fcall", ... for INFO commandstats
+
+  // The arguments for another subject (and, when there is a lease, a fresh lease id).
+  std::vector<std::string> for_subject(std::string subject_key) const {
+    std::vector<std::string> out = args;
+    out[key] = std::move(subject_key);
+    if (lease) out[*lease].replace(out[*lease].size() - lease_size, lease_size, new_lease_id());
+    return out;
+  }
 };
 
 CapturedCall capture_acquire(const std::string& policy, const std::vector<Limit>& limits,
@@ -259,9 +269,14 @@ CapturedCall capture_acquire(const std::string& policy, const std::vector<Limit>
     call.args = std::move(args);
     call.key = static_cast<std::size_t>(at - call.args.begin());
     if (decision->lease) {
-      const auto lease = std::find(call.args.begin(), call.args.end(), *decision->lease);
-      if (lease != call.args.end())
+      const std::string& id = *decision->lease;
+      const auto lease = std::find_if(call.args.begin(), call.args.end(), [&](const auto& arg) {
+        return arg.size() >= id.size() && arg.compare(arg.size() - id.size(), id.size(), id) == 0;
+      });
+      if (lease != call.args.end()) {
         call.lease = static_cast<std::size_t>(lease - call.args.begin());
+        call.lease_size = id.size();
+      }
     }
     call.command = call.args[0];
     std::transform(call.command.begin(), call.command.end(), call.command.begin(),
@@ -271,10 +286,11 @@ CapturedCall capture_acquire(const std::string& policy, const std::vector<Limit>
   return call;
 }
 
-// Runs the loop with one request per iteration, pipelined, and reports Redis's CPU per request.
+// Runs the loop with one request per iteration, pipelined, and reports Redis's CPU per decision
+// (`decisions` per request).
 template <typename Submit>
 void measure_redis_cost(benchmark::State& state, const std::string& label,
-                        const std::string& command, Submit&& submit) {
+                        const std::string& command, Submit&& submit, int decisions = 1) {
   Pipeline pipeline(kWindow);
   const double calls_before = command_calls(command);
   const double usec_before = command_usec(command);
@@ -286,11 +302,12 @@ void measure_redis_cost(benchmark::State& state, const std::string& label,
   const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
   const RedisCpu after = redis_cpu();
   const double calls = command_calls(command) - calls_before;
-  const double n = static_cast<double>(i);
-  CostResult result{.stat_us = (after.stat_us - before.stat_us) / n,
-                    .sched_us = (after.sched_us - before.sched_us) / n,
-                    .exec_us = calls > 0 ? (command_usec(command) - usec_before) / calls : 0,
-                    .per_second = n / seconds};
+  const double n = static_cast<double>(i) * decisions;
+  CostResult result{
+      .stat_us = (after.stat_us - before.stat_us) / n,
+      .sched_us = (after.sched_us - before.sched_us) / n,
+      .exec_us = calls > 0 ? (command_usec(command) - usec_before) / calls / decisions : 0,
+      .per_second = n / seconds};
   state.counters["redis_cpu_us"] = result.stat_us;
   state.counters["redis_main_thread_us"] = result.sched_us;
   state.counters["exec_us"] = result.exec_us;
@@ -316,17 +333,34 @@ void BM_ScriptCost(benchmark::State& state) {
     state.SkipWithError("could not capture the store's command");
     return;
   }
+  // A batch of `batch` decisions, as the store sends those that wait at the same time: the
+  // captured call's keys, then its requests (script_set.h), once per decision.
+  const int batch = static_cast<int>(state.range(2));
+  const std::size_t numkeys = std::stoul(call.args[2]);
   std::mt19937_64 random(42);
-  measure_redis_cost(state, std::string(a.name) + (deny ? "/deny" : "/allow"), call.command,
-                     [&](std::uint64_t, redis::Callback done) {
-                       std::vector<std::string> args = call.args;
-                       if (!deny) {
-                         args[call.key] =
-                             redis_limit_key(policy, subject_of(random() % kSubjects), 0);
-                         if (call.lease) args[*call.lease] = new_lease_id();
-                       }
-                       g_client->async_command(std::move(args), std::move(done));
-                     });
+  const auto batch_args = [&] {
+    std::vector<std::string> keys;
+    std::vector<std::string> requests;
+    for (int d = 0; d < batch; ++d) {
+      const std::vector<std::string> one =
+          deny ? call.args
+               : call.for_subject(redis_limit_key(policy, subject_of(random() % kSubjects), 0));
+      keys.insert(keys.end(), one.begin() + 3, one.begin() + 3 + numkeys);
+      requests.insert(requests.end(), one.begin() + 3 + numkeys, one.end());
+    }
+    std::vector<std::string> args = {call.args[0], call.args[1], std::to_string(keys.size())};
+    args.insert(args.end(), keys.begin(), keys.end());
+    args.insert(args.end(), requests.begin(), requests.end());
+    return args;
+  };
+  const std::string label = std::string(a.name) + (deny ? "/deny" : "/allow") +
+                            (batch > 1 ? "/batch" + std::to_string(batch) : "");
+  measure_redis_cost(
+      state, label, call.command,
+      [&](std::uint64_t, redis::Callback done) {
+        g_client->async_command(batch_args(), std::move(done));
+      },
+      batch);
 }
 
 void BM_IncrCost(benchmark::State& state) {
@@ -359,7 +393,9 @@ void BM_PlainGcraCost(benchmark::State& state) {
 
 void script_cost_arguments(benchmark::internal::Benchmark* b) {
   for (std::size_t i = 0; i < algorithms().size(); ++i) {
-    for (int deny : {0, 1}) b->Args({static_cast<std::int64_t>(i), deny});
+    for (int deny : {0, 1}) {
+      for (int batch : {1, 16}) b->Args({static_cast<std::int64_t>(i), deny, batch});
+    }
   }
 }
 
@@ -400,7 +436,7 @@ double percentile(std::vector<double>& sorted, double q) {
   return sorted[at];
 }
 
-Latencies run_sluice_client(int callers, double seconds) {
+Latencies run_sluice_client(RedisStore& store, int callers, double seconds) {
   std::vector<std::vector<double>> samples(static_cast<std::size_t>(callers));
   std::atomic<bool> go{false}, stop{false};
   std::vector<std::thread> threads;
@@ -414,7 +450,7 @@ Latencies run_sluice_client(int callers, double seconds) {
         const std::string subject = subject_of(random() % kSubjects);
         const auto start = SteadyClock::now();
         const StatusOr<StoreDecision> decision =
-            g_store->acquire({"bench.client", client_policy(), subject}, 1);
+            store.acquire({"bench.client", client_policy(), subject}, 1);
         const auto took = SteadyClock::now() - start;
         if (!decision.ok()) continue;
         mine.push_back(std::chrono::duration<double, std::micro>(took).count());
@@ -587,22 +623,41 @@ void record_latencies(benchmark::State& state, const std::string& label, const L
 // Runs for max(2 s, 4 x min_time) (0.05 s in a smoke run); the whole run is one iteration.
 double client_seconds() { return smoke_run() ? 0.05 : std::max(2.0, 4 * g_min_time); }
 
+// Arguments: callers; 1 = the store as configured by default (decision batches), 0 = without
+// batching (max_batch 1: one script call per decision, pipelined by the client).
 void BM_SluiceClient(benchmark::State& state) {
   const int callers = static_cast<int>(state.range(0));
-  (void)g_store->acquire({"bench.client", client_policy(), "warm-up"}, 1);  // loads the script
+  const bool batched = state.range(1) == 1;
+  RedisStore& store = batched ? *g_store : *g_unbatched_store;
+  (void)store.acquire({"bench.client", client_policy(), "warm-up"}, 1);  // loads the script
   for (auto _ : state) {
     const redis::ClientStats before = g_client->stats();
-    const Latencies l = run_sluice_client(callers, client_seconds());
+    const DecisionBatchStats batches_before = store.batch_stats();
+    const RedisCpu cpu_before = redis_cpu();
+    const Latencies l = run_sluice_client(store, callers, client_seconds());
+    const RedisCpu cpu_after = redis_cpu();
+    const DecisionBatchStats batches_after = store.batch_stats();
     const redis::ClientStats after = g_client->stats();
     // How well concurrent calls share socket writes (1 = every call wrote alone).
     state.counters["requests_per_write"] =
         static_cast<double>(after.requests - before.requests) /
         static_cast<double>(std::max<std::uint64_t>(1, after.writes - before.writes));
+    const auto decisions = static_cast<double>(batches_after.decisions - batches_before.decisions);
+    state.counters["decisions_per_call"] =
+        decisions /
+        static_cast<double>(std::max<std::uint64_t>(1, batches_after.calls - batches_before.calls));
+    state.counters["redis_cpu_us"] =
+        decisions > 0 ? (cpu_after.stat_us - cpu_before.stat_us) / decisions : 0;
     state.SetIterationTime(client_seconds());
-    record_latencies(state, "sluice client, " + std::to_string(callers) + " callers", l);
+    const std::string label =
+        "sluice client, " + std::to_string(callers) + " callers" + (batched ? "" : ", unbatched");
+    record_latencies(state, label, l);
+    std::lock_guard lock(g_results_mu);
+    g_client_rows[label]["redis_cpu_us"] = state.counters["redis_cpu_us"];
+    g_client_rows[label]["decisions_per_call"] = state.counters["decisions_per_call"];
   }
 }
-BENCHMARK(BM_SluiceClient)->Arg(1)->Arg(10)->Arg(100)->Iterations(1)->UseManualTime();
+BENCHMARK(BM_SluiceClient)->ArgsProduct({{1, 10, 100}, {1, 0}})->Iterations(1)->UseManualTime();
 
 void BM_RedisBenchmarkEvalsha(benchmark::State& state) {
   const int clients = static_cast<int>(state.range(0));
@@ -762,11 +817,17 @@ void print_summary() {
   }
   std::fprintf(stderr,
                "\nClient overhead (gcra, allow path, random subjects); cpu_us = the calling "
-               "side's CPU per decision\n%-40s %10s %9s %9s %9s\n",
-               "caller", "per_s", "p50_us", "p99_us", "cpu_us");
+               "side's CPU per decision; redis_us = redis-server's CPU per decision; "
+               "per_call = decisions per script call\n%-40s %10s %9s %9s %9s %9s %9s\n",
+               "caller", "per_s", "p50_us", "p99_us", "cpu_us", "redis_us", "per_call");
   for (const auto& [label, row] : g_client_rows) {
-    std::fprintf(stderr, "%-40s %10.0f %9.1f %9.1f %9.2f\n", label.c_str(), row.at("per_second"),
-                 row.at("p50_us"), row.at("p99_us"), row.at("client_cpu_us"));
+    const auto optional = [&](const char* name) {
+      const auto at = row.find(name);
+      return at == row.end() ? 0.0 : at->second;
+    };
+    std::fprintf(stderr, "%-40s %10.0f %9.1f %9.1f %9.2f %9.2f %9.1f\n", label.c_str(),
+                 row.at("per_second"), row.at("p50_us"), row.at("p99_us"), row.at("client_cpu_us"),
+                 optional("redis_cpu_us"), optional("decisions_per_call"));
   }
   for (const auto& [label, row] : g_client_rows) {
     if (row.at("raw_driver") != 0) {
@@ -833,10 +894,13 @@ int main(int argc, char** argv) {
   }
   store::g_client = std::move(*client);
   store::g_store = std::make_unique<store::RedisStore>(store::g_client);
+  store::g_unbatched_store = std::make_unique<store::RedisStore>(
+      store::g_client, store::RedisStoreOptions{.max_batch = 1});
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   store::print_summary();
   store::g_store.reset();
+  store::g_unbatched_store.reset();
   store::g_client.reset();
   store::g_server.reset();
   return 0;

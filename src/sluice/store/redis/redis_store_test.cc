@@ -1098,6 +1098,79 @@ TEST_F(RedisStoreTest, TwoRequestsInTheSameMicrosecondBothCountOnSlidingLog) {
   EXPECT_EQ((*after)[0].remaining, 3);
 }
 
+// Decisions that wait at the same time share one script call (decision_batcher.h). Within a
+// call they run one after the other, each seeing the writes of those before it: with the clock
+// pinned, every decision of the run happens at one instant, so a call typically holds several
+// decisions on the same key, and the sliding log several entries of the same microsecond.
+TEST_F(RedisStoreTest, ConcurrentDecisionsShareScriptCallsAndEachIsExact) {
+  ManualClock clock(kEpoch);
+  RedisStore store(client_, {.pinned_clock_for_tests = &clock});
+  struct Case {
+    const char* name;
+    std::vector<Limit> limits;
+    std::int64_t admits;  // at one instant
+  };
+  const std::vector<Case> cases = {
+      {"window", {FixedWindow{.limit = 50, .window = kMicrosPerHour}}, 50},
+      {"log", {SlidingLog{.limit = 30, .window = kMicrosPerHour}}, 30},
+      {"leases", {Concurrency{.limit = 7, .lease_ttl = kMicrosPerHour}}, 7},
+      {"two",
+       {Gcra{.rate = 1, .period = kMicrosPerHour, .burst = 9},
+        FixedWindow{.limit = 20, .window = kMicrosPerHour}},
+       10}};
+  constexpr int kThreads = 12;
+  constexpr int kPerThread = 80;  // 20 per case: 240 per case in all, far above every limit
+  std::mutex mu;
+  std::map<std::string, std::vector<std::int64_t>> remaining;  // of each admitted decision
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const Case& c = cases[static_cast<std::size_t>(t + i) % cases.size()];
+        const StatusOr<StoreDecision> decision = store.acquire(ref(c.limits, "hot", c.name), 1);
+        if (!decision.ok()) {
+          ++errors;
+        } else if (decision->verdict.verdict.allowed) {
+          std::lock_guard lock(mu);
+          remaining[c.name].push_back(decision->verdict.verdict.remaining);
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(errors.load(), 0);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::int64_t>& seen = remaining[c.name];
+    EXPECT_EQ(static_cast<std::int64_t>(seen.size()), c.admits);
+    if (c.limits.size() == 1) {  // each admitted decision saw every earlier one: limit-1 ... 0
+      std::sort(seen.begin(), seen.end());
+      for (std::size_t k = 0; k < seen.size(); ++k)
+        EXPECT_EQ(seen[k], static_cast<std::int64_t>(k));
+    }
+  }
+  EXPECT_EQ(run_integer(*client_, {"ZCARD", documented_key("log", "hot", 0)}), 30);
+  EXPECT_EQ(run_integer(*client_, {"HLEN", documented_key("leases", "hot", 0)}), 7);
+  const DecisionBatchStats stats = store.batch_stats();
+  EXPECT_EQ(stats.decisions, std::uint64_t{kThreads * kPerThread});
+  EXPECT_LT(stats.calls, stats.decisions) << "no two decisions ever shared a script call";
+}
+
+// max_batch 1 turns batching off: one script call per decision, same decisions.
+TEST_F(RedisStoreTest, WithoutBatchingEveryDecisionIsItsOwnCall) {
+  ManualClock clock(kEpoch);
+  RedisStore store(client_, {.max_batch = 1, .pinned_clock_for_tests = &clock});
+  const std::vector<Limit> limits = {SlidingLog{.limit = 2, .window = kMicrosPerSecond}};
+  EXPECT_EQ(store.acquire(ref(limits, "s"), 1)->verdict.verdict.remaining, 1);
+  EXPECT_EQ(store.acquire(ref(limits, "s"), 1)->verdict.verdict.remaining, 0);
+  EXPECT_FALSE(store.acquire(ref(limits, "s"), 1)->verdict.verdict.allowed);
+  EXPECT_EQ((*store.inspect(ref(limits, "s")))[0].remaining, 0);
+  const DecisionBatchStats stats = store.batch_stats();
+  EXPECT_EQ(stats.decisions, 4u);
+  EXPECT_EQ(stats.calls, 4u);
+}
+
 TEST_F(RedisStoreTest, ACrashedHoldersLeaseExpiresAfterLeaseTtl) {
   ManualClock clock(kEpoch);
   RedisStore store(client_, {.pinned_clock_for_tests = &clock});
