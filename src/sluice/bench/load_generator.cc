@@ -5,8 +5,10 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <latch>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -126,6 +128,66 @@ void run_open(Target& target, const LoadOptions& options, const Schedule& schedu
   }
 }
 
+// One async caller: a chain of requests, each sent by the thread that received the answer to the
+// one before. `phase` hands the chain on without recursion when an answer comes back before
+// decide_async returned (a target that decides in process): the sending loop then goes on itself.
+struct AsyncCaller {
+  enum Phase : int { kSending, kWaiting, kAnswered };
+
+  ThreadState state;
+  std::optional<KeySampler> sampler;
+  std::string subject_buffer;
+  std::int64_t sent_ns = 0;
+  std::uint64_t sent = 0;
+  std::atomic<int> phase{kSending};
+};
+
+struct AsyncRun {
+  Target& target;
+  const LoadOptions& options;
+  const Schedule& schedule;
+  Ticker& ticker;
+  std::latch& finished;
+
+  // Sends the caller's next requests until one is answered later (its callback goes on) or the
+  // time is up.
+  void send(AsyncCaller& caller) {
+    for (;;) {
+      const std::string_view subject =
+          format_subject(caller.subject_buffer, options.key_prefix, caller.sampler->next());
+      caller.sent_ns = ticker.now_ns();
+      if (caller.sent_ns >= schedule.end_ns) {
+        finished.count_down();
+        return;
+      }
+      caller.phase.store(AsyncCaller::kSending, std::memory_order_relaxed);
+      target.decide_async(subject, [this, &caller](Outcome outcome) {
+        answered(caller, outcome);
+        if (caller.phase.exchange(AsyncCaller::kAnswered, std::memory_order_acq_rel) ==
+            AsyncCaller::kWaiting) {
+          send(caller);  // the sending loop has returned: this thread goes on
+        }
+      });
+      int sending = AsyncCaller::kSending;
+      if (caller.phase.compare_exchange_strong(sending, AsyncCaller::kWaiting,
+                                               std::memory_order_acq_rel)) {
+        return;  // answered later, by the callback
+      }
+    }
+  }
+
+  void answered(AsyncCaller& caller, const Outcome& outcome) {
+    const std::int64_t reply_ns = ticker.now_ns();
+    caller.state.sent.store(++caller.sent, std::memory_order_relaxed);
+    if (caller.sent_ns < schedule.measure_from_ns) return;
+    caller.state.count(outcome);
+    const std::uint64_t latency = elapsed(caller.sent_ns, reply_ns);
+    caller.state.latency.record(latency);
+    caller.state.service_time.record(latency);
+    caller.state.last_reply_ns = reply_ns;
+  }
+};
+
 }  // namespace
 
 Ticker& steady_ticker() {
@@ -143,11 +205,86 @@ std::string_view format_subject(std::string& buffer, std::string_view prefix, st
   return {buffer.data(), static_cast<std::size_t>(end - buffer.data())};
 }
 
+namespace {
+
+Schedule start_schedule(const LoadOptions& options, Ticker& ticker) {
+  Schedule schedule{};
+  schedule.start_ns = ticker.now_ns();
+  schedule.measure_from_ns = schedule.start_ns + std::max<std::int64_t>(0, options.warmup_ns);
+  schedule.end_ns = schedule.measure_from_ns + std::max<std::int64_t>(1, options.duration_ns);
+  return schedule;
+}
+
+// Calls options.on_progress every interval until `done()`.
+void report_progress(const LoadOptions& options, Ticker& ticker, const Schedule& schedule,
+                     const std::vector<ThreadState*>& states, const std::function<bool()>& done) {
+  if (!options.on_progress) return;
+  const std::int64_t interval = std::max<std::int64_t>(1'000'000, options.progress_interval_ns);
+  while (!done()) {
+    ticker.sleep_until_ns(ticker.now_ns() + interval);
+    Progress progress{.threads = static_cast<int>(states.size()),
+                      .elapsed_ns = ticker.now_ns() - schedule.start_ns,
+                      .total_ns = schedule.end_ns - schedule.start_ns};
+    for (const ThreadState* state : states) {
+      progress.decisions += state->sent.load(std::memory_order_relaxed);
+    }
+    options.on_progress(progress);
+  }
+}
+
+LoadResult merge(const LoadOptions& options, const Schedule& schedule,
+                 const std::vector<ThreadState*>& states) {
+  LoadResult result;
+  result.threads = static_cast<int>(states.size());
+  // The window closes at the end of the duration or with the last reply, whichever is later.
+  std::int64_t last_reply_ns = schedule.end_ns;
+  for (const ThreadState* state : states) {
+    result.allowed += state->allowed;
+    result.denied += state->denied;
+    result.errors += state->errors;
+    result.degraded += state->degraded;
+    result.unsent += state->unsent;
+    result.latency.merge(state->latency);
+    result.service_time.merge(state->service_time);
+    last_reply_ns = std::max(last_reply_ns, state->last_reply_ns);
+  }
+  result.decisions = result.allowed + result.denied + result.errors;
+  result.seconds = static_cast<double>(last_reply_ns - schedule.measure_from_ns) / 1e9;
+  if (options.mode == LoadMode::kOpen) {
+    result.intended_per_second = options.rate_per_thread * result.threads;
+  }
+  return result;
+}
+
+LoadResult run_async_load(Target& target, const LoadOptions& options, Ticker& ticker, int callers) {
+  std::vector<std::unique_ptr<AsyncCaller>> chains;
+  std::vector<ThreadState*> states;
+  for (int i = 0; i < callers; ++i) {
+    chains.push_back(std::make_unique<AsyncCaller>());
+    chains.back()->sampler.emplace(options.distribution, options.keys,
+                                   stream_seed(options.seed, static_cast<std::uint64_t>(i)));
+    states.push_back(&chains.back()->state);
+  }
+  std::latch finished(callers);
+  const Schedule schedule = start_schedule(options, ticker);
+  AsyncRun run{target, options, schedule, ticker, finished};
+  for (const auto& caller : chains) run.send(*caller);
+  report_progress(options, ticker, schedule, states, [&] { return finished.try_wait(); });
+  finished.wait();
+  return merge(options, schedule, states);
+}
+
+}  // namespace
+
 LoadResult run_load(Target& target, const LoadOptions& options, Ticker& ticker) {
   const int threads = std::max(1, options.threads);
-  std::vector<std::unique_ptr<ThreadState>> states;
-  states.reserve(static_cast<std::size_t>(threads));
-  for (int i = 0; i < threads; ++i) states.push_back(std::make_unique<ThreadState>());
+  if (options.mode == LoadMode::kAsync) return run_async_load(target, options, ticker, threads);
+  std::vector<std::unique_ptr<ThreadState>> owned;
+  std::vector<ThreadState*> states;
+  for (int i = 0; i < threads; ++i) {
+    owned.push_back(std::make_unique<ThreadState>());
+    states.push_back(owned.back().get());
+  }
 
   // Every thread is created and waiting before the clock starts, so thread start-up (100 threads
   // take a while on a busy machine) is not measured.
@@ -174,46 +311,12 @@ LoadResult run_load(Target& target, const LoadOptions& options, Ticker& ticker) 
     });
   }
   ready.wait();
-  schedule.start_ns = ticker.now_ns();
-  schedule.measure_from_ns = schedule.start_ns + std::max<std::int64_t>(0, options.warmup_ns);
-  schedule.end_ns = schedule.measure_from_ns + std::max<std::int64_t>(1, options.duration_ns);
+  schedule = start_schedule(options, ticker);
   go.count_down();  // publishes `schedule` to the workers
-
-  if (options.on_progress) {
-    const std::int64_t interval = std::max<std::int64_t>(1'000'000, options.progress_interval_ns);
-    while (finished.load(std::memory_order_acquire) < threads) {
-      ticker.sleep_until_ns(ticker.now_ns() + interval);
-      Progress progress{.threads = threads,
-                        .elapsed_ns = ticker.now_ns() - schedule.start_ns,
-                        .total_ns = schedule.end_ns - schedule.start_ns};
-      for (const auto& state : states) {
-        progress.decisions += state->sent.load(std::memory_order_relaxed);
-      }
-      options.on_progress(progress);
-    }
-  }
+  report_progress(options, ticker, schedule, states,
+                  [&] { return finished.load(std::memory_order_acquire) >= threads; });
   for (std::thread& worker : workers) worker.join();
-
-  LoadResult result;
-  result.threads = threads;
-  // The window closes at the end of the duration or with the last reply, whichever is later.
-  std::int64_t last_reply_ns = schedule.end_ns;
-  for (const auto& state : states) {
-    result.allowed += state->allowed;
-    result.denied += state->denied;
-    result.errors += state->errors;
-    result.degraded += state->degraded;
-    result.unsent += state->unsent;
-    result.latency.merge(state->latency);
-    result.service_time.merge(state->service_time);
-    last_reply_ns = std::max(last_reply_ns, state->last_reply_ns);
-  }
-  result.decisions = result.allowed + result.denied + result.errors;
-  result.seconds = static_cast<double>(last_reply_ns - schedule.measure_from_ns) / 1e9;
-  if (options.mode == LoadMode::kOpen) {
-    result.intended_per_second = options.rate_per_thread * threads;
-  }
-  return result;
+  return merge(options, schedule, states);
 }
 
 }  // namespace sluice::bench

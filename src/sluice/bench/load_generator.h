@@ -1,9 +1,13 @@
 // The load generator behind `sluice bench`: T threads send decisions to a Target for a fixed time
 // and record every latency in per-thread histograms, merged at the end.
 //
-// Two modes:
+// Three modes:
 // - closed loop: each thread sends its next request as soon as the previous one is answered
 //   (maximum throughput; latency is service time under that load);
+// - async closed loop: the same with `threads` callers that are not threads: each caller's next
+//   request is sent by whichever thread received the previous answer (Target::decide_async; for
+//   Redis the client's I/O thread), so N callers cost no N threads and no wake-up per decision.
+//   This is how an event-loop client (Node.js, for one) runs its concurrent callers;
 // - open loop: each thread sends at a fixed rate on a schedule fixed in advance, and latency is
 //   measured from each request's *intended* send time, not from when it actually left. A thread
 //   held up by a slow reply sends the overdue requests at once and they are charged the wait
@@ -37,6 +41,12 @@ class Target {
  public:
   virtual ~Target() = default;
   virtual Outcome decide(std::string_view subject) = 0;
+  // As decide, without blocking: `done` runs once with the outcome, before this returns (the
+  // default: decide, then done) or later on another thread. `subject` need not outlive the call.
+  using OutcomeCallback = std::function<void(Outcome)>;
+  virtual void decide_async(std::string_view subject, OutcomeCallback done) {
+    done(decide(subject));
+  }
   // What load thread `index` (0 <= index < threads of the point) sends to, asked once per thread
   // before the clock starts: by default the target itself. A target with per-connection state
   // (HTTP: one keep-alive connection per thread, as 100 clients would have) returns a view that
@@ -62,7 +72,7 @@ class Ticker {
 // std::chrono::steady_clock and std::this_thread::sleep_until.
 Ticker& steady_ticker();
 
-enum class LoadMode { kClosed, kOpen };
+enum class LoadMode { kClosed, kOpen, kAsync };
 
 struct Progress {
   int threads = 0;
@@ -72,7 +82,7 @@ struct Progress {
 };
 
 struct LoadOptions {
-  int threads = 1;  // >= 1
+  int threads = 1;  // >= 1; kAsync: callers (requests in flight), driven by no thread of their own
   // Measured time, after `warmup_ns` of unmeasured load. Nanoseconds, duration > 0.
   std::int64_t duration_ns = 5'000'000'000;
   std::int64_t warmup_ns = 0;

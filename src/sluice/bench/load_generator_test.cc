@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
@@ -138,6 +140,88 @@ class PerThreadTarget final : public Target {
   std::map<int, FakeTarget> views_;  // std::map: a view stays put while others are added
   std::map<int, std::set<std::thread::id>> owners_;
 };
+
+// An answer that comes back before decide_async returns (the default, for a target deciding in
+// process) must not recurse: 100 000 decisions in one chain would overflow the stack.
+TEST(LoadGeneratorTest, AsyncCallersAnsweredAtOnceLoopWithoutRecursion) {
+  FakeTicker ticker;
+  FakeTarget target(ticker, 1 * kMicro);
+  const LoadResult r = run_load(
+      target, {.threads = 3, .duration_ns = 100 * kMilli, .mode = LoadMode::kAsync}, ticker);
+  // One timeline: the first caller keeps it busy to the end, the others find the time up.
+  EXPECT_EQ(r.decisions, 100'000u);
+  EXPECT_EQ(target.calls(), 100'000u);
+  EXPECT_EQ(r.latency.count(), r.decisions);
+  EXPECT_EQ(r.threads, 3);
+}
+
+// Answers from another thread: each caller's next request is sent by the thread that answered,
+// and every caller keeps one request in flight until the time is up.
+class ThreadedTarget final : public Target {
+ public:
+  ThreadedTarget(FakeTicker& ticker, std::int64_t service_ns)
+      : inner_(ticker, service_ns), worker_([this] { serve(); }) {}
+  ~ThreadedTarget() override {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    worker_.join();
+  }
+
+  Outcome decide(std::string_view subject) override { return inner_.decide(subject); }
+  void decide_async(std::string_view subject, OutcomeCallback done) override {
+    {
+      std::lock_guard lock(mu_);
+      queue_.emplace_back(std::string(subject), std::move(done));
+      max_queued_ = std::max(max_queued_, queue_.size());
+    }
+    wake_.notify_all();
+  }
+  // The most requests ever waiting at once: the callers in flight.
+  std::size_t max_queued() {
+    std::lock_guard lock(mu_);
+    return max_queued_;
+  }
+
+ private:
+  void serve() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      auto [subject, done] = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      done(inner_.decide(subject));  // may queue the caller's next request
+      lock.lock();
+    }
+  }
+
+  FakeTarget inner_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::pair<std::string, OutcomeCallback>> queue_;
+  bool stop_ = false;
+  std::size_t max_queued_ = 0;
+  std::thread worker_;
+};
+
+TEST(LoadGeneratorTest, AsyncCallersAnsweredOnAnotherThreadEachKeepOneRequestInFlight) {
+  FakeTicker ticker;
+  ThreadedTarget target(ticker, 10 * kMicro);
+  const LoadResult r = run_load(
+      target, {.threads = 4, .duration_ns = 10 * kMilli, .mode = LoadMode::kAsync}, ticker);
+  // The worker's timeline: 10 ms of 10 µs answers, whichever caller they belong to.
+  EXPECT_GE(r.decisions, 990u);
+  EXPECT_LE(r.decisions, 1'004u);
+  EXPECT_EQ(r.allowed + r.denied + r.errors, r.decisions);
+  EXPECT_EQ(r.latency.count(), r.decisions);
+  // While the worker answers one request, each other caller has its own waiting: never more
+  // than one per caller, and all four at once.
+  EXPECT_EQ(target.max_queued(), 4u);
+}
 
 TEST(LoadGeneratorTest, EachThreadSendsOnlyToTheViewItWasGiven) {
   FakeTicker ticker;

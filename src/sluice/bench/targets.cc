@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "sluice/algorithm/evaluate.h"
 #include "sluice/bench/http_target.h"
 #include "sluice/service/limiter.h"
 #include "sluice/store/memory/memory_store.h"
@@ -126,16 +127,19 @@ class LimiterTarget final : public Target {
 
   Outcome decide(std::string_view subject) override {
     StatusOr<service::Decision> decision = limiter_->try_acquire(policy_, app_, subject, cost_);
-    if (!decision.ok()) {
-      remember(decision.status());
-      return {.verdict = Verdict::kError};
-    }
-    if (decision->lease) {
+    if (decision.ok() && decision->lease) {
       // Concurrency limits: give the lease back at once, as a request that completed would.
       (void)limiter_->release(policy_, app_, subject, *decision->lease);
     }
-    return {.verdict = decision->verdict.allowed ? Verdict::kAllowed : Verdict::kDenied,
-            .degraded = decision->degraded};
+    return outcome_of(decision);
+  }
+
+  // Policies with a concurrency limit are refused by make_target in async mode: the lease would
+  // have to be released, and a blocking release cannot run on the store's I/O thread.
+  void decide_async(std::string_view subject, OutcomeCallback done) override {
+    limiter_->try_acquire_async(
+        policy_, app_, subject, cost_,
+        [this, done = std::move(done)](StatusOr<service::Decision> d) { done(outcome_of(d)); });
   }
 
   std::string first_error() const override {
@@ -144,6 +148,15 @@ class LimiterTarget final : public Target {
   }
 
  private:
+  Outcome outcome_of(const StatusOr<service::Decision>& decision) {
+    if (!decision.ok()) {
+      remember(decision.status());
+      return {.verdict = Verdict::kError};
+    }
+    return {.verdict = decision->verdict.allowed ? Verdict::kAllowed : Verdict::kDenied,
+            .degraded = decision->degraded};
+  }
+
   void remember(const Status& status) {
     if (has_error_.load(std::memory_order_relaxed)) return;
     std::lock_guard lock(error_mu_);
@@ -169,6 +182,11 @@ StatusOr<std::unique_ptr<Target>> make_target(const TargetOptions& options) {
                              .policy = options.server_policy,
                              .app = options.app,
                              .cost = options.cost});
+  }
+  if (options.asynchronous && algorithm::uses_leases(options.policy.limits)) {
+    return invalid_argument(
+        "--mode async: the policy has a concurrency limit, whose leases the load would have to "
+        "release after each decision; run it with --mode closed");
   }
   auto target = std::make_unique<LimiterTarget>(options);
   if (options.kind == TargetKind::kRedis) {

@@ -33,6 +33,8 @@ struct TargetOptions {
   std::int64_t cost = 1;
   // Memory store capacity (subjects); at least the number of keys the load uses.
   std::size_t memory_max_keys = 1'000'000;
+  // The load will use decide_async (LoadMode::kAsync): refuses policies with concurrency limits.
+  bool asynchronous = false;
 };
 
 // A Target that decides through a Limiter. For Redis it waits until every connection is up (at

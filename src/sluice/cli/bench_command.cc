@@ -164,6 +164,12 @@ int run_bench(const BenchOptions& options) {
     return fail(status.message());
   }
   const bool open = options.mode == "open";
+  const bool async = options.mode == "async";
+  if (async && *kind != bench::TargetKind::kRedis) {
+    return fail(
+        "--mode async is for --target redis: its callers are requests in flight on the "
+        "Redis client, where the other targets answer on the calling thread");
+  }
   if (open && options.rate <= 0 && options.rate_per_thread <= 0) {
     return fail("--mode open needs --rate (total per second) or --rate-per-thread");
   }
@@ -186,13 +192,16 @@ int run_bench(const BenchOptions& options) {
       .server_policy = options.server_policy,
       .app = options.app,
       .cost = options.cost,
-      .memory_max_keys = std::max<std::size_t>(1'000'000, 2 * options.keys)};
+      .memory_max_keys = std::max<std::size_t>(1'000'000, 2 * options.keys),
+      .asynchronous = async};
   StatusOr<std::unique_ptr<bench::Target>> target = bench::make_target(target_options);
   if (!target.ok()) return fail(target.status().to_string());
 
   // ---- load points ---------------------------------------------------------------------------
   const bool progress = !options.no_progress && ::isatty(STDERR_FILENO) == 1;
-  const bench::LoadMode mode = open ? bench::LoadMode::kOpen : bench::LoadMode::kClosed;
+  const bench::LoadMode mode = open    ? bench::LoadMode::kOpen
+                               : async ? bench::LoadMode::kAsync
+                                       : bench::LoadMode::kClosed;
   std::vector<bench::LoadResult> results;
   for (const int threads : options.threads) {
     bench::LoadOptions load{
@@ -255,7 +264,7 @@ int run_bench(const BenchOptions& options) {
         {"key_prefix", options.key_prefix},
         {"distribution", bench::format_distribution(*distribution)},
         {"seed", options.seed},
-        {"mode", open ? "open" : "closed"},
+        {"mode", options.mode},
         {"duration_s", static_cast<double>(*duration) / 1e6},
         {"warmup_s", static_cast<double>(*warmup) / 1e6},
         {"points", points}};
@@ -378,8 +387,9 @@ void add_bench_command(CLI::App& app) {
   command
       ->add_option("--mode", options->mode,
                    "closed: each thread sends when the last answer came (max throughput); "
-                   "open: a fixed rate, latency from the intended send time")
-      ->check(CLI::IsMember({"closed", "open"}))
+                   "open: a fixed rate, latency from the intended send time; async (redis): "
+                   "closed loop whose callers are requests in flight, not threads")
+      ->check(CLI::IsMember({"closed", "open", "async"}))
       ->capture_default_str();
   CLI::Option* rate =
       command

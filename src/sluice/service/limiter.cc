@@ -1,5 +1,7 @@
 #include "sluice/service/limiter.h"
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "sluice/algorithm/validate.h"
@@ -48,16 +50,43 @@ Limiter::Limiter(store::Store& store, store::Store* local, LimiterOptions option
 
 StatusOr<Decision> Limiter::try_acquire(const policy::Policy& policy, std::string_view app,
                                         std::string_view subject, std::int64_t cost) {
-  if (!policy.admits_app(app)) return no_such_policy(policy, app);
-  if (Status status = algorithm::validate_cost(cost); !status.ok()) return status;
-  Decision decision{.policy = policy.name, .mode = policy.mode};
-  if (!policy.enabled) {
-    decision.verdict = {.allowed = true};
-    ++allowed_;
-    return decision;
+  if (std::optional<StatusOr<Decision>> early = decide_without_store(policy, app, cost)) {
+    return *std::move(early);
   }
   const store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = subject};
-  StatusOr<store::StoreDecision> stored = store_.acquire(ref, cost);
+  return finish(policy, subject, cost, store_.acquire(ref, cost));
+}
+
+void Limiter::try_acquire_async(const policy::Policy& policy, std::string_view app,
+                                std::string_view subject, std::int64_t cost,
+                                DecisionCallback done) {
+  if (std::optional<StatusOr<Decision>> early = decide_without_store(policy, app, cost)) {
+    done(*std::move(early));
+    return;
+  }
+  const store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = subject};
+  store_.acquire_async(ref, cost,
+                       [this, &policy, subject = std::string(subject), cost,
+                        done = std::move(done)](StatusOr<store::StoreDecision> stored) {
+                         done(finish(policy, subject, cost, std::move(stored)));
+                       });
+}
+
+std::optional<StatusOr<Decision>> Limiter::decide_without_store(const policy::Policy& policy,
+                                                                std::string_view app,
+                                                                std::int64_t cost) {
+  if (!policy.admits_app(app)) return StatusOr<Decision>(no_such_policy(policy, app));
+  if (Status status = algorithm::validate_cost(cost); !status.ok()) {
+    return StatusOr<Decision>(status);
+  }
+  if (policy.enabled) return std::nullopt;
+  ++allowed_;
+  return Decision{.verdict = {.allowed = true}, .policy = policy.name, .mode = policy.mode};
+}
+
+StatusOr<Decision> Limiter::finish(const policy::Policy& policy, std::string_view subject,
+                                   std::int64_t cost, StatusOr<store::StoreDecision> stored) {
+  Decision decision{.policy = policy.name, .mode = policy.mode};
   if (stored.ok()) {
     decision.verdict = stored->verdict.verdict;
     decision.limit_index = stored->verdict.limit_index;

@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string_view>
 
 #include "sluice/policy/policy.h"
@@ -43,6 +45,14 @@ class Limiter {
   StatusOr<Decision> try_acquire(const policy::Policy& policy, std::string_view app,
                                  std::string_view subject, std::int64_t cost);
 
+  // As try_acquire, without blocking: `done` runs once with its result, at once for an answer
+  // that needs no store (bad input, a disabled policy) or for a store that decides in process,
+  // else on the store's I/O thread (Redis), where it must not block. `policy` must stay alive
+  // until `done` runs; `subject` need not.
+  using DecisionCallback = std::function<void(StatusOr<Decision>)>;
+  void try_acquire_async(const policy::Policy& policy, std::string_view app,
+                         std::string_view subject, std::int64_t cost, DecisionCallback done);
+
   // Lease operations; store failures are returned as errors (there is nothing to degrade to).
   StatusOr<bool> release(const policy::Policy& policy, std::string_view app,
                          std::string_view subject, std::string_view lease);
@@ -52,6 +62,12 @@ class Limiter {
   LimiterStats stats() const;
 
  private:
+  // The answer when the store need not be asked (refused, or the policy is disabled).
+  std::optional<StatusOr<Decision>> decide_without_store(const policy::Policy& policy,
+                                                         std::string_view app, std::int64_t cost);
+  // The decision from the store's answer: degraded on a store failure, shadow mode applied.
+  StatusOr<Decision> finish(const policy::Policy& policy, std::string_view subject,
+                            std::int64_t cost, StatusOr<store::StoreDecision> stored);
   Decision degrade(const policy::Policy& policy, std::string_view subject, std::int64_t cost);
 
   store::Store& store_;

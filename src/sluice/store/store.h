@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -46,6 +47,15 @@ class Store {
   // Decides `cost` (0 peeks) for the subject over all its limits in one atomic step. A denial is
   // a successful decision. Errors: Unavailable / DeadlineExceeded when the store is unreachable.
   virtual StatusOr<StoreDecision> acquire(const SubjectRef& ref, std::int64_t cost) = 0;
+
+  // As acquire, without blocking the caller: `done` runs exactly once with what acquire would
+  // return, either before this returns (the default: acquire, then done; stores that decide in
+  // process) or later on a store thread (Redis: on the client's I/O thread, so `done` must not
+  // block). `ref` need not outlive the call.
+  using AcquireCallback = std::function<void(StatusOr<StoreDecision>)>;
+  virtual void acquire_async(const SubjectRef& ref, std::int64_t cost, AcquireCallback done) {
+    done(acquire(ref, cost));
+  }
 
   // Frees lease `lease` (idempotent): true if a live lease was freed.
   virtual StatusOr<bool> release(const SubjectRef& ref, std::string_view lease) = 0;

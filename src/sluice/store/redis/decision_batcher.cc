@@ -8,31 +8,66 @@
 
 namespace sluice::store {
 
+// One decision waiting for its part of a reply: a blocked caller's (on its stack, `done` empty,
+// woken through `result`) or an async one's (on the heap, deleted once `done` ran).
 struct DecisionBatcher::Entry {
   std::vector<std::string> keys;
   std::string request;
   std::size_t reply_bytes = 0;
+  Callback done;
   redis::Waiter<StatusOr<std::string>> result;
 };
+
+namespace {
+
+// Hands an entry its result. Afterwards the entry may be gone (its caller returned).
+template <typename EntryType>
+void deliver(EntryType* entry, StatusOr<std::string> result) {
+  if (entry->done) {
+    const std::unique_ptr<EntryType> owned(entry);
+    entry->done(std::move(result));
+  } else {
+    entry->result.set(std::move(result));
+  }
+}
+
+}  // namespace
 
 DecisionBatcher::DecisionBatcher(std::shared_ptr<redis::Client> client, redis::Script script,
                                  DecisionBatcherOptions options)
     : client_(std::move(client)), script_(std::move(script)), options_(options) {}
 
+DecisionBatcher::~DecisionBatcher() {
+  std::unique_lock lock(mu_);
+  idle_.wait(lock, [&] { return in_flight_ == 0; });
+}
+
 StatusOr<std::string> DecisionBatcher::decide(std::vector<std::string> keys, std::string request,
                                               std::size_t reply_bytes) {
   Entry entry{.keys = std::move(keys), .request = std::move(request), .reply_bytes = reply_bytes};
+  submit(&entry);
+  return entry.result.wait();
+}
+
+void DecisionBatcher::decide_async(std::vector<std::string> keys, std::string request,
+                                   std::size_t reply_bytes, Callback done) {
+  submit(new Entry{.keys = std::move(keys),
+                   .request = std::move(request),
+                   .reply_bytes = reply_bytes,
+                   .done = std::move(done)});
+}
+
+void DecisionBatcher::submit(Entry* entry) {
   std::vector<Entry*> batch;
   {
     std::lock_guard lock(mu_);
-    queue_.push_back(&entry);
+    queue_.push_back(entry);
     if (in_flight_ < options_.batches_in_flight) {
       ++in_flight_;
       batch = take_locked();
     }
   }
   if (!batch.empty()) send(std::move(batch));
-  return entry.result.wait();
 }
 
 std::vector<DecisionBatcher::Entry*> DecisionBatcher::take_locked() {
@@ -64,35 +99,44 @@ void DecisionBatcher::send(std::vector<Entry*> batch) {
 }
 
 void DecisionBatcher::complete(const std::vector<Entry*>& batch, StatusOr<redis::Reply> reply) {
-  // The next call leaves before anyone is woken: Redis gets work while the callers wake up.
+  // The decisions already queued leave before anyone is woken: Redis gets work while the callers
+  // wake up. That call takes over this one's slot; with none queued, the slot stays taken until
+  // everyone is told, so what the callers submit meanwhile (an async caller's next decision, at
+  // once) queues and leaves in one call below instead of one by one.
   std::vector<Entry*> next;
   {
     std::lock_guard lock(mu_);
-    if (queue_.empty()) {
-      --in_flight_;
-    } else {
-      next = take_locked();
-    }
+    if (!queue_.empty()) next = take_locked();
   }
-  if (!next.empty()) send(std::move(next));
+  const bool slot_passed_on = !next.empty();
+  if (slot_passed_on) send(std::move(next));
 
-  // Nothing below touches `this`: once the last entry is set, its caller may destroy the batcher.
   std::size_t expected = 0;
   for (const Entry* entry : batch) expected += entry->reply_bytes;
   if (reply.ok() && (!reply->is_string() || reply->as_string().size() != expected)) {
     reply = internal_error("redis store: unexpected script reply " + reply->debug_string());
   }
-  if (!reply.ok()) {
-    for (Entry* entry : batch) entry->result.set(reply.status());
-    return;
-  }
-  const std::string_view bytes = reply->as_string();
   std::size_t offset = 0;
   for (Entry* entry : batch) {
-    const std::size_t size = entry->reply_bytes;  // read before set(): then the entry may be gone
-    entry->result.set(std::string(bytes.substr(offset, size)));
+    const std::size_t size = entry->reply_bytes;  // read first: after deliver it may be gone
+    if (reply.ok()) {
+      deliver(entry, std::string(std::string_view(reply->as_string()).substr(offset, size)));
+    } else {
+      deliver(entry, reply.status());
+    }
     offset += size;
   }
+
+  if (slot_passed_on) return;
+  {
+    std::lock_guard lock(mu_);
+    if (queue_.empty()) {
+      if (--in_flight_ == 0) idle_.notify_all();
+      return;  // nothing touches `this` after the unlock: the destructor may run
+    }
+    next = take_locked();
+  }
+  send(std::move(next));
 }
 
 DecisionBatchStats DecisionBatcher::stats() const {

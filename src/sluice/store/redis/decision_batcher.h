@@ -18,8 +18,10 @@
 // need one queue per slot (docs/redis.md). Thread-safe.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -58,11 +60,22 @@ class DecisionBatcher {
   StatusOr<std::string> decide(std::vector<std::string> keys, std::string request,
                                std::size_t reply_bytes);
 
+  // As decide, without blocking: `done` runs once with the result on the client's I/O thread
+  // (never inside this call), and must not block.
+  using Callback = std::function<void(StatusOr<std::string>)>;
+  void decide_async(std::vector<std::string> keys, std::string request, std::size_t reply_bytes,
+                    Callback done);
+
+  // Waits until no script call is outstanding. Callers must not submit meanwhile.
+  ~DecisionBatcher();
+
   DecisionBatchStats stats() const;
 
  private:
   struct Entry;
 
+  // Queues `entry` and sends the queue when fewer than batches_in_flight calls are out.
+  void submit(Entry* entry);
   // Takes up to max_batch queued entries. mu_ held.
   std::vector<Entry*> take_locked();
   void send(std::vector<Entry*> batch);
@@ -73,7 +86,8 @@ class DecisionBatcher {
   const DecisionBatcherOptions options_;
 
   mutable std::mutex mu_;
-  std::vector<Entry*> queue_;  // waiting for a call; each lives in its decide() frame
+  std::condition_variable idle_;  // in_flight_ fell to 0 (the destructor waits for it)
+  std::vector<Entry*> queue_;     // waiting for a call; each lives in its decide() frame
   int in_flight_ = 0;
   DecisionBatchStats stats_;
 };

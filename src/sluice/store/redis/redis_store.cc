@@ -27,6 +27,36 @@ Status unexpected(const std::vector<algorithm::PolicyVerdict>& verdicts) {
                         std::to_string(verdicts.size()) + " verdicts");
 }
 
+// The bytes of an unbatched `evaluate` reply.
+StatusOr<std::string> script_bytes(StatusOr<redis::Reply> reply) {
+  if (!reply.ok()) return reply.status();
+  if (!reply->is_string()) return unexpected(*reply);
+  return std::string(reply->as_string());
+}
+
+// The verdicts in one decision's part of a reply: `count` of them, about `limits` limits.
+StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts_in(const StatusOr<std::string>& bytes,
+                                                            std::size_t count, std::size_t limits) {
+  if (!bytes.ok()) return bytes.status();
+  StatusOr<std::vector<algorithm::PolicyVerdict>> unpacked = unpack_verdicts(*bytes);
+  if (!unpacked.ok()) return unpacked.status();
+  if (unpacked->size() != count) return unexpected(*unpacked);
+  for (const algorithm::PolicyVerdict& verdict : *unpacked) {
+    if (verdict.limit_index >= limits) return unexpected(*unpacked);
+  }
+  return unpacked;
+}
+
+// An acquire's decision from its part of a reply; `lease` is the id it sent (empty: none).
+StatusOr<StoreDecision> decision_in(const StatusOr<std::string>& bytes, std::size_t limits,
+                                    const std::string& lease) {
+  StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts = verdicts_in(bytes, 1, limits);
+  if (!verdicts.ok()) return verdicts.status();
+  StoreDecision decision{.verdict = (*verdicts)[0]};
+  if (decision.verdict.verdict.allowed && !lease.empty()) decision.lease = lease;
+  return decision;
+}
+
 }  // namespace
 
 RedisStore::RedisStore(std::shared_ptr<redis::Client> client, RedisStoreOptions options)
@@ -50,49 +80,59 @@ void RedisStore::pin_time(std::vector<std::string>& args) const {
   }
 }
 
-StatusOr<std::string> RedisStore::evaluate_unbatched(const SubjectRef& ref,
-                                                     ScriptOperation operation,
-                                                     std::string request) {
+StatusOr<std::string> RedisStore::evaluate(const SubjectRef& ref, ScriptOperation operation,
+                                           std::string request) {
+  if (batcher_ != nullptr) {
+    const std::size_t verdicts = verdict_count(operation, ref.limits.size());
+    return batcher_->decide(limit_keys(ref), std::move(request), verdicts * kVerdictBytes);
+  }
   unbatched_decisions_.fetch_add(1, std::memory_order_relaxed);
   std::vector<std::string> args = {std::move(request)};
   pin_time(args);
-  StatusOr<redis::Reply> reply =
-      client_->eval_script(scripts_->get(operation), limit_keys(ref), std::move(args));
-  if (!reply.ok()) return reply.status();
-  if (!reply->is_string()) return unexpected(*reply);
-  return std::string(reply->as_string());
+  return script_bytes(
+      client_->eval_script(scripts_->get(operation), limit_keys(ref), std::move(args)));
 }
 
-StatusOr<std::vector<algorithm::PolicyVerdict>> RedisStore::evaluate(const SubjectRef& ref,
-                                                                     ScriptOperation operation,
-                                                                     std::string request) {
-  const std::size_t verdicts = verdict_count(operation, ref.limits.size());
-  StatusOr<std::string> bytes =
-      batcher_ != nullptr
-          ? batcher_->decide(limit_keys(ref), std::move(request), verdicts * kVerdictBytes)
-          : evaluate_unbatched(ref, operation, std::move(request));
-  if (!bytes.ok()) return bytes.status();
-  StatusOr<std::vector<algorithm::PolicyVerdict>> unpacked = unpack_verdicts(*bytes);
-  if (!unpacked.ok()) return unpacked.status();
-  if (unpacked->size() != verdicts) return unexpected(*unpacked);
-  for (const algorithm::PolicyVerdict& verdict : *unpacked) {
-    if (verdict.limit_index >= ref.limits.size()) return unexpected(*unpacked);
-  }
-  return unpacked;
+StatusOr<std::string> RedisStore::acquire_request(const SubjectRef& ref, std::int64_t cost,
+                                                  std::string& lease) const {
+  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
+  if (Status status = algorithm::validate_cost(cost); !status.ok()) return status;
+  if (cost > 0 && algorithm::uses_leases(ref.limits)) lease = new_lease_id();
+  return decision_request(ScriptOperation::kAcquire, ref.limits, cost, lease);
 }
 
 StatusOr<StoreDecision> RedisStore::acquire(const SubjectRef& ref, std::int64_t cost) {
-  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
-  if (Status status = algorithm::validate_cost(cost); !status.ok()) return status;
-  const std::string lease =
-      cost > 0 && algorithm::uses_leases(ref.limits) ? new_lease_id() : std::string();
-  StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts =
-      evaluate(ref, ScriptOperation::kAcquire,
-               decision_request(ScriptOperation::kAcquire, ref.limits, cost, lease));
-  if (!verdicts.ok()) return verdicts.status();
-  StoreDecision decision{.verdict = (*verdicts)[0]};
-  if (decision.verdict.verdict.allowed && !lease.empty()) decision.lease = lease;
-  return decision;
+  std::string lease;
+  StatusOr<std::string> request = acquire_request(ref, cost, lease);
+  if (!request.ok()) return request.status();
+  return decision_in(evaluate(ref, ScriptOperation::kAcquire, std::move(*request)),
+                     ref.limits.size(), lease);
+}
+
+void RedisStore::acquire_async(const SubjectRef& ref, std::int64_t cost, AcquireCallback done) {
+  std::string lease;
+  StatusOr<std::string> request = acquire_request(ref, cost, lease);
+  if (!request.ok()) {
+    done(request.status());
+    return;
+  }
+  auto finish = [limits = ref.limits.size(), lease = std::move(lease),
+                 done = std::move(done)](const StatusOr<std::string>& bytes) {
+    done(decision_in(bytes, limits, lease));
+  };
+  if (batcher_ != nullptr) {
+    batcher_->decide_async(limit_keys(ref), std::move(*request), kVerdictBytes, std::move(finish));
+    return;
+  }
+  unbatched_decisions_.fetch_add(1, std::memory_order_relaxed);
+  std::vector<std::string> args = {std::move(*request)};
+  pin_time(args);
+  client_->async_eval_script(
+      scripts_->get(ScriptOperation::kAcquire), limit_keys(ref), std::move(args),
+      [finish = std::move(finish)](StatusOr<redis::Reply> reply) {
+        finish(script_bytes(std::move(reply)));
+      },
+      redis::Dispatch::kImmediate);
 }
 
 StatusOr<bool> RedisStore::lease_operation(const SubjectRef& ref, std::string_view operation,
@@ -125,8 +165,10 @@ StatusOr<bool> RedisStore::renew(const SubjectRef& ref, std::string_view lease) 
 
 StatusOr<std::vector<algorithm::Verdict>> RedisStore::inspect(const SubjectRef& ref) {
   if (Status status = validate_subject_ref(ref); !status.ok()) return status;
-  StatusOr<std::vector<algorithm::PolicyVerdict>> unpacked = evaluate(
-      ref, ScriptOperation::kInspect, decision_request(ScriptOperation::kInspect, ref.limits, 0));
+  StatusOr<std::vector<algorithm::PolicyVerdict>> unpacked =
+      verdicts_in(evaluate(ref, ScriptOperation::kInspect,
+                           decision_request(ScriptOperation::kInspect, ref.limits, 0)),
+                  ref.limits.size(), ref.limits.size());
   if (!unpacked.ok()) return unpacked.status();
   std::vector<algorithm::Verdict> verdicts;
   for (const algorithm::PolicyVerdict& verdict : *unpacked) verdicts.push_back(verdict.verdict);

@@ -40,6 +40,8 @@ class RedisStore final : public Store {
   // reached in time (the caller's failure mode decides what that means); Internal for a reply
   // that is not what the script returns.
   StatusOr<StoreDecision> acquire(const SubjectRef& ref, std::int64_t cost) override;
+  // `done` runs on the client's I/O thread (after input errors: at once, on the caller's).
+  void acquire_async(const SubjectRef& ref, std::int64_t cost, AcquireCallback done) override;
   StatusOr<bool> release(const SubjectRef& ref, std::string_view lease) override;
   StatusOr<bool> renew(const SubjectRef& ref, std::string_view lease) override;
   StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) override;
@@ -54,11 +56,11 @@ class RedisStore final : public Store {
                                  std::string_view lease);
   void pin_time(std::vector<std::string>& args) const;
   // Sends one decision's request (script_set.h) and returns its part of the reply.
-  StatusOr<std::string> evaluate_unbatched(const SubjectRef& ref, ScriptOperation operation,
-                                           std::string request);
-  StatusOr<std::vector<algorithm::PolicyVerdict>> evaluate(const SubjectRef& ref,
-                                                           ScriptOperation operation,
-                                                           std::string request);
+  StatusOr<std::string> evaluate(const SubjectRef& ref, ScriptOperation operation,
+                                 std::string request);
+  // Validates an acquire and packs its request; sets `lease` when it takes one.
+  StatusOr<std::string> acquire_request(const SubjectRef& ref, std::int64_t cost,
+                                        std::string& lease) const;
 
   std::shared_ptr<redis::Client> client_;
   RedisStoreOptions options_;

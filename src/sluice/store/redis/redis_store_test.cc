@@ -35,6 +35,7 @@
 
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/clock.h"
+#include "sluice/core/key.h"
 #include "sluice/store/memory/memory_store.h"
 #include "testing/redis_server.h"
 
@@ -1155,6 +1156,53 @@ TEST_F(RedisStoreTest, ConcurrentDecisionsShareScriptCallsAndEachIsExact) {
   const DecisionBatchStats stats = store.batch_stats();
   EXPECT_EQ(stats.decisions, std::uint64_t{kThreads * kPerThread});
   EXPECT_LT(stats.calls, stats.decisions) << "no two decisions ever shared a script call";
+}
+
+// acquire_async: the same decisions, answered on the client's I/O thread, never inside the call;
+// bad input is answered at once.
+TEST_F(RedisStoreTest, AsyncAcquireDecidesLikeAcquireOnTheClientsThread) {
+  for (const std::size_t max_batch : {std::size_t{64}, std::size_t{1}}) {
+    SCOPED_TRACE("max_batch " + std::to_string(max_batch));
+    ASSERT_TRUE(run(*client_, {"FLUSHALL"}).is_status());
+    RedisStore store(client_, {.max_batch = max_batch});
+    const std::vector<Limit> limits = {FixedWindow{.limit = 5, .window = kMicrosPerHour}};
+    constexpr int kCalls = 40;
+    std::latch answered(kCalls);
+    std::mutex mu;
+    std::vector<std::int64_t> remaining;
+    int errors = 0;
+    bool on_callers_thread = false;
+    const std::thread::id caller = std::this_thread::get_id();
+    for (int i = 0; i < kCalls; ++i) {
+      store.acquire_async(ref(limits, "async"), 1, [&](StatusOr<StoreDecision> decision) {
+        {
+          std::lock_guard lock(mu);
+          if (std::this_thread::get_id() == caller) on_callers_thread = true;
+          if (!decision.ok()) {
+            ++errors;
+          } else if (decision->verdict.verdict.allowed) {
+            remaining.push_back(decision->verdict.verdict.remaining);
+          }
+        }
+        answered.count_down();
+      });
+    }
+    answered.wait();
+    std::lock_guard lock(mu);
+    EXPECT_EQ(errors, 0);
+    EXPECT_FALSE(on_callers_thread);
+    std::sort(remaining.begin(), remaining.end());
+    EXPECT_EQ(remaining, (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
+    EXPECT_FALSE(store.acquire(ref(limits, "async"), 1)->verdict.verdict.allowed);
+
+    bool refused_at_once = false;
+    store.acquire_async(ref(limits, std::string(sluice::kMaxSubjectBytes + 1, 'x')), 1,
+                        [&](StatusOr<StoreDecision> decision) {
+                          refused_at_once =
+                              decision.status().code() == StatusCode::kInvalidArgument;
+                        });
+    EXPECT_TRUE(refused_at_once);
+  }
 }
 
 // max_batch 1 turns batching off: one script call per decision, same decisions.
