@@ -21,6 +21,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "sluice/bench/histogram.h"
 #include "sluice/bench/key_distribution.h"
@@ -45,7 +46,8 @@ class Target {
   // default: decide, then done) or later on another thread. `subject` need not outlive the call.
   using OutcomeCallback = std::function<void(Outcome)>;
   virtual void decide_async(std::string_view subject, OutcomeCallback done) {
-    done(decide(subject));
+    const OutcomeCallback callback = std::move(done);  // by value: an override keeps it for later
+    callback(decide(subject));
   }
   // What load thread `index` (0 <= index < threads of the point) sends to, asked once per thread
   // before the clock starts: by default the target itself. A target with per-connection state

@@ -137,9 +137,9 @@ class LimiterTarget final : public Target {
   // Policies with a concurrency limit are refused by make_target in async mode: the lease would
   // have to be released, and a blocking release cannot run on the store's I/O thread.
   void decide_async(std::string_view subject, OutcomeCallback done) override {
-    limiter_->try_acquire_async(
-        policy_, app_, subject, cost_,
-        [this, done = std::move(done)](StatusOr<service::Decision> d) { done(outcome_of(d)); });
+    limiter_->try_acquire_async(policy_, app_, subject, cost_,
+                                [this, done = std::move(done)](
+                                    const StatusOr<service::Decision>& d) { done(outcome_of(d)); });
   }
 
   std::string first_error() const override {

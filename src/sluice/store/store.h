@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sluice/algorithm/evaluate.h"
@@ -54,7 +55,8 @@ class Store {
   // block). `ref` need not outlive the call.
   using AcquireCallback = std::function<void(StatusOr<StoreDecision>)>;
   virtual void acquire_async(const SubjectRef& ref, std::int64_t cost, AcquireCallback done) {
-    done(acquire(ref, cost));
+    const AcquireCallback callback = std::move(done);  // by value: an override keeps it for later
+    callback(acquire(ref, cost));
   }
 
   // Frees lease `lease` (idempotent): true if a live lease was freed.
