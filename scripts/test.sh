@@ -30,13 +30,15 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 step "concurrency tests under TSan"
 cmake --preset tsan >/dev/null
 cmake --build build/tsan -j "$jobs" --target memory_store_test redis_client_test admin_api_test \
-  redis_store_test
+  redis_store_test bench_test
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -R '^(memory_store_test|redis_client_test|admin_api_test)$' \
   --output-on-failure
-# The Redis store's threaded tests (decision batches, faults under load); its forking race test
-# stays out (a TSan runtime does not survive fork with threads).
+# The Redis store's threaded tests (decision batches, async decisions, faults under load); its
+# forking race test stays out (a TSan runtime does not survive fork with threads). And the load
+# generator's async callers, answered on another thread.
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/store/redis_store_test \
-  --gtest_filter='*ShareScriptCalls*:RedisStoreFaultTest.*'
+  --gtest_filter='*ShareScriptCalls*:*AsyncAcquire*:RedisStoreFaultTest.*'
+TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/bench/bench_test --gtest_filter='*Async*'
 
 step "formatting (clang-format)"
 git ls-files -- '*.h' '*.cc' | xargs clang-format --dry-run --Werror
