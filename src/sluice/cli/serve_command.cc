@@ -318,10 +318,12 @@ Status apply_file(ServeSettings& s, const std::string& path) {
   const fs::path base = fs::path(path).parent_path();
   for (const auto& entry : root) {
     const std::string key = entry.first.as<std::string>();
+    std::string where = "config file ";  // "config file PATH: KEY", built once per setting
+    where.append(path).append(": ").append(key);
     const auto it = std::find_if(settings().begin(), settings().end(),
                                  [&](const Setting& st) { return st.key == key; });
     if (it == settings().end()) {
-      return invalid_argument("config file " + path + ": " + key + ": unknown setting");
+      return invalid_argument(where + ": unknown setting");
     }
     std::vector<std::string> values;
     if (entry.second.IsSequence() && it->list) {
@@ -331,7 +333,7 @@ Status apply_file(ServeSettings& s, const std::string& path) {
     } else if (entry.second.IsNull()) {
       values.push_back("");
     } else {
-      return invalid_argument("config file " + path + ": " + key + ": must be a " +
+      return invalid_argument(where + ": must be a " +
                               (it->list ? "string or a list of strings" : "scalar"));
     }
     if (it->list) s.policy_files.clear();
@@ -340,7 +342,7 @@ Status apply_file(ServeSettings& s, const std::string& path) {
         value = (base / value).lexically_normal().string();
       }
       if (Status status = it->set(s, value); !status.ok()) {
-        return setting_error("config file " + path + ": " + key, status);
+        return setting_error(where, status);
       }
     }
   }

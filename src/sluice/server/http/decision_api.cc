@@ -30,7 +30,7 @@ Status no_such_policy(std::string_view policy) {
                    "\" does not exist or does not list the app");
 }
 
-Response invalid_request(std::string_view detail, std::vector<FieldError> errors) {
+Response invalid_request(std::string_view detail, const std::vector<FieldError>& errors) {
   return problem_response(400, detail, errors);
 }
 
@@ -245,7 +245,7 @@ void DecisionApi::attempt(std::shared_ptr<Exchange> exchange, AcquireInput input
   });
 }
 
-void DecisionApi::acquire_batch(std::shared_ptr<Exchange> exchange) {
+void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
   Response error;
   std::optional<json> body = parse_json_body(exchange->request().body, error);
   if (!body) return exchange->respond(std::move(error));
@@ -286,7 +286,7 @@ void DecisionApi::acquire_batch(std::shared_ptr<Exchange> exchange) {
   });
 }
 
-void DecisionApi::lease(std::shared_ptr<Exchange> exchange, bool release) {
+void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, bool release) {
   Response error;
   std::optional<json> body = parse_json_body(exchange->request().body, error);
   if (!body) return exchange->respond(std::move(error));
@@ -319,7 +319,7 @@ void DecisionApi::lease(std::shared_ptr<Exchange> exchange, bool release) {
   });
 }
 
-void DecisionApi::check(std::shared_ptr<Exchange> exchange) {
+void DecisionApi::check(const std::shared_ptr<Exchange>& exchange) {
   const Request& request = exchange->request();
   std::vector<FieldError> errors;
   AcquireInput input;
@@ -390,7 +390,7 @@ void DecisionApi::check(std::shared_ptr<Exchange> exchange) {
   });
 }
 
-void DecisionApi::readyz(std::shared_ptr<Exchange> exchange) {
+void DecisionApi::readyz(const std::shared_ptr<Exchange>& exchange) {
   exchange->offload([this, exchange] {
     // A cost-0 peek: one real store round trip that changes nothing.
     static const std::vector<algorithm::Limit> kProbe = {
@@ -414,7 +414,7 @@ void DecisionApi::readyz(std::shared_ptr<Exchange> exchange) {
   });
 }
 
-void DecisionApi::metrics(std::shared_ptr<Exchange> exchange) {
+void DecisionApi::metrics(const std::shared_ptr<Exchange>& exchange) {
   exchange->respond({.status = 200,
                      .content_type = "text/plain; version=0.0.4; charset=utf-8",
                      .body = metrics_.render(limiter_.stats().store_errors)});

@@ -91,11 +91,11 @@ class DecisionApi {
   void attempt(std::shared_ptr<Exchange> exchange, AcquireInput input, std::int64_t deadline_us);
 
   void acquire(std::shared_ptr<Exchange> exchange);
-  void acquire_batch(std::shared_ptr<Exchange> exchange);
-  void lease(std::shared_ptr<Exchange> exchange, bool release);
-  void check(std::shared_ptr<Exchange> exchange);
-  void readyz(std::shared_ptr<Exchange> exchange);
-  void metrics(std::shared_ptr<Exchange> exchange);
+  void acquire_batch(const std::shared_ptr<Exchange>& exchange);
+  void lease(const std::shared_ptr<Exchange>& exchange, bool release);
+  void check(const std::shared_ptr<Exchange>& exchange);
+  void readyz(const std::shared_ptr<Exchange>& exchange);
+  void metrics(const std::shared_ptr<Exchange>& exchange);
 
   service::Limiter& limiter_;
   const service::PolicyLookup& policies_;

@@ -27,8 +27,8 @@ struct HttpServerOptions {
   // Threads for Exchange::offload (handlers whose store calls block, e.g. Redis). 0: offloaded
   // work runs on the I/O thread at once (right for the in-memory store).
   int blocking_threads = 0;
-  std::size_t max_header_bytes = 16 * 1024;         // request line + headers; above: 431
-  std::size_t max_body_bytes = 1024 * 1024;         // above: 413
+  std::size_t max_header_bytes = std::size_t{16} * 1024;  // request line + headers; above: 431
+  std::size_t max_body_bytes = std::size_t{1024} * 1024;  // above: 413
   Micros read_timeout = 10 * kMicrosPerSecond;      // first byte to last byte of a request; writes
   Micros idle_timeout = 60 * kMicrosPerSecond;      // keep-alive connection waiting for a request
   Micros shutdown_timeout = 10 * kMicrosPerSecond;  // graceful drain; then connections are cut
