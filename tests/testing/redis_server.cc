@@ -15,10 +15,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 #include <utility>
+
+#include "testing/subprocess.h"
 
 extern char** environ;
 
@@ -29,31 +29,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kPollInterval = std::chrono::milliseconds(5);
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string tail(const std::string& text, std::size_t bytes) {
-  return text.size() <= bytes ? text : text.substr(text.size() - bytes);
-}
-
-Status errno_status(const std::string& what) {
-  return internal_error(what + ": " + std::strerror(errno));
-}
-
-// True when the process has exited. A daemonized server is not our child, so a zombie left for
-// init to reap counts as gone.
-bool process_gone(pid_t pid) {
-  if (::kill(pid, 0) == -1 && errno == ESRCH) return true;
-  const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-  if (stat.empty()) return true;
-  const std::size_t paren = stat.rfind(')');
-  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
-}
 
 // One PING over a plain socket: the fixture must not depend on the client it helps to test.
 // "answering" includes -NOAUTH (requirepass set); -LOADING and silence are not.
@@ -118,9 +93,9 @@ StatusOr<std::unique_ptr<RedisServer>> RedisServer::start(RedisServerOptions opt
       if (!port.ok()) return port.status();
       options.port = *port;
     }
-    std::string templ = (fs::temp_directory_path() / "sluice-redis-XXXXXX").string();
-    if (::mkdtemp(templ.data()) == nullptr) return errno_status("mkdtemp");
-    std::unique_ptr<RedisServer> server(new RedisServer(options, templ));
+    StatusOr<std::string> dir = make_temp_dir("sluice-redis-");
+    if (!dir.ok()) return dir.status();
+    std::unique_ptr<RedisServer> server(new RedisServer(options, *std::move(dir)));
     last = server->launch();
     if (last.ok()) return server;
   }
@@ -128,12 +103,8 @@ StatusOr<std::unique_ptr<RedisServer>> RedisServer::start(RedisServerOptions opt
 }
 
 RedisServer::RedisServer(RedisServerOptions options, std::string dir)
-    : options_(std::move(options)), dir_(std::move(dir)) {}
-
-RedisServer::~RedisServer() {
-  if (pid_ != 0) (void)stop();
-  std::error_code ignored;
-  fs::remove_all(dir_, ignored);
+    : ServerProcess("redis-server", SIGTERM, std::move(dir)), options_(std::move(options)) {
+  port_ = options_.port;
 }
 
 Status RedisServer::launch() {
@@ -196,13 +167,13 @@ Status RedisServer::launch() {
 
   const auto deadline = Clock::now() + std::chrono::milliseconds(options_.start_timeout_ms);
   while (pid_ == 0) {
-    const std::string text = read_file(pidfile);
+    const std::string text = read_text_file(pidfile.string());
     const long pid = std::strtol(text.c_str(), nullptr, 10);
     if (pid > 0) {
       pid_ = static_cast<pid_t>(pid);
       break;
     }
-    const std::string log = read_file(dir / "redis.log");
+    const std::string log = read_text_file((dir / "redis.log").string());
     if (Clock::now() > deadline || log.find("Failed listening") != std::string::npos ||
         log.find("Address already in use") != std::string::npos) {
       return internal_error("redis-server on port " + std::to_string(options_.port) +
@@ -231,48 +202,10 @@ Status RedisServer::wait_until_answering() {
   }
 }
 
-Status RedisServer::wait_until_gone(pid_t pid, int timeout_ms) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (!process_gone(pid)) {
-    if (Clock::now() > deadline) {
-      return Status(StatusCode::kDeadlineExceeded,
-                    "redis-server pid " + std::to_string(pid) + " is still running");
-    }
-    std::this_thread::sleep_for(kPollInterval);
-  }
-  return Status();
-}
-
-Status RedisServer::kill_hard() {
-  if (pid_ == 0) return Status(StatusCode::kFailedPrecondition, "redis-server is not running");
-  const pid_t pid = std::exchange(pid_, 0);
-  if (::kill(pid, SIGKILL) != 0 && errno != ESRCH) return errno_status("kill -9 redis-server");
-  Status status = wait_until_gone(pid, 10'000);
-  std::error_code ignored;
-  fs::remove(fs::path(dir_) / "redis.pid", ignored);
-  return status;
-}
-
-Status RedisServer::stop() {
-  if (pid_ == 0) return Status();
-  const pid_t pid = std::exchange(pid_, 0);
-  if (::kill(pid, SIGTERM) != 0 && errno != ESRCH) return errno_status("kill redis-server");
-  if (wait_until_gone(pid, 5'000).ok()) return Status();
-  ::kill(pid, SIGKILL);
-  return wait_until_gone(pid, 10'000);
-}
-
-Status RedisServer::restart() {
-  if (pid_ != 0) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "redis-server pid " + std::to_string(pid_) + " is still running");
-  }
-  return launch();
-}
-
 std::string RedisServer::log_tail() const {
   const fs::path dir(dir_);
-  return tail(read_file(dir / "launch.log"), 2048) + tail(read_file(dir / "redis.log"), 2048);
+  return tail(read_text_file((dir / "launch.log").string()), 2048) +
+         tail(read_text_file((dir / "redis.log").string()), 2048);
 }
 
 }  // namespace sluice::test

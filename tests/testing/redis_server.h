@@ -6,14 +6,13 @@
 // keeps meaning GoogleTest.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "sluice/core/status.h"
+#include "testing/server_process.h"
 
 namespace sluice::test {
 
@@ -28,47 +27,24 @@ struct RedisServerOptions {
   int start_timeout_ms = 10'000;
 };
 
-class RedisServer {
+class RedisServer final : public ServerProcess {
  public:
   // Launches `redis-server --daemonize yes` with a pidfile and waits until it answers PING.
   // DEBUG is enabled for local connections (tests use DEBUG SLEEP). Errors carry the tail of the
-  // server's log.
+  // server's log. Stopping (SIGTERM), kill_hard, restart and the directory: ServerProcess.
   static StatusOr<std::unique_ptr<RedisServer>> start(RedisServerOptions options = {});
 
   // A free loopback port nothing listens on right now (bind to port 0, read it, close).
   static StatusOr<std::uint16_t> pick_free_port();
 
-  // Stops the server (SIGTERM, then SIGKILL if it lingers), waits for it to exit and removes the
-  // temporary directory.
-  ~RedisServer();
-
-  RedisServer(const RedisServer&) = delete;
-  RedisServer& operator=(const RedisServer&) = delete;
-
-  std::string host() const { return "127.0.0.1"; }
-  std::uint16_t port() const { return options_.port; }
-  // PID of the running server; 0 when it is not running.
-  pid_t pid() const { return pid_; }
-  const std::string& dir() const { return dir_; }
-
-  // SIGKILL, then wait until the process is gone. The data set is lost (no persistence).
-  Status kill_hard();
-  // SIGTERM, then wait until the process is gone (SIGKILL after a few seconds).
-  Status stop();
-  // Starts again on the same port and directory (after kill_hard or stop) and waits for PING.
-  Status restart();
-
  private:
   RedisServer(RedisServerOptions options, std::string dir);
 
-  Status launch();
+  Status launch() override;
   Status wait_until_answering();
-  Status wait_until_gone(pid_t pid, int timeout_ms);
   std::string log_tail() const;
 
   RedisServerOptions options_;
-  std::string dir_;
-  pid_t pid_ = 0;
 };
 
 }  // namespace sluice::test

@@ -23,10 +23,6 @@ namespace fs = std::filesystem;
 
 constexpr auto kPollInterval = std::chrono::milliseconds(10);
 
-Status errno_status(const std::string& what) {
-  return internal_error(what + ": " + std::strerror(errno));
-}
-
 std::vector<char*> c_argv(std::vector<std::string>& args) {
   std::vector<char*> argv;
   argv.reserve(args.size() + 1);
@@ -168,6 +164,10 @@ std::string shell_quote(std::string_view text) {
   }
   out.push_back('\'');
   return out;
+}
+
+Status errno_status(const std::string& what) {
+  return internal_error(what + ": " + std::strerror(errno));
 }
 
 std::string read_text_file(const std::string& path) {

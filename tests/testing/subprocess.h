@@ -45,6 +45,9 @@ StatusOr<std::string> make_temp_dir(std::string_view prefix, std::string_view ow
 // Quotes `text` for a POSIX shell (single quotes).
 std::string shell_quote(std::string_view text);
 
+// Internal "<what>: <strerror(errno)>".
+Status errno_status(const std::string& what);
+
 std::string read_text_file(const std::string& path);
 std::string tail(const std::string& text, std::size_t bytes);
 
