@@ -62,7 +62,7 @@ void DecisionBatcher::submit(Entry* entry) {
   {
     std::lock_guard lock(mu_);
     queue_.push_back(entry);
-    if (in_flight_ < options_.batches_in_flight) {
+    if (in_flight_ == 0) {  // further calls leave only from complete(): see send_early
       ++in_flight_;
       batch = take_locked();
     }
@@ -76,6 +76,8 @@ std::vector<DecisionBatcher::Entry*> DecisionBatcher::take_locked() {
   queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
   stats_.decisions += n;
   ++stats_.calls;
+  outstanding_ += n;
+  stats_.most_in_flight = std::max(stats_.most_in_flight, in_flight_);
   return batch;
 }
 
@@ -99,14 +101,16 @@ void DecisionBatcher::send(std::vector<Entry*> batch) {
 }
 
 void DecisionBatcher::complete(const std::vector<Entry*>& batch, StatusOr<redis::Reply> reply) {
-  // The decisions already queued leave before anyone is woken: Redis gets work while the callers
-  // wake up. That call takes over this one's slot; with none queued, the slot stays taken until
-  // everyone is told, so what the callers submit meanwhile (an async caller's next decision, at
-  // once) queues and leaves in one call below instead of one by one.
+  // When Redis has nothing else to do, the decisions already queued leave before anyone is
+  // woken: Redis gets work while the callers wake up. That call takes over this one's slot.
+  // Otherwise the slot stays taken until everyone is told, so what the callers submit meanwhile
+  // (an async caller's next decision, at once) joins the queue and leaves in one call below
+  // instead of one by one.
   std::vector<Entry*> next;
   {
     std::lock_guard lock(mu_);
-    if (!queue_.empty()) next = take_locked();
+    outstanding_ -= batch.size();
+    if (!queue_.empty() && outstanding_ == 0) next = take_locked();
   }
   const bool slot_passed_on = !next.empty();
   if (slot_passed_on) send(std::move(next));
@@ -117,7 +121,9 @@ void DecisionBatcher::complete(const std::vector<Entry*>& batch, StatusOr<redis:
     reply = internal_error("redis store: unexpected script reply " + reply->debug_string());
   }
   std::size_t offset = 0;
-  for (Entry* entry : batch) {
+  const std::size_t half = batch.size() / 2;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    Entry* entry = batch[i];
     const std::size_t size = entry->reply_bytes;  // read first: after deliver it may be gone
     if (reply.ok()) {
       deliver(entry, std::string(std::string_view(reply->as_string()).substr(offset, size)));
@@ -125,6 +131,7 @@ void DecisionBatcher::complete(const std::vector<Entry*>& batch, StatusOr<redis:
       deliver(entry, reply.status());
     }
     offset += size;
+    if (i + 1 == half) send_early(half);
   }
 
   if (slot_passed_on) return;
@@ -134,6 +141,23 @@ void DecisionBatcher::complete(const std::vector<Entry*>& batch, StatusOr<redis:
       if (--in_flight_ == 0) idle_.notify_all();
       return;  // nothing touches `this` after the unlock: the destructor may run
     }
+    next = take_locked();
+  }
+  send(std::move(next));
+}
+
+void DecisionBatcher::send_early(std::size_t answered) {
+  std::vector<Entry*> next;
+  {
+    std::lock_guard lock(mu_);
+    // Only when the answers so far came straight back as new decisions (async callers resubmit
+    // from inside their callback) and Redis has fewer decisions than that to work on: then half
+    // the callers' next decisions run in Redis while the other half are still being answered.
+    if (in_flight_ >= options_.batches_in_flight || queue_.size() < answered ||
+        outstanding_ >= answered) {
+      return;
+    }
+    ++in_flight_;
     next = take_locked();
   }
   send(std::move(next));

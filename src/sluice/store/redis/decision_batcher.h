@@ -2,12 +2,18 @@
 //
 // Under load, a decision usually arrives while earlier ones are on their way to Redis; the client
 // would then hold its EVALSHA until the next reply anyway (client.h: requests wait while replies
-// are outstanding). The batcher uses that wait: at most `batches_in_flight` script calls are
-// outstanding, decisions arriving meanwhile queue, and when a call's reply comes back the next
-// call takes every queued decision (up to `max_batch`). A decision that finds fewer calls
-// outstanding leaves at once, written from its caller's thread, so a lone caller waits no longer
-// than without batching. What Redis saves is each decision's share of a script call: parsing,
-// dispatch, the script's setup, TIME, and the reply's write (docs/redis-scripts.md).
+// are outstanding). The batcher uses that wait: decisions arriving while a call is outstanding
+// queue, and when a call's reply comes back the next call takes every queued decision (up to
+// `max_batch`). A decision that finds no call outstanding leaves at once, written from its
+// caller's thread, so a lone caller waits no longer than without batching. What Redis saves is
+// each decision's share of a script call: parsing, dispatch, the script's setup, TIME, and the
+// reply's write (docs/redis-scripts.md).
+//
+// A second call (up to `batches_in_flight`) leaves only halfway through answering one, with the
+// decisions those answers produced, and only while Redis has fewer than that to work on. Callers
+// that send their next decision from inside the callback (async callers; a closed loop of N)
+// then split into two halves that alternate: Redis runs one half while the other is answered,
+// instead of idling through every answer. Blocked callers wake too slowly to trigger it.
 //
 // Semantics are unchanged: Redis runs a call's decisions one after the other inside one atomic
 // script, so each sees every earlier decision's writes, exactly as if it had been sent alone at
@@ -35,15 +41,16 @@ namespace sluice::store {
 
 struct DecisionBatcherOptions {
   std::size_t max_batch = 64;  // decisions per script call
-  int batches_in_flight = 2;   // script calls outstanding at once
+  int batches_in_flight = 2;   // script calls outstanding at most
   // TESTS ONLY: appended to every call as the pinned time (RedisStoreOptions).
   const Clock* pinned_clock_for_tests = nullptr;
 };
 
-// Decisions sent and script calls made since creation.
+// Decisions sent and script calls made since creation, and the most calls ever outstanding at once.
 struct DecisionBatchStats {
   std::uint64_t decisions = 0;
   std::uint64_t calls = 0;
+  int most_in_flight = 0;
 };
 
 class DecisionBatcher {
@@ -80,6 +87,9 @@ class DecisionBatcher {
   std::vector<Entry*> take_locked();
   void send(std::vector<Entry*> batch);
   void complete(const std::vector<Entry*>& batch, StatusOr<redis::Reply> reply);
+  // Halfway through answering a call (`answered` decisions so far), sends what is queued on a
+  // further call, if one is allowed and it pays (decision_batcher.cc).
+  void send_early(std::size_t answered);
 
   const std::shared_ptr<redis::Client> client_;
   const redis::Script script_;
@@ -89,6 +99,7 @@ class DecisionBatcher {
   std::condition_variable idle_;  // in_flight_ fell to 0 (the destructor waits for it)
   std::vector<Entry*> queue_;     // waiting for a call; each lives in its decide() frame
   int in_flight_ = 0;
+  std::size_t outstanding_ = 0;  // decisions in calls sent and not yet being answered
   DecisionBatchStats stats_;
 };
 

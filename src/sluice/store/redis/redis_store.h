@@ -22,10 +22,10 @@ namespace sluice::store {
 
 struct RedisStoreOptions {
   // Decisions that wait at the same time share one script call (decision_batcher.h): at most this
-  // many per call, with `batches_in_flight` calls outstanding. 1: every decision is its own call
-  // (no batching; calls pipeline in the client as any other command).
+  // many per call, with at most `batches_in_flight` calls outstanding. max_batch 1: every decision
+  // is its own call (no batching; calls pipeline in the client as any other command).
   std::size_t max_batch = 64;
-  int batches_in_flight = 1;
+  int batches_in_flight = 2;
   // TESTS ONLY: decide at this clock's time instead of Redis's TIME, so conformance traces replay
   // deterministically. Production code never sets it: a client's clock is never trusted.
   const Clock* pinned_clock_for_tests = nullptr;

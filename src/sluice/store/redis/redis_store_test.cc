@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <set>
@@ -1202,6 +1203,55 @@ TEST_F(RedisStoreTest, AsyncAcquireDecidesLikeAcquireOnTheClientsThread) {
                               decision.status().code() == StatusCode::kInvalidArgument;
                         });
     EXPECT_TRUE(refused_at_once);
+  }
+}
+
+// Async callers that send their next decision from inside the callback: with two calls allowed
+// in flight, the batcher sends half of a call's answered callers' next decisions while the other
+// half are still being answered (decision_batcher.h), and every decision stays exact.
+TEST_F(RedisStoreTest, AsyncCallersInALoopKeepTwoCallsInFlightAndEachIsExact) {
+  for (const int in_flight : {2, 1}) {
+    SCOPED_TRACE("batches_in_flight " + std::to_string(in_flight));
+    ASSERT_TRUE(run(*client_, {"FLUSHALL"}).is_status());
+    ManualClock clock(kEpoch);
+    RedisStore store(client_, {.batches_in_flight = in_flight, .pinned_clock_for_tests = &clock});
+    const std::vector<Limit> limits = {FixedWindow{.limit = 600, .window = kMicrosPerHour}};
+    constexpr int kCallers = 10;
+    constexpr int kRounds = 100;  // 1 000 decisions on one key at one instant: 600 admitted
+    std::latch finished(kCallers);
+    std::mutex mu;
+    std::vector<std::int64_t> remaining;
+    int errors = 0;
+    // Each caller's loop: decide, and from the callback decide again until kRounds are done.
+    std::function<void(int)> decide = [&](int left) {
+      store.acquire_async(ref(limits, "loop"), 1, [&, left](StatusOr<StoreDecision> decision) {
+        {
+          std::lock_guard lock(mu);
+          if (!decision.ok()) {
+            ++errors;
+          } else if (decision->verdict.verdict.allowed) {
+            remaining.push_back(decision->verdict.verdict.remaining);
+          }
+        }
+        if (left > 1) {
+          decide(left - 1);
+        } else {
+          finished.count_down();
+        }
+      });
+    };
+    for (int c = 0; c < kCallers; ++c) decide(kRounds);
+    finished.wait();
+    std::lock_guard lock(mu);
+    EXPECT_EQ(errors, 0);
+    std::vector<std::int64_t> expected(600);
+    std::iota(expected.begin(), expected.end(), 0);
+    std::sort(remaining.begin(), remaining.end());
+    EXPECT_EQ(remaining, expected);
+    const DecisionBatchStats stats = store.batch_stats();
+    EXPECT_EQ(stats.decisions, std::uint64_t{kCallers * kRounds});
+    EXPECT_LT(stats.calls, stats.decisions);
+    EXPECT_EQ(stats.most_in_flight, in_flight);
   }
 }
 
