@@ -150,11 +150,10 @@ void DecisionBatcher::send_early(std::size_t answered) {
   std::vector<Entry*> next;
   {
     std::lock_guard lock(mu_);
-    // Only when the answers so far came straight back as new decisions (async callers resubmit
-    // from inside their callback) and Redis has fewer decisions than that to work on: then half
-    // the callers' next decisions run in Redis while the other half are still being answered.
-    if (in_flight_ >= options_.batches_in_flight || queue_.size() < answered ||
-        outstanding_ >= answered) {
+    // Only when Redis has fewer decisions to work on than were answered so far: then the next
+    // decisions of the callers answered so far (async callers resubmit from inside their
+    // callback; woken threads as they come) run in Redis while the rest are being answered.
+    if (in_flight_ >= options_.batches_in_flight || queue_.empty() || outstanding_ >= answered) {
       return;
     }
     ++in_flight_;

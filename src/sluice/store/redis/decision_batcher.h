@@ -10,10 +10,10 @@
 // reply's write (docs/redis-scripts.md).
 //
 // A second call (up to `batches_in_flight`) leaves only halfway through answering one, with the
-// decisions those answers produced, and only while Redis has fewer than that to work on. Callers
-// that send their next decision from inside the callback (async callers; a closed loop of N)
-// then split into two halves that alternate: Redis runs one half while the other is answered,
-// instead of idling through every answer. Blocked callers wake too slowly to trigger it.
+// decisions queued by then, and only while Redis has fewer than half that call's decisions to
+// work on. Callers that send their next decision from inside the callback (async callers; a
+// closed loop of N) then split into two halves that alternate: Redis runs one half while the
+// other is answered, instead of idling through every answer.
 //
 // Semantics are unchanged: Redis runs a call's decisions one after the other inside one atomic
 // script, so each sees every earlier decision's writes, exactly as if it had been sent alone at
