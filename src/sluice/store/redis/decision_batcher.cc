@@ -4,6 +4,7 @@
 #include <string_view>
 #include <utility>
 
+#include "sluice/store/redis/script_set.h"
 #include "sluice/store/redis/waiter.h"
 
 namespace sluice::store {
@@ -82,13 +83,29 @@ std::vector<DecisionBatcher::Entry*> DecisionBatcher::take_locked() {
 }
 
 void DecisionBatcher::send(std::vector<Entry*> batch) {
+  // Equal requests (one policy, no lease id) travel once, with a repeat count, so Redis reads and
+  // unpacks them once (evaluate.lua): the batch is regrouped, equal requests together in order of
+  // first appearance. Every decision of a call was waiting at the same time, so any order is one
+  // they could have arrived in; decisions on one key send equal requests (but for lease ids) and
+  // keep their order.
+  std::vector<Entry*> grouped;
+  grouped.reserve(batch.size());
   std::vector<std::string> keys;
   std::vector<std::string> args;
-  args.reserve(batch.size() + 1);
-  for (Entry* entry : batch) {
-    for (std::string& key : entry->keys) keys.push_back(std::move(key));
-    args.push_back(std::move(entry->request));
+  for (std::size_t first = 0; first < batch.size(); ++first) {
+    if (batch[first] == nullptr) continue;  // already grouped with an earlier one
+    const std::size_t run_start = grouped.size();
+    for (std::size_t i = first; i < batch.size(); ++i) {
+      if (batch[i] == nullptr || (i > first && batch[i]->request != batch[first]->request))
+        continue;
+      grouped.push_back(batch[i]);
+      for (std::string& key : batch[i]->keys) keys.push_back(std::move(key));
+      if (i > first) batch[i] = nullptr;
+    }
+    args.push_back(std::move(batch[first]->request));
+    set_request_repeats(args.back(), grouped.size() - run_start);
   }
+  batch = std::move(grouped);
   if (options_.pinned_clock_for_tests != nullptr) {
     args.push_back(std::to_string(options_.pinned_clock_for_tests->now()));
   }

@@ -102,7 +102,8 @@ std::string decision_request(ScriptOperation operation, std::span<const algorith
                              std::int64_t cost, std::string_view lease) {
   const bool inspect = operation == ScriptOperation::kInspect;
   std::string request;
-  request.reserve(8 * (3 + 5 * limits.size()) + lease.size());
+  request.reserve(8 * (4 + 5 * limits.size()) + lease.size());
+  append_double(request, 1);  // repeats (set_request_repeats)
   append_double(request, inspect ? 1 : 0);
   append_double(request, static_cast<double>(inspect ? 0 : cost));
   append_double(request, static_cast<double>(limits.size()));
@@ -115,6 +116,12 @@ std::string decision_request(ScriptOperation operation, std::span<const algorith
   }
   if (!inspect) request += lease;
   return request;
+}
+
+void set_request_repeats(std::string& request, std::size_t repeats) {
+  std::string bytes;
+  append_double(bytes, static_cast<double>(repeats));
+  request.replace(0, bytes.size(), bytes);
 }
 
 std::size_t verdict_count(ScriptOperation operation, std::size_t limits) {

@@ -37,6 +37,10 @@ int script_kind(const algorithm::Limit& limit);
 std::string decision_request(ScriptOperation operation, std::span<const algorithm::Limit> limits,
                              std::int64_t cost, std::string_view lease = {});
 
+// Makes `request` (from decision_request) stand for `repeats` decisions in a row that send the
+// same bytes, each with its own keys: the script then reads and unpacks it once.
+void set_request_repeats(std::string& request, std::size_t repeats);
+
 // Bytes of one verdict in an `evaluate` reply.
 inline constexpr std::size_t kVerdictBytes = std::size_t{7} * 8;
 
