@@ -85,9 +85,8 @@ std::vector<DecisionBatcher::Entry*> DecisionBatcher::take_locked() {
 void DecisionBatcher::send(std::vector<Entry*> batch) {
   // Equal requests (one policy, no lease id) travel once, with a repeat count, so Redis reads and
   // unpacks them once (evaluate.lua): the batch is regrouped, equal requests together in order of
-  // first appearance. Every decision of a call was waiting at the same time, so any order is one
-  // they could have arrived in; decisions on one key send equal requests (but for lease ids) and
-  // keep their order.
+  // first appearance. Every decision of a call was waiting at the same time (none had its
+  // answer), so any order is one they could have arrived in.
   std::vector<Entry*> grouped;
   grouped.reserve(batch.size());
   std::vector<std::string> keys;

@@ -664,7 +664,16 @@ class Differential {
           fail(limit + " is gone while its state lives " + std::to_string(state_life) + " µs");
         }
       }
-      if (must_set_ttl && now.expires_at_ms == -1) fail(limit + " written without a new TTL");
+      // A fixed window written again in its window keeps the TTL it got (SET … KEEPTTL): the
+      // TTL the test took over must then still run to the state's end, within the ms it was
+      // rounded up to.
+      const auto deadline = deadlines_.find(key);
+      const bool kept_ttl_runs_to_state_end =
+          deadline != deadlines_.end() && deadline->second >= clock_.now() + state_life &&
+          deadline->second < clock_.now() + state_life + kMicrosPerMilli;
+      if (must_set_ttl && now.expires_at_ms == -1 && !kept_ttl_runs_to_state_end) {
+        fail(limit + " written without a new TTL");
+      }
       if (now.expires_at_ms == -1 && !previous) fail(limit + " was created without a TTL");
       if (now.expires_at_ms >= 0) {
         // The TTL set was expires_at - (Redis's clock when the call ran), that clock being in
@@ -1307,6 +1316,35 @@ struct TtlCase {
   // large cost is no outright denial there.
   bool denies_large_costs = true;
 };
+
+// A fixed window written again in its window keeps its key's TTL (it already runs to the
+// window's end); a window that outlasts that TTL (its length grew in a policy edit) sets it again.
+// Pinned time moves while Redis's clock barely does, so a TTL set again shows as a new PTTL.
+TEST_F(RedisStoreTest, FixedWindowKeepsItsTtlWithinAWindowAndSetsItAgainWhenTheWindowGrows) {
+  static_assert(kEpoch % (20 * kMicrosPerSecond) == 0);  // a window start for 10 s and 20 s
+  ManualClock clock(kEpoch + kMicrosPerSecond);
+  RedisStore store(client_, {.pinned_clock_for_tests = &clock});
+  const std::vector<Limit> ten = {FixedWindow{.limit = 5, .window = 10 * kMicrosPerSecond}};
+  const std::vector<Limit> twenty = {FixedWindow{.limit = 5, .window = 20 * kMicrosPerSecond}};
+  const std::string key = documented_key("test.policy", "edit", 0);
+  const auto pttl = [&] { return run_integer(*client_, {"PTTL", key}); };
+
+  EXPECT_EQ(store.acquire(ref(ten, "edit"), 1)->verdict.verdict.remaining, 4);
+  const std::int64_t first = pttl();
+  EXPECT_GT(first, 8'000);  // 9 s to the window's end
+  EXPECT_LE(first, 9'000);
+
+  clock.advance(4 * kMicrosPerSecond);  // 5 s to the end: a new TTL would be <= 5 000 ms
+  EXPECT_EQ(store.acquire(ref(ten, "edit"), 1)->verdict.verdict.remaining, 3);
+  EXPECT_GT(pttl(), 8'000) << "the TTL was set again";
+
+  clock.advance(kMicrosPerSecond);  // the window is now 20 s: [kEpoch, kEpoch + 20 s)
+  const StatusOr<StoreDecision> grown = store.acquire(ref(twenty, "edit"), 1);
+  EXPECT_EQ(grown->verdict.verdict.remaining, 2);
+  EXPECT_EQ(grown->verdict.verdict.reset_after, 14 * kMicrosPerSecond);
+  EXPECT_GT(pttl(), 13'000) << "the TTL still ends with the 10 s window";
+  EXPECT_LE(pttl(), 14'000);
+}
 
 TEST_F(RedisStoreTest,
        EveryKeyExpiresWithinItsAlgorithmsBoundAndDeniedOrPeekedSubjectsStoreNothing) {

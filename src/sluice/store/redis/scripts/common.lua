@@ -30,7 +30,8 @@
 --                     object, 16 bytes smaller than the packed string; told apart by its last
 --                     byte, a digit (a packed value ends in a double's sign/exponent byte)
 --   interval bucket   17 bytes '<c1dd' 'i', tokens, refilled_at
---   fixed window      17 bytes '<c1dd' 'w', window_start, count
+--   fixed window      25 bytes '<c1ddd' 'f', window_start, count, expires (the instant the key's
+--                     TTL was set to run to; 17 bytes '<c1dd' 'w' without it: earlier scripts)
 --   sliding window    25 bytes '<c1ddd' 's', window_start, current, previous
 --   sliding log       sorted set: one member "<at>:<n>" per admitted unit, score <at>
 --   concurrency       hash: lease id -> 16 bytes '<dd' expires_at, cost

@@ -13,7 +13,7 @@
 -- Reply:   every decision's verdicts in order, concatenated, seven packed doubles each: allowed,
 --          limit, remaining, retry_after, reset_after, delay, limit_index (from 0). acquire: the
 --          deciding limit's; inspect: one per limit, in order, for a cost-0 peek.
--- acquire writes only when every limit allows and cost > 0, and every key it writes gets a TTL.
+-- acquire writes only when every limit allows and cost > 0, and every key it writes has a TTL.
 local replies = {}
 -- A TTL's decimal text by its whole ms, per call: the decisions of one window in a batch expire
 -- together, and a table lookup costs a fraction of string.format (-2 % instructions per
@@ -34,8 +34,8 @@ for a = 1, requests do
     local allowed, limit, remaining, retry, reset, delay
     local index = 0
     -- What admitting the request writes for that limit: `value`, SET with a TTL of `ttl` µs
-    -- (rounded up to whole ms), or for the kinds that keep a sorted set or a hash, `commit()` and
-    -- then the TTL.
+    -- (rounded up to whole ms; nil: the key keeps its TTL), or for the kinds that keep a sorted
+    -- set or a hash, `commit()` and then the TTL.
     local value, ttl, commit
 
     -- Only with several limits (or for inspect): every limit's writes, which wait until all have
@@ -87,18 +87,22 @@ for a = 1, requests do
       if allowed == 1 and cost > 0 then
         for i = 1, count do
           if several then value, ttl, commit = values[i], ttls[i], commits[i] end
-          local ms = (ttl + (-ttl) % 1000) / 1000  -- whole ms, rounded up, at least 1
-          if ms < 1 then ms = 1 end
-          local text = ttl_texts[ms]
-          if text == nil then
-            text = string.format('%d', ms)
-            ttl_texts[ms] = text
-          end
-          if commit then
-            commit()
-            redis.call('PEXPIRE', KEYS[first_key + i], text)
+          if ttl == nil then  -- the key's TTL already runs to the state's end (fixed_window.lua)
+            redis.call('SET', KEYS[first_key + i], value, 'KEEPTTL')
           else
-            redis.call('SET', KEYS[first_key + i], value, 'PX', text)
+            local ms = (ttl + (-ttl) % 1000) / 1000  -- whole ms, rounded up, at least 1
+            if ms < 1 then ms = 1 end
+            local text = ttl_texts[ms]
+            if text == nil then
+              text = string.format('%d', ms)
+              ttl_texts[ms] = text
+            end
+            if commit then
+              commit()
+              redis.call('PEXPIRE', KEYS[first_key + i], text)
+            else
+              redis.call('SET', KEYS[first_key + i], value, 'PX', text)
+            end
           end
         end
       end

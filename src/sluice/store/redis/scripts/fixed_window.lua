@@ -1,26 +1,36 @@
   -- ---- kind 4: fixed window (window.cc) ----
-  -- Windows [k·window, (k+1)·window) aligned to the epoch, each counting its admitted cost.
+  -- Windows [k·window, (k+1)·window) aligned to the epoch, each counting its admitted cost. The
+  -- state also keeps `expires`, the instant its key's TTL was set to run to (the window's end),
+  -- so that a later write into the same window keeps that TTL: `ttl` stays nil, and the write is
+  -- SET … KEEPTTL, a third cheaper than setting the TTL again (docs/redis-scripts.md). A window
+  -- that outlasts `expires` (its length grew: a policy edit) sets it again.
   if kind == 4 then
     local window = p2
     limit = p1
-    local start, counted
+    local start, counted, expires
     local stored = redis.pcall('GET', key)  -- false when absent, an error table for a non-string
-    if stored and #stored == 17 then
+    local size = stored and #stored or 0
+    if size == 25 then
+      local tag
+      tag, start, counted, expires = struct.unpack('<c1ddd', stored)
+      if tag ~= 'f' then start = nil end
+    elseif size == 17 then  -- written by earlier scripts, without `expires`: set the TTL again
       local tag
       tag, start, counted = struct.unpack('<c1dd', stored)
       if tag ~= 'w' then start = nil end
+      expires = 0
     end
     -- A later window starts empty (an expired state is always an earlier window); a clock that
     -- stepped back keeps the stored window (fixed_at).
     local current = now - now % window
-    if start == nil or current > start then start, counted = current, 0 end
+    if start == nil or current > start then start, counted, expires = current, 0, 0 end
     local window_end = start + window
     if counted + cost <= limit then
       counted = counted + cost
       allowed = 1
       remaining = limit - counted
-      value = struct.pack('<c1dd', 'w', start, counted)
-      ttl = window_end - now
+      if expires < window_end then ttl, expires = window_end - now, window_end end
+      value = struct.pack('<c1ddd', 'f', start, counted, expires)
     else
       remaining = limit - counted
       if cost <= limit then retry = window_end - now end  -- else never

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Instructions redis-server executes per decision, counted by callgrind: a load-independent way to
+# compare two builds of the store's scripts and batching (docs/redis-scripts.md, "Later in the
+# batches"). For each sluice binary given, in turn (--runs times, interleaved), starts
+# redis-server under `valgrind --tool=callgrind` on a free loopback port, runs `sluice bench
+# --target redis` against it for a few seconds, and prints the decisions, the script calls, and
+# redis-server's instructions per decision: in all, and inside EVALSHA.
+#
+#   bench/script_instructions.sh [--algorithm A] [--callers N] [--mode async|closed]
+#                                [--keys N] [--runs N] SLUICE [SLUICE...]
+#
+# Under callgrind Redis runs ~50x slower, so a run's batches are those of a saturated Redis:
+# about half the callers per call at 10 callers. Use few keys (default 100) so that, at that
+# pace, most decisions find their key already written, as they do at full speed with 10 000.
+set -euo pipefail
+
+algorithm=fixed_window callers=10 mode=async keys=100 runs=2
+binaries=()
+while (($#)); do
+  case "$1" in
+    --algorithm) algorithm="$2"; shift 2 ;;
+    --callers) callers="$2"; shift 2 ;;
+    --mode) mode="$2"; shift 2 ;;
+    --keys) keys="$2"; shift 2 ;;
+    --runs) runs="$2"; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0" | cut -c3-; exit 0 ;;
+    *) binaries+=("$1"); shift ;;
+  esac
+done
+((${#binaries[@]})) || { echo "usage: $0 [options] SLUICE [SLUICE...]" >&2; exit 2; }
+command -v valgrind >/dev/null || { echo "$0: needs valgrind" >&2; exit 2; }
+
+work="$(mktemp -d /tmp/sluice-instructions.XXXXXX)"
+redis_pid=""
+cleanup() {
+  if [[ -n "$redis_pid" ]]; then kill -TERM "$redis_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+measure() {  # measure SLUICE: prints one line
+  local sluice="$1" port profile
+  port="$(free_port)"
+  profile="$work/callgrind.out"
+  valgrind --tool=callgrind --callgrind-out-file="$profile" \
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+    --dir "$work" >"$work/redis.log" 2>&1 &
+  redis_pid=$!
+  for _ in $(seq 100); do
+    redis-cli -p "$port" ping >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  "$sluice" bench --target redis --redis "redis://127.0.0.1:$port" --threads "$callers" \
+    --duration 3s --warmup 0s --keys "$keys" --distribution uniform --algorithm "$algorithm" \
+    --limit 100 --window 1s --mode "$mode" --no-progress --json >"$work/bench.json"
+  local calls
+  calls="$(redis-cli -p "$port" info commandstats | grep -o 'cmdstat_evalsha:calls=[0-9]*' |
+    cut -d= -f2)"
+  kill -TERM "$redis_pid"
+  wait "$redis_pid" || true
+  redis_pid=""
+  python3 - "$work/bench.json" "$profile" "$calls" "$sluice" <<'EOF'
+import json, re, subprocess, sys
+bench, profile, calls, sluice = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+decisions = json.load(open(bench))["points"][0]["decisions"]
+total = 0
+for line in open(profile):
+    if line.startswith(("summary:", "totals:")):
+        total = int(line.split()[1])
+annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", profile],
+                           capture_output=True, text=True).stdout
+evalsha = next((int(m.group(1).replace(",", "")) for m in
+                re.finditer(r"^\s*([\d,]+) .*evalShaCommand", annotated, re.M)), 0)
+print(f"{sluice:<40} decisions {decisions:>6}  calls {calls:>5}  per call {decisions / calls:5.1f}"
+      f"  instructions/decision: all {total // decisions:>6}, in EVALSHA {evalsha // decisions:>6}")
+EOF
+}
+
+echo "redis-server $(redis-server --version | cut -d' ' -f3) under callgrind; $algorithm," \
+  "$callers callers ($mode), $keys keys, 3 s per run"
+for ((run = 1; run <= runs; ++run)); do
+  for sluice in "${binaries[@]}"; do measure "$sluice"; done
+done
