@@ -95,8 +95,9 @@ void DecisionBatcher::send(std::vector<Entry*> batch) {
     if (batch[first] == nullptr) continue;  // already grouped with an earlier one
     const std::size_t run_start = grouped.size();
     for (std::size_t i = first; i < batch.size(); ++i) {
-      if (batch[i] == nullptr || (i > first && batch[i]->request != batch[first]->request))
+      if (batch[i] == nullptr || (i > first && batch[i]->request != batch[first]->request)) {
         continue;
+      }
       grouped.push_back(batch[i]);
       for (std::string& key : batch[i]->keys) keys.push_back(std::move(key));
       if (i > first) batch[i] = nullptr;
