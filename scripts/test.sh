@@ -37,7 +37,7 @@ TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -R '^(memory_store_test
 # forking race test stays out (a TSan runtime does not survive fork with threads). And the load
 # generator's async callers, answered on another thread.
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/store/redis_store_test \
-  --gtest_filter='*ShareScriptCalls*:*AsyncAcquire*:RedisStoreFaultTest.*'
+  --gtest_filter='*ShareScriptCalls*:*AsyncAcquire*:*InALoop*:RedisStoreFaultTest.*'
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/bench/bench_test --gtest_filter='*Async*'
 
 step "formatting (clang-format)"
