@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -60,6 +61,13 @@ class Target {
   }
   // The first error a decision returned, for the report; empty when none did.
   virtual std::string first_error() const { return {}; }
+  // Decisions sent to the store and the store's calls for them since the target was made, for
+  // targets that batch decisions into calls (the embedded Redis store); nullopt for the others.
+  struct StoreCalls {
+    std::uint64_t decisions = 0;
+    std::uint64_t calls = 0;
+  };
+  virtual std::optional<StoreCalls> store_calls() const { return std::nullopt; }
 };
 
 // Monotonic nanoseconds and waiting. Thread-safe.
@@ -120,6 +128,9 @@ struct LoadResult {
   // sent because the threads were still catching up when the time was over (target too slow).
   double intended_per_second = 0;
   std::uint64_t unsent = 0;
+  // Decisions per store call over the point, warm-up included (Target::store_calls; set by the
+  // caller of run_load).
+  std::optional<double> decisions_per_call;
 
   double decisions_per_second() const {
     return seconds > 0 ? static_cast<double>(decisions) / seconds : 0;

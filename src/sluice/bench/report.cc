@@ -1,5 +1,6 @@
 #include "sluice/bench/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -26,6 +27,12 @@ std::string integer(double value) {
   return buffer;
 }
 
+std::string one_decimal(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f", value);
+  return buffer;
+}
+
 }  // namespace
 
 nlohmann::json latency_to_json(const Histogram& h) {
@@ -48,6 +55,7 @@ nlohmann::json result_to_json(const LoadResult& r, LoadMode mode) {
                           {"errors", r.errors},
                           {"degraded", r.degraded},
                           {"latency_us", latency_to_json(r.latency)}};
+  if (r.decisions_per_call) point["decisions_per_call"] = *r.decisions_per_call;
   if (mode == LoadMode::kOpen) {
     point["intended_per_second"] = r.intended_per_second;
     point["unsent"] = r.unsent;
@@ -89,6 +97,10 @@ std::string format_table(const std::vector<LoadResult>& results, LoadMode mode) 
   for (std::string_view title : {"p50", "p90", "p99", "p99.9", "max"}) {
     columns.push_back({title, 8});
   }
+  const bool per_call = std::any_of(results.begin(), results.end(), [](const LoadResult& r) {
+    return r.decisions_per_call.has_value();
+  });
+  if (per_call) columns.push_back({"per call", 8});
   std::string out;
   std::string line;
   for (const Column& column : columns) append_cell(line, column.title, column.width);
@@ -108,6 +120,7 @@ std::string format_table(const std::vector<LoadResult>& results, LoadMode mode) 
     }
     for (double q : {0.50, 0.90, 0.99, 0.999}) cell(format_latency(r.latency.percentile(q)));
     cell(format_latency(r.latency.max()));
+    if (per_call) cell(r.decisions_per_call ? one_decimal(*r.decisions_per_call) : "-");
     out += line + "\n";
   }
   return out;

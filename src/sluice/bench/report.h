@@ -15,14 +15,16 @@ namespace sluice::bench {
 nlohmann::json latency_to_json(const Histogram& nanoseconds);
 
 // One load point: threads, seconds, decisions, decisions_per_second, allowed, denied, errors,
-// degraded, latency_us; in open loop also intended_per_second, unsent and service_time_us.
+// degraded, latency_us; in open loop also intended_per_second, unsent and service_time_us; for a
+// store that batches (the embedded Redis store) decisions_per_call.
 nlohmann::json result_to_json(const LoadResult& result, LoadMode mode);
 
 // "850ns", "78.1us", "1.23ms", "2.50s": three significant digits.
 std::string format_latency(std::uint64_t nanoseconds);
 
 // The human table: one row per point (decisions/s, allowed, denied, errors, p50, p90, p99, p99.9,
-// max; open loop adds the intended rate and unsent requests).
+// max; open loop adds the intended rate and unsent requests; a batching store, decisions per
+// call).
 std::string format_table(const std::vector<LoadResult>& results, LoadMode mode);
 
 }  // namespace sluice::bench

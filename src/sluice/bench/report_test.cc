@@ -9,6 +9,7 @@ namespace sluice::bench {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 LoadResult sample_result() {
   LoadResult r;
@@ -43,9 +44,14 @@ TEST(ReportTest, JsonHasThroughputCountsAndPercentilesInMicroseconds) {
   EXPECT_DOUBLE_EQ(j["latency_us"]["max"].get<double>(), 200.0);
   EXPECT_TRUE(j["latency_us"].contains("p99_9"));
   EXPECT_FALSE(j.contains("service_time_us"));
+  EXPECT_FALSE(j.contains("decisions_per_call"));
   const nlohmann::json open = result_to_json(sample_result(), LoadMode::kOpen);
   EXPECT_TRUE(open.contains("service_time_us"));
   EXPECT_TRUE(open.contains("unsent"));
+  LoadResult batched = sample_result();
+  batched.decisions_per_call = 4.96;
+  EXPECT_DOUBLE_EQ(result_to_json(batched, LoadMode::kClosed)["decisions_per_call"].get<double>(),
+                   4.96);
 }
 
 TEST(ReportTest, TableHasAHeaderAndOneRowPerPoint) {
@@ -55,6 +61,12 @@ TEST(ReportTest, TableHasAHeaderAndOneRowPerPoint) {
   EXPECT_THAT(table, HasSubstr("1000"));
   EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 3);
   EXPECT_THAT(format_table({sample_result()}, LoadMode::kOpen), HasSubstr("intended/s"));
+  EXPECT_THAT(table, Not(HasSubstr("per call")));
+  LoadResult batched = sample_result();
+  batched.decisions_per_call = 4.96;
+  const std::string with_calls = format_table({batched}, LoadMode::kClosed);
+  EXPECT_THAT(with_calls, HasSubstr("per call"));
+  EXPECT_THAT(with_calls, HasSubstr("  5.0\n"));
 }
 
 }  // namespace

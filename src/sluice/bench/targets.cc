@@ -147,6 +147,12 @@ class LimiterTarget final : public Target {
     return first_error_;
   }
 
+  std::optional<StoreCalls> store_calls() const override {
+    if (!redis_) return std::nullopt;
+    const store::DecisionBatchStats stats = redis_->batch_stats();
+    return StoreCalls{.decisions = stats.decisions, .calls = stats.calls};
+  }
+
  private:
   Outcome outcome_of(const StatusOr<service::Decision>& decision) {
     if (!decision.ok()) {

@@ -35,6 +35,7 @@ TEST(TargetsTest, MemoryTargetDecidesAndEnforcesTheLimit) {
       make_target({.kind = TargetKind::kMemory, .policy = fixed_window(10)});
   ASSERT_TRUE(target.ok()) << target.status().to_string();
   const LoadResult r = run_load(**target, short_load());
+  EXPECT_FALSE((*target)->store_calls().has_value());  // no calls to count in memory
   EXPECT_GT(r.decisions, 10u);
   EXPECT_EQ(r.allowed, 10u);  // one hot key, 10 per (epoch-aligned) year
   EXPECT_EQ(r.denied, r.decisions - 10);
@@ -50,11 +51,18 @@ TEST(TargetsTest, RedisTargetDecidesOnRedisAndEnforcesTheLimit) {
                    .redis_url = "redis://127.0.0.1:" + std::to_string((*server)->port()),
                    .policy = fixed_window(10)});
   ASSERT_TRUE(target.ok()) << target.status().to_string();
+  const std::optional<Target::StoreCalls> before = (*target)->store_calls();
   const LoadResult r = run_load(**target, short_load());
   EXPECT_GT(r.decisions, 10u);
   EXPECT_EQ(r.allowed, 10u);
   EXPECT_EQ(r.errors, 0u) << (*target)->first_error();
   EXPECT_EQ(r.degraded, 0u);
+  // The store's batches: every decision went out in some call, none twice.
+  const std::optional<Target::StoreCalls> after = (*target)->store_calls();
+  ASSERT_TRUE(before && after);
+  EXPECT_GE(after->decisions - before->decisions, r.decisions);
+  EXPECT_GE(after->calls - before->calls, 1u);
+  EXPECT_LE(after->calls - before->calls, after->decisions - before->decisions);
 }
 
 TEST(TargetsTest, ConcurrencyLeasesAreGivenBack) {
