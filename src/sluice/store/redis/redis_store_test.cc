@@ -1317,33 +1317,49 @@ struct TtlCase {
   bool denies_large_costs = true;
 };
 
-// A fixed window written again in its window keeps its key's TTL (it already runs to the
-// window's end); a window that outlasts that TTL (its length grew in a policy edit) sets it again.
-// Pinned time moves while Redis's clock barely does, so a TTL set again shows as a new PTTL.
-TEST_F(RedisStoreTest, FixedWindowKeepsItsTtlWithinAWindowAndSetsItAgainWhenTheWindowGrows) {
+// A window written again while its key's TTL still covers its state keeps that TTL (the fixed
+// window's runs to the window's end, the sliding window's to the end of the next window); a
+// window that outlasts it (its length grew in a policy edit) sets it again. Pinned time moves
+// while Redis's clock barely does, so a TTL set again shows as a new PTTL.
+TEST_F(RedisStoreTest, WindowsKeepTheirTtlWithinAWindowAndSetItAgainWhenTheWindowGrows) {
   static_assert(kEpoch % (20 * kMicrosPerSecond) == 0);  // a window start for 10 s and 20 s
-  ManualClock clock(kEpoch + kMicrosPerSecond);
-  RedisStore store(client_, {.pinned_clock_for_tests = &clock});
-  const std::vector<Limit> ten = {FixedWindow{.limit = 5, .window = 10 * kMicrosPerSecond}};
-  const std::vector<Limit> twenty = {FixedWindow{.limit = 5, .window = 20 * kMicrosPerSecond}};
-  const std::string key = documented_key("test.policy", "edit", 0);
-  const auto pttl = [&] { return run_integer(*client_, {"PTTL", key}); };
+  struct Case {
+    const char* subject;
+    Limit ten;
+    Limit twenty;
+    std::int64_t windows_to_end;  // the state lives until the end of this many windows
+  };
+  const std::vector<Case> cases = {
+      {"fixed", FixedWindow{.limit = 5, .window = 10 * kMicrosPerSecond},
+       FixedWindow{.limit = 5, .window = 20 * kMicrosPerSecond}, 1},
+      {"sliding", SlidingWindow{.limit = 5, .window = 10 * kMicrosPerSecond},
+       SlidingWindow{.limit = 5, .window = 20 * kMicrosPerSecond}, 2}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.subject);
+    ManualClock clock(kEpoch + kMicrosPerSecond);
+    RedisStore store(client_, {.pinned_clock_for_tests = &clock});
+    const std::vector<Limit> ten = {c.ten};
+    const std::vector<Limit> twenty = {c.twenty};
+    const std::string key = documented_key("test.policy", c.subject, 0);
+    const auto pttl = [&] { return run_integer(*client_, {"PTTL", key}); };
+    const std::int64_t end_ms = c.windows_to_end * 10'000;  // from kEpoch, 10 s windows
 
-  EXPECT_EQ(store.acquire(ref(ten, "edit"), 1)->verdict.verdict.remaining, 4);
-  const std::int64_t first = pttl();
-  EXPECT_GT(first, 8'000);  // 9 s to the window's end
-  EXPECT_LE(first, 9'000);
+    EXPECT_EQ(store.acquire(ref(ten, c.subject), 1)->verdict.verdict.remaining, 4);
+    EXPECT_GT(pttl(), end_ms - 2'000);  // end_ms - 1 000 to the end
+    EXPECT_LE(pttl(), end_ms - 1'000);
 
-  clock.advance(4 * kMicrosPerSecond);  // 5 s to the end: a new TTL would be <= 5 000 ms
-  EXPECT_EQ(store.acquire(ref(ten, "edit"), 1)->verdict.verdict.remaining, 3);
-  EXPECT_GT(pttl(), 8'000) << "the TTL was set again";
+    clock.advance(4 * kMicrosPerSecond);  // a new TTL would be end_ms - 5 000 or less
+    EXPECT_EQ(store.acquire(ref(ten, c.subject), 1)->verdict.verdict.remaining, 3);
+    EXPECT_GT(pttl(), end_ms - 2'000) << "the TTL was set again";
 
-  clock.advance(kMicrosPerSecond);  // the window is now 20 s: [kEpoch, kEpoch + 20 s)
-  const StatusOr<StoreDecision> grown = store.acquire(ref(twenty, "edit"), 1);
-  EXPECT_EQ(grown->verdict.verdict.remaining, 2);
-  EXPECT_EQ(grown->verdict.verdict.reset_after, 14 * kMicrosPerSecond);
-  EXPECT_GT(pttl(), 13'000) << "the TTL still ends with the 10 s window";
-  EXPECT_LE(pttl(), 14'000);
+    clock.advance(kMicrosPerSecond);  // the window is now 20 s, from kEpoch
+    const StatusOr<StoreDecision> grown = store.acquire(ref(twenty, c.subject), 1);
+    EXPECT_EQ(grown->verdict.verdict.remaining, 2);
+    const std::int64_t grown_end_ms = 2 * end_ms - 6'000;  // from now, 6 s after kEpoch
+    EXPECT_EQ(grown->verdict.verdict.reset_after, grown_end_ms * kMicrosPerMilli);
+    EXPECT_GT(pttl(), grown_end_ms - 1'000) << "the TTL still ends with the 10 s window";
+    EXPECT_LE(pttl(), grown_end_ms);
+  }
 }
 
 TEST_F(RedisStoreTest,

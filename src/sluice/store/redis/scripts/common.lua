@@ -32,7 +32,8 @@
 --   interval bucket   17 bytes '<c1dd' 'i', tokens, refilled_at
 --   fixed window      25 bytes '<c1ddd' 'f', window_start, count, expires (the instant the key's
 --                     TTL was set to run to; 17 bytes '<c1dd' 'w' without it: earlier scripts)
---   sliding window    25 bytes '<c1ddd' 's', window_start, current, previous
+--   sliding window    33 bytes '<c1dddd' 's', window_start, current, previous, expires (as for
+--                     the fixed window; 25 bytes '<c1ddd' 's' without it: earlier scripts)
 --   sliding log       sorted set: one member "<at>:<n>" per admitted unit, score <at>
 --   concurrency       hash: lease id -> 16 bytes '<dd' expires_at, cost
 -- Verdicts use -1 for "absent" (retry_after when allowed or never; delay).

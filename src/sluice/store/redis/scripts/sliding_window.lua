@@ -1,15 +1,21 @@
   -- ---- kind 5: sliding window, two-counter estimate (window.cc) ----
-  -- estimate = previous·(window - elapsed)/window + current, compared in integers.
+  -- estimate = previous·(window - elapsed)/window + current, compared in integers. Like the fixed
+  -- window, the state keeps `expires`, the instant its key's TTL was set to run to (the end of
+  -- the window after the current one), and a write that TTL still covers keeps it (KEEPTTL).
   if kind == 5 then
     local window = p2
     limit = p1
-    local start, current, previous
+    local start, current, previous, expires
     local stored = redis.pcall('GET', key)  -- false when absent, an error table for a non-string
-    if stored and #stored == 25 then
-      local tag
+    local size = stored and #stored or 0
+    local tag
+    if size == 33 then
+      tag, start, current, previous, expires = struct.unpack('<c1dddd', stored)
+    elseif size == 25 then  -- written by earlier scripts, without `expires`: set the TTL again
       tag, start, current, previous = struct.unpack('<c1ddd', stored)
-      if tag ~= 's' then start = nil end
+      expires = 0
     end
+    if tag ~= 's' then start, expires = nil, 0 end
     -- Roll the counts forward to the window holding now (sliding_at). An expired state rolls
     -- to empty counts, the same as an absent one; a clock that stepped back keeps the stored
     -- window with elapsed 0.
@@ -28,7 +34,6 @@
     if room >= 0 and previous * weight <= room * window then  -- sliding_admits
       current = current + cost
       allowed = 1
-      value = struct.pack('<c1ddd', 's', start, current, previous)
     elseif cost <= limit then  -- else never: no retry_after
       -- The estimate only falls as time passes: the first elapsed e that admits cost in this
       -- window (previous·(window - e) <= room·window), else in the next (where current becomes
@@ -71,5 +76,8 @@
       reset = start - now
     end
     if reset < 0 then reset = 0 end
-    ttl = reset
+    if allowed == 1 then
+      if expires < now + reset then ttl, expires = reset, now + reset end  -- else keep the TTL
+      value = struct.pack('<c1dddd', 's', start, current, previous, expires)
+    end
   end
