@@ -274,11 +274,9 @@ LoadResult run_async_load(Target& target, const LoadOptions& options, Ticker& ti
   return merge(options, schedule, states);
 }
 
-}  // namespace
-
-LoadResult run_load(Target& target, const LoadOptions& options, Ticker& ticker) {
-  const int threads = std::max(1, options.threads);
-  if (options.mode == LoadMode::kAsync) return run_async_load(target, options, ticker, threads);
+// A thread per caller (closed and open loop).
+LoadResult run_thread_load(Target& target, const LoadOptions& options, Ticker& ticker,
+                           int threads) {
   std::vector<std::unique_ptr<ThreadState>> owned;
   std::vector<ThreadState*> states;
   for (int i = 0; i < threads; ++i) {
@@ -317,6 +315,22 @@ LoadResult run_load(Target& target, const LoadOptions& options, Ticker& ticker) 
                   [&] { return finished.load(std::memory_order_acquire) >= threads; });
   for (std::thread& worker : workers) worker.join();
   return merge(options, schedule, states);
+}
+
+}  // namespace
+
+LoadResult run_load(Target& target, const LoadOptions& options, Ticker& ticker) {
+  const int threads = std::max(1, options.threads);
+  const std::optional<Target::StoreCalls> before = target.store_calls();
+  LoadResult result = options.mode == LoadMode::kAsync
+                          ? run_async_load(target, options, ticker, threads)
+                          : run_thread_load(target, options, ticker, threads);
+  if (const std::optional<Target::StoreCalls> after = target.store_calls();
+      before && after && after->calls > before->calls) {
+    result.decisions_per_call = static_cast<double>(after->decisions - before->decisions) /
+                                static_cast<double>(after->calls - before->calls);
+  }
+  return result;
 }
 
 }  // namespace sluice::bench

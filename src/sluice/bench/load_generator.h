@@ -128,8 +128,8 @@ struct LoadResult {
   // sent because the threads were still catching up when the time was over (target too slow).
   double intended_per_second = 0;
   std::uint64_t unsent = 0;
-  // Decisions per store call over the point, warm-up included (Target::store_calls; set by the
-  // caller of run_load).
+  // Decisions per store call over the point, warm-up included, for targets that count their
+  // store calls (Target::store_calls).
   std::optional<double> decisions_per_call;
 
   double decisions_per_second() const {

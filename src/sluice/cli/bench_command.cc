@@ -11,7 +11,6 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -218,14 +217,7 @@ int run_bench(const BenchOptions& options) {
         .seed = options.seed,
     };
     if (progress) load.on_progress = draw_progress;
-    const std::optional<bench::Target::StoreCalls> before = (*target)->store_calls();
     results.push_back(bench::run_load(**target, load));
-    if (const std::optional<bench::Target::StoreCalls> after = (*target)->store_calls();
-        before && after && after->calls > before->calls) {
-      results.back().decisions_per_call =
-          static_cast<double>(after->decisions - before->decisions) /
-          static_cast<double>(after->calls - before->calls);
-    }
     if (progress) std::fprintf(stderr, "\r\033[K");
   }
 

@@ -87,28 +87,29 @@ void DecisionBatcher::send(std::vector<Entry*> batch) {
   // unpacks them once (evaluate.lua): the batch is regrouped, equal requests together in order of
   // first appearance. Every decision of a call was waiting at the same time (none had its
   // answer), so any order is one they could have arrived in.
-  std::vector<Entry*> grouped;
-  grouped.reserve(batch.size());
+  std::vector<std::vector<Entry*>> runs;  // entries with equal requests
+  for (Entry* entry : batch) {
+    const auto run = std::find_if(runs.begin(), runs.end(), [&](const std::vector<Entry*>& r) {
+      return r.front()->request == entry->request;
+    });
+    if (run == runs.end()) {
+      runs.push_back({entry});
+    } else {
+      run->push_back(entry);
+    }
+  }
+  batch.clear();
   std::vector<std::string> keys;
   std::vector<std::string> args;
-  for (std::size_t first = 0; first < batch.size(); ++first) {
-    if (batch[first] == nullptr) continue;  // already grouped with an earlier one
-    const std::size_t run_start = grouped.size();
-    for (std::size_t i = first; i < batch.size(); ++i) {
-      if (batch[i] == nullptr || (i > first && batch[i]->request != batch[first]->request)) {
-        continue;
-      }
-      grouped.push_back(batch[i]);
-      for (std::string& key : batch[i]->keys) keys.push_back(std::move(key));
-      if (i > first) batch[i] = nullptr;
+  for (const std::vector<Entry*>& run : runs) {
+    for (Entry* entry : run) {
+      batch.push_back(entry);
+      for (std::string& key : entry->keys) keys.push_back(std::move(key));
     }
-    args.push_back(std::move(batch[first]->request));
-    set_request_repeats(args.back(), grouped.size() - run_start);
+    args.push_back(std::move(run.front()->request));
+    set_request_repeats(args.back(), run.size());
   }
-  batch = std::move(grouped);
-  if (options_.pinned_clock_for_tests != nullptr) {
-    args.push_back(std::to_string(options_.pinned_clock_for_tests->now()));
-  }
+  append_pinned_time(args, options_.pinned_clock_for_tests);
   client_->async_eval_script(
       script_, std::move(keys), std::move(args),
       [this, batch = std::move(batch)](StatusOr<redis::Reply> reply) {

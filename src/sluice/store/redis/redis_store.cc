@@ -74,10 +74,11 @@ RedisStore::RedisStore(std::shared_ptr<redis::Client> client, RedisStoreOptions 
 
 RedisStore::~RedisStore() = default;
 
-void RedisStore::pin_time(std::vector<std::string>& args) const {
-  if (options_.pinned_clock_for_tests != nullptr) {
-    args.push_back(std::to_string(options_.pinned_clock_for_tests->now()));
-  }
+std::vector<std::string> RedisStore::unbatched_args(std::string request) {
+  unbatched_decisions_.fetch_add(1, std::memory_order_relaxed);
+  std::vector<std::string> args = {std::move(request)};
+  append_pinned_time(args, options_.pinned_clock_for_tests);
+  return args;
 }
 
 StatusOr<std::string> RedisStore::evaluate(const SubjectRef& ref, ScriptOperation operation,
@@ -86,11 +87,8 @@ StatusOr<std::string> RedisStore::evaluate(const SubjectRef& ref, ScriptOperatio
     const std::size_t verdicts = verdict_count(operation, ref.limits.size());
     return batcher_->decide(limit_keys(ref), std::move(request), verdicts * kVerdictBytes);
   }
-  unbatched_decisions_.fetch_add(1, std::memory_order_relaxed);
-  std::vector<std::string> args = {std::move(request)};
-  pin_time(args);
-  return script_bytes(
-      client_->eval_script(scripts_->get(operation), limit_keys(ref), std::move(args)));
+  return script_bytes(client_->eval_script(scripts_->get(operation), limit_keys(ref),
+                                           unbatched_args(std::move(request))));
 }
 
 StatusOr<std::string> RedisStore::acquire_request(const SubjectRef& ref, std::int64_t cost,
@@ -124,11 +122,9 @@ void RedisStore::acquire_async(const SubjectRef& ref, std::int64_t cost, Acquire
     batcher_->decide_async(limit_keys(ref), std::move(*request), kVerdictBytes, std::move(finish));
     return;
   }
-  unbatched_decisions_.fetch_add(1, std::memory_order_relaxed);
-  std::vector<std::string> args = {std::move(*request)};
-  pin_time(args);
   client_->async_eval_script(
-      scripts_->get(ScriptOperation::kAcquire), limit_keys(ref), std::move(args),
+      scripts_->get(ScriptOperation::kAcquire), limit_keys(ref),
+      unbatched_args(std::move(*request)),
       [finish = std::move(finish)](StatusOr<redis::Reply> reply) {
         finish(script_bytes(std::move(reply)));
       },
@@ -147,7 +143,7 @@ StatusOr<bool> RedisStore::lease_operation(const SubjectRef& ref, std::string_vi
     }
   }
   if (keys.empty()) return false;
-  pin_time(args);
+  append_pinned_time(args, options_.pinned_clock_for_tests);
   StatusOr<redis::Reply> reply = client_->eval_script(
       scripts_->get(ScriptOperation::kLease, ref.limits), std::move(keys), std::move(args));
   if (!reply.ok()) return reply.status();

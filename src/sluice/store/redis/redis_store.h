@@ -54,7 +54,8 @@ class RedisStore final : public Store {
  private:
   StatusOr<bool> lease_operation(const SubjectRef& ref, std::string_view operation,
                                  std::string_view lease);
-  void pin_time(std::vector<std::string>& args) const;
+  // One decision's ARGV for an unbatched `evaluate` call; counts it in batch_stats.
+  std::vector<std::string> unbatched_args(std::string request);
   // Sends one decision's request (script_set.h) and returns its part of the reply.
   StatusOr<std::string> evaluate(const SubjectRef& ref, ScriptOperation operation,
                                  std::string request);

@@ -124,6 +124,10 @@ void set_request_repeats(std::string& request, std::size_t repeats) {
   request.replace(0, bytes.size(), bytes);
 }
 
+void append_pinned_time(std::vector<std::string>& args, const Clock* pinned_clock) {
+  if (pinned_clock != nullptr) args.push_back(std::to_string(pinned_clock->now()));
+}
+
 std::size_t verdict_count(ScriptOperation operation, std::size_t limits) {
   return operation == ScriptOperation::kInspect ? limits : 1;
 }

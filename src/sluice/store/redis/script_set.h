@@ -6,11 +6,12 @@
 // every call, so the scripts define no functions and carry every algorithm inline: a block that
 // does not run costs nothing, and one script serves every policy. See docs/redis-scripts.md.
 //
-// `evaluate` decides one or more subjects in one call (the store's decision batches): ARGV[d] is
-// decision d's request, packed little-endian doubles (operation, cost, limit count, then kind and
-// four parameters per limit; common.lua lists the kinds) followed by the lease id when there is
-// one; KEYS are the decisions' limit keys one after the other. The reply is packed the same way:
-// seven doubles per verdict, the decisions' verdicts concatenated.
+// `evaluate` decides one or more subjects in one call (the store's decision batches): each ARGV is
+// a request, packed little-endian doubles (repeat count, operation, cost, limit count, then kind
+// and four parameters per limit; common.lua lists the kinds) followed by the lease id when there
+// is one, and stands for as many decisions in a row as its repeat count; KEYS are the decisions'
+// limit keys one after the other. The reply is packed the same way: seven doubles per verdict,
+// the decisions' verdicts concatenated.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +23,7 @@
 
 #include "sluice/algorithm/evaluate.h"
 #include "sluice/algorithm/limit.h"
+#include "sluice/core/clock.h"
 #include "sluice/core/status.h"
 #include "sluice/store/redis/client.h"
 
@@ -40,6 +42,10 @@ std::string decision_request(ScriptOperation operation, std::span<const algorith
 // Makes `request` (from decision_request) stand for `repeats` decisions in a row that send the
 // same bytes, each with its own keys: the script then reads and unpacks it once.
 void set_request_repeats(std::string& request, std::size_t repeats);
+
+// TESTS ONLY: appends the pinned clock's time, which the pinned scripts read from the last ARGV,
+// when `pinned_clock` is set (RedisStoreOptions::pinned_clock_for_tests); else nothing.
+void append_pinned_time(std::vector<std::string>& args, const Clock* pinned_clock);
 
 // Bytes of one verdict in an `evaluate` reply.
 inline constexpr std::size_t kVerdictBytes = std::size_t{7} * 8;
