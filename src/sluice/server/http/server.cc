@@ -19,6 +19,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
 #include <ctime>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -40,6 +41,9 @@ using error_code = boost::system::error_code;
 using BeastRequest = bhttp::request<bhttp::string_body>;
 
 constexpr std::size_t kFirstRead = 4096;
+// Chunk extensions (";name=value" after a chunk size) carry nothing we use: at most this many
+// bytes of them per message, so a body of tiny chunks cannot make a connection read without end.
+constexpr std::size_t kMaxChunkExtensionBytes = 4096;
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
 std::chrono::microseconds micros(Micros value) { return std::chrono::microseconds(value); }
@@ -198,6 +202,11 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   void parse();
   // Answers a request that could not be read, then closes.
   void fail(const error_code& ec);
+  void fail(int status, std::string detail);
+  // Refuses a message whose unparsed remainder outgrew its bound (see parse()).
+  void fail_framing();
+  // Beast's per-chunk callback (held by reference, so it lives here): counts extension bytes.
+  void on_chunk_header(std::uint64_t size, beast::string_view extensions, error_code& ec);
   void handle(BeastRequest request);
   void on_written(error_code ec, bool keep_alive);
 
@@ -206,6 +215,11 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   tcp::socket socket_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::function<void(std::uint64_t, beast::string_view, error_code&)> chunk_header_callback_ =
+      [this](std::uint64_t size, beast::string_view extensions, error_code& ec) {
+        on_chunk_header(size, extensions, ec);
+      };
+  std::size_t chunk_extension_bytes_ = 0;  // in the message being read
   std::string head_;  // the response's status line and headers
   std::string body_;
   std::string remote_ = "-";
@@ -285,6 +299,8 @@ void HttpServer::Impl::Connection::parse() {
     parser_->header_limit(static_cast<std::uint32_t>(server_.options().max_header_bytes));
     parser_->body_limit(server_.options().max_body_bytes);
     parser_->eager(true);
+    parser_->on_chunk_header(chunk_header_callback_);
+    chunk_extension_bytes_ = 0;
     set_deadline(server_.options().read_timeout);
   }
   while (buffer_.size() > 0 && !parser_->is_done()) {
@@ -292,9 +308,13 @@ void HttpServer::Impl::Connection::parse() {
     const std::size_t used = parser_->put(buffer_.data(), ec);
     buffer_.consume(used);
     if (ec == bhttp::error::need_more) {
-      // An incomplete header must fit the buffer before Beast parses it.
-      if (!parser_->is_header_done() && buffer_.size() > server_.options().max_header_bytes) {
-        return fail(bhttp::error::header_limit);
+      // What Beast leaves unconsumed is one incomplete element it parses only whole: the request
+      // line and headers, a chunk-size line with its extensions, or the trailer section. Body
+      // bytes are consumed as they arrive (eager) and bounded by body_limit. So bounding that
+      // remainder bounds every byte a connection buffers, for the whole message.
+      if (buffer_.size() > server_.options().max_header_bytes) {
+        if (!parser_->is_header_done()) return fail(bhttp::error::header_limit);
+        return fail_framing();
       }
       break;
     }
@@ -317,17 +337,46 @@ void HttpServer::Impl::Connection::parse() {
   read_more();
 }
 
-void HttpServer::Impl::Connection::fail(const error_code& ec) {
-  int status = 400;
-  std::string detail = "malformed HTTP request: " + ec.message();
-  if (ec == bhttp::error::header_limit) {
-    status = 431;
-    detail = "request line and headers exceed " +
-             std::to_string(server_.options().max_header_bytes) + " bytes";
-  } else if (ec == bhttp::error::body_limit) {
-    status = 413;
-    detail = "request body exceeds " + std::to_string(server_.options().max_body_bytes) + " bytes";
+void HttpServer::Impl::Connection::on_chunk_header(std::uint64_t /*size*/,
+                                                   beast::string_view extensions,
+                                                   error_code& ec) {
+  chunk_extension_bytes_ += extensions.size();
+  if (chunk_extension_bytes_ > kMaxChunkExtensionBytes) ec = bhttp::error::bad_chunk_extension;
+}
+
+void HttpServer::Impl::Connection::fail_framing() {
+  const std::string limit = std::to_string(server_.options().max_header_bytes) + " bytes";
+  // Beast parses the last chunk together with the trailer section, so the remainder tells which
+  // one outgrew the limit: a complete zero-size line is followed by trailer fields.
+  const auto* data = static_cast<const char*>(buffer_.data().data());
+  const std::string_view rest(data, buffer_.size());
+  const std::size_t digits = rest.find_first_not_of('0');
+  const std::size_t line_end = rest.find("\r\n");
+  if (digits > 0 && digits != std::string_view::npos && line_end != std::string_view::npos &&
+      (rest[digits] == '\r' || rest[digits] == ';')) {
+    return fail(431, "trailer section exceeds " + limit);
   }
+  fail(400, "chunk-size line (with its extensions) exceeds " + limit);
+}
+
+void HttpServer::Impl::Connection::fail(const error_code& ec) {
+  if (ec == bhttp::error::header_limit) {
+    return fail(431, "request line and headers exceed " +
+                         std::to_string(server_.options().max_header_bytes) + " bytes");
+  }
+  if (ec == bhttp::error::body_limit) {
+    return fail(413, "request body exceeds " + std::to_string(server_.options().max_body_bytes) +
+                         " bytes");
+  }
+  if (ec == bhttp::error::bad_chunk_extension &&
+      chunk_extension_bytes_ > kMaxChunkExtensionBytes) {
+    return fail(400, "chunk extensions exceed " + std::to_string(kMaxChunkExtensionBytes) +
+                         " bytes in one message");
+  }
+  fail(400, "malformed HTTP request: " + ec.message());
+}
+
+void HttpServer::Impl::Connection::fail(int status, std::string detail) {
   method_ = "-";
   path_ = "-";
   request_id_ = new_request_id();

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "sluice/policy/document.h"
@@ -52,8 +53,8 @@ class TestServer {
  public:
   explicit TestServer(store::Store& store, HttpServerOptions options = {})
       : local_(SystemClock::instance()),
-        limiter_(store, &local_),
         lookup_(policies()),
+        limiter_(store, &local_, {.policies = &lookup_}),
         api_(limiter_, lookup_, store, metrics_) {
     auto router = std::make_shared<Router>();
     api_.add_routes(*router);
@@ -80,8 +81,8 @@ class TestServer {
 
  private:
   store::MemoryStore local_;
-  service::Limiter limiter_;
   service::StaticPolicyLookup lookup_;
+  service::Limiter limiter_;
   Metrics metrics_;
   DecisionApi api_;
   std::mutex mutex_;
@@ -120,7 +121,7 @@ TEST_F(ServerTest, HealthReadinessOpenApiAndMetricsAnswer) {
        {"sluice_decisions_total{policy=\"demo.api\",outcome=\"allowed\"} 1",
         "sluice_shadow_denials_total{policy=\"demo.api\"} 0",
         "sluice_degraded_decisions_total{policy=\"demo.api\"} 0", "sluice_store_errors_total 0",
-        "sluice_store_latency_seconds_bucket{le=\"+Inf\"} 1",
+        "sluice_decision_duration_seconds_bucket{policy=\"demo.api\",le=\"+Inf\"} 1",
         "sluice_http_requests_total{route=\"/v1/acquire\",code=\"200\"} 1"}) {
     EXPECT_NE(metrics->body.find(needle), std::string::npos) << needle << "\n" << metrics->body;
   }
@@ -296,6 +297,55 @@ TEST_F(ServerTest, OversizedBodyIs413AndOversizedHeadersAre431ThenTheServerStill
     EXPECT_EQ(response->header("Content-Type"), "application/problem+json");
   }
   EXPECT_EQ(http_request(server.port(), "GET", "/healthz")->status, 200);
+}
+
+// A chunked body's framing is parsed only in whole lines: a chunk-size line or a trailer section
+// that never ends must be refused once it outgrows the header limit, not buffered without bound
+// (one connection once grew the server by 1.8 GB this way). Extensions spread over many small
+// chunks are capped per message.
+TEST_F(ServerTest, EndlessChunkLinesTrailersAndExtensionsAreRefusedEarly) {
+  TestServer server(store_, {.max_header_bytes = 2048, .max_body_bytes = 1024});
+  const std::string head =
+      "POST /v1/acquire HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  struct Case {
+    std::string name;
+    std::string bytes;  // never a complete message
+    int status;
+    std::string detail;
+  };
+  std::string many_extensions = head;
+  for (int i = 0; i < 100; ++i) many_extensions += "1;e=" + std::string(60, 'x') + "\r\na\r\n";
+  std::string endless_trailer = head + "0\r\n";
+  for (int i = 0; i < 600; ++i) endless_trailer += "X-T" + std::to_string(i) + ": v\r\n";
+  const std::vector<Case> cases = {
+      {"chunk-size line", head + "1;a=" + std::string(8192, 'b'), 400, "chunk-size line"},
+      {"trailer section", endless_trailer, 431, "trailer section"},
+      {"extensions", many_extensions, 400, "chunk extensions"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    StatusOr<RawConnection> connection = RawConnection::open(server.port());
+    ASSERT_TRUE(connection.ok());
+    ASSERT_TRUE(connection->send(c.bytes).ok());
+    StatusOr<RawResponse> response = connection->read(3'000);
+    ASSERT_TRUE(response.ok()) << response.status().to_string();
+    EXPECT_EQ(response->status, c.status) << response->body;
+    EXPECT_EQ(response->header("Content-Type"), "application/problem+json");
+    EXPECT_NE(body_of(*response)["detail"].get<std::string>().find(c.detail), std::string::npos)
+        << response->body;
+    EXPECT_TRUE(connection->closed_by_peer());
+  }
+  // A well-formed chunked request with a trailer and short extensions is still served.
+  StatusOr<RawConnection> connection = RawConnection::open(server.port());
+  const std::string body = acquire_body("chunked");
+  ASSERT_TRUE(connection
+                  ->send(head + "5;note=first\r\n" + body.substr(0, 5) + "\r\n" +
+                         (std::stringstream() << std::hex << body.size() - 5).str() + "\r\n" +
+                         body.substr(5) + "\r\n0\r\nX-Trailer: t\r\n\r\n")
+                  .ok());
+  StatusOr<RawResponse> response = connection->read();
+  ASSERT_TRUE(response.ok()) << response.status().to_string();
+  EXPECT_EQ(response->status, 200) << response->body;
 }
 
 TEST_F(ServerTest, MalformedHttpIs400AndCloses) {
