@@ -40,8 +40,8 @@ class DecisionServer {
   DecisionServer()
       : store_(clock_),
         local_(clock_),
-        limiter_(store_, &local_),
         lookup_(policies()),
+        limiter_(store_, &local_, {.policies = &lookup_}),
         api_(limiter_, lookup_, store_, metrics_, {.clock = &clock_}) {
     auto router = std::make_shared<http::Router>();
     api_.add_routes(*router);
@@ -58,8 +58,8 @@ class DecisionServer {
   ManualClock clock_{kEpoch};
   store::MemoryStore store_;
   store::MemoryStore local_;
-  service::Limiter limiter_;
   service::StaticPolicyLookup lookup_;
+  service::Limiter limiter_;
   http::Metrics metrics_;
   http::DecisionApi api_;
   std::unique_ptr<http::HttpServer> server_;

@@ -193,8 +193,8 @@ const std::vector<Setting>& settings() {
         true);
     add(
         "store_threads",
-        "Threads that wait on the store so I/O threads never block (auto: 0 for memory, 64 for "
-        "Redis)",
+        "Threads for the blocking probe of GET /readyz (the policy database); decisions never "
+        "use them: they go through the asynchronous pipeline (auto: 1)",
         [](ServeSettings& s, std::string_view text) -> Status {
           if (text == "auto") {
             s.store_threads = -1;
@@ -570,8 +570,10 @@ int run_serve(const ServeCommand& command) {
     redis = std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
   }
   store::Store& store = redis ? static_cast<store::Store&>(*redis) : memory;
-  service::Limiter limiter(store, &memory, {.local_fraction = s.local_fraction});
   CachedPolicyLookup lookup(*policies->cache);
+  service::Limiter limiter(
+      store, &memory,
+      {.local_fraction = s.local_fraction, .store_timeout = s.redis_timeout, .policies = &lookup});
   http::Metrics metrics;
   http::DecisionApi api(
       limiter, lookup, store, metrics,
@@ -593,7 +595,7 @@ int run_serve(const ServeCommand& command) {
   api.add_routes(*router);
   admin.add_routes(*router);
 
-  const int store_threads = s.store_threads >= 0 ? s.store_threads : (redis ? 64 : 0);
+  const int store_threads = s.store_threads >= 0 ? s.store_threads : 1;
   StatusOr<std::unique_ptr<http::HttpServer>> server =
       http::HttpServer::start({.host = listen->first,
                                .port = listen->second,

@@ -15,4 +15,15 @@ const SystemClock& SystemClock::instance() {
   return clock;
 }
 
+Micros SteadyClock::now() const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+const SteadyClock& SteadyClock::instance() {
+  static const SteadyClock clock;
+  return clock;
+}
+
 }  // namespace sluice

@@ -22,6 +22,14 @@ class SystemClock final : public Clock {
   static const SystemClock& instance();
 };
 
+// Monotonic time (CLOCK_MONOTONIC), for deadlines and timers: never jumps when the wall clock is
+// set. Its epoch is arbitrary; compare its readings only with each other.
+class SteadyClock final : public Clock {
+ public:
+  Micros now() const override;
+  static const SteadyClock& instance();
+};
+
 // A clock moved only by the test that owns it. Thread-safe.
 class ManualClock final : public Clock {
  public:

@@ -1,7 +1,9 @@
 #include "sluice/service/limiter.h"
 
+#include <condition_variable>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sluice/algorithm/validate.h"
@@ -10,9 +12,9 @@
 namespace sluice::service {
 namespace {
 
-Status no_such_policy(const policy::Policy& policy, std::string_view app) {
-  return not_found("no such policy for this app: policy \"" + policy.name +
-                   "\" does not list app \"" + std::string(app) + "\"");
+Status no_such_policy(std::string_view policy, std::string_view app) {
+  return not_found("no such policy for this app: policy \"" + std::string(policy) +
+                   "\" does not exist or does not list app \"" + std::string(app) + "\"");
 }
 
 // The nominal size of a limit, for decisions made without the store.
@@ -28,6 +30,29 @@ std::int64_t nominal_limit(const algorithm::Limit& limit) {
       },
       limit);
 }
+
+// Waits on the calling thread for a value another thread delivers once.
+template <typename T>
+class Rendezvous {
+ public:
+  void deliver(T value) {
+    {
+      std::lock_guard lock(mutex_);
+      value_.emplace(std::move(value));
+    }
+    ready_.notify_one();
+  }
+  T wait() {
+    std::unique_lock lock(mutex_);
+    ready_.wait(lock, [this] { return value_.has_value(); });
+    return std::move(*value_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::optional<T> value_;
+};
 
 }  // namespace
 
@@ -45,42 +70,202 @@ bool is_store_failure(const Status& status) {
   }
 }
 
-Limiter::Limiter(store::Store& store, store::Store* local, LimiterOptions options)
-    : store_(store), local_(local), options_(options) {}
+// One decision on its way through the pipeline: looked up, then asked of the store once, or
+// again after each wait.
+struct Limiter::Attempt {
+  AcquireRequest request;
+  std::shared_ptr<const policy::Policy> looked_up;  // keeps `policy` alive when found by name
+  const policy::Policy* policy = nullptr;
+  DecisionCallback done;
+  Micros started = 0;     // steady clock
+  Micros wait_until = 0;  // steady clock: no retry is scheduled past it
+};
 
-StatusOr<Decision> Limiter::try_acquire(const policy::Policy& policy, std::string_view app,
-                                        std::string_view subject, std::int64_t cost) {
-  if (std::optional<StatusOr<Decision>> early = decide_without_store(policy, app, cost)) {
-    return *std::move(early);
+// One store call that leaves the process: its answer and its deadline race, and the first wins.
+struct Limiter::StoreCall {
+  std::atomic<bool> settled{false};
+  TimerQueue::Handle deadline;
+};
+
+Limiter::Limiter(store::Store& store, store::Store* local, LimiterOptions options)
+    : store_(store),
+      local_(local),
+      options_(options),
+      steady_(options.timers != nullptr ? options.timers->clock() : SteadyClock::instance()) {
+  if (options_.store_timeout <= 0) options_.store_timeout = kMicrosPerSecond;
+}
+
+Limiter::~Limiter() = default;
+
+TimerQueue& Limiter::timers() {
+  if (options_.timers != nullptr) return *options_.timers;
+  std::call_once(timers_started_, [this] { own_timers_ = std::make_unique<TimerQueue>(); });
+  return *own_timers_;
+}
+
+StatusOr<std::shared_ptr<const policy::Policy>> Limiter::find(std::string_view name,
+                                                              std::string_view app) const {
+  if (options_.policies == nullptr) {
+    return Status(StatusCode::kFailedPrecondition, "limiter: no policy lookup configured");
   }
-  const store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = subject};
-  return finish(policy, subject, cost, store_.acquire(ref, cost));
+  std::shared_ptr<const policy::Policy> policy = options_.policies->find(name);
+  if (!policy || !policy->admits_app(app)) return no_such_policy(name, app);
+  return policy;
+}
+
+void Limiter::acquire(AcquireRequest request, DecisionCallback done) {
+  std::vector<algorithm::FieldError> errors;
+  if (request.wait < 0) errors.push_back({"wait", "must not be negative"});
+  if (request.store_timeout < 0) errors.push_back({"store_timeout", "must not be negative"});
+  if (!errors.empty()) {
+    return done(invalid_argument(errors.front().field + ": " + errors.front().message));
+  }
+  StatusOr<std::shared_ptr<const policy::Policy>> policy = find(request.policy, request.app);
+  if (!policy.ok()) return done(policy.status());
+  auto attempt = std::make_shared<Attempt>();
+  attempt->started = steady_.now();
+  attempt->wait_until = attempt->started + request.wait;
+  attempt->policy = policy->get();
+  attempt->looked_up = std::move(*policy);
+  attempt->request = std::move(request);
+  attempt->done = std::move(done);
+  if (std::optional<StatusOr<Decision>> early =
+          decide_without_store(*attempt->policy, attempt->request.app, attempt->request.cost)) {
+    return answer(*attempt, *std::move(early));
+  }
+  ask_store(attempt);
 }
 
 void Limiter::try_acquire_async(const policy::Policy& policy, std::string_view app,
                                 std::string_view subject, std::int64_t cost,
                                 DecisionCallback done) {
+  auto attempt = std::make_shared<Attempt>();
+  attempt->started = steady_.now();
+  attempt->wait_until = attempt->started;
+  attempt->policy = &policy;
+  attempt->request = {.app = std::string(app), .subject = std::string(subject), .cost = cost};
+  attempt->done = std::move(done);
   if (std::optional<StatusOr<Decision>> early = decide_without_store(policy, app, cost)) {
-    done(*std::move(early));
+    return answer(*attempt, *std::move(early));
+  }
+  ask_store(attempt);
+}
+
+StatusOr<Decision> Limiter::try_acquire(const policy::Policy& policy, std::string_view app,
+                                        std::string_view subject, std::int64_t cost) {
+  const Micros started = steady_.now();
+  if (std::optional<StatusOr<Decision>> early = decide_without_store(policy, app, cost)) {
+    if (early->ok()) ++allowed_;
+    return *std::move(early);
+  }
+  // A caller that blocks anyway waits on the store's own call (its timeout bounds it): the
+  // cheapest path for a thread per caller, with no timer and no hand-off.
+  const store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = subject};
+  StatusOr<Decision> decision = finish(policy, subject, cost, store_.acquire(ref, cost));
+  if (decision.ok()) {
+    ++(decision->verdict.allowed ? allowed_ : denied_);
+    if (decision->shadow_denied) ++shadow_denied_;
+    if (decision->degraded) ++degraded_;
+    metrics_.record(*decision, steady_.now() - started);
+  }
+  return decision;
+}
+
+StatusOr<Decision> Limiter::acquire_blocking(AcquireRequest request) {
+  if (request.wait == 0 && request.store_timeout == 0) {
+    StatusOr<std::shared_ptr<const policy::Policy>> policy = find(request.policy, request.app);
+    if (!policy.ok()) return policy.status();
+    return try_acquire(**policy, request.app, request.subject, request.cost);
+  }
+  auto rendezvous = std::make_shared<Rendezvous<StatusOr<Decision>>>();
+  acquire(std::move(request),
+          [rendezvous](StatusOr<Decision> decision) { rendezvous->deliver(std::move(decision)); });
+  return rendezvous->wait();
+}
+
+void Limiter::acquire_all(std::vector<AcquireRequest> requests, BatchCallback done) {
+  struct Batch {
+    std::vector<std::optional<StatusOr<Decision>>> answers;
+    std::atomic<std::size_t> left;
+    BatchCallback done;
+  };
+  if (requests.empty()) return done({});
+  auto batch = std::make_shared<Batch>();
+  batch->answers.resize(requests.size());
+  batch->left.store(requests.size());
+  batch->done = std::move(done);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    acquire(std::move(requests[i]), [batch, i](StatusOr<Decision> decision) {
+      batch->answers[i].emplace(std::move(decision));
+      if (batch->left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+      std::vector<StatusOr<Decision>> answers;
+      answers.reserve(batch->answers.size());
+      for (auto& answer : batch->answers) answers.push_back(*std::move(answer));
+      batch->done(std::move(answers));
+    });
+  }
+}
+
+void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
+  const store::SubjectRef ref{.policy = attempt->policy->name,
+                              .limits = attempt->policy->limits,
+                              .subject = attempt->request.subject};
+  if (store_.answers_in_process()) {
+    store_.acquire_async(ref, attempt->request.cost,
+                         [this, attempt](StatusOr<store::StoreDecision> stored) {
+                           on_stored(attempt, std::move(stored));
+                         });
     return;
   }
-  const store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = subject};
-  store_.acquire_async(ref, cost,
-                       [this, &policy, subject = std::string(subject), cost,
-                        done = std::move(done)](StatusOr<store::StoreDecision> stored) {
-                         done(finish(policy, subject, cost, std::move(stored)));
+  const Micros timeout =
+      attempt->request.store_timeout > 0 ? attempt->request.store_timeout : options_.store_timeout;
+  auto call = std::make_shared<StoreCall>();
+  call->deadline = timers().after(timeout, [this, attempt, call, timeout] {
+    if (call->settled.exchange(true)) return;
+    on_stored(attempt, deadline_exceeded("store: no answer within " +
+                                         std::to_string(timeout / kMicrosPerMilli) + " ms"));
+  });
+  store_.acquire_async(ref, attempt->request.cost,
+                       [this, attempt, call](StatusOr<store::StoreDecision> stored) {
+                         if (call->settled.exchange(true)) return;  // the deadline came first
+                         timers().cancel(call->deadline);
+                         on_stored(attempt, std::move(stored));
                        });
+}
+
+void Limiter::on_stored(const std::shared_ptr<Attempt>& attempt,
+                        StatusOr<store::StoreDecision> stored) {
+  StatusOr<Decision> decision =
+      finish(*attempt->policy, attempt->request.subject, attempt->request.cost, std::move(stored));
+  // Waiting helps only when the same request can succeed within the wait: answer at once
+  // otherwise (never-grantable costs, retry points past the wait).
+  if (decision.ok() && !decision->verdict.allowed && decision->verdict.retry_after &&
+      steady_.now() + *decision->verdict.retry_after <= attempt->wait_until) {
+    timers().after(*decision->verdict.retry_after, [this, attempt] { ask_store(attempt); });
+    return;
+  }
+  answer(*attempt, std::move(decision));
+}
+
+void Limiter::answer(Attempt& attempt, StatusOr<Decision> decision) {
+  if (decision.ok()) {
+    ++(decision->verdict.allowed ? allowed_ : denied_);
+    if (decision->shadow_denied) ++shadow_denied_;
+    if (decision->degraded) ++degraded_;
+    metrics_.record(*decision, steady_.now() - attempt.started);
+  }
+  const DecisionCallback done = std::move(attempt.done);
+  done(std::move(decision));
 }
 
 std::optional<StatusOr<Decision>> Limiter::decide_without_store(const policy::Policy& policy,
                                                                 std::string_view app,
                                                                 std::int64_t cost) {
-  if (!policy.admits_app(app)) return StatusOr<Decision>(no_such_policy(policy, app));
+  if (!policy.admits_app(app)) return StatusOr<Decision>(no_such_policy(policy.name, app));
   if (Status status = algorithm::validate_cost(cost); !status.ok()) {
     return StatusOr<Decision>(status);
   }
   if (policy.enabled) return std::nullopt;
-  ++allowed_;
   return Decision{.verdict = {.allowed = true}, .policy = policy.name, .mode = policy.mode};
 }
 
@@ -92,7 +277,7 @@ StatusOr<Decision> Limiter::finish(const policy::Policy& policy, std::string_vie
     decision.limit_index = stored->verdict.limit_index;
     decision.lease = std::move(stored->lease);
   } else if (is_store_failure(stored.status())) {
-    ++store_errors_;
+    metrics_.record_store_error();
     decision = degrade(policy, subject, cost);
   } else {
     return stored.status();
@@ -100,15 +285,12 @@ StatusOr<Decision> Limiter::finish(const policy::Policy& policy, std::string_vie
   if (!decision.verdict.allowed && policy.mode == policy::Mode::kShadow) {
     decision.verdict.allowed = true;
     decision.shadow_denied = true;
-    ++shadow_denied_;
   }
-  ++(decision.verdict.allowed ? allowed_ : denied_);
   return decision;
 }
 
 Decision Limiter::degrade(const policy::Policy& policy, std::string_view subject,
                           std::int64_t cost) {
-  ++degraded_;
   Decision decision{.policy = policy.name, .mode = policy.mode, .degraded = true};
   decision.verdict.limit = nominal_limit(policy.limits.front());
   switch (policy.on_store_failure) {
@@ -136,16 +318,41 @@ Decision Limiter::degrade(const policy::Policy& policy, std::string_view subject
   return decision;
 }
 
+void Limiter::release(LeaseRequest request, LeaseCallback done) {
+  lease_operation(std::move(request), true, std::move(done));
+}
+
+void Limiter::renew(LeaseRequest request, LeaseCallback done) {
+  lease_operation(std::move(request), false, std::move(done));
+}
+
+void Limiter::lease_operation(LeaseRequest request, bool release, LeaseCallback done) {
+  StatusOr<std::shared_ptr<const policy::Policy>> policy = find(request.policy, request.app);
+  if (!policy.ok()) return done(policy.status());
+  const store::SubjectRef ref{
+      .policy = (*policy)->name, .limits = (*policy)->limits, .subject = request.subject};
+  // The policy stays alive (and the ref valid) until the store answers.
+  auto counted = [this, keep = *policy, done = std::move(done)](StatusOr<bool> result) {
+    if (!result.ok() && is_store_failure(result.status())) metrics_.record_store_error();
+    done(std::move(result));
+  };
+  if (release) {
+    store_.release_async(ref, request.lease, std::move(counted));
+  } else {
+    store_.renew_async(ref, request.lease, std::move(counted));
+  }
+}
+
 StatusOr<bool> Limiter::release(const policy::Policy& policy, std::string_view app,
                                 std::string_view subject, std::string_view lease) {
-  if (!policy.admits_app(app)) return no_such_policy(policy, app);
+  if (!policy.admits_app(app)) return no_such_policy(policy.name, app);
   return store_.release({.policy = policy.name, .limits = policy.limits, .subject = subject},
                         lease);
 }
 
 StatusOr<bool> Limiter::renew(const policy::Policy& policy, std::string_view app,
                               std::string_view subject, std::string_view lease) {
-  if (!policy.admits_app(app)) return no_such_policy(policy, app);
+  if (!policy.admits_app(app)) return no_such_policy(policy.name, app);
   return store_.renew({.policy = policy.name, .limits = policy.limits, .subject = subject}, lease);
 }
 
@@ -154,7 +361,7 @@ LimiterStats Limiter::stats() const {
           .denied = denied_.load(),
           .shadow_denied = shadow_denied_.load(),
           .degraded = degraded_.load(),
-          .store_errors = store_errors_.load()};
+          .store_errors = metrics_.store_errors()};
 }
 
 }  // namespace sluice::service

@@ -1,18 +1,35 @@
-// Limiter: the decision service every front end calls (DESIGN.md §5 "sluice::Limiter"). Given a
-// policy, it checks the calling app, asks the store, and applies the policy's mode (shadow
-// always allows but reports would-be denials) and failure mode (fail_open, fail_closed, or
-// local: an in-process store granting a fraction of each limit) when the store is unreachable.
-// Every degraded decision says so and is counted. Thread-safe.
+// Limiter: the one asynchronous decision pipeline every front end calls (DESIGN.md §5
+// "sluice::Limiter"): HTTP today, gRPC and the library next. A request {app, policy name,
+// subject, cost, wait, timeout} goes in; one Decision (or an error) comes back through a
+// callback. The pipeline owns what every front end would otherwise repeat:
+//   - policy lookup in the PolicyLookup snapshot, and validation (once);
+//   - the app check (a policy that does not list the app is "no such policy");
+//   - server-side waiting on a timer, with no thread parked (retry at retry_after while the
+//     answer can still come within the wait);
+//   - a deadline on every store call that leaves the process: a store that has not answered by
+//     then is treated as unreachable;
+//   - shadow mode (always allow, report would-be denials) and failure modes (fail_open,
+//     fail_closed, or local: an in-process store granting a fraction of each limit);
+//   - lease release and renewal;
+//   - the decision metrics (decision_metrics.h), one set for every front end.
+// Front ends only translate their protocol and never block an I/O thread. Thread-safe.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "sluice/policy/policy.h"
 #include "sluice/service/decision.h"
+#include "sluice/service/decision_metrics.h"
+#include "sluice/service/policy_lookup.h"
+#include "sluice/service/timer_queue.h"
 #include "sluice/store/store.h"
 
 namespace sluice::service {
@@ -22,6 +39,14 @@ struct LimiterOptions {
   double local_fraction = 1.0;
   // Failure mode `fail_closed`: the retry_after suggested with the denial.
   Micros fail_closed_retry_after = kMicrosPerSecond;
+  // A store call that leaves the process and has no answer after this long is decided by the
+  // policy's failure mode (a request may ask for less). > 0.
+  Micros store_timeout = kMicrosPerSecond;
+  // Where acquire() finds policies by name. Null: only the Policy-taking calls work.
+  const PolicyLookup* policies = nullptr;
+  // Deadlines and waits, and the clock that times them. Null: the limiter runs a TimerQueue of
+  // its own on the steady clock, started on first need.
+  TimerQueue* timers = nullptr;
 };
 
 struct LimiterStats {
@@ -29,7 +54,29 @@ struct LimiterStats {
   std::uint64_t denied = 0;
   std::uint64_t shadow_denied = 0;  // allowed only because the policy is in shadow mode
   std::uint64_t degraded = 0;       // decided by the failure mode
-  std::uint64_t store_errors = 0;   // store calls that failed (each also degraded or an error)
+  std::uint64_t store_errors = 0;   // store calls that failed or passed their deadline
+};
+
+// One decision request, as every front end hands it over.
+struct AcquireRequest {
+  std::string app;
+  std::string policy;  // a name, looked up in LimiterOptions::policies
+  std::string subject;
+  std::int64_t cost = 1;
+  // How long the caller accepts to wait for an allowed answer (0: answer at once). A denial is
+  // retried at its retry_after while that falls within the wait; a request that cannot succeed
+  // within it is answered (denied) at once.
+  Micros wait = 0;
+  // Bound on each store call (0: LimiterOptions::store_timeout).
+  Micros store_timeout = 0;
+};
+
+// A lease operation's target.
+struct LeaseRequest {
+  std::string app;
+  std::string policy;
+  std::string subject;
+  std::string lease;
 };
 
 class Limiter {
@@ -37,31 +84,64 @@ class Limiter {
   // `store` holds the shared state; `local` serves failure mode `local` (nullptr: such policies
   // fail open). Both must outlive the limiter; they may be the same object.
   Limiter(store::Store& store, store::Store* local, LimiterOptions options = {});
+  ~Limiter();
+  Limiter(const Limiter&) = delete;
+  Limiter& operator=(const Limiter&) = delete;
 
-  // Decides `cost` units for `subject` under `policy` on behalf of `app`.
-  // NotFound "no such policy for this app" when the policy does not list `app` (nor "*");
-  // InvalidArgument for bad input; store failures become degraded decisions, never errors.
-  // A disabled policy allows everything without touching the store.
+  using DecisionCallback = std::function<void(StatusOr<Decision>)>;
+
+  // Decides `request`. `done` runs exactly once: before acquire returns when no store call must
+  // leave the process (bad input, no such policy, a disabled policy, the in-memory store), else
+  // on the store's I/O thread or the timer thread, where it must not block.
+  // Errors: NotFound "no such policy for this app" (unknown policy, or one that does not list the
+  // app), InvalidArgument naming the field. Store failures and missed deadlines become degraded
+  // decisions (the policy's on_store_failure), never errors.
+  void acquire(AcquireRequest request, DecisionCallback done);
+
+  // Decides every request, sharing store calls where the store can (they are all submitted before
+  // any answer is awaited). `done` gets the answers in request order, once, as acquire's.
+  using BatchCallback = std::function<void(std::vector<StatusOr<Decision>>)>;
+  void acquire_all(std::vector<AcquireRequest> requests, BatchCallback done);
+
+  // acquire for callers that block: returns the answer. Must not run on a thread that answers
+  // store calls (a store callback).
+  StatusOr<Decision> acquire_blocking(AcquireRequest request);
+
+  // Decides for a policy the caller holds (no lookup, no wait): the same checks, modes and
+  // metrics. `done` as in acquire; `policy` must stay alive until it runs.
+  void try_acquire_async(const policy::Policy& policy, std::string_view app,
+                         std::string_view subject, std::int64_t cost, DecisionCallback done);
+  // The blocking form of try_acquire_async.
   StatusOr<Decision> try_acquire(const policy::Policy& policy, std::string_view app,
                                  std::string_view subject, std::int64_t cost);
 
-  // As try_acquire, without blocking: `done` runs once with its result, at once for an answer
-  // that needs no store (bad input, a disabled policy) or for a store that decides in process,
-  // else on the store's I/O thread (Redis), where it must not block. `policy` must stay alive
-  // until `done` runs; `subject` need not.
-  using DecisionCallback = std::function<void(StatusOr<Decision>)>;
-  void try_acquire_async(const policy::Policy& policy, std::string_view app,
-                         std::string_view subject, std::int64_t cost, DecisionCallback done);
-
-  // Lease operations; store failures are returned as errors (there is nothing to degrade to).
+  // Lease operations: true when a live lease was released / renewed. NotFound as in acquire;
+  // store failures are errors (there is nothing to degrade to). `done` as in acquire.
+  using LeaseCallback = std::function<void(StatusOr<bool>)>;
+  void release(LeaseRequest request, LeaseCallback done);
+  void renew(LeaseRequest request, LeaseCallback done);
+  // Blocking forms for a policy the caller holds.
   StatusOr<bool> release(const policy::Policy& policy, std::string_view app,
                          std::string_view subject, std::string_view lease);
   StatusOr<bool> renew(const policy::Policy& policy, std::string_view app, std::string_view subject,
                        std::string_view lease);
 
   LimiterStats stats() const;
+  const DecisionMetrics& metrics() const { return metrics_; }
 
  private:
+  struct Attempt;
+  struct StoreCall;
+
+  // The policy named `name` if it admits `app`, else NotFound.
+  StatusOr<std::shared_ptr<const policy::Policy>> find(std::string_view name,
+                                                       std::string_view app) const;
+  // Asks the store for `attempt`, under a deadline when the call leaves the process.
+  void ask_store(const std::shared_ptr<Attempt>& attempt);
+  // The store's answer (or its deadline) for `attempt`: retry after a wait, or answer.
+  void on_stored(const std::shared_ptr<Attempt>& attempt, StatusOr<store::StoreDecision> stored);
+  // Counts and delivers `attempt`'s answer.
+  void answer(Attempt& attempt, StatusOr<Decision> decision);
   // The answer when the store need not be asked (refused, or the policy is disabled).
   std::optional<StatusOr<Decision>> decide_without_store(const policy::Policy& policy,
                                                          std::string_view app, std::int64_t cost);
@@ -69,15 +149,20 @@ class Limiter {
   StatusOr<Decision> finish(const policy::Policy& policy, std::string_view subject,
                             std::int64_t cost, StatusOr<store::StoreDecision> stored);
   Decision degrade(const policy::Policy& policy, std::string_view subject, std::int64_t cost);
+  void lease_operation(LeaseRequest request, bool release, LeaseCallback done);
+  TimerQueue& timers();
 
   store::Store& store_;
   store::Store* local_;
   LimiterOptions options_;
+  const Clock& steady_;  // the timers' clock: waits, deadlines and durations
+  std::once_flag timers_started_;
+  std::unique_ptr<TimerQueue> own_timers_;
+  DecisionMetrics metrics_;
   std::atomic<std::uint64_t> allowed_{0};
   std::atomic<std::uint64_t> denied_{0};
   std::atomic<std::uint64_t> shadow_denied_{0};
   std::atomic<std::uint64_t> degraded_{0};
-  std::atomic<std::uint64_t> store_errors_{0};
 };
 
 // True for the store errors a failure mode covers (unreachable, timed out, overloaded, broken

@@ -59,10 +59,26 @@ class Store {
     callback(acquire(ref, cost));
   }
 
+  // True when acquire_async always answers before it returns (the store decides in process):
+  // callers then need no deadline of their own for it.
+  virtual bool answers_in_process() const { return true; }
+
   // Frees lease `lease` (idempotent): true if a live lease was freed.
   virtual StatusOr<bool> release(const SubjectRef& ref, std::string_view lease) = 0;
   // Extends a live lease by the limit's lease_ttl from now: false if unknown or expired.
   virtual StatusOr<bool> renew(const SubjectRef& ref, std::string_view lease) = 0;
+
+  // As release and renew, without blocking; `done` runs once, as acquire_async's does. `ref`
+  // and `lease` need not outlive the call.
+  using LeaseCallback = std::function<void(StatusOr<bool>)>;
+  virtual void release_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) {
+    const LeaseCallback callback = std::move(done);
+    callback(release(ref, lease));
+  }
+  virtual void renew_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) {
+    const LeaseCallback callback = std::move(done);
+    callback(renew(ref, lease));
+  }
 
   // Each limit's current verdict for a cost-0 peek, in limit order. Changes nothing.
   virtual StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) = 0;

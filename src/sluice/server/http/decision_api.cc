@@ -25,16 +25,9 @@ std::int64_t steady_micros() {
       .count();
 }
 
-Status no_such_policy(std::string_view policy) {
-  return not_found("no such policy for this app: policy \"" + std::string(policy) +
-                   "\" does not exist or does not list the app");
-}
-
 Response invalid_request(std::string_view detail, const std::vector<FieldError>& errors) {
   return problem_response(400, detail, errors);
 }
-
-bool is_store_error(const Status& status) { return service::is_store_failure(status); }
 
 void append_json_string(std::string& out, std::string_view text) {
   const std::size_t start = out.size();
@@ -156,11 +149,6 @@ std::optional<json> parse_json_body(std::string_view body, Response& error) {
   }
 }
 
-struct DecisionApi::Decided {
-  StatusOr<service::Decision> decision = Status(StatusCode::kUnknown, "not decided");
-  std::shared_ptr<const policy::Policy> policy;
-};
-
 DecisionApi::DecisionApi(service::Limiter& limiter, const service::PolicyLookup& policies,
                          store::Store& store, Metrics& metrics, DecisionApiOptions options)
     : limiter_(limiter),
@@ -191,24 +179,22 @@ void DecisionApi::add_routes(Router& router) {
   });
 }
 
-DecisionApi::Decided DecisionApi::decide(const AcquireInput& input) {
-  Decided decided;
-  decided.policy = policies_.find(input.policy);
-  if (!decided.policy) {
-    decided.decision = no_such_policy(input.policy);
-    return decided;
-  }
-  const std::int64_t start = steady_micros();
-  decided.decision = limiter_.try_acquire(*decided.policy, input.app, input.key, input.cost);
-  metrics_.record_store_latency(steady_micros() - start);
-  if (decided.decision.ok()) metrics_.record_decision(*decided.decision);
-  return decided;
+service::AcquireRequest DecisionApi::to_request(AcquireInput input) {
+  return {.app = std::move(input.app),
+          .policy = std::move(input.policy),
+          .subject = std::move(input.key),
+          .cost = input.cost,
+          .wait = input.wait_ms * kMicrosPerMilli};
 }
 
-Response DecisionApi::decision_response(const Decided& decided) const {
-  Response response{.status = 200, .body = decision_json_text(*decided.decision)};
-  response.headers = rate_limit_headers(*decided.decision, decided.policy->limits, clock_.now(),
-                                        options_.header_sets);
+Response DecisionApi::decision_response(const service::Decision& decision) const {
+  Response response{.status = 200, .body = decision_json_text(decision)};
+  // The headers describe the policy's limits; the snapshot the limiter used may have been
+  // replaced since, and then the newer limits are the ones the next request meets.
+  if (std::shared_ptr<const policy::Policy> policy = policies_.find(decision.policy)) {
+    response.headers =
+        rate_limit_headers(decision, policy->limits, clock_.now(), options_.header_sets);
+  }
   return response;
 }
 
@@ -220,29 +206,13 @@ void DecisionApi::acquire(std::shared_ptr<Exchange> exchange) {
   if (!parsed.input) {
     return exchange->respond(invalid_request("invalid acquire request", parsed.errors));
   }
-  const std::int64_t deadline = steady_micros() + parsed.input->wait_ms * kMicrosPerMilli;
-  exchange->offload([this, exchange, input = std::move(*parsed.input), deadline]() mutable {
-    attempt(std::move(exchange), std::move(input), deadline);
-  });
-}
-
-void DecisionApi::attempt(std::shared_ptr<Exchange> exchange, AcquireInput input,
-                          std::int64_t deadline_us) {
-  Decided decided = decide(input);
-  if (!decided.decision.ok()) return exchange->respond(status_response(decided.decision.status()));
-  const algorithm::Verdict& verdict = decided.decision->verdict;
-  // Waiting helps only when the same request can succeed before the deadline: answer at once
-  // otherwise (never-grantable costs, retry points past the deadline).
-  if (verdict.allowed || input.wait_ms == 0 || !verdict.retry_after ||
-      steady_micros() + *verdict.retry_after > deadline_us) {
-    return exchange->respond(decision_response(decided));
-  }
-  const auto delay = std::chrono::microseconds(*verdict.retry_after);
-  exchange->after(delay, [this, exchange, input = std::move(input), deadline_us]() mutable {
-    exchange->offload([this, exchange, input = std::move(input), deadline_us]() mutable {
-      attempt(std::move(exchange), std::move(input), deadline_us);
-    });
-  });
+  limiter_.acquire(to_request(std::move(*parsed.input)),
+                   [this, exchange](StatusOr<service::Decision> decision) {
+                     if (!decision.ok()) {
+                       return exchange->respond(status_response(decision.status()));
+                     }
+                     exchange->respond(decision_response(*decision));
+                   });
 }
 
 void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
@@ -265,25 +235,45 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
     }
   }
   if (!errors.empty()) return exchange->respond(invalid_request("invalid batch request", errors));
-  exchange->offload([this, exchange, requests = std::move((*body)["requests"])] {
-    json decisions = json::array();
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-      ParsedAcquire parsed = parse_acquire(requests[i], 0);
-      if (!parsed.input) {
-        decisions.push_back(problem_json(
-            400, "invalid acquire request at requests[" + std::to_string(i) + "]", parsed.errors));
-        continue;
-      }
-      Decided decided = decide(*parsed.input);
-      if (!decided.decision.ok()) {
-        const Status& status = decided.decision.status();
-        decisions.push_back(problem_json(http_status_for(status.code()), status.message()));
-      } else {
-        decisions.push_back(service::decision_to_json(*decided.decision));
-      }
+  // Every decision is submitted before any is answered, so those bound for the same store share
+  // its calls; answers come back in request order.
+  const json& items = (*body)["requests"];
+  std::vector<service::AcquireRequest> requests;
+  std::vector<std::optional<json>> refused(items.size());  // a problem per invalid request
+  std::vector<std::size_t> positions;                      // of each submitted request
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    ParsedAcquire parsed = parse_acquire(items[i], 0);
+    if (!parsed.input) {
+      refused[i] = problem_json(
+          400, "invalid acquire request at requests[" + std::to_string(i) + "]", parsed.errors);
+      continue;
     }
-    exchange->respond(json_response(200, {{"decisions", std::move(decisions)}}));
-  });
+    requests.push_back(to_request(std::move(*parsed.input)));
+    positions.push_back(i);
+  }
+  limiter_.acquire_all(std::move(requests),
+                       [exchange, refused = std::move(refused), positions = std::move(positions)](
+                           std::vector<StatusOr<service::Decision>> answers) mutable {
+                         std::vector<std::string> texts(refused.size());
+                         for (std::size_t i = 0; i < refused.size(); ++i) {
+                           if (refused[i]) texts[i] = dump_json(*refused[i]);
+                         }
+                         for (std::size_t j = 0; j < answers.size(); ++j) {
+                           const StatusOr<service::Decision>& answer = answers[j];
+                           texts[positions[j]] =
+                               answer.ok()
+                                   ? decision_json_text(*answer)
+                                   : dump_json(problem_json(http_status_for(answer.status().code()),
+                                                            answer.status().message()));
+                         }
+                         std::string out = "{\"decisions\":[";
+                         for (std::size_t i = 0; i < texts.size(); ++i) {
+                           if (i > 0) out.push_back(',');
+                           out += texts[i];
+                         }
+                         out += "]}";
+                         exchange->respond({.status = 200, .body = std::move(out)});
+                       });
 }
 
 void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, bool release) {
@@ -306,17 +296,20 @@ void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, bool release)
     return exchange->respond(
         invalid_request(release ? "invalid release request" : "invalid renew request", errors));
   }
-  exchange->offload([this, exchange, release, input = std::move(input), lease = std::move(lease)] {
-    std::shared_ptr<const policy::Policy> policy = policies_.find(input.policy);
-    if (!policy) return exchange->respond(status_response(no_such_policy(input.policy)));
-    StatusOr<bool> done = release ? limiter_.release(*policy, input.app, input.key, lease)
-                                  : limiter_.renew(*policy, input.app, input.key, lease);
-    if (!done.ok()) {
-      if (is_store_error(done.status())) metrics_.record_store_error();
-      return exchange->respond(status_response(done.status()));
-    }
-    exchange->respond(json_response(200, {{release ? "released" : "renewed", *done}}));
-  });
+  const char* answer_field = release ? "released" : "renewed";
+  auto done = [exchange, answer_field](StatusOr<bool> result) {
+    if (!result.ok()) return exchange->respond(status_response(result.status()));
+    exchange->respond(json_response(200, {{answer_field, *result}}));
+  };
+  service::LeaseRequest request{.app = std::move(input.app),
+                                .policy = std::move(input.policy),
+                                .subject = std::move(input.key),
+                                .lease = std::move(lease)};
+  if (release) {
+    limiter_.release(std::move(request), std::move(done));
+  } else {
+    limiter_.renew(std::move(request), std::move(done));
+  }
 }
 
 void DecisionApi::check(const std::shared_ptr<Exchange>& exchange) {
@@ -362,62 +355,71 @@ void DecisionApi::check(const std::shared_ptr<Exchange>& exchange) {
     }
   }
   if (!errors.empty()) return exchange->respond(invalid_request("invalid check request", errors));
-  exchange->offload([this, exchange, input = std::move(input), deny_status] {
-    Decided decided = decide(input);
-    if (!decided.decision.ok()) {
-      return exchange->respond(status_response(decided.decision.status()));
-    }
-    Response response = decision_response(decided);
-    const service::Decision& decision = *decided.decision;
-    if (!decision.verdict.allowed) {
-      const std::string item = policy_item_name(decision.policy, decision.limit_index);
-      const std::optional<std::int64_t> retry = retry_after_seconds(decision);
-      json problem =
-          problem_json(429,
-                       retry ? "policy \"" + decision.policy + "\" allows this request again in " +
-                                   std::to_string(*retry) + " s"
-                             : "policy \"" + decision.policy + "\" can never grant a cost of " +
-                                   std::to_string(input.cost),
-                       {}, kQuotaExceededTitle, kQuotaExceededType);
-      problem["status"] = deny_status;
-      problem["violated-policies"] = json::array({item});
-      response.status = deny_status;
-      response.content_type = std::string(kProblemJson);
-      response.body = dump_json(problem);
-      if (retry) response.headers.push_back({"Retry-After", std::to_string(*retry)});
-    }
-    exchange->respond(std::move(response));
-  });
+  const std::int64_t cost = input.cost;
+  limiter_.acquire(to_request(std::move(input)),
+                   [this, exchange, cost, deny_status](StatusOr<service::Decision> decided) {
+                     if (!decided.ok()) return exchange->respond(status_response(decided.status()));
+                     exchange->respond(check_response(*decided, cost, deny_status));
+                   });
+}
+
+Response DecisionApi::check_response(const service::Decision& decision, std::int64_t cost,
+                                     int deny_status) const {
+  Response response = decision_response(decision);
+  if (decision.verdict.allowed) return response;
+  const std::string item = policy_item_name(decision.policy, decision.limit_index);
+  const std::optional<std::int64_t> retry = retry_after_seconds(decision);
+  json problem = problem_json(
+      429,
+      retry
+          ? "policy \"" + decision.policy + "\" allows this request again in " +
+                std::to_string(*retry) + " s"
+          : "policy \"" + decision.policy + "\" can never grant a cost of " + std::to_string(cost),
+      {}, kQuotaExceededTitle, kQuotaExceededType);
+  problem["status"] = deny_status;
+  problem["violated-policies"] = json::array({item});
+  response.status = deny_status;
+  response.content_type = std::string(kProblemJson);
+  response.body = dump_json(problem);
+  if (retry) response.headers.push_back({"Retry-After", std::to_string(*retry)});
+  return response;
 }
 
 void DecisionApi::readyz(const std::shared_ptr<Exchange>& exchange) {
-  exchange->offload([this, exchange] {
-    // A cost-0 peek: one real store round trip that changes nothing.
-    static const std::vector<algorithm::Limit> kProbe = {
-        algorithm::Gcra{.rate = 1, .period = kMicrosPerSecond, .burst = 0}};
-    const std::int64_t start = steady_micros();
-    StatusOr<store::StoreDecision> peek =
-        store_.acquire({.policy = "sluice.readyz", .limits = kProbe, .subject = "readyz"}, 0);
-    const std::int64_t elapsed = steady_micros() - start;
-    if (!peek.ok()) {
-      metrics_.record_store_error();
-      return exchange->respond(problem_response(
-          503, "store unreachable: " + peek.status().to_string(), {}, "Not Ready"));
-    }
-    if (options_.policies_ready) {
-      if (Status policies = options_.policies_ready(); !policies.ok()) {
-        return exchange->respond(problem_response(
-            503, "policy database unreachable: " + policies.to_string(), {}, "Not Ready"));
-      }
-    }
-    exchange->respond(json_response(200, {{"status", "ready"}, {"store_latency_us", elapsed}}));
-  });
+  // A cost-0 peek: one real store round trip that changes nothing, answered wherever the store
+  // answers (no thread waits for it).
+  static const std::vector<algorithm::Limit> kProbe = {
+      algorithm::Gcra{.rate = 1, .period = kMicrosPerSecond, .burst = 0}};
+  const std::int64_t start = steady_micros();
+  store_.acquire_async(
+      {.policy = "sluice.readyz", .limits = kProbe, .subject = "readyz"}, 0,
+      [this, exchange, start](StatusOr<store::StoreDecision> peek) {
+        const std::int64_t elapsed = steady_micros() - start;
+        if (!peek.ok()) {
+          return exchange->respond(problem_response(
+              503, "store unreachable: " + peek.status().to_string(), {}, "Not Ready"));
+        }
+        if (!options_.policies_ready) {
+          return exchange->respond(
+              json_response(200, {{"status", "ready"}, {"store_latency_us", elapsed}}));
+        }
+        // The policy database is asked with a blocking call: on the admin pool's side of the
+        // server, never on an I/O thread or the store's.
+        exchange->offload([this, exchange, elapsed] {
+          if (Status policies = options_.policies_ready(); !policies.ok()) {
+            return exchange->respond(problem_response(
+                503, "policy database unreachable: " + policies.to_string(), {}, "Not Ready"));
+          }
+          exchange->respond(
+              json_response(200, {{"status", "ready"}, {"store_latency_us", elapsed}}));
+        });
+      });
 }
 
 void DecisionApi::metrics(const std::shared_ptr<Exchange>& exchange) {
   exchange->respond({.status = 200,
                      .content_type = "text/plain; version=0.0.4; charset=utf-8",
-                     .body = metrics_.render(limiter_.stats().store_errors)});
+                     .body = metrics_.render(&limiter_.metrics())});
 }
 
 }  // namespace sluice::http

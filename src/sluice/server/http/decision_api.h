@@ -1,7 +1,9 @@
 // The decision endpoints of `sluice serve` (DESIGN.md §5a): POST /v1/acquire (with an optional
 // wait), POST /v1/acquire/batch, POST /v1/leases/{lease}/release|renew, the gateway check
 // GET /v1/check (nginx auth_request), and the operational GET /healthz, /readyz, /metrics and
-// /openapi.json. Everything here is Beast-free; the server supplies timers and the store pool.
+// /openapi.json. A thin adapter over service::Limiter: it parses, hands each decision to the
+// limiter, and answers from the limiter's callback; no I/O thread blocks and no thread pool
+// decides. Everything here is Beast-free.
 #pragma once
 
 #include <cstddef>
@@ -85,10 +87,11 @@ class DecisionApi {
   void add_routes(Router& router);
 
  private:
-  struct Decided;
-  Decided decide(const AcquireInput& input);
-  Response decision_response(const Decided& decided) const;
-  void attempt(std::shared_ptr<Exchange> exchange, AcquireInput input, std::int64_t deadline_us);
+  static service::AcquireRequest to_request(AcquireInput input);
+  Response decision_response(const service::Decision& decision) const;
+  // GET /v1/check's answer: the decision's, or `deny_status` with a problem when denied.
+  Response check_response(const service::Decision& decision, std::int64_t cost,
+                          int deny_status) const;
 
   void acquire(std::shared_ptr<Exchange> exchange);
   void acquire_batch(const std::shared_ptr<Exchange>& exchange);

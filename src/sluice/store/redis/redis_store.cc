@@ -131,24 +131,57 @@ void RedisStore::acquire_async(const SubjectRef& ref, std::int64_t cost, Acquire
       redis::Dispatch::kImmediate);
 }
 
-StatusOr<bool> RedisStore::lease_operation(const SubjectRef& ref, std::string_view operation,
-                                           std::string_view lease) {
+StatusOr<std::optional<RedisStore::LeaseCall>> RedisStore::lease_call(
+    const SubjectRef& ref, std::string_view operation, std::string_view lease) const {
   if (Status status = validate_subject_ref(ref); !status.ok()) return status;
-  std::vector<std::string> keys;
-  std::vector<std::string> args = {std::string(operation), std::string(lease)};
+  LeaseCall call{.args = {std::string(operation), std::string(lease)}};
   for (std::size_t i = 0; i < ref.limits.size(); ++i) {
     if (const auto* p = std::get_if<algorithm::Concurrency>(&ref.limits[i])) {
-      keys.push_back(redis_limit_key(ref.policy, ref.subject, i));
-      args.push_back(std::to_string(p->lease_ttl));
+      call.keys.push_back(redis_limit_key(ref.policy, ref.subject, i));
+      call.args.push_back(std::to_string(p->lease_ttl));
     }
   }
-  if (keys.empty()) return false;
-  append_pinned_time(args, options_.pinned_clock_for_tests);
-  StatusOr<redis::Reply> reply = client_->eval_script(
-      scripts_->get(ScriptOperation::kLease, ref.limits), std::move(keys), std::move(args));
+  if (call.keys.empty()) return std::optional<LeaseCall>();
+  append_pinned_time(call.args, options_.pinned_clock_for_tests);
+  return std::optional<LeaseCall>(std::move(call));
+}
+
+namespace {
+
+StatusOr<bool> lease_answer(const StatusOr<redis::Reply>& reply) {
   if (!reply.ok()) return reply.status();
   if (!reply->is_integer()) return unexpected(*reply);
   return reply->as_integer() == 1;
+}
+
+}  // namespace
+
+StatusOr<bool> RedisStore::lease_operation(const SubjectRef& ref, std::string_view operation,
+                                           std::string_view lease) {
+  StatusOr<std::optional<LeaseCall>> call = lease_call(ref, operation, lease);
+  if (!call.ok()) return call.status();
+  if (!call->has_value()) return false;
+  return lease_answer(client_->eval_script(scripts_->get(ScriptOperation::kLease, ref.limits),
+                                           std::move((*call)->keys), std::move((*call)->args)));
+}
+
+void RedisStore::lease_operation_async(const SubjectRef& ref, std::string_view operation,
+                                       std::string_view lease, LeaseCallback done) {
+  StatusOr<std::optional<LeaseCall>> call = lease_call(ref, operation, lease);
+  if (!call.ok()) return done(call.status());
+  if (!call->has_value()) return done(false);
+  client_->async_eval_script(
+      scripts_->get(ScriptOperation::kLease, ref.limits), std::move((*call)->keys),
+      std::move((*call)->args),
+      [done = std::move(done)](StatusOr<redis::Reply> reply) { done(lease_answer(reply)); });
+}
+
+void RedisStore::release_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) {
+  lease_operation_async(ref, "release", lease, std::move(done));
+}
+
+void RedisStore::renew_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) {
+  lease_operation_async(ref, "renew", lease, std::move(done));
 }
 
 StatusOr<bool> RedisStore::release(const SubjectRef& ref, std::string_view lease) {

@@ -11,6 +11,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "sluice/core/clock.h"
 #include "sluice/store/redis/client.h"
@@ -42,8 +45,12 @@ class RedisStore final : public Store {
   StatusOr<StoreDecision> acquire(const SubjectRef& ref, std::int64_t cost) override;
   // `done` runs on the client's I/O thread (after input errors: at once, on the caller's).
   void acquire_async(const SubjectRef& ref, std::int64_t cost, AcquireCallback done) override;
+  bool answers_in_process() const override { return false; }
   StatusOr<bool> release(const SubjectRef& ref, std::string_view lease) override;
   StatusOr<bool> renew(const SubjectRef& ref, std::string_view lease) override;
+  // `done` runs on the client's I/O thread (after input errors: at once, on the caller's).
+  void release_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) override;
+  void renew_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) override;
   StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) override;
   Status reset(const SubjectRef& ref) override;
 
@@ -52,8 +59,18 @@ class RedisStore final : public Store {
   DecisionBatchStats batch_stats() const;
 
  private:
+  // The script call of a lease operation: its keys and arguments, or false when the policy has
+  // no concurrency limit (nothing to do).
+  struct LeaseCall {
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+  };
+  StatusOr<std::optional<LeaseCall>> lease_call(const SubjectRef& ref, std::string_view operation,
+                                                std::string_view lease) const;
   StatusOr<bool> lease_operation(const SubjectRef& ref, std::string_view operation,
                                  std::string_view lease);
+  void lease_operation_async(const SubjectRef& ref, std::string_view operation,
+                             std::string_view lease, LeaseCallback done);
   // One decision's ARGV for an unbatched `evaluate` call; counts it in batch_stats.
   std::vector<std::string> unbatched_args(std::string request);
   // Sends one decision's request (script_set.h) and returns its part of the reply.

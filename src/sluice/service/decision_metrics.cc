@@ -1,0 +1,123 @@
+#include "sluice/service/decision_metrics.h"
+
+#include <cstdio>
+#include <mutex>
+
+#include "sluice/service/decision.h"
+
+namespace sluice::service {
+namespace {
+
+std::string seconds(Micros micros) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6f", static_cast<double>(micros) / 1e6);
+  return text;
+}
+
+// `{labels}` or "" when there are none.
+std::string braces(std::string_view labels) {
+  if (labels.empty()) return {};
+  return "{" + std::string(labels) + "}";
+}
+
+}  // namespace
+
+std::string escape_label(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+void write_help(std::string& out, std::string_view name, std::string_view type,
+                std::string_view text) {
+  out.append("# HELP ").append(name).append(" ").append(text).append("\n");
+  out.append("# TYPE ").append(name).append(" ").append(type).append("\n");
+}
+
+void Histogram::observe(Micros value) {
+  std::size_t i = 0;
+  while (i < kBounds.size() && value > kBounds[i]) ++i;
+  buckets_[i].fetch_add(1, std::memory_order_relaxed);
+  sum_micros_.fetch_add(value, std::memory_order_relaxed);
+}
+
+void Histogram::write(std::string& out, std::string_view name, std::string_view labels) const {
+  const std::string prefix = labels.empty() ? std::string() : std::string(labels) + ",";
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i <= kBounds.size(); ++i) {
+    cumulative += buckets_[i].load(std::memory_order_relaxed);
+    const std::string le = i < kBounds.size() ? seconds(kBounds[i]) : "+Inf";
+    out.append(name).append("_bucket{").append(prefix).append("le=\"").append(le).append("\"} ");
+    out.append(std::to_string(cumulative)).append("\n");
+  }
+  out.append(name).append("_sum").append(braces(labels)).append(" ");
+  out.append(seconds(sum_micros_.load())).append("\n");
+  out.append(name).append("_count").append(braces(labels)).append(" ");
+  out.append(std::to_string(cumulative)).append("\n");
+}
+
+DecisionMetrics::PolicyCounters& DecisionMetrics::policy(std::string_view name) {
+  {
+    std::shared_lock lock(mutex_);
+    if (auto it = policies_.find(name); it != policies_.end()) return *it->second;
+  }
+  std::unique_lock lock(mutex_);
+  auto [it, inserted] = policies_.try_emplace(std::string(name), nullptr);
+  if (inserted) it->second = std::make_unique<PolicyCounters>();
+  return *it->second;
+}
+
+void DecisionMetrics::record(const Decision& decision, Micros duration) {
+  PolicyCounters& counters = policy(decision.policy);
+  (decision.verdict.allowed ? counters.allowed : counters.denied)
+      .fetch_add(1, std::memory_order_relaxed);
+  if (decision.shadow_denied) counters.shadow_denied.fetch_add(1, std::memory_order_relaxed);
+  if (decision.degraded) counters.degraded.fetch_add(1, std::memory_order_relaxed);
+  counters.duration.observe(duration);
+}
+
+void DecisionMetrics::write(std::string& out) const {
+  std::shared_lock lock(mutex_);
+  const auto per_policy = [&](std::string_view name, std::string_view suffix, auto value) {
+    for (const auto& [policy, counters] : policies_) {
+      out.append(name).append("{policy=\"").append(escape_label(policy)).append("\"");
+      out.append(suffix).append("} ").append(std::to_string(value(*counters))).append("\n");
+    }
+  };
+  write_help(out, "sluice_decisions_total", "counter", "Decisions by policy and outcome.");
+  per_policy("sluice_decisions_total", ",outcome=\"allowed\"",
+             [](const PolicyCounters& c) { return c.allowed.load(); });
+  per_policy("sluice_decisions_total", ",outcome=\"denied\"",
+             [](const PolicyCounters& c) { return c.denied.load(); });
+  write_help(out, "sluice_shadow_denials_total", "counter",
+             "Requests a shadow-mode policy would have denied (they were allowed).");
+  per_policy("sluice_shadow_denials_total", "",
+             [](const PolicyCounters& c) { return c.shadow_denied.load(); });
+  write_help(out, "sluice_degraded_decisions_total", "counter",
+             "Decisions made by the policy's on_store_failure mode because the store was "
+             "unreachable.");
+  per_policy("sluice_degraded_decisions_total", "",
+             [](const PolicyCounters& c) { return c.degraded.load(); });
+  write_help(out, "sluice_store_errors_total", "counter",
+             "Store calls that failed or passed their deadline.");
+  out += "sluice_store_errors_total " + std::to_string(store_errors()) + "\n";
+  write_help(out, "sluice_decision_duration_seconds", "histogram",
+             "From a decision request reaching the limiter to its answer, waiting included.");
+  for (const auto& [policy, counters] : policies_) {
+    counters->duration.write(out, "sluice_decision_duration_seconds",
+                             "policy=\"" + escape_label(policy) + "\"");
+  }
+}
+
+}  // namespace sluice::service

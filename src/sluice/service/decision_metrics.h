@@ -1,0 +1,76 @@
+// DecisionMetrics: the decision counters every front end shares (HTTP today, gRPC and the library
+// next), kept by the Limiter so no front end counts a decision twice or not at all, and written in
+// the Prometheus text format (version 0.0.4):
+//   sluice_decisions_total{policy,outcome="allowed"|"denied"}
+//   sluice_shadow_denials_total{policy}      allowed only because the policy is in shadow mode
+//   sluice_degraded_decisions_total{policy}  decided by on_store_failure (store unreachable)
+//   sluice_store_errors_total                store calls that failed (or passed their deadline)
+//   sluice_decision_duration_seconds{policy} histogram: request handed to the Limiter -> answer,
+//                                            waiting included
+// Label values are bounded: policies that exist. Thread-safe.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+
+#include "sluice/core/time.h"
+
+namespace sluice::service {
+
+struct Decision;
+
+class Histogram {
+ public:
+  // Upper bounds in microseconds, ascending; +Inf is implicit.
+  static constexpr std::array<Micros, 14> kBounds = {50,      100,     250,     500,      1'000,
+                                                     2'500,   5'000,   10'000,  25'000,   50'000,
+                                                     100'000, 250'000, 500'000, 1'000'000};
+
+  void observe(Micros value);
+  // `name`_bucket{<labels>,le=...}, `name`_sum{<labels>} (seconds), `name`_count{<labels>}.
+  // `labels`: "" or `policy="x"` (already escaped).
+  void write(std::string& out, std::string_view name, std::string_view labels = {}) const;
+
+ private:
+  std::array<std::atomic<std::uint64_t>, kBounds.size() + 1> buckets_{};
+  std::atomic<std::int64_t> sum_micros_{0};
+};
+
+class DecisionMetrics {
+ public:
+  // Counts one answered decision and how long it took.
+  void record(const Decision& decision, Micros duration);
+  void record_store_error() { store_errors_.fetch_add(1, std::memory_order_relaxed); }
+  std::uint64_t store_errors() const { return store_errors_.load(std::memory_order_relaxed); }
+
+  // Appends the exposition text of every metric above.
+  void write(std::string& out) const;
+
+ private:
+  struct PolicyCounters {
+    std::atomic<std::uint64_t> allowed{0};
+    std::atomic<std::uint64_t> denied{0};
+    std::atomic<std::uint64_t> shadow_denied{0};
+    std::atomic<std::uint64_t> degraded{0};
+    Histogram duration;
+  };
+  PolicyCounters& policy(std::string_view name);
+
+  mutable std::shared_mutex mutex_;  // guards the map's structure, not the counters
+  std::map<std::string, std::unique_ptr<PolicyCounters>, std::less<>> policies_;
+  std::atomic<std::uint64_t> store_errors_{0};
+};
+
+// Escapes a label value for the text format (backslash, double quote, newline).
+std::string escape_label(std::string_view value);
+// "# HELP name text" and "# TYPE name type" lines.
+void write_help(std::string& out, std::string_view name, std::string_view type,
+                std::string_view text);
+
+}  // namespace sluice::service

@@ -1,0 +1,208 @@
+// The asynchronous pipeline of Limiter::acquire: lookup by name, deadlines on store calls that
+// leave the process, server-side waits, batches. Time is injected: one ManualClock drives the
+// memory store and the timer queue, whose timers fire only when the test calls fire_due().
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <vector>
+
+#include "sluice/core/clock.h"
+#include "sluice/policy/document.h"
+#include "sluice/service/limiter.h"
+#include "sluice/store/memory/memory_store.h"
+
+namespace sluice::service {
+namespace {
+
+constexpr Micros kEpoch = 1'700'000'000'000'000;
+
+constexpr std::string_view kPolicies = R"([
+  {"name": "open", "apps": ["web"], "on_store_failure": "fail_open", "limits": [
+     {"algorithm": "fixed_window", "limit": 4, "window": "1h"}]},
+  {"name": "closed", "apps": ["web"], "on_store_failure": "fail_closed", "limits": [
+     {"algorithm": "fixed_window", "limit": 4, "window": "1h"}]},
+  {"name": "paced", "apps": ["*"], "limits": [
+     {"algorithm": "token_bucket", "capacity": 1, "refill": 1, "period": "200ms"}]}
+])";
+
+std::vector<policy::Policy> policies() {
+  policy::ParsedPolicies parsed = policy::policies_from_text(kPolicies);
+  EXPECT_TRUE(parsed.errors.empty()) << policy::join_errors(parsed.errors);
+  return parsed.policies;
+}
+
+// A store whose calls leave the process and are answered only when the test says so.
+class SilentStore final : public store::Store {
+ public:
+  StatusOr<store::StoreDecision> acquire(const store::SubjectRef&, std::int64_t) override {
+    return unavailable("silent store");
+  }
+  void acquire_async(const store::SubjectRef&, std::int64_t, AcquireCallback done) override {
+    held.push_back(std::move(done));
+  }
+  bool answers_in_process() const override { return false; }
+  StatusOr<bool> release(const store::SubjectRef&, std::string_view) override { return false; }
+  StatusOr<bool> renew(const store::SubjectRef&, std::string_view) override { return false; }
+  StatusOr<std::vector<algorithm::Verdict>> inspect(const store::SubjectRef&) override {
+    return std::vector<algorithm::Verdict>{};
+  }
+  Status reset(const store::SubjectRef&) override { return Status(); }
+
+  std::vector<AcquireCallback> held;
+};
+
+// Collects the answers a callback receives.
+struct Answers {
+  std::vector<StatusOr<Decision>> received;
+  Limiter::DecisionCallback callback() {
+    return [this](StatusOr<Decision> decision) { received.push_back(std::move(decision)); };
+  }
+};
+
+class LimiterPipelineTest : public testing::Test {
+ protected:
+  ManualClock clock_{kEpoch};
+  TimerQueue timers_{clock_, kMicrosPerMilli, TimerQueue::Threading::kManual};
+  StaticPolicyLookup lookup_{policies()};
+  store::MemoryStore memory_{clock_};
+};
+
+TEST_F(LimiterPipelineTest, FindsThePolicyByNameAndRefusesUnknownOnesAndUnlistedApps) {
+  Limiter limiter(memory_, &memory_, {.policies = &lookup_, .timers = &timers_});
+  Answers answers;
+  limiter.acquire({.app = "web", .policy = "open", .subject = "a"}, answers.callback());
+  limiter.acquire({.app = "mobile", .policy = "open", .subject = "a"}, answers.callback());
+  limiter.acquire({.app = "web", .policy = "nope", .subject = "a"}, answers.callback());
+  limiter.acquire({.app = "web", .policy = "open", .subject = "a", .cost = -1}, answers.callback());
+  ASSERT_EQ(answers.received.size(), 4u);  // all before acquire returned: the store is in process
+  ASSERT_TRUE(answers.received[0].ok());
+  EXPECT_TRUE(answers.received[0]->verdict.allowed);
+  EXPECT_EQ(answers.received[0]->policy, "open");
+  EXPECT_EQ(answers.received[1].status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(answers.received[2].status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(answers.received[3].status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(limiter.stats().allowed, 1u);
+}
+
+TEST_F(LimiterPipelineTest, StoreThatNeverAnswersIsDecidedByTheFailureModeAtTheDeadline) {
+  SilentStore silent;
+  Limiter limiter(
+      silent, &memory_,
+      {.store_timeout = 50 * kMicrosPerMilli, .policies = &lookup_, .timers = &timers_});
+  struct Case {
+    std::string policy;
+    bool allowed;
+  };
+  for (const Case& c : {Case{"open", true}, Case{"closed", false}}) {
+    SCOPED_TRACE(c.policy);
+    Answers answers;
+    silent.held.clear();
+    limiter.acquire({.app = "web", .policy = c.policy, .subject = "a"}, answers.callback());
+    ASSERT_EQ(silent.held.size(), 1u);
+    clock_.advance(50 * kMicrosPerMilli - 1);
+    timers_.fire_due();
+    EXPECT_TRUE(answers.received.empty()) << "answered before its deadline";
+    clock_.advance(1);
+    timers_.fire_due();
+    ASSERT_EQ(answers.received.size(), 1u);
+    ASSERT_TRUE(answers.received[0].ok());
+    EXPECT_TRUE(answers.received[0]->degraded);
+    EXPECT_EQ(answers.received[0]->verdict.allowed, c.allowed);
+    // The store's late answer changes nothing: the caller was answered once.
+    silent.held[0](store::StoreDecision{});
+    EXPECT_EQ(answers.received.size(), 1u);
+  }
+  EXPECT_EQ(limiter.stats().degraded, 2u);
+  EXPECT_EQ(limiter.stats().store_errors, 2u);
+  EXPECT_EQ(timers_.pending(), 0u);
+}
+
+TEST_F(LimiterPipelineTest, AnAnswerBeforeTheDeadlineCancelsIt) {
+  SilentStore silent;
+  Limiter limiter(silent, &memory_, {.policies = &lookup_, .timers = &timers_});
+  Answers answers;
+  limiter.acquire({.app = "web", .policy = "open", .subject = "a"}, answers.callback());
+  EXPECT_EQ(timers_.pending(), 1u);
+  silent.held[0](store::StoreDecision{.verdict = {.verdict = {.allowed = true, .limit = 4}}});
+  EXPECT_EQ(timers_.pending(), 0u);
+  clock_.advance(kMicrosPerSecond);
+  timers_.fire_due();
+  ASSERT_EQ(answers.received.size(), 1u);
+  EXPECT_FALSE(answers.received[0]->degraded);
+}
+
+TEST_F(LimiterPipelineTest, WaitRetriesAtRetryAfterOnATimerAndAnswersOnce) {
+  Limiter limiter(memory_, &memory_, {.policies = &lookup_, .timers = &timers_});
+  Answers first;
+  limiter.acquire({.app = "web", .policy = "paced", .subject = "a"}, first.callback());
+  ASSERT_TRUE(first.received.at(0)->verdict.allowed);
+
+  Answers waited;
+  limiter.acquire({.app = "web", .policy = "paced", .subject = "a", .wait = kMicrosPerSecond},
+                  waited.callback());
+  EXPECT_TRUE(waited.received.empty()) << "a wait that can succeed must not answer denied";
+  EXPECT_EQ(timers_.pending(), 1u);
+  clock_.advance(200 * kMicrosPerMilli - 1);
+  timers_.fire_due();
+  EXPECT_TRUE(waited.received.empty());
+  clock_.advance(1);
+  timers_.fire_due();
+  ASSERT_EQ(waited.received.size(), 1u);
+  EXPECT_TRUE(waited.received[0]->verdict.allowed);
+
+  // A wait too short for the retry point is answered, denied, at once.
+  Answers too_short;
+  limiter.acquire(
+      {.app = "web", .policy = "paced", .subject = "a", .wait = 200 * kMicrosPerMilli - 1},
+      too_short.callback());
+  ASSERT_EQ(too_short.received.size(), 1u);
+  EXPECT_FALSE(too_short.received[0]->verdict.allowed);
+  EXPECT_EQ(too_short.received[0]->verdict.retry_after, 200 * kMicrosPerMilli);
+  // Retries are not counted as decisions: three answers, two allowed, one denied.
+  EXPECT_EQ(limiter.stats().allowed, 2u);
+  EXPECT_EQ(limiter.stats().denied, 1u);
+}
+
+TEST_F(LimiterPipelineTest, AcquireAllAnswersEveryRequestInOrderOnce) {
+  SilentStore silent;
+  Limiter limiter(silent, &memory_, {.policies = &lookup_, .timers = &timers_});
+  std::optional<std::vector<StatusOr<Decision>>> batch;
+  int calls = 0;
+  limiter.acquire_all({{.app = "web", .policy = "open", .subject = "a"},
+                       {.app = "web", .policy = "nope", .subject = "b"},
+                       {.app = "web", .policy = "closed", .subject = "c"}},
+                      [&](std::vector<StatusOr<Decision>> answers) {
+                        ++calls;
+                        batch = std::move(answers);
+                      });
+  ASSERT_EQ(silent.held.size(), 2u) << "both store calls leave before either is answered";
+  silent.held[1](store::StoreDecision{.verdict = {.verdict = {.allowed = false, .limit = 4}}});
+  EXPECT_EQ(calls, 0);
+  silent.held[0](store::StoreDecision{.verdict = {.verdict = {.allowed = true, .limit = 4}}});
+  ASSERT_EQ(calls, 1);
+  ASSERT_EQ(batch->size(), 3u);
+  EXPECT_TRUE((*batch)[0]->verdict.allowed);
+  EXPECT_EQ((*batch)[0]->policy, "open");
+  EXPECT_EQ((*batch)[1].status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE((*batch)[2]->verdict.allowed);
+  EXPECT_EQ((*batch)[2]->policy, "closed");
+}
+
+TEST_F(LimiterPipelineTest, MetricsCountEveryAnsweredDecisionPerPolicy) {
+  Limiter limiter(memory_, &memory_, {.policies = &lookup_, .timers = &timers_});
+  for (int i = 0; i < 6; ++i) {
+    limiter.acquire({.app = "web", .policy = "open", .subject = "m"}, [](auto) {});
+  }
+  std::string text;
+  limiter.metrics().write(text);
+  EXPECT_NE(text.find("sluice_decisions_total{policy=\"open\",outcome=\"allowed\"} 4"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("sluice_decisions_total{policy=\"open\",outcome=\"denied\"} 2"),
+            std::string::npos);
+  EXPECT_NE(text.find("sluice_decision_duration_seconds_count{policy=\"open\"} 6"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::service
