@@ -18,15 +18,15 @@ json optional_number(const std::optional<Micros>& value) {
 }
 
 // The decision as a trace writes it: durations in µs, absent values null.
-json decision_fields(const store::StoreDecision& decision) {
-  const algorithm::Verdict& v = decision.verdict.verdict;
+json decision_fields(const Decision& decision) {
+  const algorithm::Verdict& v = decision.verdict;
   return {{"allowed", v.allowed},
           {"limit", v.limit},
           {"remaining", v.remaining},
           {"retry_after", optional_number(v.retry_after)},
           {"reset_after", v.reset_after},
           {"delay", optional_number(v.delay)},
-          {"limit_index", decision.verdict.limit_index}};
+          {"limit_index", decision.limit_index}};
 }
 
 }  // namespace
@@ -69,7 +69,7 @@ std::vector<std::string> replay(const json& trace, store::Store& store,
     const std::string op = step.value("op", std::string("acquire"));
     json actual;
     if (op == "acquire") {
-      StatusOr<store::StoreDecision> decision = store.acquire(ref, step.value("cost", 1));
+      StatusOr<Decision> decision = store.acquire(ref, step.value("cost", 1));
       if (!decision.ok()) {
         problems.push_back(where + ": error " + decision.status().to_string());
         continue;

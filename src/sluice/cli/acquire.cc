@@ -11,6 +11,7 @@
 #include "sluice/core/clock.h"
 #include "sluice/policy/document.h"
 #include "sluice/service/decision.h"
+#include "sluice/service/decision_json.h"
 #include "sluice/service/limiter.h"
 #include "sluice/store/memory/memory_store.h"
 #include "sluice/store/redis/redis_store.h"
@@ -84,7 +85,7 @@ int run_acquire(const AcquireOptions& options) {
     }
     const service::Decision& decision = *result;
     if (options.json) {
-      std::cout << service::decision_to_json(decision).dump() << "\n";
+      std::cout << service::decision_json(decision) << "\n";
     } else {
       std::cout << "#" << (i + 1) << "  " << describe(decision) << "\n";
     }

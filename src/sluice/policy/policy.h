@@ -10,11 +10,11 @@
 
 #include "sluice/algorithm/limit.h"
 #include "sluice/core/time.h"
+#include "sluice/store/decision.h"
 
 namespace sluice::policy {
 
-// enforce: denials are denials. shadow: always allow, but report and count would-be denials.
-enum class Mode { kEnforce, kShadow };
+using Mode = sluice::Mode;  // store/decision.h
 
 // What a decision does when the store cannot be reached.
 enum class FailureMode { kFailOpen, kFailClosed, kLocal };

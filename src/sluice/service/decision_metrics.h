@@ -21,9 +21,11 @@
 
 #include "sluice/core/time.h"
 
-namespace sluice::service {
-
+namespace sluice {
 struct Decision;
+}  // namespace sluice
+
+namespace sluice::service {
 
 class Histogram {
  public:

@@ -211,10 +211,9 @@ void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
                               .limits = attempt->policy->limits,
                               .subject = attempt->request.subject};
   if (store_.answers_in_process()) {
-    store_.acquire_async(ref, attempt->request.cost,
-                         [this, attempt](StatusOr<store::StoreDecision> stored) {
-                           on_stored(attempt, std::move(stored));
-                         });
+    store_.acquire_async(ref, attempt->request.cost, [this, attempt](StatusOr<Decision> stored) {
+      on_stored(attempt, std::move(stored));
+    });
     return;
   }
   const Micros timeout =
@@ -226,15 +225,14 @@ void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
                                          std::to_string(timeout / kMicrosPerMilli) + " ms"));
   });
   store_.acquire_async(ref, attempt->request.cost,
-                       [this, attempt, call](StatusOr<store::StoreDecision> stored) {
+                       [this, attempt, call](StatusOr<Decision> stored) {
                          if (call->settled.exchange(true)) return;  // the deadline came first
                          timers().cancel(call->deadline);
                          on_stored(attempt, std::move(stored));
                        });
 }
 
-void Limiter::on_stored(const std::shared_ptr<Attempt>& attempt,
-                        StatusOr<store::StoreDecision> stored) {
+void Limiter::on_stored(const std::shared_ptr<Attempt>& attempt, StatusOr<Decision> stored) {
   StatusOr<Decision> decision =
       finish(*attempt->policy, attempt->request.subject, attempt->request.cost, std::move(stored));
   // Waiting helps only when the same request can succeed within the wait: answer at once
@@ -270,11 +268,11 @@ std::optional<StatusOr<Decision>> Limiter::decide_without_store(const policy::Po
 }
 
 StatusOr<Decision> Limiter::finish(const policy::Policy& policy, std::string_view subject,
-                                   std::int64_t cost, StatusOr<store::StoreDecision> stored) {
+                                   std::int64_t cost, StatusOr<Decision> stored) {
   Decision decision{.policy = policy.name, .mode = policy.mode};
   if (stored.ok()) {
-    decision.verdict = stored->verdict.verdict;
-    decision.limit_index = stored->verdict.limit_index;
+    decision.verdict = stored->verdict;
+    decision.limit_index = stored->limit_index;
     decision.lease = std::move(stored->lease);
   } else if (is_store_failure(stored.status())) {
     metrics_.record_store_error();
@@ -304,10 +302,10 @@ Decision Limiter::degrade(const policy::Policy& policy, std::string_view subject
         scaled.push_back(scale_limit(limit, options_.local_fraction));
       }
       const store::SubjectRef ref{.policy = policy.name, .limits = scaled, .subject = subject};
-      StatusOr<store::StoreDecision> local = local_->acquire(ref, cost);
+      StatusOr<Decision> local = local_->acquire(ref, cost);
       if (!local.ok()) break;
-      decision.verdict = local->verdict.verdict;
-      decision.limit_index = local->verdict.limit_index;
+      decision.verdict = local->verdict;
+      decision.limit_index = local->limit_index;
       decision.lease = std::move(local->lease);
       return decision;
     }

@@ -139,7 +139,7 @@ class Limiter {
   // Asks the store for `attempt`, under a deadline when the call leaves the process.
   void ask_store(const std::shared_ptr<Attempt>& attempt);
   // The store's answer (or its deadline) for `attempt`: retry after a wait, or answer.
-  void on_stored(const std::shared_ptr<Attempt>& attempt, StatusOr<store::StoreDecision> stored);
+  void on_stored(const std::shared_ptr<Attempt>& attempt, StatusOr<Decision> stored);
   // Counts and delivers `attempt`'s answer.
   void answer(Attempt& attempt, StatusOr<Decision> decision);
   // The answer when the store need not be asked (refused, or the policy is disabled).
@@ -147,7 +147,7 @@ class Limiter {
                                                          std::string_view app, std::int64_t cost);
   // The decision from the store's answer: degraded on a store failure, shadow mode applied.
   StatusOr<Decision> finish(const policy::Policy& policy, std::string_view subject,
-                            std::int64_t cost, StatusOr<store::StoreDecision> stored);
+                            std::int64_t cost, StatusOr<Decision> stored);
   Decision degrade(const policy::Policy& policy, std::string_view subject, std::int64_t cost);
   void lease_operation(LeaseRequest request, bool release, LeaseCallback done);
   TimerQueue& timers();

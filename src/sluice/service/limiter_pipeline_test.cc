@@ -34,7 +34,7 @@ std::vector<policy::Policy> policies() {
 // A store whose calls leave the process and are answered only when the test says so.
 class SilentStore final : public store::Store {
  public:
-  StatusOr<store::StoreDecision> acquire(const store::SubjectRef&, std::int64_t) override {
+  StatusOr<Decision> acquire(const store::SubjectRef&, std::int64_t) override {
     return unavailable("silent store");
   }
   void acquire_async(const store::SubjectRef&, std::int64_t, AcquireCallback done) override {
@@ -109,7 +109,7 @@ TEST_F(LimiterPipelineTest, StoreThatNeverAnswersIsDecidedByTheFailureModeAtTheD
     EXPECT_TRUE(answers.received[0]->degraded);
     EXPECT_EQ(answers.received[0]->verdict.allowed, c.allowed);
     // The store's late answer changes nothing: the caller was answered once.
-    silent.held[0](store::StoreDecision{});
+    silent.held[0](Decision{});
     EXPECT_EQ(answers.received.size(), 1u);
   }
   EXPECT_EQ(limiter.stats().degraded, 2u);
@@ -123,7 +123,7 @@ TEST_F(LimiterPipelineTest, AnAnswerBeforeTheDeadlineCancelsIt) {
   Answers answers;
   limiter.acquire({.app = "web", .policy = "open", .subject = "a"}, answers.callback());
   EXPECT_EQ(timers_.pending(), 1u);
-  silent.held[0](store::StoreDecision{.verdict = {.verdict = {.allowed = true, .limit = 4}}});
+  silent.held[0](Decision{.verdict = {.allowed = true, .limit = 4}});
   EXPECT_EQ(timers_.pending(), 0u);
   clock_.advance(kMicrosPerSecond);
   timers_.fire_due();
@@ -176,9 +176,9 @@ TEST_F(LimiterPipelineTest, AcquireAllAnswersEveryRequestInOrderOnce) {
                         batch = std::move(answers);
                       });
   ASSERT_EQ(silent.held.size(), 2u) << "both store calls leave before either is answered";
-  silent.held[1](store::StoreDecision{.verdict = {.verdict = {.allowed = false, .limit = 4}}});
+  silent.held[1](Decision{.verdict = {.allowed = false, .limit = 4}});
   EXPECT_EQ(calls, 0);
-  silent.held[0](store::StoreDecision{.verdict = {.verdict = {.allowed = true, .limit = 4}}});
+  silent.held[0](Decision{.verdict = {.allowed = true, .limit = 4}});
   ASSERT_EQ(calls, 1);
   ASSERT_EQ(batch->size(), 3u);
   EXPECT_TRUE((*batch)[0]->verdict.allowed);

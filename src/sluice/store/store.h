@@ -17,6 +17,7 @@
 #include "sluice/algorithm/limit.h"
 #include "sluice/algorithm/verdict.h"
 #include "sluice/core/status.h"
+#include "sluice/store/decision.h"
 
 namespace sluice::store {
 
@@ -26,13 +27,6 @@ struct SubjectRef {
   std::string_view policy;
   std::span<const algorithm::Limit> limits;
   std::string_view subject;
-};
-
-struct StoreDecision {
-  algorithm::PolicyVerdict verdict;
-  // Set when an allowed request with cost > 0 took a lease in the policy's concurrency limits;
-  // release or renew it with this id.
-  std::optional<std::string> lease;
 };
 
 // InvalidArgument naming the field: bad policy name, no limits, subject over 1 024 bytes.
@@ -47,13 +41,13 @@ class Store {
 
   // Decides `cost` (0 peeks) for the subject over all its limits in one atomic step. A denial is
   // a successful decision. Errors: Unavailable / DeadlineExceeded when the store is unreachable.
-  virtual StatusOr<StoreDecision> acquire(const SubjectRef& ref, std::int64_t cost) = 0;
+  virtual StatusOr<Decision> acquire(const SubjectRef& ref, std::int64_t cost) = 0;
 
   // As acquire, without blocking the caller: `done` runs exactly once with what acquire would
   // return, either before this returns (the default: acquire, then done; stores that decide in
   // process) or later on a store thread (Redis: on the client's I/O thread, so `done` must not
   // block). `ref` need not outlive the call.
-  using AcquireCallback = std::function<void(StatusOr<StoreDecision>)>;
+  using AcquireCallback = std::function<void(StatusOr<Decision>)>;
   virtual void acquire_async(const SubjectRef& ref, std::int64_t cost, AcquireCallback done) {
     const AcquireCallback callback = std::move(done);  // by value: an override keeps it for later
     callback(acquire(ref, cost));

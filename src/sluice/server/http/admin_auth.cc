@@ -126,12 +126,12 @@ Status AdminAuth::verify_unknown_user(std::string_view password) {
 LoginResult AdminAuth::login(std::string_view user, std::string_view password) {
   // Throttle before the expensive hash: guessing is slow, and a flood of logins for one name
   // costs one rejected lookup each, not 64 MiB of argon2.
-  StatusOr<store::StoreDecision> attempt = login_attempts_.acquire(
+  StatusOr<Decision> attempt = login_attempts_.acquire(
       {.policy = "sluice.login", .limits = login_limit_, .subject = user.substr(0, 1024)}, 1);
-  if (attempt.ok() && !attempt->verdict.verdict.allowed) {
+  if (attempt.ok() && !attempt->verdict.allowed) {
     return {.status = {StatusCode::kResourceExhausted,
                        "too many login attempts for this user; try again later"},
-            .retry_after = attempt->verdict.verdict.retry_after.value_or(options_.login_interval)};
+            .retry_after = attempt->verdict.retry_after.value_or(options_.login_interval)};
   }
   StatusOr<std::string> stored = accounts_.password_hash(user);
   if (!stored.ok()) {

@@ -7,6 +7,7 @@
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
 #include "sluice/server/http/json_fields.h"
+#include "sluice/service/decision_json.h"
 
 namespace sluice::http {
 namespace {
@@ -29,63 +30,7 @@ Response invalid_request(std::string_view detail, const std::vector<FieldError>&
   return problem_response(400, detail, errors);
 }
 
-void append_json_string(std::string& out, std::string_view text) {
-  const std::size_t start = out.size();
-  out.push_back('"');
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (u < 0x20 || u >= 0x7f) {
-      // Rare (names are plain ASCII): let the JSON library escape the whole string.
-      out.resize(start);
-      out += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
-      return;
-    } else {
-      out.push_back(c);
-    }
-  }
-  out.push_back('"');
-}
-
-void append_optional_millis(std::string& out, const std::optional<Micros>& value) {
-  if (value) {
-    out += std::to_string(service::millis_rounded_up(*value));
-  } else {
-    out += "null";
-  }
-}
-
 }  // namespace
-
-std::string decision_json_text(const service::Decision& d) {
-  const algorithm::Verdict& v = d.verdict;
-  std::string out;
-  out.reserve(256);
-  out += v.allowed ? "{\"allowed\":true" : "{\"allowed\":false";
-  out += d.degraded ? ",\"degraded\":true" : ",\"degraded\":false";
-  out += ",\"delay_ms\":";
-  append_optional_millis(out, v.delay);
-  out += ",\"lease\":";
-  if (d.lease) {
-    append_json_string(out, *d.lease);
-  } else {
-    out += "null";
-  }
-  out += ",\"limit\":" + std::to_string(v.limit);
-  out += ",\"limit_index\":" + std::to_string(d.limit_index);
-  out += ",\"mode\":";
-  append_json_string(out, policy::mode_name(d.mode));
-  out += ",\"policy\":";
-  append_json_string(out, d.policy);
-  out += ",\"remaining\":" + std::to_string(v.remaining);
-  out += ",\"reset_after_ms\":" + std::to_string(service::millis_rounded_up(v.reset_after));
-  out += ",\"retry_after_ms\":";
-  append_optional_millis(out, v.retry_after);
-  out += d.shadow_denied ? ",\"shadow_denied\":true}" : ",\"shadow_denied\":false}";
-  return out;
-}
 
 ParsedAcquire parse_acquire(const json& body, std::int64_t max_wait_ms) {
   ParsedAcquire parsed;
@@ -188,7 +133,7 @@ service::AcquireRequest DecisionApi::to_request(AcquireInput input) {
 }
 
 Response DecisionApi::decision_response(const service::Decision& decision) const {
-  Response response{.status = 200, .body = decision_json_text(decision)};
+  Response response{.status = 200, .body = service::decision_json(decision)};
   // The headers describe the policy's limits; the snapshot the limiter used may have been
   // replaced since, and then the newer limits are the ones the next request meets.
   if (std::shared_ptr<const policy::Policy> policy = policies_.find(decision.policy)) {
@@ -262,7 +207,7 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
                            const StatusOr<service::Decision>& answer = answers[j];
                            texts[positions[j]] =
                                answer.ok()
-                                   ? decision_json_text(*answer)
+                                   ? service::decision_json(*answer)
                                    : dump_json(problem_json(http_status_for(answer.status().code()),
                                                             answer.status().message()));
                          }
@@ -393,7 +338,7 @@ void DecisionApi::readyz(const std::shared_ptr<Exchange>& exchange) {
   const std::int64_t start = steady_micros();
   store_.acquire_async(
       {.policy = "sluice.readyz", .limits = kProbe, .subject = "readyz"}, 0,
-      [this, exchange, start](StatusOr<store::StoreDecision> peek) {
+      [this, exchange, start](StatusOr<Decision> peek) {
         const std::int64_t elapsed = steady_micros() - start;
         if (!peek.ok()) {
           return exchange->respond(problem_response(

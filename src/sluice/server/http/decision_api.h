@@ -70,10 +70,6 @@ ParsedAcquire parse_acquire(const nlohmann::json& body, std::int64_t max_wait_ms
 // than 64 levels or is not valid UTF-8.
 std::optional<nlohmann::json> parse_json_body(std::string_view body, Response& error);
 
-// service::decision_to_json(decision).dump(), byte for byte, without building a JSON object:
-// the hot path of every acquire and check.
-std::string decision_json_text(const service::Decision& decision);
-
 // The embedded docs/openapi.json.
 std::string_view openapi_document();
 

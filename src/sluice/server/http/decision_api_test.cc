@@ -270,34 +270,3 @@ TEST_F(DecisionApiTest, OpenApiDocumentIsEmbeddedJson) {
 
 }  // namespace
 }  // namespace sluice::http
-
-namespace sluice::http {
-namespace {
-
-TEST(DecisionJsonTextTest, MatchesTheJsonLibraryByteForByte) {
-  std::vector<service::Decision> cases;
-  cases.push_back({.policy = "demo.api"});
-  service::Decision full{.limit_index = 2,
-                         .lease = "0123456789abcdef0123456789abcdef",
-                         .policy = "orders.create-v2_x",
-                         .mode = policy::Mode::kShadow,
-                         .degraded = true,
-                         .shadow_denied = true};
-  full.verdict = {.allowed = true,
-                  .limit = 100,
-                  .remaining = -1,
-                  .retry_after = 1'001,
-                  .reset_after = 3'600'000'000,
-                  .delay = 1};
-  cases.push_back(full);
-  service::Decision odd{.lease = "we\"ird\\\n\xc3\xa9", .policy = ""};
-  odd.verdict = {.allowed = false, .limit = 5, .remaining = 0, .retry_after = 0};
-  cases.push_back(odd);
-  for (const service::Decision& d : cases) {
-    SCOPED_TRACE(d.policy);
-    EXPECT_EQ(decision_json_text(d), service::decision_to_json(d).dump());
-  }
-}
-
-}  // namespace
-}  // namespace sluice::http

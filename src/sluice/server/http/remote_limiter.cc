@@ -14,6 +14,7 @@
 #include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
 
 #include "sluice/server/http/message.h"
+#include "sluice/service/decision_json.h"
 
 namespace sluice {
 namespace {
@@ -214,52 +215,6 @@ class RemoteLimiter::Impl {
   std::atomic<std::uint64_t> retries_{0};
 };
 
-StatusOr<service::Decision> decision_from_json(const json& j) {
-  if (!j.is_object()) return invalid_argument("decision: must be a JSON object");
-  service::Decision d;
-  const auto integer = [&](const char* field,
-                           bool nullable) -> StatusOr<std::optional<std::int64_t>> {
-    const auto it = j.find(field);
-    if (it == j.end() || it->is_null()) {
-      if (nullable) return std::optional<std::int64_t>();
-      return invalid_argument(std::string("decision.") + field + ": is required");
-    }
-    if (!it->is_number_integer()) {
-      return invalid_argument(std::string("decision.") + field + ": must be an integer");
-    }
-    return std::optional<std::int64_t>(it->get<std::int64_t>());
-  };
-  const auto millis = [](std::optional<std::int64_t> v) -> std::optional<Micros> {
-    if (!v) return std::nullopt;
-    return *v * kMicrosPerMilli;
-  };
-  if (!j.contains("allowed") || !j["allowed"].is_boolean()) {
-    return invalid_argument("decision.allowed: must be a boolean");
-  }
-  d.verdict.allowed = j["allowed"].get<bool>();
-  StatusOr<std::optional<std::int64_t>> limit = integer("limit", false);
-  StatusOr<std::optional<std::int64_t>> remaining = integer("remaining", false);
-  StatusOr<std::optional<std::int64_t>> retry = integer("retry_after_ms", true);
-  StatusOr<std::optional<std::int64_t>> reset = integer("reset_after_ms", false);
-  StatusOr<std::optional<std::int64_t>> delay = integer("delay_ms", true);
-  StatusOr<std::optional<std::int64_t>> index = integer("limit_index", false);
-  for (const auto* field : {&limit, &remaining, &retry, &reset, &delay, &index}) {
-    if (!field->ok()) return field->status();
-  }
-  d.verdict.limit = **limit;
-  d.verdict.remaining = **remaining;
-  d.verdict.retry_after = millis(*retry);
-  d.verdict.reset_after = **reset * kMicrosPerMilli;
-  d.verdict.delay = millis(*delay);
-  d.limit_index = static_cast<std::size_t>(**index);
-  if (j.contains("lease") && j["lease"].is_string()) d.lease = j["lease"].get<std::string>();
-  d.policy = j.value("policy", "");
-  d.mode = j.value("mode", "enforce") == "shadow" ? policy::Mode::kShadow : policy::Mode::kEnforce;
-  d.degraded = j.value("degraded", false);
-  d.shadow_denied = j.value("shadow_denied", false);
-  return d;
-}
-
 RemoteLimiter::RemoteLimiter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RemoteLimiter::~RemoteLimiter() = default;
 
@@ -288,7 +243,7 @@ StatusOr<service::Decision> RemoteLimiter::acquire(std::string_view policy, std:
   if (wait > 0) body["wait_ms"] = wait / kMicrosPerMilli;
   StatusOr<json> answer = impl_->call(bhttp::verb::post, "/v1/acquire", body, wait);
   if (!answer.ok()) return answer.status();
-  return decision_from_json(*answer);
+  return service::decision_from_json(*answer);
 }
 
 StatusOr<std::vector<StatusOr<service::Decision>>> RemoteLimiter::try_acquire_batch(
@@ -306,7 +261,7 @@ StatusOr<std::vector<StatusOr<service::Decision>>> RemoteLimiter::try_acquire_ba
   std::vector<StatusOr<service::Decision>> results;
   for (const json& item : (*answer)["decisions"]) {
     if (item.is_object() && item.contains("allowed")) {
-      results.push_back(decision_from_json(item));
+      results.push_back(service::decision_from_json(item));
     } else if (item.is_object()) {
       results.push_back(problem_status(item));
     } else {

@@ -82,8 +82,4 @@ class RemoteLimiter {
   std::unique_ptr<Impl> impl_;
 };
 
-// A decision as the API writes it (service::decision_to_json), read back: milliseconds become
-// microseconds. InvalidArgument naming the field when the JSON does not have that shape.
-StatusOr<service::Decision> decision_from_json(const nlohmann::json& json);
-
 }  // namespace sluice

@@ -229,7 +229,7 @@ MemoryStore::Shard& MemoryStore::shard_for(std::uint64_t hash) {
   return *shards_[shard_shift_ == 64 ? 0 : hash >> shard_shift_];
 }
 
-StatusOr<StoreDecision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost) {
+StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost) {
   if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   if (Status status = algorithm::validate_cost(cost); !status.ok()) return status;
   const Micros now = clock_.now();
@@ -239,7 +239,7 @@ StatusOr<StoreDecision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t
   const std::uint64_t hash = std::hash<std::string_view>{}(key);
   Shard& shard = shard_for(hash);
 
-  StoreDecision decision;
+  Decision decision;
   std::lock_guard lock(shard.mutex);
   Entry* entry = shard.find_live(hash, key, now);
   if (entry != nullptr && entry->state_count != ref.limits.size()) {
@@ -249,15 +249,15 @@ StatusOr<StoreDecision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t
   if (entry != nullptr) {
     std::span<LimitState> states = entry->states();
     if (!any_stale(ref.limits, states, now)) {
-      decision.verdict = algorithm::evaluate(ref.limits, states, cost, now, lease);
+      decision = Decision::from(algorithm::evaluate(ref.limits, states, cost, now, lease));
     } else {
       // An initial state depends on when it is made (a warm-up bucket's TAT), so like Redis only
       // a charged request may store one: a peek or a denial leaves the entry as it was.
       thread_local std::vector<LimitState> scratch;
       scratch.assign(states.begin(), states.end());
       refresh(ref.limits, scratch, now);
-      decision.verdict = algorithm::evaluate(ref.limits, scratch, cost, now, lease);
-      if (decision.verdict.verdict.allowed && cost > 0) {
+      decision = Decision::from(algorithm::evaluate(ref.limits, scratch, cost, now, lease));
+      if (decision.verdict.allowed && cost > 0) {
         std::move(scratch.begin(), scratch.end(), states.begin());
       }
     }
@@ -267,14 +267,14 @@ StatusOr<StoreDecision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t
     thread_local std::vector<LimitState> scratch;
     scratch.clear();
     for (const Limit& limit : ref.limits) scratch.push_back(algorithm::initial_state(limit, now));
-    decision.verdict = algorithm::evaluate(ref.limits, scratch, cost, now, lease);
-    if (decision.verdict.verdict.allowed && cost > 0) {
+    decision = Decision::from(algorithm::evaluate(ref.limits, scratch, cost, now, lease));
+    if (decision.verdict.allowed && cost > 0) {
       Entry* created = Entry::create(hash, key, scratch);
       created->expires_at = latest_expiry(ref.limits, created->states());
       shard.insert(created, now);
     }
   }
-  if (decision.verdict.verdict.allowed && !lease.empty()) decision.lease = lease;
+  if (decision.verdict.allowed && !lease.empty()) decision.lease = lease;
   return decision;
 }
 

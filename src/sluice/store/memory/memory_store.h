@@ -38,7 +38,7 @@ class MemoryStore final : public Store {
   MemoryStore(const MemoryStore&) = delete;
   MemoryStore& operator=(const MemoryStore&) = delete;
 
-  StatusOr<StoreDecision> acquire(const SubjectRef& ref, std::int64_t cost) override;
+  StatusOr<Decision> acquire(const SubjectRef& ref, std::int64_t cost) override;
   StatusOr<bool> release(const SubjectRef& ref, std::string_view lease) override;
   StatusOr<bool> renew(const SubjectRef& ref, std::string_view lease) override;
   StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) override;

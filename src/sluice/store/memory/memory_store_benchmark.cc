@@ -232,8 +232,8 @@ void BM_Acquire(benchmark::State& bench, const Policy* policy, Keys keys) {
   std::int64_t allowed = 0;
   for (auto _ : bench) {
     if (keys == Keys::kDistinct) ref.subject = cursor.next();
-    StatusOr<StoreDecision> decision = store.acquire(ref, 1);
-    allowed += decision.ok() && decision->verdict.verdict.allowed ? 1 : 0;
+    StatusOr<Decision> decision = store.acquire(ref, 1);
+    allowed += decision.ok() && decision->verdict.allowed ? 1 : 0;
     benchmark::DoNotOptimize(decision);
   }
   bench.SetItemsProcessed(bench.iterations());

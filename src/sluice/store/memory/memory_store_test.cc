@@ -26,9 +26,9 @@ SubjectRef ref(const std::vector<Limit>& limits, std::string_view subject,
 }
 
 bool allowed(MemoryStore& store, const SubjectRef& r, std::int64_t cost = 1) {
-  StatusOr<StoreDecision> decision = store.acquire(r, cost);
+  StatusOr<Decision> decision = store.acquire(r, cost);
   EXPECT_TRUE(decision.ok()) << decision.status().to_string();
-  return decision.ok() && decision->verdict.verdict.allowed;
+  return decision.ok() && decision->verdict.allowed;
 }
 
 TEST(MemoryStoreTest, DecidesExactlyLikeThePureAlgorithm) {
@@ -43,10 +43,10 @@ TEST(MemoryStoreTest, DecidesExactlyLikeThePureAlgorithm) {
     const auto& params = std::get<algorithm::Gcra>(limits[0]);
     const algorithm::Verdict expected = algorithm::decide(params, pure, cost, clock.now());
     if (expected.allowed) algorithm::commit(params, pure, cost, clock.now());
-    StatusOr<StoreDecision> actual = store.acquire(ref(limits, "alice"), cost);
+    StatusOr<Decision> actual = store.acquire(ref(limits, "alice"), cost);
     ASSERT_TRUE(actual.ok());
     SCOPED_TRACE("request " + std::to_string(i));
-    EXPECT_EQ(actual->verdict.verdict, expected);
+    EXPECT_EQ(actual->verdict, expected);
   }
 }
 
@@ -142,15 +142,15 @@ TEST(MemoryStoreTest, LeasesAreReleasedRenewedAndExpire) {
   MemoryStore store(clock);
   const std::vector<Limit> two = {
       algorithm::Concurrency{.limit = 2, .lease_ttl = 10 * kMicrosPerSecond}};
-  StatusOr<StoreDecision> first = store.acquire(ref(two, "db"), 1);
-  StatusOr<StoreDecision> second = store.acquire(ref(two, "db"), 1);
+  StatusOr<Decision> first = store.acquire(ref(two, "db"), 1);
+  StatusOr<Decision> second = store.acquire(ref(two, "db"), 1);
   ASSERT_TRUE(first.ok() && second.ok() && first->lease && second->lease);
   EXPECT_NE(*first->lease, *second->lease);
-  StatusOr<StoreDecision> third = store.acquire(ref(two, "db"), 1);
+  StatusOr<Decision> third = store.acquire(ref(two, "db"), 1);
   ASSERT_TRUE(third.ok());
-  EXPECT_FALSE(third->verdict.verdict.allowed);
+  EXPECT_FALSE(third->verdict.allowed);
   EXPECT_FALSE(third->lease.has_value());
-  EXPECT_EQ(third->verdict.verdict.retry_after, 10 * kMicrosPerSecond);
+  EXPECT_EQ(third->verdict.retry_after, 10 * kMicrosPerSecond);
 
   EXPECT_TRUE(*store.release(ref(two, "db"), *first->lease));
   EXPECT_FALSE(*store.release(ref(two, "db"), *first->lease));  // idempotent
@@ -179,7 +179,7 @@ TEST(MemoryStoreTest, RejectsInvalidInputWithFieldNames) {
   ManualClock clock(kEpoch);
   MemoryStore store(clock);
   const std::string too_long(1025, 'x');
-  const StatusOr<StoreDecision> long_subject = store.acquire(ref(kFivePerSecond, too_long), 1);
+  const StatusOr<Decision> long_subject = store.acquire(ref(kFivePerSecond, too_long), 1);
   EXPECT_EQ(long_subject.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(long_subject.status().message().find("key"), std::string::npos);
   EXPECT_EQ(store.acquire(ref(kFivePerSecond, "a"), -1).status().code(),
@@ -201,7 +201,7 @@ TEST(MemoryStoreConcurrencyTest, ManyThreadsOnOneKeyAdmitExactlyTheLimit) {
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 500; ++i) {
-        if (store.acquire(ref(limits, "hot"), 1)->verdict.verdict.allowed) ++admitted;
+        if (store.acquire(ref(limits, "hot"), 1)->verdict.allowed) ++admitted;
       }
     });
   }
@@ -222,7 +222,7 @@ TEST(MemoryStoreConcurrencyTest, ManyThreadsOnManyKeysAdmitExactlyTheLimitPerKey
     threads.emplace_back([&, t] {
       for (int i = 0; i < 3000; ++i) {
         const int key = (i * 7 + t * 13) % kKeys;
-        if (store.acquire(ref(limits, "user-" + std::to_string(key)), 1)->verdict.verdict.allowed) {
+        if (store.acquire(ref(limits, "user-" + std::to_string(key)), 1)->verdict.allowed) {
           ++admitted[key];
         }
       }
@@ -243,7 +243,7 @@ TEST(MemoryStoreConcurrencyTest, LeasesUnderContentionNeverExceedTheLimit) {
   for (int t = 0; t < 6; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 2000; ++i) {
-        StatusOr<StoreDecision> decision = store.acquire(ref(limits, "pool"), 1);
+        StatusOr<Decision> decision = store.acquire(ref(limits, "pool"), 1);
         if (!decision.ok() || !decision->lease) continue;
         const int now_holding = ++holding;
         int seen = worst.load();

@@ -48,12 +48,12 @@ StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts_in(const StatusOr<std::
 }
 
 // An acquire's decision from its part of a reply; `lease` is the id it sent (empty: none).
-StatusOr<StoreDecision> decision_in(const StatusOr<std::string>& bytes, std::size_t limits,
-                                    const std::string& lease) {
+StatusOr<Decision> decision_in(const StatusOr<std::string>& bytes, std::size_t limits,
+                               const std::string& lease) {
   StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts = verdicts_in(bytes, 1, limits);
   if (!verdicts.ok()) return verdicts.status();
-  StoreDecision decision{.verdict = (*verdicts)[0]};
-  if (decision.verdict.verdict.allowed && !lease.empty()) decision.lease = lease;
+  Decision decision = Decision::from((*verdicts)[0]);
+  if (decision.verdict.allowed && !lease.empty()) decision.lease = lease;
   return decision;
 }
 
@@ -99,7 +99,7 @@ StatusOr<std::string> RedisStore::acquire_request(const SubjectRef& ref, std::in
   return decision_request(ScriptOperation::kAcquire, ref.limits, cost, lease);
 }
 
-StatusOr<StoreDecision> RedisStore::acquire(const SubjectRef& ref, std::int64_t cost) {
+StatusOr<Decision> RedisStore::acquire(const SubjectRef& ref, std::int64_t cost) {
   std::string lease;
   StatusOr<std::string> request = acquire_request(ref, cost, lease);
   if (!request.ok()) return request.status();

@@ -42,7 +42,7 @@ class RedisStore final : public Store {
   // Errors: InvalidArgument for bad input; Unavailable / DeadlineExceeded when Redis cannot be
   // reached in time (the caller's failure mode decides what that means); Internal for a reply
   // that is not what the script returns.
-  StatusOr<StoreDecision> acquire(const SubjectRef& ref, std::int64_t cost) override;
+  StatusOr<Decision> acquire(const SubjectRef& ref, std::int64_t cost) override;
   // `done` runs on the client's I/O thread (after input errors: at once, on the caller's).
   void acquire_async(const SubjectRef& ref, std::int64_t cost, AcquireCallback done) override;
   bool answers_in_process() const override { return false; }

@@ -255,7 +255,7 @@ CapturedCall capture_acquire(const std::string& policy, const std::vector<Limit>
   (void)g_store->acquire({policy, limits, subject}, 0);  // the script is cached from here on
   (void)g_client->command({"CONFIG", "SET", "slowlog-log-slower-than", "0"});
   (void)g_client->command({"SLOWLOG", "RESET"});
-  const StatusOr<StoreDecision> decision = g_store->acquire({policy, limits, subject}, cost);
+  const StatusOr<Decision> decision = g_store->acquire({policy, limits, subject}, cost);
   const StatusOr<redis::Reply> log = g_client->command({"SLOWLOG", "GET", "20"});
   (void)g_client->command({"CONFIG", "SET", "slowlog-log-slower-than", "10000"});
   const std::string key = redis_limit_key(policy, subject, 0);
@@ -323,7 +323,7 @@ void BM_ScriptCost(benchmark::State& state) {
   const std::string policy = std::string("bench.") + a.name;
   if (deny) {  // exhaust the hot subject first; every measured call is then denied
     for (int k = 0; k < 100; ++k) (void)g_store->acquire({policy, limits, "hot"}, 1);
-    if (g_store->acquire({policy, limits, "hot"}, 1)->verdict.verdict.allowed) {
+    if (g_store->acquire({policy, limits, "hot"}, 1)->verdict.allowed) {
       state.SkipWithError("the hot subject is not exhausted");
       return;
     }
@@ -449,7 +449,7 @@ Latencies run_sluice_client(RedisStore& store, int callers, double seconds) {
       while (!stop.load(std::memory_order_relaxed)) {
         const std::string subject = subject_of(random() % kSubjects);
         const auto start = SteadyClock::now();
-        const StatusOr<StoreDecision> decision =
+        const StatusOr<Decision> decision =
             store.acquire({"bench.client", client_policy(), subject}, 1);
         const auto took = SteadyClock::now() - start;
         if (!decision.ok()) continue;

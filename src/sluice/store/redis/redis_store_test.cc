@@ -580,22 +580,20 @@ class Differential {
   // Returns whether the request was allowed (by memory, the reference).
   bool compare_acquire(const SubjectRef& r, std::int64_t cost, std::size_t subject,
                        std::ostringstream& call) {
-    const StatusOr<StoreDecision> m = memory_.acquire(r, cost);
-    const StatusOr<StoreDecision> x = redis_.acquire(r, cost);
+    const StatusOr<Decision> m = memory_.acquire(r, cost);
+    const StatusOr<Decision> x = redis_.acquire(r, cost);
     if (!m.ok() || !x.ok()) {
       fail("acquire failed: " + m.status().to_string() + " / " + x.status().to_string());
       return false;
     }
-    call << " -> " << show(m->verdict.verdict) << " limit_index=" << m->verdict.limit_index;
-    if (m->verdict.verdict != x->verdict.verdict ||
-        m->verdict.limit_index != x->verdict.limit_index) {
+    call << " -> " << show(m->verdict) << " limit_index=" << m->limit_index;
+    if (m->verdict != x->verdict || m->limit_index != x->limit_index) {
       fail("acquire cost=" + std::to_string(cost) + " decided differently:\n  memory " +
-           show(m->verdict.verdict) + " limit_index=" + std::to_string(m->verdict.limit_index) +
-           "\n  redis  " + show(x->verdict.verdict) +
-           " limit_index=" + std::to_string(x->verdict.limit_index));
+           show(m->verdict) + " limit_index=" + std::to_string(m->limit_index) + "\n  redis  " +
+           show(x->verdict) + " limit_index=" + std::to_string(x->limit_index));
     }
     if (m->lease.has_value() != x->lease.has_value()) fail("lease given by only one store");
-    const Verdict& verdict = m->verdict.verdict;
+    const Verdict& verdict = m->verdict;
     if (cost == 0) {
       ++coverage_.peeks;
     } else if (verdict.allowed) {
@@ -606,7 +604,7 @@ class Differential {
     if (m->lease && x->lease) {
       leases_.push_back({.memory = *m->lease, .redis = *x->lease, .subject = subject});
     }
-    return m->verdict.verdict.allowed;
+    return m->verdict.allowed;
   }
 
   void compare_inspect(const SubjectRef& r, std::ostringstream& call) {
@@ -808,17 +806,17 @@ TEST_F(RedisStoreTest, APeekDoesNotRestartAnExpiredWarmUpBucketInEitherStore) {
     for (Store* store : {static_cast<Store*>(&memory), static_cast<Store*>(&redis_store)}) {
       SCOPED_TRACE(store == &memory ? "memory" : "redis");
       clock.set(kEpoch);
-      ASSERT_TRUE(store->acquire(ref(limits, "s"), 1)->verdict.verdict.allowed);
+      ASSERT_TRUE(store->acquire(ref(limits, "s"), 1)->verdict.allowed);
       clock.set(kEpoch + 20 * kMicrosPerSecond);  // the bucket's state expires: full again
       if (peek) {
         ASSERT_TRUE(store->acquire(ref(limits, "s"), 0).ok());
       }
       clock.set(kEpoch + 25 * kMicrosPerSecond);
-      const StatusOr<StoreDecision> decision = store->acquire(ref(limits, "s"), 2);
+      const StatusOr<Decision> decision = store->acquire(ref(limits, "s"), 2);
       ASSERT_TRUE(decision.ok());
-      EXPECT_FALSE(decision->verdict.verdict.allowed);
+      EXPECT_FALSE(decision->verdict.allowed);
       // A subject without state starts at `initial` = 1 token: 2 tokens are 10 s away.
-      EXPECT_EQ(decision->verdict.verdict.retry_after, 10 * kMicrosPerSecond);
+      EXPECT_EQ(decision->verdict.retry_after, 10 * kMicrosPerSecond);
     }
   }
 }
@@ -849,11 +847,11 @@ TEST_F(RedisStoreTest, LimitsWhoseStateWouldPass2To53AreRefusedOrDecidedAlike) {
     MemoryStore memory(clock);
     RedisStore redis_store(client_, {.pinned_clock_for_tests = &clock});
     for (const std::int64_t cost : {1, 1, 2}) {
-      const StatusOr<StoreDecision> m = memory.acquire(ref(limits, "s"), cost);
-      const StatusOr<StoreDecision> x = redis_store.acquire(ref(limits, "s"), cost);
+      const StatusOr<Decision> m = memory.acquire(ref(limits, "s"), cost);
+      const StatusOr<Decision> x = redis_store.acquire(ref(limits, "s"), cost);
       ASSERT_TRUE(m.ok() && x.ok());
-      EXPECT_EQ(x->verdict.verdict, m->verdict.verdict)
-          << "memory " << show(m->verdict.verdict) << "\nredis  " << show(x->verdict.verdict);
+      EXPECT_EQ(x->verdict, m->verdict)
+          << "memory " << show(m->verdict) << "\nredis  " << show(x->verdict);
       clock.advance(1);
     }
   }
@@ -870,12 +868,11 @@ TEST_F(RedisStoreTest, ALeakyBucketAdmittingAHugeCostStaysExact) {
   MemoryStore memory(clock);
   RedisStore redis_store(client_, {.pinned_clock_for_tests = &clock});
   for (const std::int64_t cost : {800'000'001, 1}) {
-    const StatusOr<StoreDecision> m = memory.acquire(ref(limits, "s"), cost);
-    const StatusOr<StoreDecision> x = redis_store.acquire(ref(limits, "s"), cost);
+    const StatusOr<Decision> m = memory.acquire(ref(limits, "s"), cost);
+    const StatusOr<Decision> x = redis_store.acquire(ref(limits, "s"), cost);
     ASSERT_TRUE(m.ok() && x.ok());
-    EXPECT_EQ(x->verdict.verdict, m->verdict.verdict)
-        << "cost " << cost << "\nmemory " << show(m->verdict.verdict) << "\nredis  "
-        << show(x->verdict.verdict);
+    EXPECT_EQ(x->verdict, m->verdict)
+        << "cost " << cost << "\nmemory " << show(m->verdict) << "\nredis  " << show(x->verdict);
     clock.advance(1);
   }
 }
@@ -966,14 +963,14 @@ bool read_all(int fd, void* data, std::size_t size, int timeout_ms) {
         started.count_down();
         while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
         for (int i = 0; i < c.requests_per_thread; ++i) {
-          const StatusOr<StoreDecision> decision = store.acquire(ref(c.limits, "hot", "race"), 1);
+          const StatusOr<Decision> decision = store.acquire(ref(c.limits, "hot", "race"), 1);
           if (!decision.ok()) {
             if (errors++ == 0) {
               std::lock_guard lock(mu);
               std::snprintf(result.first_error, sizeof result.first_error, "%s",
                             decision.status().to_string().c_str());
             }
-          } else if (decision->verdict.verdict.allowed) {
+          } else if (decision->verdict.allowed) {
             ++admitted;
           }
         }
@@ -1086,23 +1083,23 @@ TEST_F(RedisStoreTest, TwoRequestsInTheSameMicrosecondBothCountOnSlidingLog) {
   ManualClock clock(kEpoch);
   RedisStore store(client_, {.pinned_clock_for_tests = &clock});
   const std::vector<Limit> limits = {SlidingLog{.limit = 3, .window = kMicrosPerSecond}};
-  const StatusOr<StoreDecision> first = store.acquire(ref(limits, "same"), 1);
-  const StatusOr<StoreDecision> second = store.acquire(ref(limits, "same"), 1);
+  const StatusOr<Decision> first = store.acquire(ref(limits, "same"), 1);
+  const StatusOr<Decision> second = store.acquire(ref(limits, "same"), 1);
   ASSERT_TRUE(first.ok() && second.ok());
-  EXPECT_TRUE(first->verdict.verdict.allowed);
-  EXPECT_EQ(first->verdict.verdict.remaining, 2);
-  EXPECT_TRUE(second->verdict.verdict.allowed);
-  EXPECT_EQ(second->verdict.verdict.remaining, 1);
+  EXPECT_TRUE(first->verdict.allowed);
+  EXPECT_EQ(first->verdict.remaining, 2);
+  EXPECT_TRUE(second->verdict.allowed);
+  EXPECT_EQ(second->verdict.remaining, 1);
   // A third at the same instant still fits (3 of 3); a fourth does not, until the window passes.
-  EXPECT_TRUE(store.acquire(ref(limits, "same"), 1)->verdict.verdict.allowed);
-  const StatusOr<StoreDecision> fourth = store.acquire(ref(limits, "same"), 1);
+  EXPECT_TRUE(store.acquire(ref(limits, "same"), 1)->verdict.allowed);
+  const StatusOr<Decision> fourth = store.acquire(ref(limits, "same"), 1);
   ASSERT_TRUE(fourth.ok());
-  EXPECT_FALSE(fourth->verdict.verdict.allowed);
-  EXPECT_EQ(fourth->verdict.verdict.retry_after, kMicrosPerSecond);
+  EXPECT_FALSE(fourth->verdict.allowed);
+  EXPECT_EQ(fourth->verdict.retry_after, kMicrosPerSecond);
   EXPECT_EQ(run_integer(*client_, {"ZCARD", documented_key("test.policy", "same", 0)}), 3);
 
   clock.advance(kMicrosPerSecond - 1);
-  EXPECT_FALSE(store.acquire(ref(limits, "same"), 1)->verdict.verdict.allowed);
+  EXPECT_FALSE(store.acquire(ref(limits, "same"), 1)->verdict.allowed);
   clock.advance(1);  // all three entries leave the window together
   const StatusOr<std::vector<Verdict>> after = store.inspect(ref(limits, "same"));
   ASSERT_TRUE(after.ok());
@@ -1139,12 +1136,12 @@ TEST_F(RedisStoreTest, ConcurrentDecisionsShareScriptCallsAndEachIsExact) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
         const Case& c = cases[static_cast<std::size_t>(t + i) % cases.size()];
-        const StatusOr<StoreDecision> decision = store.acquire(ref(c.limits, "hot", c.name), 1);
+        const StatusOr<Decision> decision = store.acquire(ref(c.limits, "hot", c.name), 1);
         if (!decision.ok()) {
           ++errors;
-        } else if (decision->verdict.verdict.allowed) {
+        } else if (decision->verdict.allowed) {
           std::lock_guard lock(mu);
-          remaining[c.name].push_back(decision->verdict.verdict.remaining);
+          remaining[c.name].push_back(decision->verdict.remaining);
         }
       }
     });
@@ -1184,14 +1181,14 @@ TEST_F(RedisStoreTest, AsyncAcquireDecidesLikeAcquireOnTheClientsThread) {
     bool on_callers_thread = false;
     const std::thread::id caller = std::this_thread::get_id();
     for (int i = 0; i < kCalls; ++i) {
-      store.acquire_async(ref(limits, "async"), 1, [&](StatusOr<StoreDecision> decision) {
+      store.acquire_async(ref(limits, "async"), 1, [&](StatusOr<Decision> decision) {
         {
           std::lock_guard lock(mu);
           if (std::this_thread::get_id() == caller) on_callers_thread = true;
           if (!decision.ok()) {
             ++errors;
-          } else if (decision->verdict.verdict.allowed) {
-            remaining.push_back(decision->verdict.verdict.remaining);
+          } else if (decision->verdict.allowed) {
+            remaining.push_back(decision->verdict.remaining);
           }
         }
         answered.count_down();
@@ -1203,11 +1200,11 @@ TEST_F(RedisStoreTest, AsyncAcquireDecidesLikeAcquireOnTheClientsThread) {
     EXPECT_FALSE(on_callers_thread);
     std::sort(remaining.begin(), remaining.end());
     EXPECT_EQ(remaining, (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
-    EXPECT_FALSE(store.acquire(ref(limits, "async"), 1)->verdict.verdict.allowed);
+    EXPECT_FALSE(store.acquire(ref(limits, "async"), 1)->verdict.allowed);
 
     bool refused_at_once = false;
     store.acquire_async(ref(limits, std::string(sluice::kMaxSubjectBytes + 1, 'x')), 1,
-                        [&](StatusOr<StoreDecision> decision) {
+                        [&](StatusOr<Decision> decision) {
                           refused_at_once =
                               decision.status().code() == StatusCode::kInvalidArgument;
                         });
@@ -1233,13 +1230,13 @@ TEST_F(RedisStoreTest, AsyncCallersInALoopKeepTwoCallsInFlightAndEachIsExact) {
     int errors = 0;
     // Each caller's loop: decide, and from the callback decide again until kRounds are done.
     std::function<void(int)> decide = [&](int left) {
-      store.acquire_async(ref(limits, "loop"), 1, [&, left](StatusOr<StoreDecision> decision) {
+      store.acquire_async(ref(limits, "loop"), 1, [&, left](StatusOr<Decision> decision) {
         {
           std::lock_guard lock(mu);
           if (!decision.ok()) {
             ++errors;
-          } else if (decision->verdict.verdict.allowed) {
-            remaining.push_back(decision->verdict.verdict.remaining);
+          } else if (decision->verdict.allowed) {
+            remaining.push_back(decision->verdict.remaining);
           }
         }
         if (left > 1) {
@@ -1252,7 +1249,7 @@ TEST_F(RedisStoreTest, AsyncCallersInALoopKeepTwoCallsInFlightAndEachIsExact) {
     // The callers start from inside one decision's callback, so their first decisions leave in
     // one call and its answers come back together, with nothing else queued or in flight: the
     // second call is then bound to leave halfway through answering them (when two are allowed).
-    store.acquire_async(ref(limits, "starter"), 1, [&](const StatusOr<StoreDecision>& started) {
+    store.acquire_async(ref(limits, "starter"), 1, [&](const StatusOr<Decision>& started) {
       if (!started.ok()) {
         std::lock_guard lock(mu);
         ++errors;
@@ -1278,9 +1275,9 @@ TEST_F(RedisStoreTest, WithoutBatchingEveryDecisionIsItsOwnCall) {
   ManualClock clock(kEpoch);
   RedisStore store(client_, {.max_batch = 1, .pinned_clock_for_tests = &clock});
   const std::vector<Limit> limits = {SlidingLog{.limit = 2, .window = kMicrosPerSecond}};
-  EXPECT_EQ(store.acquire(ref(limits, "s"), 1)->verdict.verdict.remaining, 1);
-  EXPECT_EQ(store.acquire(ref(limits, "s"), 1)->verdict.verdict.remaining, 0);
-  EXPECT_FALSE(store.acquire(ref(limits, "s"), 1)->verdict.verdict.allowed);
+  EXPECT_EQ(store.acquire(ref(limits, "s"), 1)->verdict.remaining, 1);
+  EXPECT_EQ(store.acquire(ref(limits, "s"), 1)->verdict.remaining, 0);
+  EXPECT_FALSE(store.acquire(ref(limits, "s"), 1)->verdict.allowed);
   EXPECT_EQ((*store.inspect(ref(limits, "s")))[0].remaining, 0);
   const DecisionBatchStats stats = store.batch_stats();
   EXPECT_EQ(stats.decisions, 4u);
@@ -1292,27 +1289,27 @@ TEST_F(RedisStoreTest, ACrashedHoldersLeaseExpiresAfterLeaseTtl) {
   RedisStore store(client_, {.pinned_clock_for_tests = &clock});
   constexpr Micros kTtl = 30 * kMicrosPerSecond;
   const std::vector<Limit> limits = {Concurrency{.limit = 1, .lease_ttl = kTtl}};
-  const StatusOr<StoreDecision> crashed = store.acquire(ref(limits, "db"), 1);
+  const StatusOr<Decision> crashed = store.acquire(ref(limits, "db"), 1);
   ASSERT_TRUE(crashed.ok() && crashed->lease);  // the holder dies without releasing
 
   clock.advance(kTtl - 1);
-  const StatusOr<StoreDecision> early = store.acquire(ref(limits, "db"), 1);
+  const StatusOr<Decision> early = store.acquire(ref(limits, "db"), 1);
   ASSERT_TRUE(early.ok());
-  EXPECT_FALSE(early->verdict.verdict.allowed);
-  EXPECT_EQ(early->verdict.verdict.retry_after, 1);
+  EXPECT_FALSE(early->verdict.allowed);
+  EXPECT_EQ(early->verdict.retry_after, 1);
 
   clock.advance(1);
-  const StatusOr<StoreDecision> next = store.acquire(ref(limits, "db"), 1);
+  const StatusOr<Decision> next = store.acquire(ref(limits, "db"), 1);
   ASSERT_TRUE(next.ok());
-  EXPECT_TRUE(next->verdict.verdict.allowed);
+  EXPECT_TRUE(next->verdict.allowed);
   ASSERT_TRUE(next->lease);
   EXPECT_NE(*next->lease, *crashed->lease);
   // The dead holder cannot come back: its lease is neither renewable nor releasable.
   EXPECT_FALSE(*store.renew(ref(limits, "db"), *crashed->lease));
   EXPECT_FALSE(*store.release(ref(limits, "db"), *crashed->lease));
-  EXPECT_FALSE(store.acquire(ref(limits, "db"), 1)->verdict.verdict.allowed);
+  EXPECT_FALSE(store.acquire(ref(limits, "db"), 1)->verdict.allowed);
   EXPECT_TRUE(*store.release(ref(limits, "db"), *next->lease));
-  EXPECT_TRUE(store.acquire(ref(limits, "db"), 1)->verdict.verdict.allowed);
+  EXPECT_TRUE(store.acquire(ref(limits, "db"), 1)->verdict.allowed);
 }
 
 // ---- 4. every key expires; denied and peeked subjects store nothing (real time) -----------------
@@ -1353,19 +1350,19 @@ TEST_F(RedisStoreTest, WindowsKeepTheirTtlWithinAWindowAndSetItAgainWhenTheWindo
     const auto pttl = [&] { return run_integer(*client_, {"PTTL", key}); };
     const std::int64_t end_ms = c.windows_to_end * 10'000;  // from kEpoch, 10 s windows
 
-    EXPECT_EQ(store.acquire(ref(ten, c.subject), 1)->verdict.verdict.remaining, 4);
+    EXPECT_EQ(store.acquire(ref(ten, c.subject), 1)->verdict.remaining, 4);
     EXPECT_GT(pttl(), end_ms - 2'000);  // end_ms - 1 000 to the end
     EXPECT_LE(pttl(), end_ms - 1'000);
 
     clock.advance(4 * kMicrosPerSecond);  // a new TTL would be end_ms - 5 000 or less
-    EXPECT_EQ(store.acquire(ref(ten, c.subject), 1)->verdict.verdict.remaining, 3);
+    EXPECT_EQ(store.acquire(ref(ten, c.subject), 1)->verdict.remaining, 3);
     EXPECT_GT(pttl(), end_ms - 2'000) << "the TTL was set again";
 
     clock.advance(kMicrosPerSecond);  // the window is now 20 s, from kEpoch
-    const StatusOr<StoreDecision> grown = store.acquire(ref(twenty, c.subject), 1);
-    EXPECT_EQ(grown->verdict.verdict.remaining, 2);
+    const StatusOr<Decision> grown = store.acquire(ref(twenty, c.subject), 1);
+    EXPECT_EQ(grown->verdict.remaining, 2);
     const std::int64_t grown_end_ms = 2 * end_ms - 6'000;  // from now, 6 s after kEpoch
-    EXPECT_EQ(grown->verdict.verdict.reset_after, grown_end_ms * kMicrosPerMilli);
+    EXPECT_EQ(grown->verdict.reset_after, grown_end_ms * kMicrosPerMilli);
     EXPECT_GT(pttl(), grown_end_ms - 1'000) << "the TTL still ends with the 10 s window";
     EXPECT_LE(pttl(), grown_end_ms);
   }
@@ -1408,10 +1405,10 @@ TEST_F(RedisStoreTest,
       const std::string name = "user-" + std::to_string(subject);
       for (int i = 0; i < 12; ++i) {
         const std::int64_t cost = uniform(rng, 0, kMaxCost);
-        const StatusOr<StoreDecision> decision = store.acquire(ref(limits, name, c.policy), cost);
+        const StatusOr<Decision> decision = store.acquire(ref(limits, name, c.policy), cost);
         ASSERT_TRUE(decision.ok()) << decision.status().to_string();
         if (decision->lease) leases.push_back(*decision->lease);
-        if (decision->verdict.verdict.allowed && cost > 0) {
+        if (decision->verdict.allowed && cost > 0) {
           may_exist.insert(documented_key(c.policy, name, 0));
         }
       }
@@ -1429,9 +1426,9 @@ TEST_F(RedisStoreTest,
       must_not_exist.push_back(documented_key(c.policy, peek, 0));
       if (!c.denies_large_costs) continue;
       for (const std::int64_t cost : {std::int64_t{6}, algorithm::kMaxCost}) {
-        const StatusOr<StoreDecision> denied = store.acquire(ref(limits, deny, c.policy), cost);
+        const StatusOr<Decision> denied = store.acquire(ref(limits, deny, c.policy), cost);
         ASSERT_TRUE(denied.ok());
-        ASSERT_FALSE(denied->verdict.verdict.allowed);  // more than the limit can ever grant
+        ASSERT_FALSE(denied->verdict.allowed);  // more than the limit can ever grant
       }
       ASSERT_TRUE(store.release(ref(limits, deny, c.policy), "no-such-lease").ok());
       must_not_exist.push_back(documented_key(c.policy, deny, 0));
@@ -1484,14 +1481,13 @@ TEST_F(RedisStoreTest, EveryOtherEncodingReadsAsAbsentAndNeverAsALiveTat) {
                                               const std::string& value) {
     SCOPED_TRACE(label);
     const std::string subject = "planted-" + std::to_string(std::hash<std::string>{}(label));
-    const StatusOr<StoreDecision> fresh = store.acquire(ref(limits, "fresh-" + subject, policy), 1);
+    const StatusOr<Decision> fresh = store.acquire(ref(limits, "fresh-" + subject, policy), 1);
     ASSERT_TRUE(run(*client_, {"SET", documented_key(policy, subject, 0), value}).is_status());
-    const StatusOr<StoreDecision> planted = store.acquire(ref(limits, subject, policy), 1);
+    const StatusOr<Decision> planted = store.acquire(ref(limits, subject, policy), 1);
     ASSERT_TRUE(fresh.ok() && planted.ok());
-    EXPECT_TRUE(fresh->verdict.verdict.allowed);
-    EXPECT_EQ(planted->verdict.verdict, fresh->verdict.verdict)
-        << "absent " << show(fresh->verdict.verdict) << "\nplanted "
-        << show(planted->verdict.verdict);
+    EXPECT_TRUE(fresh->verdict.allowed);
+    EXPECT_EQ(planted->verdict, fresh->verdict)
+        << "absent " << show(fresh->verdict) << "\nplanted " << show(planted->verdict);
   };
 
   const std::vector<Limit> tat_kinds = {
@@ -1568,11 +1564,11 @@ TEST_F(RedisStoreTest, SubjectsAreBinarySafeUpTo1024BytesWithIndependentStateAnd
   RedisStore store(client_);
   for (const std::string& subject : subjects) {
     SCOPED_TRACE(testing::PrintToString(subject.substr(0, 40)));
-    EXPECT_TRUE(store.acquire(ref(limits, subject), 1)->verdict.verdict.allowed);
+    EXPECT_TRUE(store.acquire(ref(limits, subject), 1)->verdict.allowed);
   }
   for (const std::string& subject : subjects) {  // each subject has its own state
     SCOPED_TRACE(testing::PrintToString(subject.substr(0, 40)));
-    EXPECT_FALSE(store.acquire(ref(limits, subject), 1)->verdict.verdict.allowed);
+    EXPECT_FALSE(store.acquire(ref(limits, subject), 1)->verdict.allowed);
     for (std::size_t i = 0; i < limits.size(); ++i) {
       const std::string key = documented_key("test.policy", subject, i);
       EXPECT_EQ(run_integer(*client_, {"EXISTS", key}), 1);
@@ -1585,14 +1581,14 @@ TEST_F(RedisStoreTest, SubjectsAreBinarySafeUpTo1024BytesWithIndependentStateAnd
   EXPECT_EQ(run_integer(*client_, {"DBSIZE"}),
             static_cast<std::int64_t>(subjects.size() * limits.size()));
   // The same subject under another policy is another state.
-  EXPECT_TRUE(store.acquire(ref(limits, subjects[4], "other.policy"), 1)->verdict.verdict.allowed);
+  EXPECT_TRUE(store.acquire(ref(limits, subjects[4], "other.policy"), 1)->verdict.allowed);
 }
 
 TEST_F(RedisStoreTest, RejectsSubjectsOver1024BytesWithoutTouchingRedis) {
   RedisStore store(client_);
   const std::vector<Limit> limits = {Concurrency{.limit = 1, .lease_ttl = kMicrosPerHour}};
   const std::string too_long(1025, 'x');
-  const StatusOr<StoreDecision> acquired = store.acquire(ref(limits, too_long), 1);
+  const StatusOr<Decision> acquired = store.acquire(ref(limits, too_long), 1);
   EXPECT_EQ(acquired.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(acquired.status().message(), testing::HasSubstr("1024"));
   EXPECT_EQ(store.acquire(ref(limits, too_long), 0).status().code(), StatusCode::kInvalidArgument);
@@ -1613,12 +1609,12 @@ TEST_F(RedisStoreTest, ResetForgetsEveryLimitOfTheSubjectAndNothingElse) {
   RedisStore store(client_);
   const std::vector<Limit> limits = {FixedWindow{.limit = 1, .window = kMicrosPerHour},
                                      Concurrency{.limit = 1, .lease_ttl = kMicrosPerHour}};
-  ASSERT_TRUE(store.acquire(ref(limits, "alice"), 1)->verdict.verdict.allowed);
-  ASSERT_TRUE(store.acquire(ref(limits, "bob"), 1)->verdict.verdict.allowed);
+  ASSERT_TRUE(store.acquire(ref(limits, "alice"), 1)->verdict.allowed);
+  ASSERT_TRUE(store.acquire(ref(limits, "bob"), 1)->verdict.allowed);
   ASSERT_TRUE(store.reset(ref(limits, "alice")).ok());
   EXPECT_EQ(run_integer(*client_, {"DBSIZE"}), 2);  // bob's two keys
-  EXPECT_TRUE(store.acquire(ref(limits, "alice"), 1)->verdict.verdict.allowed);
-  EXPECT_FALSE(store.acquire(ref(limits, "bob"), 1)->verdict.verdict.allowed);
+  EXPECT_TRUE(store.acquire(ref(limits, "alice"), 1)->verdict.allowed);
+  EXPECT_FALSE(store.acquire(ref(limits, "bob"), 1)->verdict.allowed);
 }
 
 // ---- 6. faults ---------------------------------------------------------------------------------
@@ -1633,7 +1629,7 @@ TEST(RedisStoreFaultTest, FailsFastWithUnavailableWhenRedisIsAbsentAtStart) {
   for (int i = 0; i < 20; ++i) {
     SCOPED_TRACE(i);
     const auto start = SteadyClock::now();
-    const StatusOr<StoreDecision> decision = store.acquire(ref(kThreePerHour, "a"), 1);
+    const StatusOr<Decision> decision = store.acquire(ref(kThreePerHour, "a"), 1);
     ASSERT_FALSE(decision.ok());
     EXPECT_EQ(decision.status().code(), StatusCode::kUnavailable);
     EXPECT_LT(elapsed_since(start), std::chrono::milliseconds(2500));  // generous: one connect
@@ -1653,8 +1649,8 @@ TEST(RedisStoreFaultTest, KilledMidLoadFailsWithUnavailableOrDeadlineThenRecover
   RedisStore store(client);
   // The limit 3 subject is used up before the kill; the restarted server is empty.
   for (int i = 0; i < 3; ++i)
-    ASSERT_TRUE(store.acquire(ref(kThreePerHour, "x"), 1)->verdict.verdict.allowed);
-  ASSERT_FALSE(store.acquire(ref(kThreePerHour, "x"), 1)->verdict.verdict.allowed);
+    ASSERT_TRUE(store.acquire(ref(kThreePerHour, "x"), 1)->verdict.allowed);
+  ASSERT_FALSE(store.acquire(ref(kThreePerHour, "x"), 1)->verdict.allowed);
 
   const std::vector<Limit> load = {
       TokenBucket{.capacity = 1000, .refill = 1000, .period = kMicrosPerSecond},
@@ -1672,7 +1668,7 @@ TEST(RedisStoreFaultTest, KilledMidLoadFailsWithUnavailableOrDeadlineThenRecover
       for (int i = 0; !stop.load(); ++i) {
         const std::string subject = "load-" + std::to_string(t) + "-" + std::to_string(i % 50);
         const auto start = SteadyClock::now();
-        const StatusOr<StoreDecision> decision = store.acquire(ref(load, subject), 1);
+        const StatusOr<Decision> decision = store.acquire(ref(load, subject), 1);
         const auto took = elapsed_since(start);
         std::lock_guard lock(mu);
         slowest = std::max(slowest, took);
@@ -1714,17 +1710,17 @@ TEST(RedisStoreFaultTest, KilledMidLoadFailsWithUnavailableOrDeadlineThenRecover
   // NOSCRIPT was answered by re-sending the source; decisions are those of an empty store.
   EXPECT_GE(client->stats().script_reloads, 1u);
   for (int i = 0; i < 3; ++i)
-    EXPECT_TRUE(store.acquire(ref(kThreePerHour, "x"), 1)->verdict.verdict.allowed);
-  const StatusOr<StoreDecision> fourth = store.acquire(ref(kThreePerHour, "x"), 1);
+    EXPECT_TRUE(store.acquire(ref(kThreePerHour, "x"), 1)->verdict.allowed);
+  const StatusOr<Decision> fourth = store.acquire(ref(kThreePerHour, "x"), 1);
   ASSERT_TRUE(fourth.ok());
-  EXPECT_FALSE(fourth->verdict.verdict.allowed);
-  EXPECT_EQ(fourth->verdict.verdict.remaining, 0);
+  EXPECT_FALSE(fourth->verdict.allowed);
+  EXPECT_EQ(fourth->verdict.remaining, 0);
 }
 
 TEST_F(RedisStoreTest, ReloadsItsScriptsTransparentlyAfterScriptFlush) {
   RedisStore store(client_);
   const std::vector<Limit> limits = {Concurrency{.limit = 2, .lease_ttl = kMicrosPerHour}};
-  const StatusOr<StoreDecision> first = store.acquire(ref(limits, "db"), 1);
+  const StatusOr<Decision> first = store.acquire(ref(limits, "db"), 1);
   ASSERT_TRUE(first.ok() && first->lease);
   ASSERT_TRUE(run(*client_, {"SCRIPT", "FLUSH"}).is_status());
   const std::uint64_t reloads = client_->stats().script_reloads;
@@ -1732,8 +1728,8 @@ TEST_F(RedisStoreTest, ReloadsItsScriptsTransparentlyAfterScriptFlush) {
   ASSERT_TRUE(run(*client_, {"SCRIPT", "FLUSH"}).is_status());
   EXPECT_EQ((*store.inspect(ref(limits, "db")))[0].remaining, 1);  // inspect script
   ASSERT_TRUE(run(*client_, {"SCRIPT", "FLUSH"}).is_status());
-  EXPECT_TRUE(store.acquire(ref(limits, "db"), 1)->verdict.verdict.allowed);  // acquire script
-  EXPECT_FALSE(store.acquire(ref(limits, "db"), 1)->verdict.verdict.allowed);
+  EXPECT_TRUE(store.acquire(ref(limits, "db"), 1)->verdict.allowed);  // acquire script
+  EXPECT_FALSE(store.acquire(ref(limits, "db"), 1)->verdict.allowed);
   EXPECT_EQ(client_->stats().script_reloads, reloads + 3);
 }
 
@@ -1747,12 +1743,12 @@ TEST(RedisStoreFaultTest, StalledServerGivesDeadlineExceededWithinBoundThenRecov
   ASSERT_TRUE(client != nullptr && staller != nullptr);
   ASSERT_TRUE(wait_until_answering(*client) && wait_until_answering(*staller));
   RedisStore store(client);
-  ASSERT_TRUE(store.acquire(ref(kThreePerHour, "s"), 1)->verdict.verdict.allowed);
+  ASSERT_TRUE(store.acquire(ref(kThreePerHour, "s"), 1)->verdict.allowed);
 
   std::atomic<bool> slept{false};
   staller->async_command({"DEBUG", "SLEEP", "1"}, [&](StatusOr<Reply>) { slept = true; });
   // Until the sleep reaches the server a call may still succeed; the first that meets it fails.
-  StatusOr<StoreDecision> stalled = Status(StatusCode::kUnknown, "no call made");
+  StatusOr<Decision> stalled = Status(StatusCode::kUnknown, "no call made");
   std::chrono::milliseconds took{0};
   for (const auto start = SteadyClock::now(); elapsed_since(start) < std::chrono::seconds(1);) {
     const auto call = SteadyClock::now();
@@ -1767,10 +1763,10 @@ TEST(RedisStoreFaultTest, StalledServerGivesDeadlineExceededWithinBoundThenRecov
 
   // The same store recovers once the server wakes up; the state survived the stall.
   EXPECT_TRUE(wait_until_answering(*client));
-  const StatusOr<StoreDecision> after = store.acquire(ref(kThreePerHour, "s"), 1);
+  const StatusOr<Decision> after = store.acquire(ref(kThreePerHour, "s"), 1);
   ASSERT_TRUE(after.ok()) << after.status().to_string();
-  EXPECT_TRUE(after->verdict.verdict.allowed);
-  EXPECT_EQ(after->verdict.verdict.remaining, 1);
+  EXPECT_TRUE(after->verdict.allowed);
+  EXPECT_EQ(after->verdict.remaining, 1);
   staller.reset();  // completes the DEBUG SLEEP call
   EXPECT_TRUE(slept.load());
 }

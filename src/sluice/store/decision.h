@@ -1,0 +1,39 @@
+// Decision: the answer to "may this caller do this now?" (DESIGN.md §2, §5a), the one result type
+// that travels from a store to the wire. A store fills the deciding limit's verdict, which limit
+// decided and the lease it took; the decision service (service::Limiter) adds which policy and
+// mode decided and whether a failure mode or shadow mode shaped the answer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "sluice/algorithm/evaluate.h"
+#include "sluice/algorithm/verdict.h"
+
+namespace sluice {
+
+// enforce: denials are denials. shadow: always allow, but report and count would-be denials.
+enum class Mode : std::uint8_t { kEnforce, kShadow };
+
+struct Decision {
+  algorithm::Verdict verdict;
+  std::size_t limit_index = 0;
+  // Set when an allowed request with cost > 0 took a lease in the policy's concurrency limits;
+  // release or renew it with this id.
+  std::optional<std::string> lease;
+  // Filled by the decision service.
+  std::string policy;
+  Mode mode = Mode::kEnforce;
+  bool degraded = false;  // decided by the failure mode because the store was unreachable
+  // Shadow mode only: the policy would have denied this request; it was allowed anyway.
+  bool shadow_denied = false;
+
+  // A store's decision from a policy verdict (evaluate.h).
+  static Decision from(const algorithm::PolicyVerdict& verdict) {
+    return {.verdict = verdict.verdict, .limit_index = verdict.limit_index};
+  }
+};
+
+}  // namespace sluice
