@@ -364,6 +364,18 @@ TEST_F(AdminApiTest, LoginNameVariantsOfAThrottledUserGet400NamingUser) {
             429);
 }
 
+TEST_F(AdminApiTest, ManyUnknownFieldsDrawASmallAnswer) {
+  json many = {{"name", "carol"}};
+  for (int i = 0; i < 20'000; ++i) many["unknown_field_" + std::to_string(i)] = i;
+  const std::string request = many.dump();
+  RawResponse refused = call(bearer("root"), "POST", "/v1/users", many);
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_LT(refused.body.size(), 4096u) << "for a request of " << request.size() << " bytes";
+  EXPECT_EQ(body(refused)["errors"].size(), kMaxReportedErrors + 1);
+  EXPECT_EQ(policy_count(), 0u);
+  EXPECT_EQ(stores_.accounts->get_user("carol").status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(AdminApiTest, AdminsManageUsersRolesAndApps) {
   const Caller root = bearer("root");
   const Caller alice = bearer("alice");
