@@ -4,10 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <soci/soci.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <latch>
 #include <memory>
@@ -1252,6 +1255,23 @@ TEST(SqlStoreErrorsTest, UnreachableDatabasesAreUnavailableWithoutLeakingThePass
       << missing_dir.status().to_string();
   EXPECT_EQ(open_policy_repository("ftp://x/y").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(auth::open_account_repository("sqlite:").status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(SqlStoreFileTest, NewSqliteFileIsReadableByItsOwnerOnlyWhateverTheUmask) {
+  StatusOr<std::string> url = Servers::get().fresh_url(Backend::kSqliteFile);
+  ASSERT_OK(url);
+  const std::string path = url->substr(std::string_view("sqlite://").size());
+  const mode_t old_umask = ::umask(0);  // the loosest: SQLite alone would create 0666
+  StatusOr<sql::SqlStores> stores = sql::open_sql_stores(*url);
+  ::umask(old_umask);
+  ASSERT_OK(stores);
+  ASSERT_OK(stores->accounts->create_app({.name = "checkout"}));  // a write: the WAL exists
+  for (const std::string& file : {path, path + "-wal", path + "-shm"}) {
+    SCOPED_TRACE(file);
+    struct stat info {};
+    ASSERT_EQ(::stat(file.c_str(), &info), 0) << std::strerror(errno);
+    EXPECT_EQ(info.st_mode & 0777, 0600u);
+  }
 }
 
 TEST(SqlStoreErrorsTest, InMemoryStoresOpenedTogetherShareOneDatabase) {
