@@ -180,6 +180,7 @@ Status FakeAccountRepository::create_user(const User& user, std::string_view pas
     if (!apps_.contains(app)) return not_found("no app named " + app);
   }
   users_[user.name] = {.user = user, .password_hash = std::string(password_hash)};
+  users_[user.name].user.generation = ++last_generation_;
   return {};
 }
 
@@ -206,6 +207,7 @@ Status FakeAccountRepository::set_password_hash(std::string_view user,
   const auto it = users_.find(user);
   if (it == users_.end()) return not_found("no user named " + std::string(user));
   it->second.password_hash = std::string(password_hash);
+  it->second.user.generation = ++last_generation_;
   return {};
 }
 
@@ -247,6 +249,7 @@ Status FakeAccountRepository::set_role(std::string_view user, std::string_view a
   } else {
     it->second.user.roles.erase(std::string(app));
   }
+  it->second.user.generation = ++last_generation_;
   return {};
 }
 

@@ -85,6 +85,7 @@ class FakeAccountRepository final : public auth::AccountRepository {
   std::map<std::string, StoredUser, std::less<>> users_;
   std::map<std::string, auth::App, std::less<>> apps_;
   std::map<std::string, auth::TokenRecord, std::less<>> tokens_;
+  std::int64_t last_generation_ = 0;  // as the SQL store's revision counter: never repeats
 };
 
 }  // namespace sluice::test

@@ -24,6 +24,11 @@ struct User {
   bool admin = false;                 // manages everything
   std::map<std::string, Role> roles;  // app -> role
   Micros created_at = 0;
+  // Moves on every password or role change, and differs between a deleted user and a later one
+  // of the same name (repositories draw it from a counter that never repeats). A login session
+  // records it and is void once the stored user's differs, wherever the change was made (the
+  // CLI, another server). Set by the repository; ignored by create_user.
+  std::int64_t generation = 0;
 };
 
 struct App {
@@ -44,7 +49,10 @@ class AccountRepository {
  public:
   virtual ~AccountRepository() = default;
 
-  // AlreadyExists / NotFound as the names suggest.
+  // AlreadyExists / NotFound as the names suggest. Every lookup by user name matches the name
+  // exactly, byte for byte, on every backend (no trailing-space padding, no case folding, no
+  // truncation at NUL): a name that is not stored exactly as given is NotFound. create_user
+  // refuses names that fail validate_login_name, so every stored user can log in.
   virtual Status create_user(const User& user, std::string_view password_hash) = 0;
   virtual StatusOr<User> get_user(std::string_view name) = 0;
   virtual StatusOr<std::string> password_hash(std::string_view user) = 0;
@@ -71,5 +79,15 @@ class AccountRepository {
 Status validate_app_name(std::string_view name, std::string_view field);
 // As validate_app_name, with '@' allowed too, for e-mail-like user names.
 Status validate_user_name(std::string_view name, std::string_view field);
+
+// The looser rule every login attempt and every stored user name passes (validate_user_name is
+// the stricter one for names created through the API and the CLI): 1-255 bytes of UTF-8 with
+// no control characters (C0, DEL, C1; NUL included) and no whitespace at either end.
+// InvalidArgument naming `field` otherwise. Checked before a login is looked up or throttled,
+// because databases compare such variants loosely (PostgreSQL's client library ends a string at
+// NUL, MariaDB's PAD SPACE collations ignore trailing spaces) and each variant would otherwise
+// get a throttle budget of its own.
+inline constexpr std::size_t kMaxLoginNameBytes = 255;
+Status validate_login_name(std::string_view name, std::string_view field);
 
 }  // namespace sluice::auth

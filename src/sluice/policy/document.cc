@@ -8,7 +8,6 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <type_traits>
 
 #include "sluice/core/duration.h"
@@ -246,7 +245,107 @@ json yaml_to_json(const YAML::Node& node) {
   }
 }
 
-bool yaml_would_misread(const std::string& text) {
+// A cursor over text, for the hand-written matchers below (std::regex recursed once per
+// character and overflowed the stack on a 100 000-character description).
+class Scanner {
+ public:
+  explicit Scanner(std::string_view text) : text_(text) {}
+
+  bool at_end() const { return position_ == text_.size(); }
+  bool take(char c) {
+    if (at_end() || text_[position_] != c) return false;
+    ++position_;
+    return true;
+  }
+  bool take_one_of(std::string_view chars) {
+    if (at_end() || chars.find(text_[position_]) == std::string_view::npos) return false;
+    ++position_;
+    return true;
+  }
+  bool take_word(std::string_view word) {
+    if (text_.substr(position_, word.size()) != word) return false;
+    position_ += word.size();
+    return true;
+  }
+  // Takes up to `most` characters from `chars`; returns how many.
+  std::size_t take_run(std::string_view chars, std::size_t most = std::string_view::npos) {
+    std::size_t taken = 0;
+    while (taken < most && take_one_of(chars)) ++taken;
+    return taken;
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t position_ = 0;
+};
+
+constexpr std::string_view kDigits = "0123456789";
+constexpr std::string_view kDigitsOrUnderscore = "0123456789_";
+
+// [-+]?(\.[0-9_]+|[0-9][0-9_]*(\.[0-9_]*)?)(e[-+]?[0-9]+)? — decimal and float.
+bool is_decimal(std::string_view text) {
+  Scanner s(text);
+  s.take_one_of("-+");
+  if (s.take('.')) {
+    if (s.take_run(kDigitsOrUnderscore) == 0) return false;
+  } else {
+    if (!s.take_one_of(kDigits)) return false;
+    s.take_run(kDigitsOrUnderscore);
+    if (s.take('.')) s.take_run(kDigitsOrUnderscore);
+  }
+  if (s.take('e')) {
+    s.take_one_of("-+");
+    if (s.take_run(kDigits) == 0) return false;
+  }
+  return s.at_end();
+}
+
+// [-+]?0[xob][0-9a-f_]+ — hexadecimal, octal, binary.
+bool is_prefixed_integer(std::string_view text) {
+  Scanner s(text);
+  s.take_one_of("-+");
+  return s.take('0') && s.take_one_of("xob") && s.take_run("0123456789abcdef_") > 0 && s.at_end();
+}
+
+// [-+]?\.(inf|nan) — infinity and not-a-number.
+bool is_special_float(std::string_view text) {
+  Scanner s(text);
+  s.take_one_of("-+");
+  return s.take('.') && (s.take_word("inf") || s.take_word("nan")) && s.at_end();
+}
+
+// [-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)? — YAML 1.1 sexagesimal ("1:30").
+bool is_sexagesimal(std::string_view text) {
+  Scanner s(text);
+  s.take_one_of("-+");
+  if (!s.take_one_of(kDigits)) return false;
+  s.take_run(kDigitsOrUnderscore);
+  std::size_t groups = 0;
+  while (s.take(':')) {
+    // One digit, or two whose first is 0-5. Taking the second whenever allowed loses no match:
+    // a digit can start neither another group nor the fraction.
+    if (s.take_one_of("012345")) {
+      s.take_one_of(kDigits);
+    } else if (!s.take_one_of(kDigits)) {
+      return false;
+    }
+    ++groups;
+  }
+  if (groups == 0) return false;
+  if (s.take('.')) s.take_run(kDigitsOrUnderscore);
+  return s.at_end();
+}
+
+// [0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.* — dates and timestamps.
+bool starts_with_date(std::string_view text) {
+  Scanner s(text);
+  return s.take_run(kDigits, 4) == 4 && s.take('-') && s.take_run(kDigits, 2) > 0 && s.take('-') &&
+         s.take_one_of(kDigits);
+}
+
+}  // namespace
+
+bool yaml_would_misread(std::string_view text) {
   if (text.empty()) return true;
   std::string lower;
   for (const char c : text) lower.push_back(static_cast<char>(std::tolower(c)));
@@ -255,14 +354,11 @@ bool yaml_would_misread(const std::string& text) {
   }
   // Numbers in any YAML 1.1 or 1.2 spelling ("42", "-1.5e3", "0x1F", "0o17", "1_000", ".inf",
   // "1:30" sexagesimal) and dates, so every YAML reader sees a string. "1s" stays plain.
-  static const std::regex kNumberLike(
-      "[-+]?(\\.[0-9_]+|[0-9][0-9_]*(\\.[0-9_]*)?)(e[-+]?[0-9]+)?"  // decimal, float
-      "|[-+]?0[xob][0-9a-f_]+"                                      // hex, octal, binary
-      "|[-+]?\\.(inf|nan)"                                          // infinity, not-a-number
-      "|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\\.[0-9_]*)?"              // sexagesimal (1.1)
-      "|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.*");                         // dates, timestamps
-  return std::regex_match(lower, kNumberLike);
+  return is_decimal(lower) || is_prefixed_integer(lower) || is_special_float(lower) ||
+         is_sexagesimal(lower) || starts_with_date(lower);
 }
+
+namespace {
 
 void emit_yaml(YAML::Emitter& out, const json& value) {
   switch (value.type()) {
@@ -353,6 +449,10 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
     }
   }
   policy.description = r.string("description", false).value_or("");
+  if (policy.description.size() > options.max_description_bytes) {
+    r.fail("description", "must be at most " + std::to_string(options.max_description_bytes) +
+                              " bytes (got " + std::to_string(policy.description.size()) + ")");
+  }
   policy.apps = read_apps(r, errors);
   policy.mode =
       r.choice("mode", {"enforce", "shadow"}).value_or(0) == 1 ? Mode::kShadow : Mode::kEnforce;
@@ -362,6 +462,9 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
   if (const json* limits = r.find("limits", true)) {
     if (!limits->is_array() || limits->empty()) {
       r.fail("limits", "must be a non-empty list of limits");
+    } else if (limits->size() > options.max_limits) {
+      r.fail("limits", "must hold at most " + std::to_string(options.max_limits) + " limits (got " +
+                           std::to_string(limits->size()) + ")");
     } else {
       for (std::size_t i = 0; i < limits->size(); ++i) {
         const std::string prefix = "limits[" + std::to_string(i) + "]";

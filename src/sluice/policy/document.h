@@ -21,8 +21,17 @@ struct ParsedPolicy {
   std::vector<FieldError> errors;
 };
 
+// Bounds on what one policy may hold, so a document cannot make every later read, export or
+// history of it expensive (a 100 000-character description once crashed the YAML writer).
+inline constexpr std::size_t kMaxDescriptionBytes = 4096;
+inline constexpr std::size_t kMaxLimitsPerPolicy = 32;
+
 struct DocumentOptions {
   algorithm::ValidationOptions limits;
+  // Errors naming `description` / `limits` beyond these. Stored policies are read back with
+  // larger bounds, so one written before a bound existed stays readable.
+  std::size_t max_description_bytes = kMaxDescriptionBytes;
+  std::size_t max_limits = kMaxLimitsPerPolicy;
   // Accept the audit fields (version, created_by, ...) as exported; otherwise they are errors.
   bool allow_audit_fields = true;
 };
@@ -49,6 +58,10 @@ nlohmann::json limit_to_json(const algorithm::Limit& limit);
 // "null", "0123", "42", "yes") are double-quoted, so policy_from_text / policies_from_text read
 // back exactly the value written.
 std::string json_to_yaml(const nlohmann::json& value);
+// True when a YAML 1.1 or 1.2 reader would take `text`, written as a plain scalar, for something
+// other than that string (a boolean, null, a number in any spelling, a date): json_to_yaml quotes
+// it. Linear in the length of `text`.
+bool yaml_would_misread(std::string_view text);
 
 // "limits[1].window: must be greater than 0; name: must not be empty"
 std::string join_errors(const std::vector<FieldError>& errors);

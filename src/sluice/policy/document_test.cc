@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -693,6 +694,85 @@ TEST(PolicyDocumentTest, YamlYesAndNoStayStrings) {
       "1s}\n");
   ASSERT_TRUE(parsed.policy.has_value()) << join_errors(parsed.errors);
   EXPECT_THAT(parsed.policy->apps, ElementsAre("no", "yes", "on"));
+}
+
+TEST(PolicyDocumentTest, DescriptionIsBoundedNamingTheField) {
+  EXPECT_TRUE(
+      policy_from_json(valid_with({{"description", std::string(kMaxDescriptionBytes, 'd')}}))
+          .policy.has_value());
+  EXPECT_THAT(
+      policy_from_json(valid_with({{"description", std::string(kMaxDescriptionBytes + 1, 'd')}}))
+          .errors,
+      ElementsAre(FieldErrorIs("description", HasSubstr("at most 4096 bytes"))));
+}
+
+TEST(PolicyDocumentTest, LimitsPerPolicyAreBoundedNamingTheField) {
+  const json limit = {{"algorithm", "fixed_window"}, {"limit", 1}, {"window", "1s"}};
+  json document = json::parse(kExampleJson);
+  document["limits"] = json::array();
+  for (std::size_t i = 0; i < kMaxLimitsPerPolicy; ++i) document["limits"].push_back(limit);
+  EXPECT_TRUE(policy_from_json(document).policy.has_value());
+  document["limits"].push_back(limit);
+  EXPECT_THAT(policy_from_json(document).errors,
+              ElementsAre(FieldErrorIs("limits", HasSubstr("at most 32 limits"))));
+}
+
+// Descriptions stored before the bound, or written by a tool, can be long: the YAML writer must
+// not depend on their length (std::regex overflowed the stack at 100 000 characters).
+TEST(PolicyDocumentTest, YamlOfAHundredThousandCharacterDescriptionRoundTrips) {
+  for (const std::string& description :
+       {std::string(100'000, '1'), "2024-01-01 " + std::string(100'000, 'x'),
+        std::string(100'000, 'a'), "1" + std::string(100'000, '_') + "e"}) {
+    json document = json::parse(kExampleJson);
+    document["description"] = description;
+    const std::string yaml = json_to_yaml(document);
+    const ParsedPolicy parsed =
+        policy_from_text(yaml, {.max_description_bytes = description.size()});
+    ASSERT_TRUE(parsed.policy.has_value()) << join_errors(parsed.errors);
+    EXPECT_EQ(parsed.policy->description, description);
+  }
+}
+
+// The matcher that replaced the regular expression accepts exactly what the expression did:
+// every string up to 4 characters over the characters that matter (but the words "no", "on",
+// ... that are refused before the numbers), plus chosen longer ones.
+TEST(PolicyDocumentTest, YamlMisreadingAgreesWithTheRegularExpressionItReplaced) {
+  const std::regex number_like(
+      "[-+]?(\\.[0-9_]+|[0-9][0-9_]*(\\.[0-9_]*)?)(e[-+]?[0-9]+)?"
+      "|[-+]?0[xob][0-9a-f_]+"
+      "|[-+]?\\.(inf|nan)"
+      "|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\\.[0-9_]*)?"
+      "|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.*");
+  const std::string_view alphabet = "07_.:-+exoinfa";
+  std::vector<std::string> texts = {"2024-1-1",   "2024-01-01t10:00",
+                                    "1:75",       "1:59",
+                                    "1:5:3.2",    "-1.5e3",
+                                    "0x1f",       "0o17",
+                                    "1_000",      ".inf",
+                                    "-.nan",      "1s",
+                                    "20240-1-1",  "2024-123-1",
+                                    "1:0a",       "+.5",
+                                    "2024-01-01", "0b",
+                                    "1e",         "12:345"};
+  std::vector<std::string> frontier = {""};
+  for (int length = 1; length <= 4; ++length) {
+    std::vector<std::string> next;
+    for (const std::string& prefix : frontier) {
+      for (const char c : alphabet) next.push_back(prefix + c);
+    }
+    texts.insert(texts.end(), next.begin(), next.end());
+    frontier = std::move(next);
+  }
+  int disagreements = 0;
+  for (const std::string& text : texts) {
+    const bool word = text.empty() || text == "n" || text == "no" || text == "on" || text == "off";
+    if (word) continue;  // refused as words, before the numbers are looked at
+    const bool expected = std::regex_match(text, number_like);
+    if (yaml_would_misread(text) != expected) {
+      ADD_FAILURE() << "\"" << text << "\": expected " << expected;
+      if (++disagreements > 10) break;
+    }
+  }
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 #include "sluice/store/store.h"
 
-#include <random>
+#include <openssl/rand.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
 
 #include "sluice/core/key.h"
 
@@ -12,13 +16,22 @@ Status validate_subject_ref(const SubjectRef& ref) {
   return validate_subject(ref.subject);
 }
 
+// From OpenSSL's CSPRNG: a lease id is a capability (whoever knows it releases or renews the
+// lease), and the mt19937_64 used before was seeded with 32 bits and continued the same sequence
+// in both processes after a fork. OpenSSL reseeds after a fork.
 std::string new_lease_id() {
-  thread_local std::mt19937_64 engine{std::random_device{}()};
+  std::array<unsigned char, 16> bytes{};
+  if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
+    // store.h promises an id, not an error; a guessable one would be worse than stopping. The
+    // system's entropy source failing is not something a lease can work around.
+    std::fputs("sluice: OpenSSL RAND_bytes failed; cannot make a lease id\n", stderr);
+    std::abort();
+  }
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string id(32, '0');
-  for (int half = 0; half < 2; ++half) {
-    std::uint64_t bits = engine();
-    for (int i = 0; i < 16; ++i, bits >>= 4) id[half * 16 + i] = kHex[bits & 0xf];
+  std::string id(2 * bytes.size(), '0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    id[2 * i] = kHex[bytes[i] >> 4];
+    id[2 * i + 1] = kHex[bytes[i] & 0xf];
   }
   return id;
 }

@@ -1,10 +1,14 @@
 #include "sluice/policy/sql/database.h"
 
+#include <fcntl.h>
 #include <soci/mysql/soci-mysql.h>
 #include <soci/postgresql/soci-postgresql.h>
 #include <soci/soci.h>
 #include <soci/sqlite3/soci-sqlite3.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <new>
@@ -244,10 +248,33 @@ Database::Database(DatabaseUrl url, std::string display_url, const DatabaseOptio
 
 Database::~Database() = default;
 
+namespace {
+
+// SQLite creates a missing database file with 0666 & ~umask — with the usual umask 022, readable
+// by every local user, and it holds password hashes and token hashes. Creating it first, 0600,
+// leaves SQLite an existing file; its -wal and -shm files take the database file's mode. An
+// existing file keeps the mode its owner gave it.
+Status create_private_database_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    ::close(fd);
+    return Status();
+  }
+  if (errno == EEXIST) return Status();
+  return unavailable("creating the SQLite database " + path + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
 StatusOr<std::shared_ptr<Database>> Database::open(std::string_view url,
                                                    const DatabaseOptions& options) {
   StatusOr<DatabaseUrl> parsed = parse_database_url(url);
   if (!parsed.ok()) return parsed.status();
+  if (parsed->dialect == Dialect::kSqlite && parsed->path != kSqliteMemory) {
+    if (Status created = create_private_database_file(parsed->path); !created.ok()) {
+      return created;
+    }
+  }
 
   std::unique_lock<std::mutex> registry_lock(registry_mutex(), std::defer_lock);
   if (options.share) {

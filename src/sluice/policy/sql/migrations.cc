@@ -135,9 +135,42 @@ void initial_schema(soci::session& sql, Dialect dialect) {
   create_index(sql, dialect, "tokens_by_user", "tokens", "user_name");
 }
 
+bool column_exists(soci::session& sql, Dialect dialect, const std::string& table,
+                   const std::string& column) {
+  long long rows = 0;
+  switch (dialect) {
+    case Dialect::kSqlite:
+      sql << "SELECT COUNT(*) FROM pragma_table_info(:table) WHERE name = :column",
+          soci::use(table), soci::use(column), soci::into(rows);
+      break;
+    case Dialect::kMysql:
+      sql << "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = DATABASE() "
+             "AND table_name = :table AND column_name = :column",
+          soci::use(table), soci::use(column), soci::into(rows);
+      break;
+    case Dialect::kPostgresql:
+      sql << "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = "
+             "current_schema() AND table_name = :table AND column_name = :column",
+          soci::use(table), soci::use(column), soci::into(rows);
+      break;
+  }
+  return rows > 0;
+}
+
+// users.generation (auth::User::generation): login sessions record it, so a password or role
+// change, or a deleted user re-created under the same name, voids the sessions of before on
+// every server. Rows of before start at 0; every later change sets it from the accounts revision
+// counter, which never repeats. Checked first because MySQL commits the ALTER at once: a
+// migration interrupted after it must be re-runnable.
+void add_user_generation(soci::session& sql, Dialect dialect) {
+  if (column_exists(sql, dialect, "users", "generation")) return;
+  sql << "ALTER TABLE users ADD COLUMN generation BIGINT NOT NULL DEFAULT 0";
+}
+
 const std::vector<Migration>& all_migrations() {
   static const auto* list = new std::vector<Migration>{
       {.version = 1, .name = "policies, history, revisions and accounts", .apply = initial_schema},
+      {.version = 2, .name = "users.generation", .apply = add_user_generation},
   };
   return *list;
 }

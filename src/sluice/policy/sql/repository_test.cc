@@ -4,10 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <soci/soci.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <latch>
 #include <memory>
@@ -1071,6 +1074,52 @@ TEST_P(RepositoryTest, AccountsUsersAppsRolesAndTokens) {
   EXPECT_TRUE(bob->roles.empty());
 }
 
+TEST_P(RepositoryTest, UserGenerationMovesOnPasswordAndRoleChangesAndNeverRepeats) {
+  ASSERT_OK(accounts().create_app({.name = "checkout"}));
+  ASSERT_OK(accounts().create_user({.name = "dave"}, "hash-1"));
+  auto generation = [this](const std::string& name) {
+    StatusOr<auth::User> user = accounts().get_user(name);
+    EXPECT_OK(user);
+    return user.ok() ? user->generation : -1;
+  };
+  const std::int64_t created = generation("dave");
+  ASSERT_OK(accounts().set_password_hash("dave", "hash-2"));
+  const std::int64_t after_password = generation("dave");
+  EXPECT_GT(after_password, created);
+  ASSERT_OK(accounts().set_role("dave", "checkout", auth::Role::kViewer));
+  const std::int64_t after_role = generation("dave");
+  EXPECT_GT(after_role, after_password);
+  // Changes to other accounts leave it alone.
+  ASSERT_OK(accounts().create_user({.name = "erin"}, "hash"));
+  ASSERT_OK(accounts().set_password_hash("erin", "hash-2"));
+  EXPECT_EQ(generation("dave"), after_role);
+  // Deleted and re-created: a generation no earlier dave had.
+  ASSERT_OK(accounts().delete_user("dave"));
+  ASSERT_OK(accounts().create_user({.name = "dave", .admin = true}, "hash-3"));
+  EXPECT_GT(generation("dave"), after_role);
+  StatusOr<std::vector<auth::User>> users = accounts().list_users();
+  ASSERT_OK(users);
+  ASSERT_EQ(users->size(), 2u);
+  EXPECT_EQ(users->front().generation, generation("dave"));
+}
+
+TEST_P(RepositoryTest, GenerationMigrationRerunsOverAnExistingColumn) {
+  // MySQL commits the ALTER at once: a migration interrupted before it was recorded runs again.
+  ASSERT_OK(accounts().create_user({.name = "dave"}, "hash"));
+  StatusOr<auth::User> before = accounts().get_user("dave");
+  ASSERT_OK(before);
+  ASSERT_OK(stores_.database->run("forgetting migration 2", [](soci::session& session) {
+    session << "DELETE FROM schema_migrations WHERE version = 2";
+    return Status();
+  }));
+  StatusOr<int> applied = sql::apply_migrations(*stores_.database);
+  ASSERT_OK(applied);
+  EXPECT_EQ(*applied, 1);
+  StatusOr<auth::User> after = accounts().get_user("dave");
+  ASSERT_OK(after);
+  EXPECT_EQ(after->generation, before->generation);
+}
+
 TEST_P(RepositoryTest, PoliciesAndAccountsOpenedSeparatelyShareTheDatabase) {
   StatusOr<std::unique_ptr<PolicyRepository>> policies = open_policy_repository(url_, &clock_);
   ASSERT_OK(policies);
@@ -1206,6 +1255,23 @@ TEST(SqlStoreErrorsTest, UnreachableDatabasesAreUnavailableWithoutLeakingThePass
       << missing_dir.status().to_string();
   EXPECT_EQ(open_policy_repository("ftp://x/y").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(auth::open_account_repository("sqlite:").status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(SqlStoreFileTest, NewSqliteFileIsReadableByItsOwnerOnlyWhateverTheUmask) {
+  StatusOr<std::string> url = Servers::get().fresh_url(Backend::kSqliteFile);
+  ASSERT_OK(url);
+  const std::string path = url->substr(std::string_view("sqlite://").size());
+  const mode_t old_umask = ::umask(0);  // the loosest: SQLite alone would create 0666
+  StatusOr<sql::SqlStores> stores = sql::open_sql_stores(*url);
+  ::umask(old_umask);
+  ASSERT_OK(stores);
+  ASSERT_OK(stores->accounts->create_app({.name = "checkout"}));  // a write: the WAL exists
+  for (const std::string& file : {path, path + "-wal", path + "-shm"}) {
+    SCOPED_TRACE(file);
+    struct stat info {};
+    ASSERT_EQ(::stat(file.c_str(), &info), 0) << std::strerror(errno);
+    EXPECT_EQ(info.st_mode & 0777, 0600u);
+  }
 }
 
 TEST(SqlStoreErrorsTest, InMemoryStoresOpenedTogetherShareOneDatabase) {

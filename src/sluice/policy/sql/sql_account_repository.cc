@@ -26,11 +26,34 @@ std::optional<Role> parse_role(std::string_view name) {
   return std::nullopt;
 }
 
-Status check_user_name(std::string_view name) {
-  return check_text("user", name, kMaxIdentifierBytes);
-}
+// Stored names pass the login rule, so every stored user can log in and no stored name is a
+// padded or truncated variant of another.
+Status check_user_name(std::string_view name) { return auth::validate_login_name(name, "user"); }
 
 Status check_app_name(std::string_view name) { return validate_policy_name(name, "app"); }
+
+// `column = :placeholder`, compared byte for byte on every backend. MySQL/MariaDB compare
+// VARCHARs with a PAD SPACE collation even when it is binary (utf8mb4_bin): 'admin  ' = 'admin'.
+// A BINARY operand makes the comparison one of byte strings, where trailing spaces count.
+// SQLite and PostgreSQL compare text exactly already. Lookups by name also re-check the stored
+// name in C++ (see same_name), so a backend quirk not known here still cannot match a variant.
+std::string exact_match(Dialect dialect, std::string_view column, std::string_view placeholder) {
+  std::string condition(column);
+  condition += dialect == Dialect::kMysql ? " = BINARY " : " = ";
+  condition += placeholder;
+  return condition;
+}
+
+// A name no stored row can have is not looked up at all: PostgreSQL's client library would end
+// it at a NUL byte and then find (and change) the row of the shorter name.
+bool can_name_a_user(std::string_view name) { return check_user_name(name).ok(); }
+bool can_name_an_app(std::string_view name) { return check_app_name(name).ok(); }
+bool can_name_a_token(std::string_view id) {
+  return check_text("token id", id, kMaxIdentifierBytes).ok();
+}
+
+// The database said it found `asked`; true only if it found exactly `asked`.
+bool same_name(std::string_view stored, std::string_view asked) { return stored == asked; }
 
 Status user_not_found(std::string_view name) {
   return not_found("user " + std::string(name) + " not found");
@@ -48,11 +71,13 @@ bool exists(soci::session& sql, const std::string& query, const std::string& key
   return rows > 0;
 }
 
-bool user_exists(soci::session& sql, const std::string& name) {
-  return exists(sql, "SELECT COUNT(*) FROM users WHERE name = :name", name);
+bool user_exists(soci::session& sql, Dialect dialect, const std::string& name) {
+  return exists(sql, "SELECT COUNT(*) FROM users WHERE " + exact_match(dialect, "name", ":name"),
+                name);
 }
-bool app_exists(soci::session& sql, const std::string& name) {
-  return exists(sql, "SELECT COUNT(*) FROM apps WHERE name = :name", name);
+bool app_exists(soci::session& sql, Dialect dialect, const std::string& name) {
+  return exists(sql, "SELECT COUNT(*) FROM apps WHERE " + exact_match(dialect, "name", ":name"),
+                name);
 }
 
 long long affected(soci::statement&& st) {
@@ -62,6 +87,7 @@ long long affected(soci::statement&& st) {
 
 // user -> (app -> role) for one user or all.
 StatusOr<std::map<std::string, std::map<std::string, Role>>> select_roles(soci::session& sql,
+                                                                          Dialect dialect,
                                                                           const std::string* user) {
   std::map<std::string, std::map<std::string, Role>> roles;
   std::string user_name;
@@ -70,8 +96,8 @@ StatusOr<std::map<std::string, std::map<std::string, Role>>> select_roles(soci::
   const std::string query = "SELECT user_name, app, role FROM app_roles";
   soci::statement st =
       user != nullptr
-          ? (sql.prepare << query + " WHERE user_name = :user", soci::use(*user),
-             soci::into(user_name), soci::into(app), soci::into(role))
+          ? (sql.prepare << query + " WHERE " + exact_match(dialect, "user_name", ":user"),
+             soci::use(*user), soci::into(user_name), soci::into(app), soci::into(role))
           : (sql.prepare << query, soci::into(user_name), soci::into(app), soci::into(role));
   st.execute();
   while (st.fetch()) {
@@ -104,39 +130,51 @@ class SqlAccountRepository final : public auth::AccountRepository {
     return db_->write(
         "creating user " + user.name, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
           soci::session& sql = tx.sql();
-          if (user_exists(sql, user.name)) {
+          if (user_exists(sql, tx.dialect(), user.name)) {
             return Status(StatusCode::kAlreadyExists, "user " + user.name + " already exists");
           }
           for (const auto& [app, role] : user.roles) {
-            if (!app_exists(sql, app)) return app_not_found(app);
+            if (!app_exists(sql, tx.dialect(), app)) return app_not_found(app);
           }
           int admin = user.admin ? 1 : 0;
           long long created_at = user.created_at != 0 ? user.created_at : clock_->now();
-          sql << "INSERT INTO users (name, password_hash, is_admin, created_at) "
-                 "VALUES (:name, :hash, :admin, :created_at)",
-              soci::use(user.name), soci::use(hash), soci::use(admin), soci::use(created_at);
+          // A revision never repeats, so a user re-created under a deleted one's name never
+          // gets a generation the deleted one's sessions recorded.
+          long long generation = tx.next_revision();
+          sql << "INSERT INTO users (name, password_hash, is_admin, created_at, generation) "
+                 "VALUES (:name, :hash, :admin, :created_at, :generation)",
+              soci::use(user.name), soci::use(hash), soci::use(admin), soci::use(created_at),
+              soci::use(generation);
           for (const auto& [app, role] : user.roles) {
             insert_role(sql, user.name, app, role);
           }
-          tx.next_revision();
           return Status();
         });
   }
 
   StatusOr<User> get_user(std::string_view name_view) override {
     const std::string name(name_view);
+    if (!can_name_a_user(name)) return user_not_found(name);
     User user;
     bool found = false;
     Status status = db_->run("reading user " + name, [&](soci::session& sql) -> Status {
+      std::string stored_name;
       int admin = 0;
       long long created_at = 0;
+      long long generation = 0;
       soci::statement st =
-          (sql.prepare << "SELECT is_admin, created_at FROM users WHERE name = :name",
-           soci::use(name), soci::into(admin), soci::into(created_at));
-      found = st.execute(true);
+          (sql.prepare << "SELECT name, is_admin, created_at, generation FROM users WHERE " +
+                              exact_match(db_->dialect(), "name", ":name"),
+           soci::use(name), soci::into(stored_name), soci::into(admin), soci::into(created_at),
+           soci::into(generation));
+      found = st.execute(true) && same_name(stored_name, name);
       if (!found) return Status();
-      user = User{.name = name, .admin = admin != 0, .created_at = created_at};
-      StatusOr<std::map<std::string, std::map<std::string, Role>>> roles = select_roles(sql, &name);
+      user = User{.name = stored_name,
+                  .admin = admin != 0,
+                  .created_at = created_at,
+                  .generation = generation};
+      StatusOr<std::map<std::string, std::map<std::string, Role>>> roles =
+          select_roles(sql, db_->dialect(), &stored_name);
       if (!roles.ok()) return roles.status();
       if (auto it = roles->find(name); it != roles->end()) user.roles = std::move(it->second);
       return Status();
@@ -148,12 +186,15 @@ class SqlAccountRepository final : public auth::AccountRepository {
 
   StatusOr<std::string> password_hash(std::string_view user_view) override {
     const std::string name(user_view);
+    if (!can_name_a_user(name)) return user_not_found(name);
     std::string hash;
     bool found = false;
     Status status = db_->run("reading user " + name, [&](soci::session& sql) -> Status {
-      soci::statement st = (sql.prepare << "SELECT password_hash FROM users WHERE name = :name",
-                            soci::use(name), soci::into(hash));
-      found = st.execute(true);
+      std::string stored_name;
+      soci::statement st = (sql.prepare << "SELECT name, password_hash FROM users WHERE " +
+                                               exact_match(db_->dialect(), "name", ":name"),
+                            soci::use(name), soci::into(stored_name), soci::into(hash));
+      found = st.execute(true) && same_name(stored_name, name);
       return Status();
     });
     if (!status.ok()) return status;
@@ -166,17 +207,20 @@ class SqlAccountRepository final : public auth::AccountRepository {
       return status;
     }
     const std::string name(user_view);
+    if (!can_name_a_user(name)) return user_not_found(name);
     const std::string hash(password_hash);
-    return db_->write("changing the password of user " + name, Counter::kAccounts,
-                      [&](WriteTransaction& tx) -> Status {
-                        if (affected((tx.sql().prepare << "UPDATE users SET password_hash = :hash "
-                                                          "WHERE name = :name",
-                                      soci::use(hash), soci::use(name))) == 0) {
-                          return user_not_found(name);
-                        }
-                        tx.next_revision();
-                        return Status();
-                      });
+    return db_->write(
+        "changing the password of user " + name, Counter::kAccounts,
+        [&](WriteTransaction& tx) -> Status {
+          long long generation = tx.next_revision();  // ends the old sessions
+          if (affected((tx.sql().prepare << "UPDATE users SET password_hash = :hash, generation "
+                                            "= :generation WHERE " +
+                                                exact_match(tx.dialect(), "name", ":name"),
+                        soci::use(hash), soci::use(generation), soci::use(name))) == 0) {
+            return user_not_found(name);  // rolls the revision back too
+          }
+          return Status();
+        });
   }
 
   StatusOr<std::vector<User>> list_users() override {
@@ -185,14 +229,17 @@ class SqlAccountRepository final : public auth::AccountRepository {
       std::string name;
       int admin = 0;
       long long created_at = 0;
-      soci::statement st = (sql.prepare << "SELECT name, is_admin, created_at FROM users",
-                            soci::into(name), soci::into(admin), soci::into(created_at));
+      long long generation = 0;
+      soci::statement st =
+          (sql.prepare << "SELECT name, is_admin, created_at, generation FROM users",
+           soci::into(name), soci::into(admin), soci::into(created_at), soci::into(generation));
       st.execute();
       while (st.fetch()) {
-        users.push_back(User{.name = name, .admin = admin != 0, .created_at = created_at});
+        users.push_back(User{
+            .name = name, .admin = admin != 0, .created_at = created_at, .generation = generation});
       }
       StatusOr<std::map<std::string, std::map<std::string, Role>>> roles =
-          select_roles(sql, nullptr);
+          select_roles(sql, db_->dialect(), nullptr);
       if (!roles.ok()) return roles.status();
       for (User& user : users) {
         if (auto it = roles->find(user.name); it != roles->end()) user.roles = it->second;
@@ -207,13 +254,18 @@ class SqlAccountRepository final : public auth::AccountRepository {
 
   Status delete_user(std::string_view name_view) override {
     const std::string name(name_view);
+    if (!can_name_a_user(name)) return user_not_found(name);
     return db_->write(
         "deleting user " + name, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
           soci::session& sql = tx.sql();
-          sql << "DELETE FROM tokens WHERE user_name = :name", soci::use(name);
-          sql << "DELETE FROM app_roles WHERE user_name = :name", soci::use(name);
-          if (affected((sql.prepare << "DELETE FROM users WHERE name = :name", soci::use(name))) ==
-              0) {
+          const Dialect dialect = tx.dialect();
+          sql << "DELETE FROM tokens WHERE " + exact_match(dialect, "user_name", ":name"),
+              soci::use(name);
+          sql << "DELETE FROM app_roles WHERE " + exact_match(dialect, "user_name", ":name"),
+              soci::use(name);
+          if (affected((
+                  sql.prepare << "DELETE FROM users WHERE " + exact_match(dialect, "name", ":name"),
+                  soci::use(name))) == 0) {
             return user_not_found(name);  // rolls the deletes above back
           }
           tx.next_revision();
@@ -235,15 +287,25 @@ class SqlAccountRepository final : public auth::AccountRepository {
                   std::optional<Role> role) override {
     const std::string user(user_view);
     const std::string app(app_view);
+    if (!can_name_a_user(user)) return user_not_found(user);
+    if (!can_name_an_app(app)) return app_not_found(app);
     return db_->write("setting the role of user " + user + " on app " + app, Counter::kAccounts,
                       [&](WriteTransaction& tx) -> Status {
                         soci::session& sql = tx.sql();
-                        if (!user_exists(sql, user)) return user_not_found(user);
-                        if (!app_exists(sql, app)) return app_not_found(app);
-                        sql << "DELETE FROM app_roles WHERE user_name = :user AND app = :app",
+                        const Dialect dialect = tx.dialect();
+                        if (!user_exists(sql, dialect, user)) return user_not_found(user);
+                        if (!app_exists(sql, dialect, app)) return app_not_found(app);
+                        sql << "DELETE FROM app_roles WHERE " +
+                                   exact_match(dialect, "user_name", ":user") + " AND " +
+                                   exact_match(dialect, "app", ":app"),
                             soci::use(user), soci::use(app);
                         if (role) insert_role(sql, user, app, *role);
-                        tx.next_revision();
+                        // A role change ends the user's sessions: what the user may do was
+                        // decided anew, so is who holds a session for it.
+                        long long generation = tx.next_revision();
+                        sql << "UPDATE users SET generation = :generation WHERE " +
+                                   exact_match(dialect, "name", ":name"),
+                            soci::use(generation), soci::use(user);
                         return Status();
                       });
   }
@@ -258,7 +320,7 @@ class SqlAccountRepository final : public auth::AccountRepository {
     return db_->write(
         "creating app " + app.name, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
           soci::session& sql = tx.sql();
-          if (app_exists(sql, app.name)) {
+          if (app_exists(sql, tx.dialect(), app.name)) {
             return Status(StatusCode::kAlreadyExists, "app " + app.name + " already exists");
           }
           long long created_at = app.created_at != 0 ? app.created_at : clock_->now();
@@ -291,12 +353,16 @@ class SqlAccountRepository final : public auth::AccountRepository {
 
   Status delete_app(std::string_view name_view) override {
     const std::string name(name_view);
+    if (!can_name_an_app(name)) return app_not_found(name);
     return db_->write(
         "deleting app " + name, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
           soci::session& sql = tx.sql();
-          sql << "DELETE FROM app_roles WHERE app = :name", soci::use(name);
-          if (affected((sql.prepare << "DELETE FROM apps WHERE name = :name", soci::use(name))) ==
-              0) {
+          const Dialect dialect = tx.dialect();
+          sql << "DELETE FROM app_roles WHERE " + exact_match(dialect, "app", ":name"),
+              soci::use(name);
+          if (affected(
+                  (sql.prepare << "DELETE FROM apps WHERE " + exact_match(dialect, "name", ":name"),
+                   soci::use(name))) == 0) {
             return app_not_found(name);
           }
           tx.next_revision();
@@ -320,8 +386,10 @@ class SqlAccountRepository final : public auth::AccountRepository {
     return db_->write(
         "creating token " + token.id, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
           soci::session& sql = tx.sql();
-          if (!user_exists(sql, token.user)) return user_not_found(token.user);
-          if (exists(sql, "SELECT COUNT(*) FROM tokens WHERE id = :id", token.id)) {
+          if (!user_exists(sql, tx.dialect(), token.user)) return user_not_found(token.user);
+          if (exists(sql,
+                     "SELECT COUNT(*) FROM tokens WHERE " + exact_match(tx.dialect(), "id", ":id"),
+                     token.id)) {
             return Status(StatusCode::kAlreadyExists, "token " + token.id + " already exists");
           }
           long long created_at = token.created_at != 0 ? token.created_at : clock_->now();
@@ -336,6 +404,7 @@ class SqlAccountRepository final : public auth::AccountRepository {
 
   StatusOr<TokenRecord> get_token(std::string_view id_view) override {
     const std::string id(id_view);
+    if (!can_name_a_token(id)) return token_not_found(id);
     std::vector<TokenRecord> tokens;
     Status status = select_tokens("reading token " + id, "id", id, tokens);
     if (!status.ok()) return status;
@@ -345,6 +414,7 @@ class SqlAccountRepository final : public auth::AccountRepository {
 
   StatusOr<std::vector<TokenRecord>> list_tokens(std::string_view user_view) override {
     const std::string user(user_view);
+    if (!can_name_a_user(user)) return std::vector<TokenRecord>{};
     std::vector<TokenRecord> tokens;
     Status status = select_tokens("listing the tokens of user " + user, "user_name", user, tokens);
     if (!status.ok()) return status;
@@ -356,10 +426,12 @@ class SqlAccountRepository final : public auth::AccountRepository {
 
   Status delete_token(std::string_view id_view) override {
     const std::string id(id_view);
+    if (!can_name_a_token(id)) return token_not_found(id);
     return db_->write(
         "deleting token " + id, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
-          if (affected((tx.sql().prepare << "DELETE FROM tokens WHERE id = :id", soci::use(id))) ==
-              0) {
+          if (affected((tx.sql().prepare
+                            << "DELETE FROM tokens WHERE " + exact_match(tx.dialect(), "id", ":id"),
+                        soci::use(id))) == 0) {
             return token_not_found(id);
           }
           tx.next_revision();
@@ -384,7 +456,7 @@ class SqlAccountRepository final : public auth::AccountRepository {
       soci::statement st =
           (sql.prepare << "SELECT id, user_name, description, secret_hash, created_at FROM tokens "
                           "WHERE " +
-                              std::string(column) + " = :key",
+                              exact_match(db_->dialect(), column, ":key"),
            soci::use(key), soci::into(row.id), soci::into(row.user), soci::into(row.description),
            soci::into(row.secret_hash), soci::into(created_at));
       st.execute();

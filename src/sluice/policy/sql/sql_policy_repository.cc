@@ -27,9 +27,12 @@ constexpr std::string_view kAuditFields[] = {"version", "created_by", "updated_b
 
 // Stored policies were validated when saved; reading them back must not depend on the caps a
 // particular server is configured with (sliding_log / concurrency limits).
+// The same holds for the bounds on descriptions and limits per policy, which came later.
 DocumentOptions stored_document_options(bool allow_audit_fields) {
   return {.limits = {.sliding_log_max_limit = std::numeric_limits<std::int64_t>::max(),
                      .concurrency_max_limit = std::numeric_limits<std::int64_t>::max()},
+          .max_description_bytes = std::numeric_limits<std::size_t>::max(),
+          .max_limits = std::numeric_limits<std::size_t>::max(),
           .allow_audit_fields = allow_audit_fields};
 }
 
@@ -70,7 +73,11 @@ Status policy_not_found(const std::string& name) {
 // text the database can hold.
 Status validate_for_storage(const Policy& policy) {
   const json content = content_json(policy);
-  ParsedPolicy parsed = policy_from_json(content, stored_document_options(false));
+  DocumentOptions options = stored_document_options(false);
+  // What is written now keeps the bounds of this build (reads do not: see above).
+  options.max_description_bytes = kMaxDescriptionBytes;
+  options.max_limits = kMaxLimitsPerPolicy;
+  ParsedPolicy parsed = policy_from_json(content, options);
   if (!parsed.errors.empty()) {
     const std::string label =
         is_valid_policy_name(policy.name) ? "policy " + policy.name : "policy";

@@ -8,10 +8,11 @@
 #include <string_view>
 
 #include "sluice/core/status.h"
+#include "sluice/core/utf8.h"
 
 namespace sluice::policy::sql {
 
-bool is_valid_utf8(std::string_view text);
+using sluice::is_valid_utf8;
 
 enum class Emptiness { kAllowed, kRefused };
 

@@ -115,6 +115,11 @@ void AdminApi::login(const std::shared_ptr<Exchange>& exchange) {
     std::vector<FieldError> errors;
     read_string(*body, "user", user, false, errors);
     read_string(*body, "password", password, false, errors);
+    if (errors.empty()) {
+      if (Status valid = auth::validate_login_name(user, "user"); !valid.ok()) {
+        errors.push_back({"user", valid.message().substr(std::string_view("user: ").size())});
+      }
+    }
     if (!errors.empty()) {
       return exchange->respond(problem_response(400, "invalid login request", errors));
     }

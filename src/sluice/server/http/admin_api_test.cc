@@ -348,6 +348,34 @@ TEST_F(AdminApiTest, LoginsAreThrottledPerUserName) {
             200);
 }
 
+TEST_F(AdminApiTest, LoginNameVariantsOfAThrottledUserGet400NamingUser) {
+  const json wrong = {{"user", "bob"}, {"password", "guess guess guess"}};
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(call({}, "POST", "/v1/session", wrong).status, 401);
+  for (const std::string& variant : {std::string("bob\0", 4), std::string("bob     "),
+                                     std::string(" bob"), std::string(300, 'b')}) {
+    SCOPED_TRACE(json(variant).dump());
+    RawResponse refused =
+        call({}, "POST", "/v1/session", {{"user", variant}, {"password", kPassword}});
+    EXPECT_EQ(refused.status, 400);
+    EXPECT_EQ(body(refused)["errors"][0]["field"], "user");
+    EXPECT_EQ(refused.header("Set-Cookie"), std::nullopt);
+  }
+  EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "bob"}, {"password", kPassword}}).status,
+            429);
+}
+
+TEST_F(AdminApiTest, ManyUnknownFieldsDrawASmallAnswer) {
+  json many = {{"name", "carol"}};
+  for (int i = 0; i < 20'000; ++i) many["unknown_field_" + std::to_string(i)] = i;
+  const std::string request = many.dump();
+  RawResponse refused = call(bearer("root"), "POST", "/v1/users", many);
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_LT(refused.body.size(), 4096u) << "for a request of " << request.size() << " bytes";
+  EXPECT_EQ(body(refused)["errors"].size(), kMaxReportedErrors + 1);
+  EXPECT_EQ(policy_count(), 0u);
+  EXPECT_EQ(stores_.accounts->get_user("carol").status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(AdminApiTest, AdminsManageUsersRolesAndApps) {
   const Caller root = bearer("root");
   const Caller alice = bearer("alice");

@@ -86,8 +86,10 @@ StatusOr<Principal> AdminAuth::authenticate(const Request& request) {
     }
   }
   StatusOr<auth::User> user = accounts_.get_user(session->user);
-  if (!user.ok()) {
-    if (user.status().code() != StatusCode::kNotFound) return user.status();
+  if (!user.ok() && user.status().code() != StatusCode::kNotFound) return user.status();
+  // Gone, or changed since the login (password, roles, or deleted and re-created under the same
+  // name) — here, with the CLI or on another server: the session ends.
+  if (!user.ok() || user->generation != session->generation) {
     logout(*cookie);
     return unauthenticated(kBadCredentials);
   }
@@ -124,16 +126,26 @@ Status AdminAuth::verify_unknown_user(std::string_view password) {
 }
 
 LoginResult AdminAuth::login(std::string_view user, std::string_view password) {
+  // Before the throttle and the lookup: a name the database would match loosely ("admin\0",
+  // "admin  ") must not get a throttle budget of its own and then log in as another name.
+  if (Status valid = auth::validate_login_name(user, "user"); !valid.ok()) return {.status = valid};
   // Throttle before the expensive hash: guessing is slow, and a flood of logins for one name
   // costs one rejected lookup each, not 64 MiB of argon2.
   StatusOr<Decision> attempt = login_attempts_.acquire(
-      {.policy = "sluice.login", .limits = login_limit_, .subject = user.substr(0, 1024)}, 1);
+      {.policy = "sluice.login", .limits = login_limit_, .subject = user}, 1);
   if (attempt.ok() && !attempt->verdict.allowed) {
     return {.status = {StatusCode::kResourceExhausted,
                        "too many login attempts for this user; try again later"},
             .retry_after = attempt->verdict.retry_after.value_or(options_.login_interval)};
   }
-  StatusOr<std::string> stored = accounts_.password_hash(user);
+  // The user (and its generation) before the hash: should the password change in between, the
+  // session records the generation of before and is void at its first use.
+  StatusOr<auth::User> account = accounts_.get_user(user);
+  if (!account.ok()) {
+    if (account.status().code() != StatusCode::kNotFound) return {.status = account.status()};
+    return {.status = verify_unknown_user(password)};
+  }
+  StatusOr<std::string> stored = accounts_.password_hash(account->name);
   if (!stored.ok()) {
     if (stored.status().code() != StatusCode::kNotFound) return {.status = stored.status()};
     return {.status = verify_unknown_user(password)};
@@ -141,8 +153,6 @@ LoginResult AdminAuth::login(std::string_view user, std::string_view password) {
   if (Status verified = auth::verify_password(password, *stored); !verified.ok()) {
     return {.status = unauthenticated(kWrongLogin)};
   }
-  StatusOr<auth::User> account = accounts_.get_user(user);
-  if (!account.ok()) return {.status = account.status()};
   StatusOr<std::string> id = auth::random_base62(kSessionIdLength);
   StatusOr<std::string> csrf = auth::random_base62(kSessionIdLength);
   if (!id.ok() || !csrf.ok()) return {.status = internal_error("no random bytes for a session")};
@@ -159,8 +169,11 @@ LoginResult AdminAuth::login(std::string_view user, std::string_view password) {
               .retry_after = 60 * kMicrosPerSecond};
     }
   }
-  sessions_[result.session] = {
-      .user = result.user.name, .csrf_token = result.csrf_token, .expires_at = result.expires_at};
+  // The stored name, not the typed one: the principal is who the database says logged in.
+  sessions_[result.session] = {.user = result.user.name,
+                               .generation = result.user.generation,
+                               .csrf_token = result.csrf_token,
+                               .expires_at = result.expires_at};
   return result;
 }
 

@@ -7,6 +7,7 @@
 // a password block and belong on a WorkQueue.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -64,11 +65,15 @@ class AdminAuth {
   // The caller of `request`: Unauthenticated (401) without credentials or with a wrong,
   // unknown, expired or revoked one (one message for all, so nothing leaks about which tokens
   // or sessions exist); PermissionDenied (403) for a cookie-authenticated write without the
-  // session's CSRF token. A bearer token wins over a cookie. Blocks on the database.
+  // session's CSRF token. A session is also void once its user's generation moved (password or
+  // role changed, user deleted or re-created; by anyone, anywhere). A bearer token wins over a
+  // cookie. Blocks on the database.
   StatusOr<Principal> authenticate(const Request& request);
 
-  // Checks a password (argon2id) and opens a session. The same Unauthenticated answer for an
-  // unknown user and a wrong password, after the same work. Blocks for the hash.
+  // Checks a password (argon2id) and opens a session. InvalidArgument naming "user" for a name
+  // that fails auth::validate_login_name (before any lookup or throttling). The same
+  // Unauthenticated answer for an unknown user and a wrong password, after the same work.
+  // Blocks for the hash.
   LoginResult login(std::string_view user, std::string_view password);
 
   // Ends one session / every session of `user` (password changed, user deleted).
@@ -81,7 +86,8 @@ class AdminAuth {
 
  private:
   struct Session {
-    std::string user;
+    std::string user;             // as stored
+    std::int64_t generation = 0;  // the user's at login (auth::User::generation)
     std::string csrf_token;
     Micros expires_at = 0;
   };

@@ -1,5 +1,6 @@
 #include "sluice/server/http/message.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -88,7 +89,15 @@ nlohmann::json problem_json(int status, std::string_view detail,
   };
   if (!errors.empty()) {
     nlohmann::json list = nlohmann::json::array();
-    for (const FieldError& e : errors) list.push_back({{"field", e.field}, {"message", e.message}});
+    const std::size_t shown = std::min(errors.size(), kMaxReportedErrors);
+    for (std::size_t i = 0; i < shown; ++i) {
+      list.push_back({{"field", errors[i].field}, {"message", errors[i].message}});
+    }
+    if (errors.size() > shown) {
+      list.push_back(
+          {{"field", ""},
+           {"message", std::to_string(errors.size() - shown) + " more errors not shown"}});
+    }
     problem["errors"] = std::move(list);
   }
   return problem;

@@ -53,8 +53,13 @@ inline constexpr std::string_view kProblemJson = "application/problem+json";
 // Serialises `body` (invalid UTF-8 replaced, never throws) with `status`.
 Response json_response(int status, const nlohmann::json& body);
 
+// Field errors reported in one problem: a body with a million unknown fields must not draw an
+// answer several times its size. Beyond this, one last error says how many were left out.
+inline constexpr std::size_t kMaxReportedErrors = 20;
+
 // An RFC 9457 problem object: type (default "about:blank"), title (the status's reason phrase
-// when empty), status, detail, and `errors: [{field, message}]` when there are field errors.
+// when empty), status, detail, and `errors: [{field, message}]` when there are field errors —
+// the first kMaxReportedErrors, then {"field": "", "message": "N more errors not shown"}.
 nlohmann::json problem_json(int status, std::string_view detail,
                             const std::vector<FieldError>& errors = {}, std::string_view title = {},
                             std::string_view type = {});
