@@ -30,7 +30,7 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 step "concurrency tests under TSan"
 cmake --preset tsan >/dev/null
 cmake --build build/tsan -j "$jobs" --target memory_store_test redis_client_test admin_api_test \
-  redis_store_test bench_test
+  redis_store_test bench_test service_test http_server_test
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -R '^(memory_store_test|redis_client_test|admin_api_test)$' \
   --output-on-failure
 # The Redis store's threaded tests (decision batches, async decisions, faults under load); its
@@ -39,6 +39,11 @@ TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -R '^(memory_store_test
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/store/redis_store_test \
   --gtest_filter='*ShareScriptCalls*:*AsyncAcquire*:*InALoop*:RedisStoreFaultTest.*'
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/bench/bench_test --gtest_filter='*Async*'
+# The asynchronous decision pipeline: timer queue, deadlines racing store answers, waits; and the
+# HTTP server answering from store threads, over the memory store and a (stalled) Redis.
+TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/service/service_test \
+  --gtest_filter='TimerQueueTest.*:LimiterPipelineTest.*:LimiterFailureModeTest.*'
+TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/server/http/http_server_test
 
 step "formatting (clang-format)"
 git ls-files -- '*.h' '*.cc' | xargs clang-format --dry-run --Werror

@@ -48,13 +48,20 @@ std::vector<policy::Policy> policies() {
   return parsed.policies;
 }
 
+service::LimiterOptions with_lookup(service::LimiterOptions options,
+                                   const service::PolicyLookup& lookup) {
+  options.policies = &lookup;
+  return options;
+}
+
 // A complete decision server: store, limiter, API, router, HTTP server.
 class TestServer {
  public:
-  explicit TestServer(store::Store& store, HttpServerOptions options = {})
+  explicit TestServer(store::Store& store, HttpServerOptions options = {},
+                      service::LimiterOptions limiter_options = {})
       : local_(SystemClock::instance()),
         lookup_(policies()),
-        limiter_(store, &local_, {.policies = &lookup_}),
+        limiter_(store, &local_, with_lookup(limiter_options, lookup_)),
         api_(limiter_, lookup_, store, metrics_) {
     auto router = std::make_shared<Router>();
     api_.add_routes(*router);
@@ -681,6 +688,38 @@ TEST_F(RedisServerTest, DeadRedisMakesReadyz503AndDecisionsDegrade) {
       << metrics;
   EXPECT_EQ(metrics.find("sluice_store_errors_total 0"), std::string::npos);
   ASSERT_TRUE(redis_->restart().ok());
+}
+
+// A stalled Redis (paused for 3 s) holds no thread of the server: /healthz answers at once, and a
+// decision is answered by its failure mode at its store deadline, long before Redis wakes up.
+TEST_F(RedisServerTest, StalledRedisBlocksNoThreadAndDecisionsMeetTheirDeadline) {
+  StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::create(
+      {.host = "127.0.0.1", .port = redis_->port(), .command_timeout = 10 * kMicrosPerSecond});
+  ASSERT_TRUE(client.ok());
+  store::RedisStore store(std::shared_ptr<redis::Client>(std::move(*client)));
+  TestServer server(store, {.io_threads = 1}, {.store_timeout = 100 * kMicrosPerMilli});
+  ASSERT_EQ(http_request(server.port(), "POST", "/v1/acquire", acquire_body("warm"))->status, 200);
+
+  StatusOr<std::unique_ptr<redis::Client>> sleeper =
+      redis::Client::create({.host = "127.0.0.1", .port = redis_->port()});
+  ASSERT_TRUE(sleeper.ok());
+  // CLIENT PAUSE stalls every other client's commands as DEBUG SLEEP would, but answers its own
+  // caller first: once it has answered, Redis is stalled, with no guessing how long to wait.
+  StatusOr<redis::Reply> paused = (*sleeper)->command({"CLIENT", "PAUSE", "3000", "ALL"});
+  ASSERT_TRUE(paused.ok()) << paused.status().to_string();
+
+  const auto started = std::chrono::steady_clock::now();
+  StatusOr<RawResponse> degraded =
+      http_request(server.port(), "POST", "/v1/acquire", acquire_body("stalled"));
+  ASSERT_TRUE(degraded.ok()) << degraded.status().to_string();
+  EXPECT_EQ(degraded->status, 200);
+  EXPECT_EQ(body_of(*degraded)["degraded"], true) << degraded->body;  // demo.api fails open
+  StatusOr<RawResponse> health = http_request(server.port(), "GET", "/healthz");
+  ASSERT_TRUE(health.ok());
+  EXPECT_EQ(health->status, 200);
+  const auto elapsed = std::chrono::steady_clock::now() - started;
+  EXPECT_LT(elapsed, std::chrono::seconds(2)) << "answers waited for the stalled Redis";
+  (void)(*sleeper)->command({"CLIENT", "UNPAUSE"});
 }
 
 }  // namespace
