@@ -220,7 +220,7 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
         on_chunk_header(size, extensions, ec);
       };
   std::size_t chunk_extension_bytes_ = 0;  // in the message being read
-  std::string head_;  // the response's status line and headers
+  std::string head_;                       // the response's status line and headers
   std::string body_;
   std::string remote_ = "-";
   TimePoint deadline_ = kNever;
@@ -338,8 +338,7 @@ void HttpServer::Impl::Connection::parse() {
 }
 
 void HttpServer::Impl::Connection::on_chunk_header(std::uint64_t /*size*/,
-                                                   beast::string_view extensions,
-                                                   error_code& ec) {
+                                                   beast::string_view extensions, error_code& ec) {
   chunk_extension_bytes_ += extensions.size();
   if (chunk_extension_bytes_ > kMaxChunkExtensionBytes) ec = bhttp::error::bad_chunk_extension;
 }
@@ -365,11 +364,10 @@ void HttpServer::Impl::Connection::fail(const error_code& ec) {
                          std::to_string(server_.options().max_header_bytes) + " bytes");
   }
   if (ec == bhttp::error::body_limit) {
-    return fail(413, "request body exceeds " + std::to_string(server_.options().max_body_bytes) +
-                         " bytes");
+    return fail(
+        413, "request body exceeds " + std::to_string(server_.options().max_body_bytes) + " bytes");
   }
-  if (ec == bhttp::error::bad_chunk_extension &&
-      chunk_extension_bytes_ > kMaxChunkExtensionBytes) {
+  if (ec == bhttp::error::bad_chunk_extension && chunk_extension_bytes_ > kMaxChunkExtensionBytes) {
     return fail(400, "chunk extensions exceed " + std::to_string(kMaxChunkExtensionBytes) +
                          " bytes in one message");
   }
