@@ -49,7 +49,7 @@ std::vector<policy::Policy> policies() {
 }
 
 service::LimiterOptions with_lookup(service::LimiterOptions options,
-                                   const service::PolicyLookup& lookup) {
+                                    const service::PolicyLookup& lookup) {
   options.policies = &lookup;
   return options;
 }
