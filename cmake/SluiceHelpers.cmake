@@ -22,7 +22,8 @@ endif()
 function(sluice_library)
   cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})
   add_library(${ARG_NAME} STATIC ${ARG_SOURCES})
-  target_include_directories(${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR}/src
+  target_include_directories(${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR}/include
+                                                ${PROJECT_SOURCE_DIR}/src
                                                 ${PROJECT_BINARY_DIR}/generated)
   target_compile_options(${ARG_NAME} PRIVATE ${SLUICE_WARNINGS})
   target_link_libraries(${ARG_NAME} PUBLIC ${ARG_DEPS})

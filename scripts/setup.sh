@@ -9,7 +9,7 @@ packages=(
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   redis-server redis-tools sqlite3 libsqlite3-dev libargon2-dev
   libsoci-dev libpq-dev libmariadb-dev postgresql mariadb-server
-  nginx wrk
+  nginx wrk file
 )
 
 missing=()

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sluice/core/time.h"
+#include "sluice/time.h"
 #include "sluice/store/store.h"
 
 namespace sluice::conformance {

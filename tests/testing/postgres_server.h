@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 #include "testing/server_process.h"
 
 namespace sluice::test {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 
 namespace sluice::test {
 

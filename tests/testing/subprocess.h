@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 
 namespace sluice::test {
 

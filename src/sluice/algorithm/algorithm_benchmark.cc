@@ -21,9 +21,9 @@
 #include "sluice/algorithm/limit.h"
 #include "sluice/algorithm/state.h"
 #include "sluice/algorithm/token_bucket.h"
-#include "sluice/algorithm/verdict.h"
+#include "sluice/verdict.h"
 #include "sluice/algorithm/window.h"
-#include "sluice/core/time.h"
+#include "sluice/time.h"
 
 namespace sluice::algorithm {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "sluice/algorithm/limit.h"
 #include "sluice/algorithm/state.h"
-#include "sluice/algorithm/verdict.h"
+#include "sluice/verdict.h"
 
 namespace sluice::algorithm {
 

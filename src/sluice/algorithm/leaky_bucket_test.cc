@@ -19,8 +19,8 @@
 #include "sluice/algorithm/limit.h"
 #include "sluice/algorithm/state.h"
 #include "sluice/algorithm/validate.h"
-#include "sluice/algorithm/verdict.h"
-#include "sluice/core/time.h"
+#include "sluice/verdict.h"
+#include "sluice/time.h"
 
 namespace sluice::algorithm {
 namespace {

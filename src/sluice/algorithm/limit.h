@@ -7,7 +7,7 @@
 #include <string_view>
 #include <variant>
 
-#include "sluice/core/time.h"
+#include "sluice/time.h"
 
 namespace sluice::algorithm {
 

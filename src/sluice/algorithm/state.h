@@ -7,7 +7,7 @@
 #include <variant>
 #include <vector>
 
-#include "sluice/core/time.h"
+#include "sluice/time.h"
 
 namespace sluice::algorithm {
 

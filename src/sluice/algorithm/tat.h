@@ -7,7 +7,7 @@
 
 #include "sluice/algorithm/arithmetic.h"
 #include "sluice/algorithm/state.h"
-#include "sluice/core/time.h"
+#include "sluice/time.h"
 
 namespace sluice::algorithm {
 

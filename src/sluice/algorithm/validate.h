@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "sluice/algorithm/limit.h"
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 
 namespace sluice::algorithm {
 

@@ -8,7 +8,7 @@
 
 #include "sluice/auth/accounts.h"
 #include "sluice/core/clock.h"
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 
 namespace sluice::auth {
 

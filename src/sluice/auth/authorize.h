@@ -25,7 +25,7 @@
 #include <string_view>
 
 #include "sluice/auth/accounts.h"
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 
 namespace sluice::auth {
 

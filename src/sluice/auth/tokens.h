@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "sluice/auth/accounts.h"
-#include "sluice/core/status.h"
-#include "sluice/core/time.h"
+#include "sluice/status.h"
+#include "sluice/time.h"
 
 namespace sluice::auth {
 

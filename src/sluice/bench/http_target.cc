@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "sluice/server/http/remote_limiter.h"
+#include "sluice/client/remote_limiter.h"
 
 namespace sluice::bench {
 namespace {

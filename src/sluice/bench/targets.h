@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "sluice/bench/load_generator.h"
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 #include "sluice/policy/policy.h"
 
 namespace sluice::bench {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sluice/algorithm/validate.h"
+#include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
 #include "sluice/core/clock.h"
 #include "sluice/policy/document.h"
@@ -62,18 +63,23 @@ int run_acquire(const AcquireOptions& options) {
   store::MemoryStore memory(SystemClock::instance());
   std::unique_ptr<store::RedisStore> redis;
   if (!options.redis_url.empty()) {
-    StatusOr<redis::RedisUrl> url = redis::parse_redis_url(options.redis_url);
-    if (!url.ok()) {
-      std::cerr << "sluice acquire: --redis: " << url.status().message() << "\n";
+    StatusOr<std::unique_ptr<store::RedisStore>> opened =
+        store::RedisStore::open(options.redis_url);
+    if (!opened.ok()) {
+      std::cerr << "sluice acquire: --redis: " << opened.status().message() << "\n";
       return 2;
     }
-    StatusOr<std::unique_ptr<redis::Client>> client =
-        redis::Client::create(redis::client_options_from_url(*url));
-    if (!client.ok()) {
-      std::cerr << "sluice acquire: --redis: " << client.status().message() << "\n";
-      return 2;
+    redis = std::move(*opened);
+    if (Status check = redis->check_configuration(); !check.ok()) {
+      if (!service::is_store_outage(check)) {
+        std::cerr << "sluice acquire: redis " << redis->address() << ": " << check.message()
+                  << "\n";
+        return exit_code_for(check.code());
+      }
+      std::cerr << "sluice acquire: warning: redis " << redis->address() << " does not answer ("
+                << check.message() << "); deciding by the policy's on_store_failure: "
+                << policy::failure_mode_name(policy.on_store_failure) << "\n";
     }
-    redis = std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
   }
   service::Limiter limiter(redis ? static_cast<store::Store&>(*redis) : memory, &memory);
   for (int i = 0; i < options.count; ++i) {

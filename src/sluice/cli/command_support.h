@@ -13,7 +13,7 @@
 #include "sluice/algorithm/validate.h"
 #include "sluice/auth/accounts.h"
 #include "sluice/cli/environment.h"
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 #include "sluice/policy/repository.h"
 
 namespace sluice::cli {

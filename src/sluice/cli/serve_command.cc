@@ -25,6 +25,7 @@
 #include "sluice/core/clock.h"
 #include "sluice/core/duration.h"
 #include "sluice/policy/document.h"
+#include "sluice/policy/policy_files.h"
 #include "sluice/server/http/admin_api.h"
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/metrics.h"
@@ -419,68 +420,6 @@ StatusOr<std::pair<std::string, std::uint16_t>> split_listen(const std::string& 
   return std::pair{host, static_cast<std::uint16_t>(*number)};
 }
 
-std::string read_text(const fs::path& path, Status& status) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    status = invalid_argument("cannot read policy file " + path.string());
-    return {};
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-using PolicyTexts = std::vector<std::pair<std::string, std::string>>;  // (origin, text)
-
-// The policies of every document in `texts`; a name defined twice is an error.
-StatusOr<std::vector<policy::Policy>> parse_policies(const PolicyTexts& texts) {
-  std::vector<policy::Policy> policies;
-  std::map<std::string, std::string> origin_of;
-  for (const auto& [origin, text] : texts) {
-    policy::ParsedPolicies parsed = policy::policies_from_text(text);
-    if (!parsed.errors.empty()) {
-      return invalid_argument("invalid policy in " + origin + ": " +
-                              policy::join_errors(parsed.errors));
-    }
-    for (policy::Policy& p : parsed.policies) {
-      if (auto [it, inserted] = origin_of.emplace(p.name, origin); !inserted) {
-        return invalid_argument("policy \"" + p.name + "\" is defined twice: in " + it->second +
-                                " and in " + origin);
-      }
-      policies.push_back(std::move(p));
-    }
-  }
-  return policies;
-}
-
-// The policies of the files and directories `paths` (none for no paths).
-StatusOr<std::vector<policy::Policy>> load_policies(const std::vector<std::string>& paths) {
-  PolicyTexts texts;
-  for (const std::string& path : paths) {
-    std::error_code ec;
-    std::vector<fs::path> files;
-    if (fs::is_directory(path, ec)) {
-      for (const auto& entry : fs::directory_iterator(path, ec)) {
-        const std::string ext = entry.path().extension().string();
-        if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) {
-          files.push_back(entry.path());
-        }
-      }
-      std::sort(files.begin(), files.end());
-      if (files.empty()) return invalid_argument("policy directory " + path + " has no policies");
-    } else {
-      files.emplace_back(path);
-    }
-    for (const fs::path& file : files) {
-      Status status;
-      std::string text = read_text(file, status);
-      if (!status.ok()) return status;
-      texts.emplace_back(file.string(), std::move(text));
-    }
-  }
-  return parse_policies(texts);
-}
-
 void log_json(const nlohmann::json& line) {
   std::cerr << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
 }
@@ -531,9 +470,9 @@ int run_serve(const ServeCommand& command) {
     std::cerr << "sluice serve: " << listen.status().message() << "\n";
     return 2;
   }
-  StatusOr<std::vector<policy::Policy>> files = load_policies(s.policy_files);
+  StatusOr<std::vector<policy::Policy>> files = policy::load_policy_files(s.policy_files);
   StatusOr<std::vector<policy::Policy>> demo =
-      parse_policies({{"built-in demo policy", std::string(demo_policies())}});
+      policy::parse_policy_texts({{"built-in demo policy", std::string(demo_policies())}});
   if (!files.ok() || !demo.ok()) {
     std::cerr << "sluice serve: " << (files.ok() ? demo : files).status().message() << "\n";
     return 2;
@@ -554,23 +493,26 @@ int run_serve(const ServeCommand& command) {
                             {.max_keys = static_cast<std::size_t>(s.memory_max_keys)});
   std::unique_ptr<store::RedisStore> redis;
   if (!s.redis.empty()) {
-    StatusOr<redis::RedisUrl> url = redis::parse_redis_url(s.redis);
-    if (!url.ok()) {
-      std::cerr << "sluice serve: redis: " << url.status().message() << "\n";
+    StatusOr<std::unique_ptr<store::RedisStore>> opened = store::RedisStore::open(
+        s.redis, {.connections = s.redis_connections, .command_timeout = s.redis_timeout});
+    if (!opened.ok()) {
+      std::cerr << "sluice serve: redis: " << opened.status().message() << "\n";
       return 2;
     }
-    redis::ClientOptions base{.connections = s.redis_connections,
-                              .command_timeout = s.redis_timeout};
-    StatusOr<std::unique_ptr<redis::Client>> client =
-        redis::Client::create(redis::client_options_from_url(*url, base));
-    if (!client.ok()) {
-      std::cerr << "sluice serve: redis: " << client.status().message() << "\n";
-      return 2;
+    redis = std::move(*opened);
+    if (Status check = redis->check_configuration(); !check.ok()) {
+      if (!service::is_store_outage(check)) {
+        std::cerr << "sluice serve: redis " << redis->address() << ": " << check.message() << "\n";
+        return exit_code_for(check.code());
+      }
+      std::cerr << "sluice serve: warning: redis " << redis->address() << " does not answer ("
+                << check.message()
+                << "); until it does, each policy's on_store_failure decides and /readyz "
+                   "answers 503\n";
     }
-    redis = std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
   }
   store::Store& store = redis ? static_cast<store::Store&>(*redis) : memory;
-  CachedPolicyLookup lookup(*policies->cache);
+  service::CachedPolicyLookup lookup(*policies->cache);
   service::Limiter limiter(
       store, &memory,
       {.local_fraction = s.local_fraction, .store_timeout = s.redis_timeout, .policies = &lookup});

@@ -14,11 +14,10 @@
 
 #include "sluice/auth/accounts.h"
 #include "sluice/cli/environment.h"
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 #include "sluice/policy/policy.h"
 #include "sluice/policy/policy_cache.h"
 #include "sluice/policy/repository.h"
-#include "sluice/service/policy_lookup.h"
 
 namespace sluice::cli {
 
@@ -38,17 +37,5 @@ struct ServePoliciesOptions {
 
 StatusOr<ServePolicies> open_serve_policies(const Environment& env,
                                             const ServePoliciesOptions& options);
-
-// service::PolicyLookup over the cache's current snapshot.
-class CachedPolicyLookup final : public service::PolicyLookup {
- public:
-  explicit CachedPolicyLookup(const policy::PolicyCache& cache) : cache_(cache) {}
-  std::shared_ptr<const policy::Policy> find(std::string_view name) const override {
-    return cache_.find(name);
-  }
-
- private:
-  const policy::PolicyCache& cache_;
-};
 
 }  // namespace sluice::cli

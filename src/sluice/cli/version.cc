@@ -1,7 +1,9 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string>
 
 #include "sluice/cli/commands.h"
+#include "sluice/version.h"
 
 namespace sluice::cli {
 namespace {
@@ -12,6 +14,7 @@ int exit_code() { return g_exit_code; }
 void set_exit_code(int code) { g_exit_code = code; }
 
 void add_version_command(CLI::App& app) {
+  app.set_version_flag("--version", std::string("sluice ") + SLUICE_VERSION);
   CLI::App* command = app.add_subcommand("version", "Print the Sluice version");
   command->callback([] { std::cout << "sluice " << SLUICE_VERSION << "\n"; });
 }

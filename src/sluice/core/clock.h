@@ -4,7 +4,7 @@
 
 #include <atomic>
 
-#include "sluice/core/time.h"
+#include "sluice/time.h"
 
 namespace sluice {
 

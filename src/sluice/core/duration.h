@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "sluice/core/status.h"
-#include "sluice/core/time.h"
+#include "sluice/status.h"
+#include "sluice/time.h"
 
 namespace sluice {
 

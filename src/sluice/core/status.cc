@@ -1,4 +1,4 @@
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 
 namespace sluice {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "sluice/algorithm/limit.h"
-#include "sluice/core/time.h"
-#include "sluice/store/decision.h"
+#include "sluice/time.h"
+#include "sluice/decision.h"
 
 namespace sluice::policy {
 

@@ -17,7 +17,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 #include "sluice/policy/policy.h"
 #include "sluice/policy/repository.h"
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "sluice/core/clock.h"
-#include "sluice/core/status.h"
-#include "sluice/core/time.h"
+#include "sluice/status.h"
+#include "sluice/time.h"
 #include "sluice/policy/policy.h"
 
 namespace sluice::policy {

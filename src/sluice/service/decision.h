@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "sluice/core/time.h"
-#include "sluice/store/decision.h"
+#include "sluice/time.h"
+#include "sluice/decision.h"
 
 namespace sluice::service {
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 #include "sluice/service/decision.h"
 
 namespace sluice::service {

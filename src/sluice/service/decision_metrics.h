@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "sluice/core/time.h"
+#include "sluice/time.h"
 
 namespace sluice {
 struct Decision;

@@ -1,12 +1,12 @@
 #include "sluice/service/limiter.h"
 
-#include <condition_variable>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sluice/algorithm/validate.h"
+#include "sluice/core/rendezvous.h"
 #include "sluice/service/scale.h"
 
 namespace sluice::service {
@@ -31,30 +31,13 @@ std::int64_t nominal_limit(const algorithm::Limit& limit) {
       limit);
 }
 
-// Waits on the calling thread for a value another thread delivers once.
-template <typename T>
-class Rendezvous {
- public:
-  void deliver(T value) {
-    {
-      std::lock_guard lock(mutex_);
-      value_.emplace(std::move(value));
-    }
-    ready_.notify_one();
-  }
-  T wait() {
-    std::unique_lock lock(mutex_);
-    ready_.wait(lock, [this] { return value_.has_value(); });
-    return std::move(*value_);
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::optional<T> value_;
-};
-
 }  // namespace
+
+bool is_store_outage(const Status& status) {
+  return status.code() == StatusCode::kUnavailable ||
+         status.code() == StatusCode::kDeadlineExceeded ||
+         status.code() == StatusCode::kResourceExhausted;
+}
 
 bool is_store_failure(const Status& status) {
   switch (status.code()) {

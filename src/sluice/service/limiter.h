@@ -168,5 +168,9 @@ class Limiter {
 // True for the store errors a failure mode covers (unreachable, timed out, overloaded, broken
 // reply); false for the caller's own mistakes.
 bool is_store_failure(const Status& status);
+// True for the failures of a store that is down, slow or full — an outage, which the failure
+// modes cover; false for a store that is misconfigured (credentials refused, permissions
+// missing, a cluster node behind a single-server URL), which no waiting will fix.
+bool is_store_outage(const Status& status);
 
 }  // namespace sluice::service

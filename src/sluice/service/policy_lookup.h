@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sluice/policy/policy.h"
+#include "sluice/policy/policy_cache.h"
 
 namespace sluice::service {
 
@@ -27,6 +28,19 @@ class StaticPolicyLookup final : public PolicyLookup {
 
  private:
   std::vector<std::shared_ptr<const policy::Policy>> policies_;
+};
+
+// The current snapshot of a PolicyCache (policies from a database, refreshed as they change).
+class CachedPolicyLookup final : public PolicyLookup {
+ public:
+  // `cache` must outlive the lookup.
+  explicit CachedPolicyLookup(const policy::PolicyCache& cache) : cache_(cache) {}
+  std::shared_ptr<const policy::Policy> find(std::string_view name) const override {
+    return cache_.find(name);
+  }
+
+ private:
+  const policy::PolicyCache& cache_;
 };
 
 }  // namespace sluice::service

@@ -18,7 +18,7 @@
 #include <utility>
 
 #include "sluice/core/clock.h"
-#include "sluice/core/time.h"
+#include "sluice/time.h"
 
 namespace sluice::service {
 

@@ -15,9 +15,9 @@
 
 #include "sluice/algorithm/evaluate.h"
 #include "sluice/algorithm/limit.h"
-#include "sluice/algorithm/verdict.h"
-#include "sluice/core/status.h"
-#include "sluice/store/decision.h"
+#include "sluice/verdict.h"
+#include "sluice/status.h"
+#include "sluice/decision.h"
 
 namespace sluice::store {
 
@@ -31,6 +31,11 @@ struct SubjectRef {
 
 // InvalidArgument naming the field: bad policy name, no limits, subject over 1 024 bytes.
 Status validate_subject_ref(const SubjectRef& ref);
+
+// A store's decision from a policy verdict (algorithm/evaluate.h).
+inline Decision decision_from(const algorithm::PolicyVerdict& verdict) {
+  return {.verdict = verdict.verdict, .limit_index = verdict.limit_index};
+}
 
 // 128 random bits as 32 hex digits: unique across processes without coordination.
 std::string new_lease_id();

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 #include "sluice/policy/sql/database_url.h"
 
 namespace soci {

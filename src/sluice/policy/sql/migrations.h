@@ -11,7 +11,7 @@
 #include <span>
 #include <string_view>
 
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 #include "sluice/policy/sql/database_url.h"
 
 namespace soci {

@@ -8,7 +8,7 @@
 
 #include "sluice/auth/accounts.h"
 #include "sluice/core/clock.h"
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 #include "sluice/policy/repository.h"
 #include "sluice/policy/sql/database.h"
 

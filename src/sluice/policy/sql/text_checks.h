@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string_view>
 
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 #include "sluice/core/utf8.h"
 
 namespace sluice::policy::sql {

@@ -21,7 +21,7 @@
 #include "sluice/policy/repository.h"
 #include "sluice/server/http/admin_auth.h"
 #include "sluice/server/http/router.h"
-#include "sluice/server/http/work_queue.h"
+#include "sluice/core/work_queue.h"
 #include "sluice/store/store.h"
 
 namespace sluice::http {

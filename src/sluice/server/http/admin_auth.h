@@ -20,7 +20,7 @@
 #include "sluice/auth/accounts.h"
 #include "sluice/auth/passwords.h"
 #include "sluice/core/clock.h"
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 #include "sluice/server/http/message.h"
 #include "sluice/store/memory/memory_store.h"
 

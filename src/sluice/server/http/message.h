@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "sluice/algorithm/validate.h"
-#include "sluice/core/status.h"
+#include "sluice/core/http_status.h"
+#include "sluice/status.h"
 
 namespace sluice::http {
 
@@ -67,13 +68,6 @@ Response problem_response(int status, std::string_view detail,
                           const std::vector<FieldError>& errors = {}, std::string_view title = {},
                           std::string_view type = {});
 
-// THE mapping from Status codes to HTTP statuses (DESIGN.md §7: exactly one place):
-// InvalidArgument/OutOfRange/FailedPrecondition 400, Unauthenticated 401, PermissionDenied 403,
-// NotFound 404, AlreadyExists/Aborted 409, ResourceExhausted 429, Cancelled 499,
-// Unimplemented 501, Unavailable 503, DeadlineExceeded 504, everything else 500.
-int http_status_for(StatusCode code);
-// The reverse, for clients reading a problem: 400 InvalidArgument, 404 NotFound, ...
-StatusCode status_code_for_http(int status);
 // A problem response for a non-OK status.
 Response status_response(const Status& status);
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "sluice/core/time.h"
+#include "sluice/time.h"
 #include "sluice/service/decision_metrics.h"
 
 namespace sluice::http {

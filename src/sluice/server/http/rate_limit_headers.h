@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "sluice/algorithm/limit.h"
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 #include "sluice/server/http/message.h"
 #include "sluice/service/decision.h"
 

@@ -17,7 +17,7 @@
 #include <sstream>
 #include <thread>
 
-#include "sluice/server/http/remote_limiter.h"
+#include "sluice/client/remote_limiter.h"
 #include "sluice/server/http/test_http_client.h"
 #include "testing/redis_server.h"
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
-#include "sluice/core/status.h"
-#include "sluice/core/time.h"
+#include "sluice/status.h"
+#include "sluice/time.h"
 #include "sluice/server/http/router.h"
 
 namespace sluice::http {

@@ -14,7 +14,7 @@
 
 #include "sluice/policy/document.h"
 #include "sluice/server/http/decision_api.h"
-#include "sluice/server/http/remote_limiter.h"
+#include "sluice/client/remote_limiter.h"
 #include "sluice/server/http/test_http_client.h"
 #include "sluice/store/memory/memory_store.h"
 #include "sluice/store/redis/redis_store.h"

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 #include "sluice/server/http/message.h"
 
 namespace sluice::test {

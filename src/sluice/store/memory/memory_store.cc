@@ -249,14 +249,14 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
   if (entry != nullptr) {
     std::span<LimitState> states = entry->states();
     if (!any_stale(ref.limits, states, now)) {
-      decision = Decision::from(algorithm::evaluate(ref.limits, states, cost, now, lease));
+      decision = decision_from(algorithm::evaluate(ref.limits, states, cost, now, lease));
     } else {
       // An initial state depends on when it is made (a warm-up bucket's TAT), so like Redis only
       // a charged request may store one: a peek or a denial leaves the entry as it was.
       thread_local std::vector<LimitState> scratch;
       scratch.assign(states.begin(), states.end());
       refresh(ref.limits, scratch, now);
-      decision = Decision::from(algorithm::evaluate(ref.limits, scratch, cost, now, lease));
+      decision = decision_from(algorithm::evaluate(ref.limits, scratch, cost, now, lease));
       if (decision.verdict.allowed && cost > 0) {
         std::move(scratch.begin(), scratch.end(), states.begin());
       }
@@ -267,7 +267,7 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
     thread_local std::vector<LimitState> scratch;
     scratch.clear();
     for (const Limit& limit : ref.limits) scratch.push_back(algorithm::initial_state(limit, now));
-    decision = Decision::from(algorithm::evaluate(ref.limits, scratch, cost, now, lease));
+    decision = decision_from(algorithm::evaluate(ref.limits, scratch, cost, now, lease));
     if (decision.verdict.allowed && cost > 0) {
       Entry* created = Entry::create(hash, key, scratch);
       created->expires_at = latest_expiry(ref.limits, created->states());

@@ -40,7 +40,7 @@
 
 #include "sluice/algorithm/limit.h"
 #include "sluice/core/clock.h"
-#include "sluice/core/time.h"
+#include "sluice/time.h"
 #include "sluice/store/memory/memory_store.h"
 
 namespace sluice::store {

@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sluice/core/status.h"
-#include "sluice/core/time.h"
+#include "sluice/status.h"
+#include "sluice/time.h"
 #include "sluice/store/redis/redis_url.h"
 #include "sluice/store/redis/resp.h"
 

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "sluice/core/clock.h"
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 #include "sluice/store/redis/client.h"
 
 namespace sluice::store {

@@ -4,6 +4,7 @@
 
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
+#include "sluice/store/redis/redis_url.h"
 #include "sluice/store/redis/script_set.h"
 
 namespace sluice::store {
@@ -52,12 +53,48 @@ StatusOr<Decision> decision_in(const StatusOr<std::string>& bytes, std::size_t l
                                const std::string& lease) {
   StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts = verdicts_in(bytes, 1, limits);
   if (!verdicts.ok()) return verdicts.status();
-  Decision decision = Decision::from((*verdicts)[0]);
+  Decision decision = decision_from((*verdicts)[0]);
   if (decision.verdict.allowed && !lease.empty()) decision.lease = lease;
   return decision;
 }
 
 }  // namespace
+
+StatusOr<std::unique_ptr<RedisStore>> RedisStore::open(std::string_view url,
+                                                       redis::ClientOptions base,
+                                                       RedisStoreOptions options) {
+  StatusOr<redis::RedisUrl> parsed = redis::parse_redis_url(url);
+  if (!parsed.ok()) return parsed.status();
+  StatusOr<std::unique_ptr<redis::Client>> client =
+      redis::Client::create(redis::client_options_from_url(*parsed, std::move(base)));
+  if (!client.ok()) return client.status();
+  return std::make_unique<RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)), options);
+}
+
+Status RedisStore::check_configuration() {
+  const algorithm::Limit probe = algorithm::FixedWindow{.limit = 1, .window = kMicrosPerSecond};
+  const SubjectRef ref{.policy = "sluice.check", .limits = {&probe, 1}, .subject = "start"};
+  if (StatusOr<std::vector<algorithm::Verdict>> peek = inspect(ref); !peek.ok()) {
+    return peek.status();
+  }
+  // INFO may be denied to a user that may run the scripts: only a clear "cluster" answer counts.
+  StatusOr<redis::Reply> info = client_->command({"INFO", "cluster"});
+  if (info.ok() && info->is_string() &&
+      info->as_string().find("cluster_enabled:1") != std::string::npos) {
+    return {StatusCode::kFailedPrecondition,
+            "redis " + address() +
+                " is a Redis Cluster node: a redis:// URL names one server, and the cluster "
+                "would refuse (MOVED) every key another node holds"};
+  }
+  return {};
+}
+
+std::string RedisStore::address() const {
+  const redis::ClientOptions& options = client_->options();
+  const bool ipv6 = options.host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + options.host + "]" : options.host) + ":" + std::to_string(options.port) +
+         "/" + std::to_string(options.db);
+}
 
 RedisStore::RedisStore(std::shared_ptr<redis::Client> client, RedisStoreOptions options)
     : client_(std::move(client)),

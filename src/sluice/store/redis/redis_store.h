@@ -37,6 +37,12 @@ struct RedisStoreOptions {
 class RedisStore final : public Store {
  public:
   RedisStore(std::shared_ptr<redis::Client> client, RedisStoreOptions options = {});
+  // A store on the Redis of `url` (redis://[user:password@]host:port/db): its client takes the
+  // URL's address, credentials and database over `base`. InvalidArgument naming what is wrong
+  // with the URL. Succeeds while Redis is down, as redis::Client::create does.
+  static StatusOr<std::unique_ptr<RedisStore>> open(std::string_view url,
+                                                    redis::ClientOptions base = {},
+                                                    RedisStoreOptions options = {});
   ~RedisStore() override;
 
   // Errors: InvalidArgument for bad input; Unavailable / DeadlineExceeded when Redis cannot be
@@ -53,6 +59,16 @@ class RedisStore final : public Store {
   void renew_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) override;
   StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) override;
   Status reset(const SubjectRef& ref) override;
+
+  // Whether this Redis will serve decisions, asked once at start so that a configuration error
+  // is not mistaken for an outage: a peek on a probe subject runs the decision scripts on
+  // Sluice's keys (it writes nothing), so wrong credentials answer Unauthenticated and a user
+  // without the needed commands or keys PermissionDenied; a Redis Cluster node answers
+  // FailedPrecondition (keys of other slots would be refused, MOVED). Unavailable or
+  // DeadlineExceeded: Redis did not answer (an outage; the failure modes cover it).
+  Status check_configuration();
+  // "host:port/db", without credentials: how messages name this Redis.
+  std::string address() const;
 
   redis::Client& client() { return *client_; }
   // Decisions sent to Redis and the script calls that carried them (equal without batching).

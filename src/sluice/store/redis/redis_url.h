@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 
 namespace sluice::redis {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 
 struct redisReply;  // hiredis
 

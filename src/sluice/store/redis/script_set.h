@@ -24,7 +24,7 @@
 #include "sluice/algorithm/evaluate.h"
 #include "sluice/algorithm/limit.h"
 #include "sluice/core/clock.h"
-#include "sluice/core/status.h"
+#include "sluice/status.h"
 #include "sluice/store/redis/client.h"
 
 namespace sluice::store {

@@ -1,7 +1,8 @@
-// WorkQueue: a few threads for admin requests, whose work blocks — SQL round trips and argon2
-// password hashing (≈64 MiB and 0.1–0.3 s of one core each). Kept apart from the I/O threads and
-// the store pool so a burst of logins never delays a rate-limit decision, and bounded so that
-// burst cannot queue unbounded memory: a full queue refuses new work instead.
+// WorkQueue: a few threads for work that blocks, kept apart from the threads that must not: the
+// admin API's SQL round trips and argon2 password hashing (≈64 MiB and 0.1–0.3 s of one core
+// each), so a burst of logins never delays a rate-limit decision; the library's asynchronous
+// calls to a remote server. Bounded, so a burst cannot queue unbounded memory: a full queue
+// refuses new work instead.
 #pragma once
 
 #include <condition_variable>
@@ -12,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-namespace sluice::http {
+namespace sluice {
 
 class WorkQueue {
  public:
@@ -38,4 +39,4 @@ class WorkQueue {
   std::vector<std::thread> workers_;
 };
 
-}  // namespace sluice::http
+}  // namespace sluice

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "sluice/core/time.h"
+#include "sluice/time.h"
 
 namespace sluice::algorithm {
 

@@ -1,5 +1,5 @@
 // The one translation unit of the client that includes Beast and Asio.
-#include "sluice/server/http/remote_limiter.h"
+#include "sluice/client/remote_limiter.h"
 
 #include <atomic>
 #include <boost/asio/connect.hpp>
@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
 
-#include "sluice/server/http/message.h"
+#include "sluice/core/http_status.h"
 #include "sluice/service/decision_json.h"
 
 namespace sluice {
@@ -68,7 +68,7 @@ Status error_from(const bhttp::response<bhttp::string_body>& response) {
       }
     }
   }
-  return {http::status_code_for_http(status), detail};
+  return {status_code_for_http(status), detail};
 }
 
 Status problem_status(const json& problem) {
@@ -79,7 +79,7 @@ Status problem_status(const json& problem) {
       if (e.is_object()) detail += "; " + e.value("field", "") + ": " + e.value("message", "");
     }
   }
-  return {http::status_code_for_http(status), detail};
+  return {status_code_for_http(status), detail};
 }
 
 std::string lease_target(std::string_view lease, std::string_view operation) {

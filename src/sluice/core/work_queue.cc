@@ -1,6 +1,6 @@
-#include "sluice/server/http/work_queue.h"
+#include "sluice/core/work_queue.h"
 
-namespace sluice::http {
+namespace sluice {
 
 WorkQueue::WorkQueue(int threads, std::size_t capacity) : capacity_(capacity) {
   for (int i = 0; i < (threads < 1 ? 1 : threads); ++i) workers_.emplace_back([this] { work(); });
@@ -39,4 +39,4 @@ void WorkQueue::work() {
   }
 }
 
-}  // namespace sluice::http
+}  // namespace sluice

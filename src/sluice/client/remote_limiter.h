@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sluice/core/status.h"
-#include "sluice/core/time.h"
+#include "sluice/status.h"
+#include "sluice/time.h"
 #include "sluice/service/decision.h"
 
 namespace sluice {

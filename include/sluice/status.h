@@ -8,6 +8,8 @@
 #include <utility>
 #include <variant>
 
+#include "sluice/export.h"
+
 namespace sluice {
 
 enum class StatusCode : int {
@@ -30,7 +32,7 @@ enum class StatusCode : int {
   kUnauthenticated = 16,
 };
 
-std::string_view status_code_name(StatusCode code);
+SLUICE_API std::string_view status_code_name(StatusCode code);
 
 class [[nodiscard]] Status {
  public:
@@ -43,7 +45,7 @@ class [[nodiscard]] Status {
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
   // "INVALID_ARGUMENT: limits[0].window: must be greater than 0"
-  std::string to_string() const;
+  SLUICE_API std::string to_string() const;
 
   friend bool operator==(const Status&, const Status&) = default;
 

@@ -1,5 +1,5 @@
 // Decision: the answer to "may this caller do this now?" (DESIGN.md §2, §5a), the one result type
-// that travels from a store to the wire. A store fills the deciding limit's verdict, which limit
+// that travels from a store to the wire and to the library's callers (public API). A store fills the deciding limit's verdict, which limit
 // decided and the lease it took; the decision service (service::Limiter) adds which policy and
 // mode decided and whether a failure mode or shadow mode shaped the answer.
 #pragma once
@@ -9,8 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "sluice/algorithm/evaluate.h"
-#include "sluice/algorithm/verdict.h"
+#include "sluice/verdict.h"
 
 namespace sluice {
 
@@ -29,11 +28,6 @@ struct Decision {
   bool degraded = false;  // decided by the failure mode because the store was unreachable
   // Shadow mode only: the policy would have denied this request; it was allowed anyway.
   bool shadow_denied = false;
-
-  // A store's decision from a policy verdict (evaluate.h).
-  static Decision from(const algorithm::PolicyVerdict& verdict) {
-    return {.verdict = verdict.verdict, .limit_index = verdict.limit_index};
-  }
 };
 
 }  // namespace sluice

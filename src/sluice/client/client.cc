@@ -1,0 +1,438 @@
+// The library's Client (include/sluice/client.h) over two backends: a local one — the decision
+// pipeline (service::Limiter) on the memory or Redis store with policies from text, files or a
+// database — and a remote one, RemoteLimiter calling a `sluice serve`.
+#include "sluice/client.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "sluice/client/remote_limiter.h"
+#include "sluice/core/clock.h"
+#include "sluice/core/rendezvous.h"
+#include "sluice/core/work_queue.h"
+#include "sluice/policy/policy_cache.h"
+#include "sluice/policy/policy_files.h"
+#include "sluice/policy/repository.h"
+#include "sluice/service/limiter.h"
+#include "sluice/service/policy_lookup.h"
+#include "sluice/service/timer_queue.h"
+#include "sluice/store/memory/memory_store.h"
+#include "sluice/store/redis/redis_store.h"
+
+namespace sluice {
+
+using service::AcquireRequest;
+using service::LeaseRequest;
+
+// What both backends offer, and what the Client adds over them: counting calls in flight, so
+// that destroying the Client waits for their callbacks instead of pulling the pipeline from under
+// them; and the timers that pace callers after their decision.
+class Client::Impl {
+ public:
+  explicit Impl(std::string app) : app_(std::move(app)) {}
+  virtual ~Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  // Decides, waiting up to request.wait; `done` runs once, as Client::acquire_async says.
+  virtual void acquire(AcquireRequest request, Callback done) = 0;
+  virtual StatusOr<Decision> acquire_blocking(AcquireRequest request) = 0;
+  enum class LeaseOperation : std::uint8_t { kRelease, kRenew };
+  virtual StatusOr<bool> lease_operation(LeaseOperation operation, LeaseRequest request) = 0;
+
+  AcquireRequest request(std::string_view policy, std::string_view subject, std::int64_t cost,
+                         std::chrono::microseconds max_wait) const {
+    return {.app = app_,
+            .policy = std::string(policy),
+            .subject = std::string(subject),
+            .cost = cost,
+            .wait = max_wait.count()};
+  }
+  LeaseRequest lease_request(std::string_view policy, std::string_view subject,
+                             std::string_view lease) const {
+    return {.app = app_,
+            .policy = std::string(policy),
+            .subject = std::string(subject),
+            .lease = std::string(lease)};
+  }
+
+  // `done`, counted as in flight until it has run.
+  Callback track(Callback done) {
+    {
+      std::lock_guard lock(mutex_);
+      ++in_flight_;
+    }
+    return [this, done = std::move(done)](StatusOr<Decision> decision) {
+      done(std::move(decision));
+      std::lock_guard lock(mutex_);
+      if (--in_flight_ == 0) idle_.notify_all();
+    };
+  }
+  // Blocks until every tracked callback has run.
+  void drain() {
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [this] { return in_flight_ == 0; });
+  }
+
+  // Runs `fire` after `delay` on the timer thread (pacing).
+  void after(Micros delay, std::function<void()> fire) { timers().after(delay, std::move(fire)); }
+
+ protected:
+  service::TimerQueue& timers() {
+    std::call_once(timers_started_, [this] { timers_ = std::make_unique<service::TimerQueue>(); });
+    return *timers_;
+  }
+  // Stops the timer thread (timers still armed are dropped); before the pipeline goes away.
+  void stop_timers() { timers_.reset(); }
+
+ private:
+  std::string app_;
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  std::size_t in_flight_ = 0;
+  std::once_flag timers_started_;
+  std::unique_ptr<service::TimerQueue> timers_;
+};
+
+namespace {
+
+using Callback = Client::Callback;
+
+Status option_error(std::string_view field, std::string_view message) {
+  return invalid_argument(std::string(field) + ": " + std::string(message));
+}
+
+// The policies of the one source `options` names.
+StatusOr<std::vector<policy::Policy>> policies_from(const ClientOptions& options) {
+  if (!options.policy_text.empty()) {
+    return policy::parse_policy_texts({{"policy_text", options.policy_text}});
+  }
+  return policy::load_policy_files({options.policy_file});
+}
+
+// The decision pipeline in this process, on the memory store or on Redis.
+class LocalImpl final : public Client::Impl {
+ public:
+  static StatusOr<std::shared_ptr<LocalImpl>> open(const ClientOptions& options) {
+    auto impl = std::shared_ptr<LocalImpl>(new LocalImpl(options.app));
+    if (options.store != "memory:") {
+      StatusOr<std::unique_ptr<store::RedisStore>> redis = store::RedisStore::open(
+          options.store, {.command_timeout = options.store_timeout.count()});
+      if (!redis.ok()) return option_error("store", redis.status().message());
+      impl->redis_ = std::move(*redis);
+    }
+    if (!options.policy_database.empty()) {
+      StatusOr<std::unique_ptr<policy::PolicyRepository>> repository =
+          policy::open_policy_repository(options.policy_database);
+      if (!repository.ok()) return repository.status();
+      StatusOr<std::unique_ptr<policy::PolicyCache>> cache = policy::PolicyCache::open(
+          std::move(*repository), {.poll_interval = options.policy_refresh});
+      if (!cache.ok()) return cache.status();
+      impl->cache_ = std::move(*cache);
+      impl->lookup_ = std::make_unique<service::CachedPolicyLookup>(*impl->cache_);
+    } else {
+      StatusOr<std::vector<policy::Policy>> policies = policies_from(options);
+      if (!policies.ok()) return policies.status();
+      impl->lookup_ = std::make_unique<service::StaticPolicyLookup>(std::move(*policies));
+    }
+    store::Store& store =
+        impl->redis_ ? static_cast<store::Store&>(*impl->redis_) : impl->memory_;
+    impl->limiter_ = std::make_unique<service::Limiter>(
+        store, &impl->memory_,
+        service::LimiterOptions{.local_fraction = options.local_fraction,
+                                .store_timeout = options.store_timeout.count(),
+                                .policies = impl->lookup_.get(),
+                                .timers = &impl->timers()});
+    return impl;
+  }
+
+  // The threads that answer store calls and fire timers stop before the pipeline they call into.
+  ~LocalImpl() override {
+    stop_timers();
+    redis_.reset();
+  }
+
+  void acquire(AcquireRequest request, Callback done) override {
+    limiter_->acquire(std::move(request), std::move(done));
+  }
+  StatusOr<Decision> acquire_blocking(AcquireRequest request) override {
+    return limiter_->acquire_blocking(std::move(request));
+  }
+  StatusOr<bool> lease_operation(LeaseOperation operation, LeaseRequest request) override {
+    auto rendezvous = std::make_shared<Rendezvous<StatusOr<bool>>>();
+    auto deliver = [rendezvous](StatusOr<bool> done) { rendezvous->deliver(std::move(done)); };
+    if (operation == LeaseOperation::kRelease) {
+      limiter_->release(std::move(request), deliver);
+    } else {
+      limiter_->renew(std::move(request), deliver);
+    }
+    return rendezvous->wait();
+  }
+
+ private:
+  explicit LocalImpl(std::string app) : Impl(std::move(app)) {}
+
+  store::MemoryStore memory_{SystemClock::instance()};
+  std::unique_ptr<store::RedisStore> redis_;
+  std::unique_ptr<policy::PolicyCache> cache_;
+  std::unique_ptr<service::PolicyLookup> lookup_;
+  std::unique_ptr<service::Limiter> limiter_;
+};
+
+// "http://host[:port]" (port 80 when absent; an IPv6 host in brackets).
+StatusOr<RemoteLimiterOptions> remote_options(std::string_view url) {
+  constexpr std::string_view kScheme = "http://";
+  std::string_view rest = url.substr(kScheme.size());
+  if (const std::size_t slash = rest.find('/'); slash != std::string_view::npos) {
+    if (rest.substr(slash) != "/") return option_error("store", "an http:// URL takes no path");
+    rest = rest.substr(0, slash);
+  }
+  std::string_view host = rest;
+  std::string_view port;
+  if (rest.starts_with('[')) {
+    const std::size_t close = rest.find(']');
+    if (close == std::string_view::npos) return option_error("store", "unclosed '[' in the host");
+    host = rest.substr(1, close - 1);
+    if (close + 1 < rest.size()) {
+      if (rest[close + 1] != ':') return option_error("store", "expected ':' after ']'");
+      port = rest.substr(close + 2);
+    }
+  } else if (const std::size_t colon = rest.rfind(':'); colon != std::string_view::npos) {
+    host = rest.substr(0, colon);
+    port = rest.substr(colon + 1);
+  }
+  if (host.empty()) return option_error("store", "the URL names no host");
+  RemoteLimiterOptions options{.host = std::string(host), .port = 80};
+  if (!port.empty()) {
+    unsigned value = 0;
+    for (const char c : port) {
+      if (c < '0' || c > '9' || value > 65535) return option_error("store", "bad port");
+      value = value * 10 + static_cast<unsigned>(c - '0');
+    }
+    if (value == 0 || value > 65535) return option_error("store", "port must be 1 to 65535");
+    options.port = static_cast<std::uint16_t>(value);
+  }
+  return options;
+}
+
+// A `sluice serve` decides; asynchronous calls run its blocking client on a few threads.
+class RemoteImpl final : public Client::Impl {
+ public:
+  static StatusOr<std::shared_ptr<RemoteImpl>> open(const ClientOptions& options) {
+    StatusOr<RemoteLimiterOptions> remote = remote_options(options.store);
+    if (!remote.ok()) return remote.status();
+    remote->request_timeout = options.store_timeout.count();
+    StatusOr<std::unique_ptr<RemoteLimiter>> limiter = RemoteLimiter::create(*remote);
+    if (!limiter.ok()) return limiter.status();
+    return std::shared_ptr<RemoteImpl>(new RemoteImpl(options.app, std::move(*limiter)));
+  }
+
+  ~RemoteImpl() override { stop_timers(); }
+
+  void acquire(AcquireRequest request, Callback done) override {
+    auto shared_done = std::make_shared<Callback>(std::move(done));
+    const bool queued = work_.post([this, request = std::move(request), shared_done]() mutable {
+      (*shared_done)(acquire_blocking(std::move(request)));
+    });
+    if (!queued) {
+      (*shared_done)(Status(StatusCode::kResourceExhausted,
+                            "too many asynchronous calls waiting for the remote server"));
+    }
+  }
+  StatusOr<Decision> acquire_blocking(AcquireRequest request) override {
+    if (request.wait == 0) {
+      return remote_->try_acquire(request.policy, request.app, request.subject, request.cost);
+    }
+    return remote_->acquire(request.policy, request.app, request.subject, request.cost,
+                            request.wait);
+  }
+  StatusOr<bool> lease_operation(LeaseOperation operation, LeaseRequest request) override {
+    return operation == LeaseOperation::kRelease
+               ? remote_->release(request.policy, request.app, request.subject, request.lease)
+               : remote_->renew(request.policy, request.app, request.subject, request.lease);
+  }
+
+ private:
+  // Threads for asynchronous calls, and how many may wait for one.
+  static constexpr int kThreads = 4;
+  static constexpr std::size_t kQueued = 10'000;
+
+  RemoteImpl(std::string app, std::unique_ptr<RemoteLimiter> remote)
+      : Impl(std::move(app)), remote_(std::move(remote)) {}
+
+  std::unique_ptr<RemoteLimiter> remote_;
+  WorkQueue work_{kThreads, kQueued};  // last: its threads stop before remote_ goes
+};
+
+Status check_options(const ClientOptions& options) {
+  if (options.app.empty()) return option_error("app", "must name the app this client speaks for");
+  if (options.store_timeout.count() <= 0) return option_error("store_timeout", "must be > 0");
+  if (!(options.local_fraction > 0 && options.local_fraction <= 1)) {
+    return option_error("local_fraction", "must be in (0, 1]");
+  }
+  const int sources = static_cast<int>(!options.policy_text.empty()) +
+                      static_cast<int>(!options.policy_file.empty()) +
+                      static_cast<int>(!options.policy_database.empty());
+  const bool remote = options.store.starts_with("http://");
+  if (remote && sources > 0) {
+    return option_error("policy_text/policy_file/policy_database",
+                        "an http:// store decides with the server's own policies");
+  }
+  if (!remote && sources != 1) {
+    return option_error("policy_text/policy_file/policy_database",
+                        sources == 0 ? "name where the policies come from"
+                                     : "name only one source of policies");
+  }
+  if (!remote && options.store != "memory:" && !options.store.starts_with("redis://")) {
+    return option_error("store", "expected memory:, redis://… or http://…, not \"" +
+                                    options.store + "\"");
+  }
+  return {};
+}
+
+}  // namespace
+
+StatusOr<Client> Client::open(ClientOptions options) {
+  if (Status status = check_options(options); !status.ok()) return status;
+  if (options.store.starts_with("http://")) {
+    StatusOr<std::shared_ptr<RemoteImpl>> remote = RemoteImpl::open(options);
+    if (!remote.ok()) return remote.status();
+    return Client(std::move(*remote));
+  }
+  StatusOr<std::shared_ptr<LocalImpl>> local = LocalImpl::open(options);
+  if (!local.ok()) return local.status();
+  return Client(std::move(*local));
+}
+
+Client::Client(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&& other) noexcept {
+  if (this != &other) {
+    if (impl_) impl_->drain();
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
+Client::~Client() {
+  if (impl_) impl_->drain();
+}
+
+StatusOr<Decision> Client::try_acquire(std::string_view policy, std::string_view subject,
+                                       std::int64_t cost) {
+  return impl_->acquire_blocking(impl_->request(policy, subject, cost, {}));
+}
+
+StatusOr<Decision> Client::acquire(std::string_view policy, std::string_view subject,
+                                   std::chrono::microseconds max_wait, std::int64_t cost) {
+  return impl_->acquire_blocking(impl_->request(policy, subject, cost, max_wait));
+}
+
+void Client::acquire_async(std::string_view policy, std::string_view subject,
+                           std::chrono::microseconds max_wait, std::int64_t cost, Callback done) {
+  impl_->acquire(impl_->request(policy, subject, cost, max_wait), impl_->track(std::move(done)));
+}
+
+StatusOr<Lease> Client::lease(std::string_view policy, std::string_view subject,
+                              std::chrono::microseconds max_wait, std::int64_t cost) {
+  StatusOr<Decision> decision = acquire(policy, subject, max_wait, cost);
+  if (!decision.ok()) return decision.status();
+  return Lease(impl_, std::string(policy), std::string(subject), std::move(*decision));
+}
+
+StatusOr<bool> Client::release(std::string_view policy, std::string_view subject,
+                               std::string_view lease) {
+  return impl_->lease_operation(Impl::LeaseOperation::kRelease,
+                                impl_->lease_request(policy, subject, lease));
+}
+
+StatusOr<bool> Client::renew(std::string_view policy, std::string_view subject,
+                             std::string_view lease) {
+  return impl_->lease_operation(Impl::LeaseOperation::kRenew,
+                                impl_->lease_request(policy, subject, lease));
+}
+
+namespace {
+
+// How long an allowed decision must wait for its turn (leaky bucket), or 0.
+Micros turn_delay(const StatusOr<Decision>& decision) {
+  if (!decision.ok() || !decision->verdict.allowed) return 0;
+  return decision->verdict.delay.value_or(0);
+}
+
+}  // namespace
+
+StatusOr<Decision> Client::pace(std::string_view policy, std::string_view subject,
+                                std::chrono::microseconds max_wait, std::int64_t cost) {
+  StatusOr<Decision> decision = acquire(policy, subject, max_wait, cost);
+  if (const Micros delay = turn_delay(decision); delay > 0) {
+    std::this_thread::sleep_for(std::chrono::microseconds(delay));
+  }
+  return decision;
+}
+
+void Client::pace_async(std::string_view policy, std::string_view subject,
+                        std::chrono::microseconds max_wait, std::int64_t cost, Callback done) {
+  Impl* impl = impl_.get();
+  auto paced = [impl, done = impl_->track(std::move(done))](StatusOr<Decision> decision) {
+    const Micros delay = turn_delay(decision);
+    if (delay <= 0) return done(std::move(decision));
+    impl->after(delay, [done, decision = std::move(decision)] { done(decision); });
+  };
+  impl_->acquire(impl_->request(policy, subject, cost, max_wait), std::move(paced));
+}
+
+Lease::Lease(std::shared_ptr<Client::Impl> client, std::string policy, std::string subject,
+             Decision decision)
+    : client_(std::move(client)),
+      policy_(std::move(policy)),
+      subject_(std::move(subject)),
+      decision_(std::move(decision)),
+      held_(decision_.verdict.allowed) {}
+
+Lease::Lease(Lease&& other) noexcept
+    : client_(std::move(other.client_)),
+      policy_(std::move(other.policy_)),
+      subject_(std::move(other.subject_)),
+      decision_(std::move(other.decision_)),
+      held_(std::exchange(other.held_, false)) {}
+
+Lease& Lease::operator=(Lease&& other) noexcept {
+  if (this != &other) {
+    (void)release();
+    client_ = std::move(other.client_);
+    policy_ = std::move(other.policy_);
+    subject_ = std::move(other.subject_);
+    decision_ = std::move(other.decision_);
+    held_ = std::exchange(other.held_, false);
+  }
+  return *this;
+}
+
+Lease::~Lease() { (void)release(); }
+
+const std::string& Lease::id() const {
+  static const std::string kNone;
+  return decision_.lease ? *decision_.lease : kNone;
+}
+
+StatusOr<bool> Lease::renew() {
+  if (!held_ || !decision_.lease) return false;
+  StatusOr<bool> renewed = client_->lease_operation(
+      Client::Impl::LeaseOperation::kRenew, client_->lease_request(policy_, subject_, id()));
+  if (renewed.ok() && !*renewed) held_ = false;
+  return renewed;
+}
+
+StatusOr<bool> Lease::release() {
+  if (!held_) return false;
+  held_ = false;
+  if (!decision_.lease) return false;  // allowed, with no concurrency limit to free
+  return client_->lease_operation(Client::Impl::LeaseOperation::kRelease,
+                                  client_->lease_request(policy_, subject_, id()));
+}
+
+}  // namespace sluice
