@@ -23,8 +23,8 @@ int main(int argc, char** argv) {
       return 2;
     }
     const sluice::algorithm::Verdict& verdict = decision->verdict;
-    std::cout << "payment " << request << ": " << (verdict.allowed ? "allowed" : "denied")
-              << ", " << verdict.remaining << " left";
+    std::cout << "payment " << request << ": " << (verdict.allowed ? "allowed" : "denied") << ", "
+              << verdict.remaining << " left";
     if (verdict.retry_after) std::cout << ", retry in " << *verdict.retry_after / 1000 << " ms";
     if (decision->degraded) std::cout << " (store unreachable: decided by the failure mode)";
     std::cout << "\n";

@@ -1,7 +1,8 @@
 // Decision: the answer to "may this caller do this now?" (DESIGN.md §2, §5a), the one result type
-// that travels from a store to the wire and to the library's callers (public API). A store fills the deciding limit's verdict, which limit
-// decided and the lease it took; the decision service (service::Limiter) adds which policy and
-// mode decided and whether a failure mode or shadow mode shaped the answer.
+// that travels from a store to the wire and to the library's callers (public API). A store fills
+// the deciding limit's verdict, which limit decided and the lease it took; the decision service
+// (service::Limiter) adds which policy and mode decided and whether a failure mode or shadow mode
+// shaped the answer.
 #pragma once
 
 #include <cstddef>

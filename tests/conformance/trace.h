@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "sluice/time.h"
 #include "sluice/store/store.h"
+#include "sluice/time.h"
 
 namespace sluice::conformance {
 

@@ -21,9 +21,9 @@
 #include "sluice/algorithm/limit.h"
 #include "sluice/algorithm/state.h"
 #include "sluice/algorithm/token_bucket.h"
-#include "sluice/verdict.h"
 #include "sluice/algorithm/window.h"
 #include "sluice/time.h"
+#include "sluice/verdict.h"
 
 namespace sluice::algorithm {
 namespace {

@@ -20,8 +20,8 @@
 #include "sluice/algorithm/limit.h"
 #include "sluice/algorithm/state.h"
 #include "sluice/algorithm/validate.h"
-#include "sluice/verdict.h"
 #include "sluice/time.h"
+#include "sluice/verdict.h"
 
 namespace sluice::algorithm {
 namespace {

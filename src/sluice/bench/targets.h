@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "sluice/bench/load_generator.h"
-#include "sluice/status.h"
 #include "sluice/policy/policy.h"
+#include "sluice/status.h"
 
 namespace sluice::bench {
 

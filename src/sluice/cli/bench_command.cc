@@ -17,13 +17,12 @@
 #include "sluice/algorithm/validate.h"
 #include "sluice/bench/http_target.h"
 #include "sluice/bench/load_generator.h"
-#include "sluice/version.h"
 #include "sluice/bench/report.h"
 #include "sluice/bench/targets.h"
 #include "sluice/cli/commands.h"
-#include "sluice/version.h"
 #include "sluice/core/duration.h"
 #include "sluice/policy/document.h"
+#include "sluice/version.h"
 
 namespace sluice::cli {
 namespace {

@@ -13,8 +13,8 @@
 #include "sluice/algorithm/validate.h"
 #include "sluice/auth/accounts.h"
 #include "sluice/cli/environment.h"
-#include "sluice/status.h"
 #include "sluice/policy/repository.h"
+#include "sluice/status.h"
 
 namespace sluice::cli {
 

@@ -10,8 +10,8 @@
 
 #include "sluice/auth/accounts.h"
 #include "sluice/core/clock.h"
-#include "sluice/status.h"
 #include "sluice/policy/repository.h"
+#include "sluice/status.h"
 
 namespace sluice::cli {
 

@@ -14,10 +14,10 @@
 
 #include "sluice/auth/accounts.h"
 #include "sluice/cli/environment.h"
-#include "sluice/status.h"
 #include "sluice/policy/policy.h"
 #include "sluice/policy/policy_cache.h"
 #include "sluice/policy/repository.h"
+#include "sluice/status.h"
 
 namespace sluice::cli {
 

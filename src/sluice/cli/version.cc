@@ -1,9 +1,10 @@
+#include "sluice/version.h"
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
 
 #include "sluice/cli/commands.h"
-#include "sluice/version.h"
 
 namespace sluice::cli {
 namespace {

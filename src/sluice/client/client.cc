@@ -139,8 +139,7 @@ class LocalImpl final : public Client::Impl {
       if (!policies.ok()) return policies.status();
       impl->lookup_ = std::make_unique<service::StaticPolicyLookup>(std::move(*policies));
     }
-    store::Store& store =
-        impl->redis_ ? static_cast<store::Store&>(*impl->redis_) : impl->memory_;
+    store::Store& store = impl->redis_ ? static_cast<store::Store&>(*impl->redis_) : impl->memory_;
     impl->limiter_ = std::make_unique<service::Limiter>(
         store, &impl->memory_,
         service::LimiterOptions{.local_fraction = options.local_fraction,
@@ -283,13 +282,13 @@ Status check_options(const ClientOptions& options) {
                         "an http:// store decides with the server's own policies");
   }
   if (!remote && sources != 1) {
-    return option_error("policy_text/policy_file/policy_database",
-                        sources == 0 ? "name where the policies come from"
-                                     : "name only one source of policies");
+    return option_error(
+        "policy_text/policy_file/policy_database",
+        sources == 0 ? "name where the policies come from" : "name only one source of policies");
   }
   if (!remote && options.store != "memory:" && !options.store.starts_with("redis://")) {
-    return option_error("store", "expected memory:, redis://… or http://…, not \"" +
-                                    options.store + "\"");
+    return option_error("store",
+                        "expected memory:, redis://… or http://…, not \"" + options.store + "\"");
   }
   return {};
 }

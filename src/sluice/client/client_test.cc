@@ -199,9 +199,9 @@ void expect_pacing(Client& client) {
     if (i > 0) {
       EXPECT_GT(delay, 0);
     }
-    EXPECT_GE(std::chrono::duration_cast<microseconds>(std::chrono::steady_clock::now() - asked)
-                  .count(),
-              delay);
+    EXPECT_GE(
+        std::chrono::duration_cast<microseconds>(std::chrono::steady_clock::now() - asked).count(),
+        delay);
   }
   EXPECT_GE(
       std::chrono::duration_cast<microseconds>(std::chrono::steady_clock::now() - start).count(),
@@ -236,8 +236,8 @@ TEST(ClientTest, AppsAPolicyDoesNotListAreRefused) {
 }
 
 TEST(ClientTest, ReadsPoliciesFromAFileOrADirectory) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("sluice-client-test-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sluice-client-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "policies.yaml") << kPolicies;
   for (const std::string& path : {(dir / "policies.yaml").string(), dir.string()}) {
@@ -342,8 +342,8 @@ class ClientRemoteTest : public ::testing::Test {
     policy::ParsedPolicies parsed = policy::policies_from_text(kPolicies);
     ASSERT_TRUE(parsed.errors.empty()) << policy::join_errors(parsed.errors);
     lookup_ = std::make_unique<service::StaticPolicyLookup>(std::move(parsed.policies));
-    limiter_ = std::make_unique<service::Limiter>(store_, &store_,
-                                                  service::LimiterOptions{.policies = lookup_.get()});
+    limiter_ = std::make_unique<service::Limiter>(
+        store_, &store_, service::LimiterOptions{.policies = lookup_.get()});
     api_ = std::make_unique<http::DecisionApi>(*limiter_, *lookup_, store_, metrics_);
     auto router = std::make_shared<http::Router>();
     api_->add_routes(*router);
@@ -375,8 +375,7 @@ TEST_F(ClientRemoteTest, DecidesThroughTheServer) {
 TEST_F(ClientRemoteTest, AnUnreachableServerIsAnError) {
   const std::uint16_t port = server_->port();
   server_.reset();
-  Client client =
-      open_or_die({.store = "http://127.0.0.1:" + std::to_string(port), .app = "web"});
+  Client client = open_or_die({.store = "http://127.0.0.1:" + std::to_string(port), .app = "web"});
   EXPECT_EQ(client.try_acquire("hourly", "alice").status().code(), StatusCode::kUnavailable);
 }
 

@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/service/decision.h"
 #include "sluice/status.h"
 #include "sluice/time.h"
-#include "sluice/service/decision.h"
 
 namespace sluice {
 

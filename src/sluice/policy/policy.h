@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "sluice/algorithm/limit.h"
-#include "sluice/time.h"
 #include "sluice/decision.h"
+#include "sluice/time.h"
 
 namespace sluice::policy {
 

@@ -17,9 +17,9 @@
 #include <thread>
 #include <unordered_map>
 
-#include "sluice/status.h"
 #include "sluice/policy/policy.h"
 #include "sluice/policy/repository.h"
+#include "sluice/status.h"
 
 namespace sluice::policy {
 

@@ -30,8 +30,7 @@ StatusOr<std::vector<Policy>> parse_policy_texts(const PolicyTexts& texts) {
   for (const auto& [origin, text] : texts) {
     ParsedPolicies parsed = policies_from_text(text);
     if (!parsed.errors.empty()) {
-      return invalid_argument("invalid policy in " + origin + ": " +
-                              join_errors(parsed.errors));
+      return invalid_argument("invalid policy in " + origin + ": " + join_errors(parsed.errors));
     }
     for (Policy& p : parsed.policies) {
       if (auto [it, inserted] = origin_of.emplace(p.name, origin); !inserted) {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "sluice/core/clock.h"
+#include "sluice/policy/policy.h"
 #include "sluice/status.h"
 #include "sluice/time.h"
-#include "sluice/policy/policy.h"
 
 namespace sluice::policy {
 

@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "sluice/time.h"
 #include "sluice/decision.h"
+#include "sluice/time.h"
 
 namespace sluice::service {
 

@@ -9,8 +9,8 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
-#include "sluice/status.h"
 #include "sluice/service/decision.h"
+#include "sluice/status.h"
 
 namespace sluice::service {
 

@@ -15,9 +15,9 @@
 
 #include "sluice/algorithm/evaluate.h"
 #include "sluice/algorithm/limit.h"
-#include "sluice/verdict.h"
-#include "sluice/status.h"
 #include "sluice/decision.h"
+#include "sluice/status.h"
+#include "sluice/verdict.h"
 
 namespace sluice::store {
 

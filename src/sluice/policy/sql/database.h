@@ -25,8 +25,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sluice/status.h"
 #include "sluice/policy/sql/database_url.h"
+#include "sluice/status.h"
 
 namespace soci {
 class session;

@@ -11,8 +11,8 @@
 #include <span>
 #include <string_view>
 
-#include "sluice/status.h"
 #include "sluice/policy/sql/database_url.h"
+#include "sluice/status.h"
 
 namespace soci {
 class session;

@@ -8,9 +8,9 @@
 
 #include "sluice/auth/accounts.h"
 #include "sluice/core/clock.h"
-#include "sluice/status.h"
 #include "sluice/policy/repository.h"
 #include "sluice/policy/sql/database.h"
+#include "sluice/status.h"
 
 namespace sluice::policy::sql {
 

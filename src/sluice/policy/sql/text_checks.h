@@ -7,8 +7,8 @@
 #include <cstddef>
 #include <string_view>
 
-#include "sluice/status.h"
 #include "sluice/core/utf8.h"
+#include "sluice/status.h"
 
 namespace sluice::policy::sql {
 

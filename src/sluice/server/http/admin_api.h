@@ -18,10 +18,10 @@
 #include "sluice/auth/accounts.h"
 #include "sluice/auth/passwords.h"
 #include "sluice/core/clock.h"
+#include "sluice/core/work_queue.h"
 #include "sluice/policy/repository.h"
 #include "sluice/server/http/admin_auth.h"
 #include "sluice/server/http/router.h"
-#include "sluice/core/work_queue.h"
 #include "sluice/store/store.h"
 
 namespace sluice::http {

@@ -20,8 +20,8 @@
 #include "sluice/auth/accounts.h"
 #include "sluice/auth/passwords.h"
 #include "sluice/core/clock.h"
-#include "sluice/status.h"
 #include "sluice/server/http/message.h"
+#include "sluice/status.h"
 #include "sluice/store/memory/memory_store.h"
 
 namespace sluice::http {

@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
-#include "sluice/time.h"
 #include "sluice/service/decision_metrics.h"
+#include "sluice/time.h"
 
 namespace sluice::http {
 

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "sluice/algorithm/limit.h"
-#include "sluice/status.h"
 #include "sluice/server/http/message.h"
 #include "sluice/service/decision.h"
+#include "sluice/status.h"
 
 namespace sluice::http {
 

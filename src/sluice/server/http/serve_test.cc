@@ -422,6 +422,53 @@ class ServeRedisTest : public ::testing::Test {
   std::unique_ptr<test::RedisServer> redis_;
 };
 
+// Wrong credentials or missing permissions are configuration errors: serve and acquire stop at
+// start (exit 4) naming Redis's answer. An unreachable Redis is an outage: one warning line
+// naming the address and the failure mode, and the command goes on.
+TEST(ServeRedisConfigTest, ConfigurationErrorsStopAtStartAnOutageOnlyWarns) {
+  StatusOr<std::unique_ptr<test::RedisServer>> redis = test::RedisServer::start(
+      {.requirepass = "s3cret",
+       .extra_args = {"--user", "limited", "on", ">pw", "~other:*", "+@all"}});
+  ASSERT_TRUE(redis.ok()) << redis.status().to_string();
+  const std::string address = "127.0.0.1:" + std::to_string((*redis)->port());
+  TempDir dir;
+  const std::string policies = "sqlite://" + (dir.path() / "policies.db").string();
+  const char* source = std::getenv("SLUICE_SOURCE_DIR");
+  ASSERT_NE(source, nullptr) << "run through ctest (SLUICE_SOURCE_DIR)";
+  const std::string demo = std::string(source) + "/examples/demo-policy.yaml";
+
+  const Ran serve = run({SLUICE_BINARY, "serve", "--listen", "127.0.0.1:0", "--policies", policies,
+                         "--redis", "redis://:wrong@" + address});
+  EXPECT_EQ(serve.code, 4);
+  EXPECT_NE(serve.err.find("WRONGPASS"), std::string::npos) << serve.err;
+
+  const Ran wrong = run({SLUICE_BINARY, "acquire", "--policy-file", demo, "--key", "k", "--redis",
+                         "redis://:wrong@" + address});
+  EXPECT_EQ(wrong.code, 4);
+  EXPECT_NE(wrong.err.find("WRONGPASS"), std::string::npos) << wrong.err;
+
+  const Ran limited = run({SLUICE_BINARY, "acquire", "--policy-file", demo, "--key", "k", "--redis",
+                           "redis://limited:pw@" + address});
+  EXPECT_EQ(limited.code, 4);
+  EXPECT_NE(limited.err.find("NOPERM"), std::string::npos) << limited.err;
+
+  const Ran right = run({SLUICE_BINARY, "acquire", "--policy-file", demo, "--key", "k", "--redis",
+                         "redis://:s3cret@" + address});
+  EXPECT_EQ(right.code, 0) << right.err;
+  EXPECT_EQ(right.err, "");
+
+  StatusOr<std::uint16_t> free_port = test::RedisServer::pick_free_port();
+  ASSERT_TRUE(free_port.ok());
+  const Ran down = run({SLUICE_BINARY, "acquire", "--policy-file", demo, "--key", "k", "--redis",
+                        "redis://127.0.0.1:" + std::to_string(*free_port)});
+  EXPECT_EQ(down.code, 0) << down.err;
+  EXPECT_NE(down.err.find("warning: redis 127.0.0.1:" + std::to_string(*free_port) +
+                          "/0 does not answer"),
+            std::string::npos)
+      << down.err;
+  EXPECT_NE(down.err.find("on_store_failure: fail_open"), std::string::npos) << down.err;
+}
+
 TEST_F(ServeRedisTest, TwoServersShareStateThatSurvivesAServerKilledAndRestarted) {
   // 5 per hour: nothing refills while a server restarts, whatever the machine's speed.
   TempDir dir;

@@ -14,9 +14,9 @@
 #include <string>
 #include <string_view>
 
+#include "sluice/server/http/router.h"
 #include "sluice/status.h"
 #include "sluice/time.h"
-#include "sluice/server/http/router.h"
 
 namespace sluice::http {
 

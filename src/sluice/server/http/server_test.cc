@@ -12,9 +12,9 @@
 #include <sstream>
 #include <thread>
 
+#include "sluice/client/remote_limiter.h"
 #include "sluice/policy/document.h"
 #include "sluice/server/http/decision_api.h"
-#include "sluice/client/remote_limiter.h"
 #include "sluice/server/http/test_http_client.h"
 #include "sluice/store/memory/memory_store.h"
 #include "sluice/store/redis/redis_store.h"

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sluice/status.h"
 #include "sluice/server/http/message.h"
+#include "sluice/status.h"
 
 namespace sluice::test {
 

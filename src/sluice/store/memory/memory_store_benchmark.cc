@@ -40,8 +40,8 @@
 
 #include "sluice/algorithm/limit.h"
 #include "sluice/core/clock.h"
-#include "sluice/time.h"
 #include "sluice/store/memory/memory_store.h"
+#include "sluice/time.h"
 
 namespace sluice::store {
 namespace {

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "sluice/status.h"
-#include "sluice/time.h"
 #include "sluice/store/redis/redis_url.h"
 #include "sluice/store/redis/resp.h"
+#include "sluice/time.h"
 
 namespace sluice::redis {
 
