@@ -112,7 +112,54 @@ TEST_F(AdminCommandTest, AppAddValidatesTheNameAndListShowsApps) {
   ASSERT_EQ(run({"admin", "app", "add", "checkout", "--description", "the shop"}).code, kExitOk);
   EXPECT_EQ(run({"admin", "app", "add", "checkout"}).code, kExitConflict);
   const CliResult list = run({"admin", "app", "list"});
-  EXPECT_THAT(list.out, HasSubstr("checkout  2023-11-14T22:13:20Z  the shop"));
+  EXPECT_EQ(list.out,
+            "NAME      CREATED                      DESCRIPTION\n"
+            "checkout  2023-11-14T22:13:20.000000Z  the shop\n");
+}
+
+// Every listing prints when each entry was created as ISO 8601 UTC with microseconds; --format
+// json keeps the microseconds since the epoch the HTTP API returns.
+TEST_F(AdminCommandTest, ListingsPrintCreationTimesAsIsoUtcWithMicroseconds) {
+  clock.set(kEpoch + 123'456);
+  ASSERT_EQ(run({"admin", "user", "add", "root", "--admin"}).code, kExitOk);
+  clock.advance(kMicrosPerSecond);
+  ASSERT_EQ(run({"admin", "app", "add", "checkout", "--description", "the shop"}).code, kExitOk);
+  clock.advance(kMicrosPerMinute + 1);
+  ASSERT_EQ(run({"admin", "user", "add", "bob"}).code, kExitOk);
+  ASSERT_EQ(run({"admin", "role", "set", "bob", "checkout", "owner"}).code, kExitOk);
+  clock.set(1'795'511'702'123'456);
+  ASSERT_EQ(run({"admin", "token", "create", "--user", "bob", "--description", "deploys"}).code,
+            kExitOk);
+  const std::string id = accounts->list_tokens("bob")->at(0).id;
+
+  const CliResult users = run({"admin", "user", "list"});
+  EXPECT_EQ(users.code, kExitOk) << users.err;
+  EXPECT_EQ(users.out,
+            "NAME  ADMIN  ROLES           CREATED\n"
+            "bob   no     checkout=owner  2023-11-14T22:14:21.123457Z\n"
+            "root  yes    -               2023-11-14T22:13:20.123456Z\n");
+  const CliResult apps = run({"admin", "app", "list"});
+  EXPECT_EQ(apps.out,
+            "NAME      CREATED                      DESCRIPTION\n"
+            "checkout  2023-11-14T22:13:21.123456Z  the shop\n");
+  const CliResult tokens = run({"admin", "token", "list"});
+  EXPECT_EQ(tokens.out, "ID" + std::string(id.size(), ' ') +
+                            "USER  CREATED                      DESCRIPTION\n" + id +
+                            "  bob   2026-11-24T09:15:02.123456Z  deploys\n");
+
+  EXPECT_THAT(run({"admin", "user", "list", "--format", "json"}).out,
+              HasSubstr("\"created_at\": 1700000061123457"));
+  EXPECT_THAT(run({"admin", "app", "list", "--format", "json"}).out,
+              HasSubstr("\"created_at\": 1700000001123456"));
+  EXPECT_THAT(run({"admin", "token", "list", "--format", "json"}).out,
+              HasSubstr("\"created_at\": 1795511702123456"));
+}
+
+TEST_F(AdminCommandTest, ListingsPrintADashForAnUnknownCreationTime) {
+  add_user("legacy");  // created_at 0, as a row written before the column was filled
+  EXPECT_EQ(run({"admin", "user", "list"}).out,
+            "NAME    ADMIN  ROLES  CREATED\n"
+            "legacy  no     -      -\n");
 }
 
 TEST_F(AdminCommandTest, TokenCreatePrintsTheTokenOnceAndStoresOnlyItsHash) {

@@ -1,12 +1,12 @@
 #include "sluice/cli/command_support.h"
 
 #include <algorithm>
-#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
 
+#include "sluice/core/duration.h"
 #include "sluice/core/key.h"
 
 namespace sluice::cli {
@@ -92,15 +92,7 @@ StatusOr<std::string> read_input(const Environment& env, const std::string& path
   return text.str();
 }
 
-std::string format_time(Micros at) {
-  if (at == 0) return "-";
-  const std::time_t seconds = static_cast<std::time_t>(at / kMicrosPerSecond);
-  std::tm utc{};
-  if (gmtime_r(&seconds, &utc) == nullptr) return std::to_string(at);
-  char buffer[32];
-  const std::size_t size = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return size == 0 ? std::to_string(at) : std::string(buffer, size);
-}
+std::string format_time(Micros at) { return at == 0 ? "-" : format_timestamp(at); }
 
 std::string format_table(const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> widths;

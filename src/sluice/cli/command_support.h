@@ -75,7 +75,8 @@ StatusOr<Session> open_session(const Environment& env, const CommonOptions& opti
 // The whole of FILE, or of standard input for "-". InvalidArgument naming the file otherwise.
 StatusOr<std::string> read_input(const Environment& env, const std::string& path);
 
-// "2026-11-22T06:57:49Z" (UTC, second precision); "-" for 0.
+// A table cell for an instant: format_timestamp's "2026-11-24T09:15:02.123456Z"; "-" for 0
+// (never set).
 std::string format_time(Micros at);
 
 // Left-aligned columns separated by two spaces; the first row is the header.

@@ -8,12 +8,13 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <variant>
+#include <optional>
 
 #include "sluice/auth/authorize.h"
 #include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
 #include "sluice/core/duration.h"
+#include "sluice/policy/describe.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/envoy_import.h"
 #include "sluice/policy/history.h"
@@ -43,31 +44,6 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
   return text;
 }
 
-// "fixed_window 1000/1h", "token_bucket 100 +50/1s", ...
-std::string limit_summary(const algorithm::Limit& limit) {
-  std::string text(algorithm::algorithm_name(limit));
-  std::visit(
-      [&](const auto& p) {
-        using P = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<P, algorithm::TokenBucket>) {
-          text += " " + std::to_string(p.capacity) + " +" + std::to_string(p.refill) + "/" +
-                  format_duration(p.period);
-        } else if constexpr (std::is_same_v<P, algorithm::Gcra>) {
-          text += " " + std::to_string(p.rate) + "/" + format_duration(p.period) + " burst " +
-                  std::to_string(p.burst);
-        } else if constexpr (std::is_same_v<P, algorithm::LeakyBucket>) {
-          text += " " + std::to_string(p.rate) + "/" + format_duration(p.period) + " delay " +
-                  format_duration(p.max_delay);
-        } else if constexpr (std::is_same_v<P, algorithm::Concurrency>) {
-          text += " " + std::to_string(p.limit) + " ttl " + format_duration(p.lease_ttl);
-        } else {
-          text += " " + std::to_string(p.limit) + "/" + format_duration(p.window);
-        }
-      },
-      limit);
-  return text;
-}
-
 Status check_format(const std::string& format, std::initializer_list<std::string_view> allowed) {
   for (std::string_view name : allowed) {
     if (format == name) return {};
@@ -77,8 +53,41 @@ Status check_format(const std::string& format, std::initializer_list<std::string
                           "\")");
 }
 
+// `value` as an instant format_timestamp spells as a date, if it is an integer in that range.
+std::optional<Micros> date_instant(const json& value) {
+  if (value.is_number_unsigned()) {
+    const std::uint64_t at = value.get<std::uint64_t>();
+    if (at > static_cast<std::uint64_t>(kMaxTimestamp)) return std::nullopt;
+    return static_cast<Micros>(at);
+  }
+  if (!value.is_number_integer()) return std::nullopt;
+  const Micros at = value.get<Micros>();
+  if (at < kMinTimestamp || at > kMaxTimestamp) return std::nullopt;
+  return at;
+}
+
+// The instants of policy documents and history entries (created_at, updated_at, at) as ISO 8601
+// text, which policy_from_text reads back.
+json with_readable_times(json value) {
+  if (value.is_array()) {
+    for (json& item : value) item = with_readable_times(std::move(item));
+  } else if (value.is_object()) {
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      const bool instant = it.key() == "created_at" || it.key() == "updated_at" || it.key() == "at";
+      if (!instant) {
+        it.value() = with_readable_times(std::move(it.value()));
+      } else if (const std::optional<Micros> at = date_instant(it.value())) {
+        it.value() = format_timestamp(*at);
+      }
+    }
+  }
+  return value;
+}
+
+// JSON is for programs: exactly what the HTTP API returns, instants in microseconds since the
+// epoch. YAML is for people: instants as ISO 8601 text (docs/cli.md, "Times").
 std::string render(const json& value, const std::string& format) {
-  return format == "json" ? value.dump(2) + "\n" : policy::json_to_yaml(value);
+  return format == "json" ? value.dump(2) + "\n" : policy::json_to_yaml(with_readable_times(value));
 }
 
 Status authorize(const Session& session, auth::Operation operation, const auth::PolicyApps& apps,
@@ -119,10 +128,9 @@ int run_list(const Run& run, const PolicyOptions& options) {
   std::vector<std::vector<std::string>> rows = {
       {"NAME", "VERSION", "MODE", "ENABLED", "APPS", "LIMITS"}};
   for (const Policy& p : *policies) {
-    std::vector<std::string> limits;
-    for (const algorithm::Limit& limit : p.limits) limits.push_back(limit_summary(limit));
     rows.push_back({p.name, std::to_string(p.version), std::string(policy::mode_name(p.mode)),
-                    p.enabled ? "yes" : "no", join(p.apps, ","), join(limits, " + ")});
+                    p.enabled ? "yes" : "no", join(p.apps, ","),
+                    policy::describe_limits(p.limits)});
   }
   run.out() << format_table(rows);
   return kExitOk;
@@ -405,11 +413,16 @@ void add_policy_command(CLI::App& app, std::shared_ptr<const Environment> env) {
                         "Output format: " + choices + " (default: " + default_format + ")");
   };
 
-  CLI::App* list = leaf("list", "List the policies (with --as: those the user may read)", run_list);
+  CLI::App* list =
+      leaf("list", "List the policies, each limit in words (with --as: those the user may read)",
+           run_list);
   list->add_option("--app", options->app, "Only policies listing this app (or \"*\")");
   add_format(list, "table, yaml, json", "table");
 
-  CLI::App* get = leaf("get", "Print one policy document", run_get);
+  CLI::App* get = leaf("get",
+                       "Print one policy document (times: ISO 8601 UTC in YAML, microseconds "
+                       "since the epoch in JSON)",
+                       run_get);
   get->add_option("name", options->name, "Policy name")->required();
   add_format(get, "yaml, json", "yaml");
 

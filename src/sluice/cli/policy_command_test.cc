@@ -6,6 +6,7 @@
 
 #include "sluice/cli/cli_test_support.h"
 #include "sluice/cli/command_support.h"
+#include "sluice/core/duration.h"
 #include "sluice/policy/document.h"
 
 namespace sluice::cli {
@@ -111,16 +112,151 @@ TEST_F(PolicyCommandTest, ListShowsATableYamlOrJson) {
   create_orders();
   const CliResult table = run({"policy", "list"});
   EXPECT_EQ(table.code, kExitOk);
-  EXPECT_THAT(table.out, HasSubstr("NAME"));
-  EXPECT_THAT(table.out,
-              HasSubstr("orders.create  1        enforce  yes      checkout  token_bucket 100 "
-                        "+50/1s + fixed_window 1000/1h"));
+  EXPECT_EQ(
+      table.out,
+      "NAME           VERSION  MODE     ENABLED  APPS      LIMITS\n"
+      "orders.create  1        enforce  yes      checkout  token_bucket: 100 at once, refilled "
+      "50 per 1s (smooth); fixed_window: 1000 per 1h\n");
   EXPECT_THAT(run({"policy", "list", "--format", "json"}).out, HasSubstr("\"orders.create\""));
   EXPECT_THAT(run({"policy", "list", "--app", "mobile"}).err,
               HasSubstr("no policies for app mobile"));
   const CliResult bad = run({"policy", "list", "--format", "xml"});
   EXPECT_EQ(bad.code, kExitInvalid);
   EXPECT_THAT(bad.err, HasSubstr("--format: must be one of table, yaml, json (got \"xml\")"));
+}
+
+// Every algorithm, and the parameters that change what one admits (refill_mode, initial, burst,
+// max_delay).
+constexpr std::string_view kEveryAlgorithm = R"(
+name: every.algorithm
+apps: [checkout, mobile]
+mode: shadow
+enabled: false
+limits:
+  - {algorithm: token_bucket, capacity: 5, refill: 2, period: 1s}
+  - {algorithm: token_bucket, capacity: 10, refill: 10, period: 1m, refill_mode: interval,
+     initial: 0}
+  - {algorithm: gcra, rate: 10, period: 1s, burst: 5}
+  - {algorithm: leaky_bucket, rate: 10, period: 1s, max_delay: 500ms}
+  - {algorithm: leaky_bucket, rate: 1, period: 1m}
+  - {algorithm: fixed_window, limit: 100, window: 1h}
+  - {algorithm: sliding_window, limit: 100, window: 1h}
+  - {algorithm: sliding_log, limit: 20, window: 90s}
+  - {algorithm: concurrency, limit: 3, lease_ttl: 30s}
+)";
+
+TEST_F(PolicyCommandTest, ListSaysEveryLimitInWords) {
+  create_orders();
+  ASSERT_EQ(run({"policy", "create", "-"}, std::string(kEveryAlgorithm)).code, kExitOk);
+  const CliResult table = run({"policy", "list"});
+  EXPECT_EQ(table.code, kExitOk) << table.err;
+  EXPECT_EQ(table.out,
+            "NAME             VERSION  MODE     ENABLED  APPS             LIMITS\n"
+            "every.algorithm  1        shadow   no       checkout,mobile  "
+            "token_bucket: 5 at once, refilled 2 per 1s (smooth); "
+            "token_bucket: 10 at once, refilled 10 every 1m all at once (interval), new subjects "
+            "start with 0; "
+            "gcra: 10 per 1s, up to 6 at once (burst 5); "
+            "leaky_bucket: 10 per 1s paced evenly, waiting up to 500ms; "
+            "leaky_bucket: 1 per 1m paced evenly, no waiting; "
+            "fixed_window: 100 per 1h; "
+            "sliding_window: 100 in any 1h (estimated); "
+            "sliding_log: 20 in any 90s (exact); "
+            "concurrency: 3 at once, lease 30s\n"
+            "orders.create    1        enforce  yes      checkout         "
+            "token_bucket: 100 at once, refilled 50 per 1s (smooth); fixed_window: 1000 per 1h\n");
+}
+
+// kOrders created at kEpoch + 0.123456 s and updated (limit 2000) 2.5 s later.
+constexpr std::string_view kOrdersVersion2Yaml = R"(name: orders.create
+description: checkout writes
+apps:
+  - checkout
+mode: enforce
+on_store_failure: fail_open
+enabled: true
+limits:
+  - algorithm: token_bucket
+    capacity: 100
+    period: 1s
+    refill: 50
+    refill_mode: smooth
+  - algorithm: fixed_window
+    limit: 2000
+    window: 1h
+version: 2
+created_by: cli:tester
+created_at: "2023-11-14T22:13:20.123456Z"
+updated_by: cli:tester
+updated_at: "2023-11-14T22:13:22.623456Z"
+)";
+
+TEST_F(PolicyCommandTest, GetPrintsTimesAsIsoUtcInYamlAndMicrosecondsInJson) {
+  clock.set(kEpoch + 123'456);
+  create_orders();
+  clock.advance(2'500'000);
+  ASSERT_EQ(
+      run({"policy", "update", "-", "--version", "1"}, orders_with("limit: 1000", "limit: 2000"))
+          .code,
+      kExitOk);
+
+  const CliResult yaml = run({"policy", "get", "orders.create"});
+  EXPECT_EQ(yaml.code, kExitOk) << yaml.err;
+  EXPECT_EQ(yaml.out, kOrdersVersion2Yaml);
+
+  // JSON is what the HTTP API returns: instants in microseconds since the epoch.
+  const CliResult json = run({"policy", "get", "orders.create", "--format", "json"});
+  EXPECT_EQ(json.code, kExitOk) << json.err;
+  EXPECT_EQ(json.out, policy::policy_to_json(*policies->get("orders.create")).dump(2) + "\n");
+  EXPECT_THAT(json.out, HasSubstr("\n  \"created_at\": 1700000000123456,\n"));
+  EXPECT_THAT(json.out, HasSubstr("\n  \"updated_at\": 1700000002623456,\n"));
+}
+
+TEST_F(PolicyCommandTest, GetEditUpdateRoundTripsTheReadableTimes) {
+  clock.set(kEpoch + 123'456);
+  create_orders();
+  const CliResult got = run({"policy", "get", "orders.create"});
+  ASSERT_EQ(got.code, kExitOk) << got.err;
+  ASSERT_THAT(got.out, HasSubstr("created_at: \"2023-11-14T22:13:20.123456Z\"\n"));
+  std::string edited = got.out;
+  edited.replace(edited.find("limit: 1000"), 11, "limit: 2000");
+
+  clock.advance(2'500'000);
+  const CliResult updated = run({"policy", "update", "-"}, edited);
+  EXPECT_EQ(updated.code, kExitOk) << updated.err;
+  EXPECT_EQ(updated.out, "updated policy orders.create to version 2\n");
+  EXPECT_EQ(run({"policy", "get", "orders.create"}).out, kOrdersVersion2Yaml);
+}
+
+// An instant without a four-digit year has no ISO 8601 date: YAML keeps its microseconds, which
+// read back as well.
+TEST_F(PolicyCommandTest, GetKeepsTimesBeyondYear9999AsMicroseconds) {
+  clock.set(kMaxTimestamp);
+  create_orders();
+  clock.advance(1);
+  ASSERT_EQ(run({"policy", "update", "-", "--version", "1"}, std::string(kOrders)).code, kExitOk);
+  const CliResult got = run({"policy", "get", "orders.create"});
+  EXPECT_EQ(got.code, kExitOk) << got.err;
+  EXPECT_THAT(got.out, HasSubstr("\ncreated_at: \"9999-12-31T23:59:59.999999Z\"\n"));
+  EXPECT_THAT(got.out, HasSubstr("\nupdated_at: 253402300800000000\n"));
+  const CliResult updated = run({"policy", "update", "-"}, got.out);
+  EXPECT_EQ(updated.code, kExitOk) << updated.err;
+}
+
+TEST_F(PolicyCommandTest, ListAndExportAsYamlPrintReadableTimes) {
+  clock.set(kEpoch + 123'456);
+  create_orders();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"policy", "list", "--format", "yaml"}, {"policy", "export"}}) {
+    SCOPED_TRACE(args[1]);
+    const CliResult r = run(args);
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("\n  created_at: \"2023-11-14T22:13:20.123456Z\"\n"));
+    EXPECT_THAT(r.out, HasSubstr("\n  updated_at: \"2023-11-14T22:13:20.123456Z\"\n"));
+    EXPECT_THAT(r.out, Not(HasSubstr("1700000000123456")));
+  }
+  const CliResult json = run({"policy", "list", "--format", "json"});
+  EXPECT_THAT(json.out, HasSubstr("\"created_at\": 1700000000123456"));
 }
 
 TEST_F(PolicyCommandTest, UpdateNeedsAVersionFromTheFlagOrTheDocument) {
@@ -175,18 +311,59 @@ TEST_F(PolicyCommandTest, DeleteUsesTheCurrentVersionOrRefusesAStaleOne) {
 }
 
 TEST_F(PolicyCommandTest, HistoryListsEveryChangeAlsoAfterDeletion) {
+  clock.set(kEpoch + 123'456);
   create_orders();
   clock.advance(kMicrosPerSecond);
   ASSERT_EQ(run({"policy", "update", "-", "--version", "1"}, std::string(kOrders)).code, kExitOk);
+  clock.advance(kMicrosPerMinute + 1);
   ASSERT_EQ(run({"policy", "delete", "orders.create"}).code, kExitOk);
   const CliResult table = run({"policy", "history", "orders.create"});
   EXPECT_EQ(table.code, kExitOk) << table.err;
-  EXPECT_THAT(table.out, HasSubstr("2023-11-14T22:13:20Z  create  1        cli:tester"));
-  EXPECT_THAT(table.out, HasSubstr("update  2"));
-  EXPECT_THAT(table.out, HasSubstr("delete  -"));
+  EXPECT_EQ(table.out,
+            "ID  AT                           ACTION  VERSION  ACTOR\n"
+            "1   2023-11-14T22:13:20.123456Z  create  1        cli:tester\n"
+            "2   2023-11-14T22:13:21.123456Z  update  2        cli:tester\n"
+            "3   2023-11-14T22:14:21.123457Z  delete  -        cli:tester\n");
   const CliResult json = run({"policy", "history", "orders.create", "--format", "json"});
   EXPECT_THAT(json.out, HasSubstr("\"old\""));
+  EXPECT_THAT(json.out, HasSubstr("\"at\": 1700000061123457,"));
   EXPECT_EQ(run({"policy", "history", "never.existed"}).code, kExitNotFound);
+}
+
+TEST_F(PolicyCommandTest, HistoryAsYamlPrintsEveryTimeReadably) {
+  clock.set(kEpoch + 123'456);
+  create_orders();
+  const CliResult yaml = run({"policy", "history", "orders.create", "--format", "yaml"});
+  EXPECT_EQ(yaml.code, kExitOk) << yaml.err;
+  EXPECT_EQ(yaml.out, R"(- id: 1
+  policy: orders.create
+  action: create
+  actor: cli:tester
+  at: "2023-11-14T22:13:20.123456Z"
+  version: 1
+  new:
+    name: orders.create
+    description: checkout writes
+    apps:
+      - checkout
+    mode: enforce
+    on_store_failure: fail_open
+    enabled: true
+    limits:
+      - algorithm: token_bucket
+        capacity: 100
+        period: 1s
+        refill: 50
+        refill_mode: smooth
+      - algorithm: fixed_window
+        limit: 1000
+        window: 1h
+    version: 1
+    created_by: cli:tester
+    created_at: "2023-11-14T22:13:20.123456Z"
+    updated_by: cli:tester
+    updated_at: "2023-11-14T22:13:20.123456Z"
+)");
 }
 
 TEST_F(PolicyCommandTest, ExportThenImportRoundTrips) {

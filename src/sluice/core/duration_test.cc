@@ -227,5 +227,142 @@ RC_GTEST_PROP(FormatDurationProperty, NoExactSpellingIsShorter, ()) {
   }
 }
 
+TEST(FormatTimestampTest, WritesUtcWithSixFractionDigits) {
+  struct Case {
+    Micros at;
+    std::string text;
+  };
+  const std::vector<Case> cases = {
+      {0, "1970-01-01T00:00:00.000000Z"},
+      {1, "1970-01-01T00:00:00.000001Z"},
+      {-1, "1969-12-31T23:59:59.999999Z"},
+      {-kMicrosPerDay, "1969-12-31T00:00:00.000000Z"},
+      {-kMicrosPerDay - 1, "1969-12-30T23:59:59.999999Z"},
+      {1'700'000'000'000'000, "2023-11-14T22:13:20.000000Z"},
+      {1'795'511'702'123'456, "2026-11-24T09:15:02.123456Z"},
+      {1'709'208'000'000'000, "2024-02-29T12:00:00.000000Z"},
+      {951'868'799'999'999, "2000-02-29T23:59:59.999999Z"},
+      {kMinTimestamp, "0000-01-01T00:00:00.000000Z"},
+      {kMaxTimestamp, "9999-12-31T23:59:59.999999Z"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    EXPECT_EQ(format_timestamp(c.at), c.text);
+  }
+}
+
+TEST(FormatTimestampTest, WritesTheMicrosecondsBeyondFourDigitYears) {
+  EXPECT_EQ(format_timestamp(kMinTimestamp - 1), "-62167219200000001");
+  EXPECT_EQ(format_timestamp(kMaxTimestamp + 1), "253402300800000000");
+  EXPECT_EQ(format_timestamp(kMax), "9223372036854775807");
+  EXPECT_EQ(format_timestamp(std::numeric_limits<Micros>::min()), "-9223372036854775808");
+}
+
+TEST(ParseTimestampTest, ReadsRfc3339Spellings) {
+  struct Case {
+    std::string text;
+    Micros at;
+  };
+  const std::vector<Case> cases = {
+      {"2026-11-24T09:15:02.123456Z", 1'795'511'702'123'456},
+      {"2026-11-24t09:15:02.123456z", 1'795'511'702'123'456},
+      {"2026-11-24T09:15:02Z", 1'795'511'702'000'000},
+      {"2026-11-24T09:15:02.1Z", 1'795'511'702'100'000},
+      {"2026-11-24T09:15:02.123Z", 1'795'511'702'123'000},
+      {"2026-11-24T09:15:02.000001Z", 1'795'511'702'000'001},
+      {"2026-11-24T10:15:02.123456+01:00", 1'795'511'702'123'456},
+      {"2026-11-24T03:45:02.123456-05:30", 1'795'511'702'123'456},
+      {"2026-11-24T09:15:02.123456+00:00", 1'795'511'702'123'456},
+      {"2026-11-24T09:15:02.123456-00:00", 1'795'511'702'123'456},
+      {"2026-11-25T00:15:02.123456+15:00", 1'795'511'702'123'456},
+      {"1969-12-31T23:59:59.999999Z", -1},
+      {"2000-02-29T23:59:59.999999Z", 951'868'799'999'999},
+      {"0000-01-01T00:00:00Z", kMinTimestamp},
+      {"9999-12-31T23:59:59.999999Z", kMaxTimestamp},
+      {"0000-01-01T01:00:00+01:00", kMinTimestamp},
+      {"9999-12-31T22:59:59.999999-01:00", kMaxTimestamp},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    const StatusOr<Micros> parsed = parse_timestamp(c.text);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+    EXPECT_EQ(*parsed, c.at);
+  }
+}
+
+TEST(ParseTimestampTest, RejectsTextThatIsNoInstantNamingTheProblem) {
+  struct Case {
+    std::string text;
+    std::string problem;
+  };
+  const std::string shape = "must be an ISO 8601 time such as";
+  const std::vector<Case> cases = {
+      {"", shape},
+      {"1795511702123456", shape},
+      {"2026-11-24", shape},
+      {"2026-11-24T09:15Z", shape},
+      {"2026-11-24 09:15:02Z", shape},
+      {"2026-11-24T09:15:02", shape},
+      {"2026-11-24T09:15:02.Z", shape},
+      {"2026-11-24T09:15:02.123456", shape},
+      {"2026-11-24T09:15:02.123456ZZ", shape},
+      {"2026-11-24T09:15:02.123456Z ", shape},
+      {" 2026-11-24T09:15:02.123456Z", shape},
+      {"2026-11-24T09:15:02+01", shape},
+      {"2026-11-24T09:15:02+0100", shape},
+      {"26-11-24T09:15:02Z", shape},
+      {"2026-1-24T09:15:02Z", shape},
+      {"+2026-11-24T09:15:02Z", shape},
+      {"2026-11-24T09:15:02.1234567Z", "more than 6 fraction digits"},
+      {"2026-11-24T09:15:02.123456789Z", "more than 6 fraction digits"},
+      {"2026-02-29T00:00:00Z", "no such date"},
+      {"2026-13-01T00:00:00Z", "no such date"},
+      {"2026-00-01T00:00:00Z", "no such date"},
+      {"2026-11-31T00:00:00Z", "no such date"},
+      {"2026-11-00T00:00:00Z", "no such date"},
+      {"2026-11-24T24:00:00Z", "no such time of day"},
+      {"2026-11-24T09:60:00Z", "no such time of day"},
+      {"2016-12-31T23:59:60Z", "no such time of day"},
+      {"2026-11-24T09:15:02+24:00", "no such UTC offset"},
+      {"2026-11-24T09:15:02+01:60", "no such UTC offset"},
+      {"0000-01-01T00:59:59.999999+01:00", "outside the years 0000 to 9999"},
+      {"9999-12-31T23:59:59.999999-00:01", "outside the years 0000 to 9999"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE("\"" + c.text + "\"");
+    const StatusOr<Micros> parsed = parse_timestamp(c.text);
+    ASSERT_FALSE(parsed.ok()) << *parsed;
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(parsed.status().message().rfind("time \"" + c.text + "\": ", 0), 0u)
+        << parsed.status().message();
+    EXPECT_NE(parsed.status().message().find(c.problem), std::string::npos)
+        << parsed.status().message();
+  }
+}
+
+TEST(ParseTimestampTest, RejectsEmbeddedNul) {
+  EXPECT_FALSE(parse_timestamp(std::string("2026-11-24T09:15:02Z\0", 21)).ok());
+  EXPECT_FALSE(parse_timestamp(std::string("2026-11-24T09:15:02\0Z", 21)).ok());
+}
+
+rc::Gen<Micros> timestamp_in_range() {
+  return rc::gen::oneOf(rc::gen::inRange<Micros>(kMinTimestamp, kMaxTimestamp + 1),
+                        rc::gen::inRange<Micros>(-kMicrosPerDay, kMicrosPerDay),
+                        rc::gen::inRange<Micros>(1'700'000'000'000'000, 1'900'000'000'000'000));
+}
+
+RC_GTEST_PROP(FormatTimestampProperty, ParseOfFormatIsIdentity, ()) {
+  const Micros at = *timestamp_in_range();
+  const StatusOr<Micros> parsed = parse_timestamp(format_timestamp(at));
+  RC_ASSERT(parsed.ok());
+  RC_ASSERT(*parsed == at);
+}
+
+RC_GTEST_PROP(FormatTimestampProperty, TextSortsAsTheInstantsDo, ()) {
+  const Micros a = *timestamp_in_range();
+  const Micros b = *timestamp_in_range();
+  RC_ASSERT((a < b) == (format_timestamp(a) < format_timestamp(b)));
+}
+
 }  // namespace
 }  // namespace sluice

@@ -72,6 +72,23 @@ class FieldReader {
     return *parsed;
   }
 
+  // An instant: ISO 8601 text as people read it ("2026-11-24T09:15:02.123456Z") or
+  // microseconds since the epoch as programs write it. Optional.
+  std::optional<Micros> timestamp(std::string_view key) {
+    const json* value = find(key, false);
+    if (value == nullptr) return std::nullopt;
+    if (value->is_string()) {
+      StatusOr<Micros> parsed = parse_timestamp(value->get<std::string>());
+      if (parsed.ok()) return *parsed;
+      fail(key, parsed.status().message());
+      return std::nullopt;
+    }
+    if (value->is_number_integer()) return integer(key, false);
+    fail(key,
+         "must be a time such as \"2026-11-24T09:15:02.123456Z\" or microseconds since the epoch");
+    return std::nullopt;
+  }
+
   std::optional<std::string> string(std::string_view key, bool required = true) {
     const json* value = find(key, required);
     if (value == nullptr) return std::nullopt;
@@ -480,8 +497,8 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
     policy.version = r.integer("version", false).value_or(0);
     policy.created_by = r.string("created_by", false).value_or("");
     policy.updated_by = r.string("updated_by", false).value_or("");
-    policy.created_at = r.integer("created_at", false).value_or(0);
-    policy.updated_at = r.integer("updated_at", false).value_or(0);
+    policy.created_at = r.timestamp("created_at").value_or(0);
+    policy.updated_at = r.timestamp("updated_at").value_or(0);
   } else {
     for (std::string_view audit :
          {"version", "created_by", "updated_by", "created_at", "updated_at"}) {

@@ -618,6 +618,47 @@ TEST(PolicyDocumentTest, KeepsAuditFieldsWhenAllowed) {
   EXPECT_EQ(policy.updated_at, kEpoch + 1);
 }
 
+// `sluice policy get` prints the audit times as ISO 8601 text in YAML; the edited document must
+// read back. Programs' JSON keeps microseconds.
+TEST(PolicyDocumentTest, ReadsAuditTimesAsIsoTextOrMicroseconds) {
+  const Policy from_json =
+      policy_from_json(valid_with({{"created_at", "2023-11-14T22:13:20.000000Z"},
+                                   {"updated_at", "2023-11-14T23:13:20.000001+01:00"}}))
+          .policy.value();
+  EXPECT_EQ(from_json.created_at, kEpoch);
+  EXPECT_EQ(from_json.updated_at, kEpoch + 1);
+  for (const std::string_view times :
+       {"created_at: \"2023-11-14T22:13:20.000000Z\"\nupdated_at: 2023-11-14T22:13:20.000001Z\n",
+        "created_at: 1700000000000000\nupdated_at: 1700000000000001\n"}) {
+    SCOPED_TRACE(times);
+    const Policy from_yaml =
+        parse_ok(std::string(times) +
+                 "name: p\n"
+                 "apps: ['*']\n"
+                 "limits: [{algorithm: fixed_window, limit: 1, window: 1s}]\n");
+    EXPECT_EQ(from_yaml.created_at, kEpoch);
+    EXPECT_EQ(from_yaml.updated_at, kEpoch + 1);
+  }
+}
+
+TEST(PolicyDocumentTest, RejectsAuditTimesThatAreNoInstant) {
+  EXPECT_THAT(
+      json_errors(
+          valid_with({{"created_at", "yesterday"}, {"updated_at", "2026-02-29T00:00:00Z"}})),
+      ElementsAre(FieldErrorIs("created_at",
+                               "time \"yesterday\": must be an ISO 8601 time such as "
+                               "\"2026-11-24T09:15:02.123456Z\" (UTC) or "
+                               "\"2026-11-24T10:15:02+01:00\""),
+                  FieldErrorIs("updated_at", "time \"2026-02-29T00:00:00Z\": no such date")));
+  for (const json& value : {json(true), json(1.5), json::array(), json::object()}) {
+    SCOPED_TRACE(value.dump());
+    EXPECT_THAT(json_errors(valid_with({{"updated_at", value}})),
+                ElementsAre(FieldErrorIs("updated_at",
+                                         "must be a time such as \"2026-11-24T09:15:02.123456Z\" "
+                                         "or microseconds since the epoch")));
+  }
+}
+
 TEST(PolicyDocumentTest, DescriptionWithSqlMetacharactersAndUnicodeSurvivesVerbatim) {
   const std::string description =
       "Robert'); DROP TABLE policies; -- \" ` \\ % _ /* */ \t 限流 ñ 🚦 \u200b";
