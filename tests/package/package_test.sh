@@ -73,7 +73,9 @@ echo "$first"; echo "$second"
 expect "redis" "$first" "payment 4: denied"
 # The second process shares the first one's state in Redis: its first payment is already over.
 expect "redis" "$second" "^payment 1: denied"
-kill "$redis_pid"; redis_pid=
+kill "$redis_pid"
+while kill -0 "$redis_pid" 2>/dev/null; do sleep 0.1; done  # gone, not just told to go
+redis_pid=
 down=$("$work/embed/embed" "redis://127.0.0.1:$port")
 expect "redis down" "$down" "payment 1: allowed.*store unreachable"
 
