@@ -15,19 +15,6 @@
 
 namespace sluice::bench {
 
-struct HttpUrl {
-  std::string host;  // a name or an IPv4/IPv6 address (without brackets)
-  std::uint16_t port = 80;
-};
-
-// "http://HOST[:PORT][/]", HOST a name, an IPv4 address or a bracketed IPv6 one; PORT 1..65535,
-// default 80. InvalidArgument otherwise: https (there is no TLS client here), a path, a query,
-// user info, an empty host.
-StatusOr<HttpUrl> parse_http_url(std::string_view url);
-
-// "http://host:port" ("http://[::1]:8080"), for reports.
-std::string format_http_url(const HttpUrl& url);
-
 struct HttpTargetOptions {
   std::string url;     // as parse_http_url takes it
   std::string policy;  // a policy the server has and that admits `app`

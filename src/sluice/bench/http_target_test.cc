@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "sluice/bench/targets.h"
+#include "sluice/client/http_url.h"
 #include "sluice/policy/document.h"
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/server.h"

@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "sluice/algorithm/validate.h"
-#include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
+#include "sluice/cli/redis_at_start.h"
 #include "sluice/core/clock.h"
 #include "sluice/policy/document.h"
 #include "sluice/service/decision.h"
@@ -63,23 +63,12 @@ int run_acquire(const AcquireOptions& options) {
   store::MemoryStore memory(SystemClock::instance());
   std::unique_ptr<store::RedisStore> redis;
   if (!options.redis_url.empty()) {
-    StatusOr<std::unique_ptr<store::RedisStore>> opened =
-        store::RedisStore::open(options.redis_url);
-    if (!opened.ok()) {
-      std::cerr << "sluice acquire: --redis: " << opened.status().message() << "\n";
-      return 2;
-    }
-    redis = std::move(*opened);
-    if (Status check = redis->check_configuration(); !check.ok()) {
-      if (!service::is_store_outage(check)) {
-        std::cerr << "sluice acquire: redis " << redis->address() << ": " << check.message()
-                  << "\n";
-        return exit_code_for(check.code());
-      }
-      std::cerr << "sluice acquire: warning: redis " << redis->address() << " does not answer ("
-                << check.message() << "); deciding by the policy's on_store_failure: "
-                << policy::failure_mode_name(policy.on_store_failure) << "\n";
-    }
+    RedisAtStart opened =
+        open_redis_at_start("acquire", "--redis", options.redis_url, {},
+                            "deciding by the policy's on_store_failure: " +
+                                std::string(policy::failure_mode_name(policy.on_store_failure)));
+    if (opened.exit_code != 0) return opened.exit_code;
+    redis = std::move(opened.store);
   }
   service::Limiter limiter(redis ? static_cast<store::Store&>(*redis) : memory, &memory);
   for (int i = 0; i < options.count; ++i) {

@@ -20,6 +20,7 @@
 #include "sluice/bench/report.h"
 #include "sluice/bench/targets.h"
 #include "sluice/cli/commands.h"
+#include "sluice/client/http_url.h"
 #include "sluice/core/duration.h"
 #include "sluice/policy/document.h"
 #include "sluice/version.h"
@@ -231,7 +232,7 @@ int run_bench(const BenchOptions& options) {
   }
   // make_target has parsed the URL by now.
   const std::string server_url =
-      http ? bench::format_http_url(*bench::parse_http_url(options.url)) : std::string();
+      http ? format_http_url(*parse_http_url(options.url)) : std::string();
   std::string target_description(bench::target_kind_name(*kind));
   if (*kind == bench::TargetKind::kRedis) {
     target_description = bench::redacted_redis_url(options.redis_url) + " (" +

@@ -21,6 +21,7 @@
 
 #include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
+#include "sluice/cli/redis_at_start.h"
 #include "sluice/cli/serve_policies.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/duration.h"
@@ -493,23 +494,12 @@ int run_serve(const ServeCommand& command) {
                             {.max_keys = static_cast<std::size_t>(s.memory_max_keys)});
   std::unique_ptr<store::RedisStore> redis;
   if (!s.redis.empty()) {
-    StatusOr<std::unique_ptr<store::RedisStore>> opened = store::RedisStore::open(
-        s.redis, {.connections = s.redis_connections, .command_timeout = s.redis_timeout});
-    if (!opened.ok()) {
-      std::cerr << "sluice serve: redis: " << opened.status().message() << "\n";
-      return 2;
-    }
-    redis = std::move(*opened);
-    if (Status check = redis->check_configuration(); !check.ok()) {
-      if (!service::is_store_outage(check)) {
-        std::cerr << "sluice serve: redis " << redis->address() << ": " << check.message() << "\n";
-        return exit_code_for(check.code());
-      }
-      std::cerr << "sluice serve: warning: redis " << redis->address() << " does not answer ("
-                << check.message()
-                << "); until it does, each policy's on_store_failure decides and /readyz "
-                   "answers 503\n";
-    }
+    RedisAtStart opened = open_redis_at_start(
+        "serve", "redis", s.redis,
+        {.connections = s.redis_connections, .command_timeout = s.redis_timeout},
+        "until it does, each policy's on_store_failure decides and /readyz answers 503");
+    if (opened.exit_code != 0) return opened.exit_code;
+    redis = std::move(opened.store);
   }
   store::Store& store = redis ? static_cast<store::Store&>(*redis) : memory;
   service::CachedPolicyLookup lookup(*policies->cache);

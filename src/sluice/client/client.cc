@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/client/http_url.h"
 #include "sluice/client/remote_limiter.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/rendezvous.h"
@@ -182,50 +183,14 @@ class LocalImpl final : public Client::Impl {
   std::unique_ptr<service::Limiter> limiter_;
 };
 
-// "http://host[:port]" (port 80 when absent; an IPv6 host in brackets).
-StatusOr<RemoteLimiterOptions> remote_options(std::string_view url) {
-  constexpr std::string_view kScheme = "http://";
-  std::string_view rest = url.substr(kScheme.size());
-  if (const std::size_t slash = rest.find('/'); slash != std::string_view::npos) {
-    if (rest.substr(slash) != "/") return option_error("store", "an http:// URL takes no path");
-    rest = rest.substr(0, slash);
-  }
-  std::string_view host = rest;
-  std::string_view port;
-  if (rest.starts_with('[')) {
-    const std::size_t close = rest.find(']');
-    if (close == std::string_view::npos) return option_error("store", "unclosed '[' in the host");
-    host = rest.substr(1, close - 1);
-    if (close + 1 < rest.size()) {
-      if (rest[close + 1] != ':') return option_error("store", "expected ':' after ']'");
-      port = rest.substr(close + 2);
-    }
-  } else if (const std::size_t colon = rest.rfind(':'); colon != std::string_view::npos) {
-    host = rest.substr(0, colon);
-    port = rest.substr(colon + 1);
-  }
-  if (host.empty()) return option_error("store", "the URL names no host");
-  RemoteLimiterOptions options{.host = std::string(host), .port = 80};
-  if (!port.empty()) {
-    unsigned value = 0;
-    for (const char c : port) {
-      if (c < '0' || c > '9' || value > 65535) return option_error("store", "bad port");
-      value = value * 10 + static_cast<unsigned>(c - '0');
-    }
-    if (value == 0 || value > 65535) return option_error("store", "port must be 1 to 65535");
-    options.port = static_cast<std::uint16_t>(value);
-  }
-  return options;
-}
-
 // A `sluice serve` decides; asynchronous calls run its blocking client on a few threads.
 class RemoteImpl final : public Client::Impl {
  public:
   static StatusOr<std::shared_ptr<RemoteImpl>> open(const ClientOptions& options) {
-    StatusOr<RemoteLimiterOptions> remote = remote_options(options.store);
-    if (!remote.ok()) return remote.status();
-    remote->request_timeout = options.store_timeout.count();
-    StatusOr<std::unique_ptr<RemoteLimiter>> limiter = RemoteLimiter::create(*remote);
+    StatusOr<HttpUrl> url = parse_http_url(options.store);
+    if (!url.ok()) return option_error("store", url.status().message());
+    StatusOr<std::unique_ptr<RemoteLimiter>> limiter = RemoteLimiter::create(
+        {.host = url->host, .port = url->port, .request_timeout = options.store_timeout.count()});
     if (!limiter.ok()) return limiter.status();
     return std::shared_ptr<RemoteImpl>(new RemoteImpl(options.app, std::move(*limiter)));
   }

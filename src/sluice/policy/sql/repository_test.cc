@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <filesystem>
 #include <latch>
 #include <memory>
 #include <mutex>
@@ -27,10 +26,8 @@
 #include "sluice/policy/sql/database.h"
 #include "sluice/policy/sql/migrations.h"
 #include "sluice/policy/sql/stores.h"
-#include "testing/mariadb_server.h"
-#include "testing/postgres_server.h"
 #include "testing/redis_server.h"
-#include "testing/subprocess.h"
+#include "testing/sql_servers.h"
 
 namespace sluice::policy {
 namespace {
@@ -58,113 +55,11 @@ Status status_of(const StatusOr<T>& value) {
   return value.status();
 }
 
-enum class Backend { kSqliteMemory, kSqliteFile, kMariaDb, kPostgresql };
-
-std::string backend_name(Backend backend) {
-  switch (backend) {
-    case Backend::kSqliteMemory:
-      return "SqliteMemory";
-    case Backend::kSqliteFile:
-      return "SqliteFile";
-    case Backend::kMariaDb:
-      return "MariaDb";
-    case Backend::kPostgresql:
-      return "Postgresql";
-  }
-  return "?";
-}
-
-bool is_server(Backend backend) {
-  return backend == Backend::kMariaDb || backend == Backend::kPostgresql;
-}
-
-// The servers, started on first use and stopped (by PID) after the last test.
-class Servers : public ::testing::Environment {
- public:
-  static Servers& get() {
-    static Servers* servers = [] {
-      auto* created = new Servers;
-      ::testing::AddGlobalTestEnvironment(created);  // owned by GoogleTest
-      return created;
-    }();
-    return *servers;
-  }
-
-  void TearDown() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    mariadb_.reset();
-    postgres_.reset();
-    if (!sqlite_dir_.empty()) {
-      std::error_code ignored;
-      std::filesystem::remove_all(sqlite_dir_, ignored);
-    }
-  }
-
-  // A URL of a database nobody has used yet.
-  StatusOr<std::string> fresh_url(Backend backend) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const std::string name = "sluice_t" + std::to_string(++counter_);
-    switch (backend) {
-      case Backend::kSqliteMemory:
-        return std::string("sqlite::memory:");
-      case Backend::kSqliteFile: {
-        if (sqlite_dir_.empty()) {
-          StatusOr<std::string> dir = test::make_temp_dir("sluice-sqlite-");
-          if (!dir.ok()) return dir.status();
-          sqlite_dir_ = *dir;
-        }
-        return "sqlite://" + sqlite_dir_ + "/" + name + ".db";
-      }
-      case Backend::kMariaDb:
-        if (!mariadb_ && mariadb_error_.ok()) {
-          StatusOr<std::unique_ptr<test::MariaDbServer>> started = test::MariaDbServer::start();
-          if (started.ok()) {
-            mariadb_ = std::move(*started);
-          } else {
-            mariadb_error_ = started.status();
-          }
-        }
-        if (!mariadb_) return mariadb_error_;
-        return mariadb_->create_database(name);
-      case Backend::kPostgresql:
-        if (!postgres_ && postgres_error_.ok()) {
-          StatusOr<std::unique_ptr<test::PostgresServer>> started = test::PostgresServer::start();
-          if (started.ok()) {
-            postgres_ = std::move(*started);
-          } else {
-            postgres_error_ = started.status();
-          }
-        }
-        if (!postgres_) return postgres_error_;
-        return postgres_->create_database(name);
-    }
-    return internal_error("unknown backend");
-  }
-
-  // Stops the backend's server and starts it again on the same port and data.
-  Status stop(Backend backend) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (backend == Backend::kMariaDb) return mariadb_->stop();
-    return postgres_->stop();
-  }
-  Status restart(Backend backend) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (backend == Backend::kMariaDb) return mariadb_->restart();
-    return postgres_->restart();
-  }
-
- private:
-  std::mutex mutex_;
-  int counter_ = 0;
-  std::string sqlite_dir_;
-  std::unique_ptr<test::MariaDbServer> mariadb_;
-  Status mariadb_error_;
-  std::unique_ptr<test::PostgresServer> postgres_;
-  Status postgres_error_;
-};
+using Backend = test::SqlBackend;
+using test::SqlServers;
 
 // Registered during static initialization, so GoogleTest tears it down after the last test.
-[[maybe_unused]] Servers& kServers = Servers::get();
+[[maybe_unused]] SqlServers& kServers = SqlServers::get();
 
 Policy make_policy(std::string name, std::vector<std::string> apps = {"checkout"}) {
   Policy policy;
@@ -233,7 +128,7 @@ class CountingRepository final : public PolicyRepository {
 class RepositoryTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    StatusOr<std::string> url = Servers::get().fresh_url(GetParam());
+    StatusOr<std::string> url = SqlServers::get().fresh_url(GetParam());
     ASSERT_OK(url);
     url_ = *url;
     StatusOr<sql::SqlStores> stores = sql::open_sql_stores(url_, &clock_);
@@ -259,7 +154,7 @@ INSTANTIATE_TEST_SUITE_P(Backends, RepositoryTest,
                          ::testing::Values(Backend::kSqliteMemory, Backend::kSqliteFile,
                                            Backend::kMariaDb, Backend::kPostgresql),
                          [](const ::testing::TestParamInfo<Backend>& test) {
-                           return backend_name(test.param);
+                           return test::sql_backend_name(test.param);
                          });
 
 TEST_P(RepositoryTest, CreateStoresEveryFieldAndSetsTheAuditFields) {
@@ -932,7 +827,7 @@ TEST_P(RepositoryTest, MigrationsAreVersionedAndIdempotent) {
 
 TEST_P(RepositoryTest, SimultaneousFirstOpensMigrateOnce) {
   if (in_memory()) GTEST_SKIP() << "each in-memory database has a single opener";
-  StatusOr<std::string> url = Servers::get().fresh_url(GetParam());
+  StatusOr<std::string> url = SqlServers::get().fresh_url(GetParam());
   ASSERT_OK(url);
   constexpr int kOpeners = 4;
   std::vector<Status> results(kOpeners);
@@ -1215,15 +1110,15 @@ TEST_P(RepositoryTest, PolicyCachePollingThreadPicksUpChanges) {
 }
 
 TEST_P(RepositoryTest, ReconnectsAfterTheServerRestarts) {
-  if (!is_server(GetParam())) GTEST_SKIP() << "no server to restart";
+  if (!test::is_sql_server(GetParam())) GTEST_SKIP() << "no server to restart";
   ASSERT_OK(repo().create(make_policy("survivor"), "alice"));
-  ASSERT_OK(Servers::get().stop(GetParam()));
+  ASSERT_OK(SqlServers::get().stop(GetParam()));
   StatusOr<Policy> down = repo().get("survivor");
   EXPECT_EQ(down.status().code(), StatusCode::kUnavailable) << down.status().to_string();
   EXPECT_EQ(down.status().message().find(test::MariaDbServer::kPassword), std::string::npos);
   EXPECT_EQ(repo().create(make_policy("while.down"), "alice").status().code(),
             StatusCode::kUnavailable);
-  ASSERT_OK(Servers::get().restart(GetParam()));
+  ASSERT_OK(SqlServers::get().restart(GetParam()));
 
   // Each pooled connection that died with the server fails once (Unavailable) and is reopened.
   StatusOr<Policy> up = repo().get("survivor");
@@ -1258,7 +1153,7 @@ TEST(SqlStoreErrorsTest, UnreachableDatabasesAreUnavailableWithoutLeakingThePass
 }
 
 TEST(SqlStoreFileTest, NewSqliteFileIsReadableByItsOwnerOnlyWhateverTheUmask) {
-  StatusOr<std::string> url = Servers::get().fresh_url(Backend::kSqliteFile);
+  StatusOr<std::string> url = SqlServers::get().fresh_url(Backend::kSqliteFile);
   ASSERT_OK(url);
   const std::string path = url->substr(std::string_view("sqlite://").size());
   const mode_t old_umask = ::umask(0);  // the loosest: SQLite alone would create 0666

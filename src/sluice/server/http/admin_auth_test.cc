@@ -9,16 +9,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "sluice/auth/passwords.h"
 #include "sluice/policy/sql/stores.h"
-#include "testing/mariadb_server.h"
-#include "testing/postgres_server.h"
-#include "testing/subprocess.h"
+#include "testing/sql_servers.h"
 
 namespace sluice::http {
 namespace {
@@ -29,82 +25,11 @@ constexpr auth::PasswordHashOptions kFastHash{.time_cost = 1, .memory_kib = 64};
 constexpr std::string_view kPassword = "correct horse battery staple";
 constexpr std::string_view kOtherPassword = "another horse battery staple";
 
-enum class Backend { kSqliteFile, kMariaDb, kPostgresql };
-
-std::string backend_name(Backend backend) {
-  switch (backend) {
-    case Backend::kSqliteFile:
-      return "SqliteFile";
-    case Backend::kMariaDb:
-      return "MariaDb";
-    case Backend::kPostgresql:
-      return "Postgresql";
-  }
-  return "?";
-}
-
-// The database servers, started on first use and stopped (by PID) after the last test.
-class Databases : public ::testing::Environment {
- public:
-  static Databases& get() {
-    static Databases* databases = [] {
-      auto* created = new Databases;
-      ::testing::AddGlobalTestEnvironment(created);  // owned by GoogleTest
-      return created;
-    }();
-    return *databases;
-  }
-
-  void TearDown() override {
-    std::lock_guard lock(mutex_);
-    mariadb_.reset();
-    postgres_.reset();
-    if (!sqlite_dir_.empty()) {
-      std::error_code ignored;
-      std::filesystem::remove_all(sqlite_dir_, ignored);
-    }
-  }
-
-  // The URL of a database nobody has used yet.
-  StatusOr<std::string> fresh_url(Backend backend) {
-    std::lock_guard lock(mutex_);
-    const std::string name = "sluice_auth" + std::to_string(++counter_);
-    switch (backend) {
-      case Backend::kSqliteFile:
-        if (sqlite_dir_.empty()) {
-          StatusOr<std::string> dir = test::make_temp_dir("sluice-auth-");
-          if (!dir.ok()) return dir.status();
-          sqlite_dir_ = *dir;
-        }
-        return "sqlite://" + sqlite_dir_ + "/" + name + ".db";
-      case Backend::kMariaDb:
-        if (!mariadb_) {
-          StatusOr<std::unique_ptr<test::MariaDbServer>> started = test::MariaDbServer::start();
-          if (!started.ok()) return started.status();
-          mariadb_ = std::move(*started);
-        }
-        return mariadb_->create_database(name);
-      case Backend::kPostgresql:
-        if (!postgres_) {
-          StatusOr<std::unique_ptr<test::PostgresServer>> started = test::PostgresServer::start();
-          if (!started.ok()) return started.status();
-          postgres_ = std::move(*started);
-        }
-        return postgres_->create_database(name);
-    }
-    return internal_error("unknown backend");
-  }
-
- private:
-  std::mutex mutex_;
-  int counter_ = 0;
-  std::string sqlite_dir_;
-  std::unique_ptr<test::MariaDbServer> mariadb_;
-  std::unique_ptr<test::PostgresServer> postgres_;
-};
+using Backend = test::SqlBackend;
+using test::SqlServers;
 
 // Registered during static initialization, so GoogleTest tears it down after the last test.
-[[maybe_unused]] Databases& kDatabases = Databases::get();
+[[maybe_unused]] SqlServers& kServers = SqlServers::get();
 
 Request with_cookie(std::string_view method, const std::string& session) {
   return {.method = std::string(method),
@@ -116,7 +41,7 @@ Request with_cookie(std::string_view method, const std::string& session) {
 class AdminAuthTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    StatusOr<std::string> url = Databases::get().fresh_url(GetParam());
+    StatusOr<std::string> url = SqlServers::get().fresh_url(GetParam());
     ASSERT_TRUE(url.ok()) << url.status().to_string();
     url_ = *url;
     StatusOr<policy::sql::SqlStores> stores = policy::sql::open_sql_stores(url_, &clock_);
@@ -178,7 +103,7 @@ INSTANTIATE_TEST_SUITE_P(Backends, AdminAuthTest,
                          ::testing::Values(Backend::kSqliteFile, Backend::kMariaDb,
                                            Backend::kPostgresql),
                          [](const ::testing::TestParamInfo<Backend>& test) {
-                           return backend_name(test.param);
+                           return test::sql_backend_name(test.param);
                          });
 
 TEST_P(AdminAuthTest, NameVariantsOfAThrottledUserAreRefusedWithoutLoggingIn) {

@@ -4,9 +4,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <nlohmann/json.hpp>
 #include <random>
+
+#include "sluice/core/duration.h"
 
 namespace sluice::http {
 namespace {
@@ -187,14 +188,7 @@ std::string new_request_id() {
 }
 
 std::string access_log_line(const AccessLogEntry& entry) {
-  const std::time_t seconds = static_cast<std::time_t>(entry.unix_micros / 1'000'000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char ts[64];
-  std::snprintf(ts, sizeof ts, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<long long>(entry.unix_micros % 1'000'000));
-  const nlohmann::json line = {{"ts", ts},
+  const nlohmann::json line = {{"ts", format_timestamp(entry.unix_micros)},
                                {"request_id", entry.request_id},
                                {"remote", entry.remote},
                                {"method", entry.method},
