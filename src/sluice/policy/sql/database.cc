@@ -12,6 +12,7 @@
 #include <exception>
 #include <map>
 #include <new>
+#include <thread>
 #include <utility>
 
 #include "sluice/core/percent_encoding.h"
@@ -264,6 +265,25 @@ Status create_private_database_file(const std::string& path) {
   return unavailable("creating the SQLite database " + path + ": " + std::strerror(errno));
 }
 
+// WAL: readers never block the writer nor the writer them. Switching a new database to WAL needs
+// an exclusive lock, and when other connections opening the same file hold a shared one SQLite
+// answers "database is locked" at once, without its busy handler (waiting could deadlock on the
+// lock upgrade). The other opener finishes quickly: retry until the lock timeout.
+void switch_to_wal(soci::session& sql, std::chrono::milliseconds lock_timeout) {
+  const auto give_up = std::chrono::steady_clock::now() + lock_timeout;
+  std::string mode;
+  while (true) {
+    try {
+      sql << "PRAGMA journal_mode = WAL", soci::into(mode);
+      return;
+    } catch (const soci::sqlite3_soci_error& error) {
+      const bool busy = (error.result() & 0xff) == 5;  // SQLITE_BUSY
+      if (!busy || std::chrono::steady_clock::now() >= give_up) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 }  // namespace
 
 StatusOr<std::shared_ptr<Database>> Database::open(std::string_view url,
@@ -308,11 +328,7 @@ std::unique_ptr<soci::session> Database::connect() const {
       session->open(*soci::factory_sqlite3(), connect_string_);
       soci::session& sql = *session;
       sql << "PRAGMA busy_timeout = " + std::to_string(lock_ms);
-      if (url_.path != kSqliteMemory) {
-        // WAL: readers never block the writer nor the writer them.
-        std::string mode;
-        sql << "PRAGMA journal_mode = WAL", soci::into(mode);
-      }
+      if (url_.path != kSqliteMemory) switch_to_wal(sql, options_.lock_timeout);
       break;
     }
     case Dialect::kMysql: {
