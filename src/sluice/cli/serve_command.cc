@@ -17,6 +17,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "sluice/cli/command_support.h"
@@ -25,6 +26,7 @@
 #include "sluice/cli/serve_policies.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/duration.h"
+#include "sluice/core/log_throttle.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/policy_files.h"
 #include "sluice/server/http/admin_api.h"
@@ -421,8 +423,10 @@ StatusOr<std::pair<std::string, std::uint16_t>> split_listen(const std::string& 
   return std::pair{host, static_cast<std::uint16_t>(*number)};
 }
 
+// One line per call, written at once: store threads log too.
 void log_json(const nlohmann::json& line) {
-  std::cerr << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+  std::cerr << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+            << std::flush;
 }
 
 std::string print_settings(const ServeSettings& s) {
@@ -503,9 +507,24 @@ int run_serve(const ServeCommand& command) {
   }
   store::Store& store = redis ? static_cast<store::Store&>(*redis) : memory;
   service::CachedPolicyLookup lookup(*policies->cache);
+  // A credential revoked while serving fails every decision; say so loudly, but once per 10 s.
+  LogThrottle refusal_log(SteadyClock::instance(), 10 * kMicrosPerSecond);
+  const std::string redis_address = redis ? redis->address() : "";
   service::Limiter limiter(
       store, &memory,
-      {.local_fraction = s.local_fraction, .store_timeout = s.redis_timeout, .policies = &lookup});
+      {.local_fraction = s.local_fraction,
+       .store_timeout = s.redis_timeout,
+       .policies = &lookup,
+       .on_store_refusal = [&refusal_log, &redis_address](const Status& status) {
+         if (std::optional<std::uint64_t> count = refusal_log.occurred()) {
+           log_json({{"level", "error"},
+                     {"msg", "redis refuses sluice's credentials or permissions; each policy's "
+                             "on_store_failure decides until they are fixed"},
+                     {"redis", redis_address},
+                     {"error", status.message()},
+                     {"refused_calls", *count}});
+         }
+       }});
   http::Metrics metrics;
   http::DecisionApi api(
       limiter, lookup, store, metrics,

@@ -112,6 +112,11 @@ void DecisionMetrics::write(std::string& out) const {
   write_help(out, "sluice_store_errors_total", "counter",
              "Store calls that failed or passed their deadline.");
   out += "sluice_store_errors_total " + std::to_string(store_errors()) + "\n";
+  write_help(out, "sluice_store_refusals_total", "counter",
+             "Store calls refused for the server's own credentials or permissions (NOAUTH, "
+             "WRONGPASS, NOPERM): a configuration to fix, not an outage. Also counted in "
+             "sluice_store_errors_total.");
+  out += "sluice_store_refusals_total " + std::to_string(store_refusals()) + "\n";
   write_help(out, "sluice_decision_duration_seconds", "histogram",
              "From a decision request reaching the limiter to its answer, waiting included.");
   for (const auto& [policy, counters] : policies_) {

@@ -5,6 +5,8 @@
 //   sluice_shadow_denials_total{policy}      allowed only because the policy is in shadow mode
 //   sluice_degraded_decisions_total{policy}  decided by on_store_failure (store unreachable)
 //   sluice_store_errors_total                store calls that failed (or passed their deadline)
+//   sluice_store_refusals_total              of those, refused for the server's own credentials
+//                                            or permissions (NOAUTH, WRONGPASS, NOPERM)
 //   sluice_decision_duration_seconds{policy} histogram: request handed to the Limiter -> answer,
 //                                            waiting included
 // Label values are bounded: policies that exist. Thread-safe.
@@ -48,8 +50,13 @@ class DecisionMetrics {
  public:
   // Counts one answered decision and how long it took.
   void record(const Decision& decision, Micros duration);
-  void record_store_error() { store_errors_.fetch_add(1, std::memory_order_relaxed); }
+  // Counts one failed store call; `refusal`: refused for the server's credentials/permissions.
+  void record_store_error(bool refusal) {
+    store_errors_.fetch_add(1, std::memory_order_relaxed);
+    if (refusal) store_refusals_.fetch_add(1, std::memory_order_relaxed);
+  }
   std::uint64_t store_errors() const { return store_errors_.load(std::memory_order_relaxed); }
+  std::uint64_t store_refusals() const { return store_refusals_.load(std::memory_order_relaxed); }
 
   // Appends the exposition text of every metric above.
   void write(std::string& out) const;
@@ -67,6 +74,7 @@ class DecisionMetrics {
   mutable std::shared_mutex mutex_;  // guards the map's structure, not the counters
   std::map<std::string, std::unique_ptr<PolicyCounters>, std::less<>> policies_;
   std::atomic<std::uint64_t> store_errors_{0};
+  std::atomic<std::uint64_t> store_refusals_{0};
 };
 
 // Escapes a label value for the text format (backslash, double quote, newline).

@@ -39,6 +39,11 @@ bool is_store_outage(const Status& status) {
          status.code() == StatusCode::kResourceExhausted;
 }
 
+bool is_store_refusal(const Status& status) {
+  return status.code() == StatusCode::kUnauthenticated ||
+         status.code() == StatusCode::kPermissionDenied;
+}
+
 bool is_store_failure(const Status& status) {
   switch (status.code()) {
     case StatusCode::kUnavailable:
@@ -258,7 +263,7 @@ StatusOr<Decision> Limiter::finish(const policy::Policy& policy, std::string_vie
     decision.limit_index = stored->limit_index;
     decision.lease = std::move(stored->lease);
   } else if (is_store_failure(stored.status())) {
-    metrics_.record_store_error();
+    count_store_error(stored.status());
     decision = degrade(policy, subject, cost);
   } else {
     return stored.status();
@@ -268,6 +273,12 @@ StatusOr<Decision> Limiter::finish(const policy::Policy& policy, std::string_vie
     decision.shadow_denied = true;
   }
   return decision;
+}
+
+void Limiter::count_store_error(const Status& status) {
+  const bool refusal = is_store_refusal(status);
+  metrics_.record_store_error(refusal);
+  if (refusal && options_.on_store_refusal) options_.on_store_refusal(status);
 }
 
 Decision Limiter::degrade(const policy::Policy& policy, std::string_view subject,
@@ -314,7 +325,7 @@ void Limiter::lease_operation(LeaseRequest request, bool release, LeaseCallback 
       .policy = (*policy)->name, .limits = (*policy)->limits, .subject = request.subject};
   // The policy stays alive (and the ref valid) until the store answers.
   auto counted = [this, keep = *policy, done = std::move(done)](StatusOr<bool> result) {
-    if (!result.ok() && is_store_failure(result.status())) metrics_.record_store_error();
+    if (!result.ok() && is_store_failure(result.status())) count_store_error(result.status());
     done(std::move(result));
   };
   if (release) {
@@ -342,7 +353,8 @@ LimiterStats Limiter::stats() const {
           .denied = denied_.load(),
           .shadow_denied = shadow_denied_.load(),
           .degraded = degraded_.load(),
-          .store_errors = metrics_.store_errors()};
+          .store_errors = metrics_.store_errors(),
+          .store_refusals = metrics_.store_refusals()};
 }
 
 }  // namespace sluice::service

@@ -44,6 +44,10 @@ struct LimiterOptions {
   Micros store_timeout = kMicrosPerSecond;
   // Where acquire() finds policies by name. Null: only the Policy-taking calls work.
   const PolicyLookup* policies = nullptr;
+  // Called for each store call refused for the server's own credentials or permissions
+  // (is_store_refusal): a configuration to fix, which no waiting mends, so worth a loud log.
+  // The policy's failure mode still decides. Called on the store's threads; must not block.
+  std::function<void(const Status&)> on_store_refusal;
   // Deadlines and waits, and the clock that times them. Null: the limiter runs a TimerQueue of
   // its own on the steady clock, started on first need.
   TimerQueue* timers = nullptr;
@@ -55,6 +59,7 @@ struct LimiterStats {
   std::uint64_t shadow_denied = 0;  // allowed only because the policy is in shadow mode
   std::uint64_t degraded = 0;       // decided by the failure mode
   std::uint64_t store_errors = 0;   // store calls that failed or passed their deadline
+  std::uint64_t store_refusals = 0;  // of those, refused for credentials or permissions
 };
 
 // One decision request, as every front end hands it over.
@@ -149,6 +154,7 @@ class Limiter {
   StatusOr<Decision> finish(const policy::Policy& policy, std::string_view subject,
                             std::int64_t cost, StatusOr<Decision> stored);
   Decision degrade(const policy::Policy& policy, std::string_view subject, std::int64_t cost);
+  void count_store_error(const Status& status);
   void lease_operation(LeaseRequest request, bool release, LeaseCallback done);
   TimerQueue& timers();
 
@@ -172,5 +178,8 @@ bool is_store_failure(const Status& status);
 // modes cover; false for a store that is misconfigured (credentials refused, permissions
 // missing, a cluster node behind a single-server URL), which no waiting will fix.
 bool is_store_outage(const Status& status);
+// True for a store that refused the server's own credentials or permissions (NOAUTH, WRONGPASS,
+// NOPERM): at start a configuration error, while serving a revoked credential.
+bool is_store_refusal(const Status& status);
 
 }  // namespace sluice::service

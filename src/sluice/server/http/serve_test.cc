@@ -20,6 +20,7 @@
 #include "sluice/client/remote_limiter.h"
 #include "sluice/server/http/test_http_client.h"
 #include "testing/redis_server.h"
+#include "testing/subprocess.h"
 
 extern char** environ;
 
@@ -467,6 +468,85 @@ TEST(ServeRedisConfigTest, ConfigurationErrorsStopAtStartAnOutageOnlyWarns) {
             std::string::npos)
       << down.err;
   EXPECT_NE(down.err.find("on_store_failure: fail_open"), std::string::npos) << down.err;
+}
+
+// A Redis down at start: /readyz answers 503 and decisions follow the failure mode until Redis
+// comes up, then the server connects by itself. A permission revoked while serving: decisions
+// follow the failure mode, each refusal counts in sluice_store_refusals_total, and an error line
+// names Redis's answer, about once per 10 s rather than once per decision.
+TEST(ServeRedisConfigTest, ReadyOnceRedisAnswersAndARevokedPermissionIsLoud) {
+  StatusOr<std::uint16_t> redis_port = test::RedisServer::pick_free_port();
+  ASSERT_TRUE(redis_port.ok());
+  const std::string port_text = std::to_string(*redis_port);
+  StatusOr<std::unique_ptr<Serve>> serve =
+      Serve::start({"--redis", "redis://app:pw@127.0.0.1:" + port_text});
+  ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+  const std::uint16_t port = (*serve)->port();
+  const auto acquire = [port] {
+    StatusOr<RawResponse> response = http_request(port, "POST", "/v1/acquire", acquire_body("k"));
+    return response.ok() ? json::parse(response->body, nullptr, false) : json();
+  };
+  EXPECT_EQ(http_request(port, "GET", "/readyz")->status, 503);
+  EXPECT_EQ(acquire().value("degraded", false), true);
+
+  StatusOr<std::unique_ptr<test::RedisServer>> redis = test::RedisServer::start(
+      {.port = *redis_port, .extra_args = {"--user", "app", "on", ">pw", "~*", "+@all"}});
+  ASSERT_TRUE(redis.ok()) << redis.status().to_string();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (http_request(port, "GET", "/readyz")->status != 200 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(http_request(port, "GET", "/readyz")->status, 200) << (*serve)->log();
+  const json connected = acquire();
+  EXPECT_EQ(connected.value("allowed", false), true) << connected.dump();
+  EXPECT_EQ(connected.value("degraded", false), false) << connected.dump();
+  EXPECT_EQ((*serve)->log().find("refuses"), std::string::npos);
+
+  StatusOr<std::string> revoked =
+      test::run_checked({"redis-cli", "-p", port_text, "ACL", "SETUSER", "app", "-@all"});
+  ASSERT_TRUE(revoked.ok()) << revoked.status().to_string();
+  constexpr int kRefused = 5;
+  for (int i = 0; i < kRefused; ++i) {
+    const json decision = acquire();
+    EXPECT_EQ(decision.value("degraded", false), true) << decision.dump();
+    EXPECT_EQ(decision.value("allowed", false), true) << decision.dump();  // fail_open
+  }
+  const std::string metrics = http_request(port, "GET", "/metrics")->body;
+  EXPECT_NE(metrics.find("sluice_store_refusals_total " + std::to_string(kRefused) + "\n"),
+            std::string::npos)
+      << metrics;
+  std::vector<json> alarms;
+  std::istringstream lines((*serve)->log());
+  for (std::string line; std::getline(lines, line);) {
+    const json entry = json::parse(line, nullptr, false);
+    if (entry.is_object() && entry.value("level", "") == "error") alarms.push_back(entry);
+  }
+  ASSERT_FALSE(alarms.empty()) << (*serve)->log();
+  EXPECT_LT(alarms.size(), static_cast<std::size_t>(kRefused)) << (*serve)->log();
+  EXPECT_NE(alarms.front().value("msg", "").find("refuses sluice's credentials or permissions"),
+            std::string::npos);
+  EXPECT_NE(alarms.front().value("error", "").find("NOPERM"), std::string::npos);
+  EXPECT_EQ(alarms.front().value("redis", ""), "127.0.0.1:" + port_text + "/0");
+
+  // A password changed and the server's connections dropped: reconnecting is refused too.
+  ASSERT_TRUE(test::run_checked({"redis-cli", "-p", port_text, "ACL", "SETUSER", "app", "+@all",
+                                 "resetpass", ">changed"})
+                  .ok());
+  ASSERT_TRUE(test::run_checked({"redis-cli", "-p", port_text, "CLIENT", "KILL", "USER", "app"})
+                  .ok());
+  // The first decision may still find a dropped connection (an outage); a reconnect is refused.
+  const auto refusals = [port] {
+    const std::string text = http_request(port, "GET", "/metrics")->body;
+    const std::string name = "\nsluice_store_refusals_total ";
+    const std::size_t at = text.find(name);
+    return at == std::string::npos ? -1 : std::stoi(text.substr(at + name.size()));
+  };
+  for (int i = 0; i < 10 && refusals() == kRefused; ++i) {
+    const json decision = acquire();
+    EXPECT_EQ(decision.value("degraded", false), true) << decision.dump();
+  }
+  EXPECT_GT(refusals(), kRefused);
 }
 
 TEST_F(ServeRedisTest, TwoServersShareStateThatSurvivesAServerKilledAndRestarted) {

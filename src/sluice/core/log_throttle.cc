@@ -1,0 +1,18 @@
+#include "sluice/core/log_throttle.h"
+
+namespace sluice {
+
+std::optional<std::uint64_t> LogThrottle::occurred() {
+  const Micros now = clock_.now();
+  std::lock_guard lock(mutex_);
+  if (last_report_ && now - *last_report_ < interval_) {
+    ++held_back_;
+    return std::nullopt;
+  }
+  last_report_ = now;
+  const std::uint64_t covered = held_back_ + 1;
+  held_back_ = 0;
+  return covered;
+}
+
+}  // namespace sluice
