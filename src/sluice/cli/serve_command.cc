@@ -518,8 +518,9 @@ int run_serve(const ServeCommand& command) {
        .on_store_refusal = [&refusal_log, &redis_address](const Status& status) {
          if (std::optional<std::uint64_t> count = refusal_log.occurred()) {
            log_json({{"level", "error"},
-                     {"msg", "redis refuses sluice's credentials or permissions; each policy's "
-                             "on_store_failure decides until they are fixed"},
+                     {"msg",
+                      "redis refuses sluice's credentials or permissions; each policy's "
+                      "on_store_failure decides until they are fixed"},
                      {"redis", redis_address},
                      {"error", status.message()},
                      {"refused_calls", *count}});

@@ -56,9 +56,9 @@ struct LimiterOptions {
 struct LimiterStats {
   std::uint64_t allowed = 0;
   std::uint64_t denied = 0;
-  std::uint64_t shadow_denied = 0;  // allowed only because the policy is in shadow mode
-  std::uint64_t degraded = 0;       // decided by the failure mode
-  std::uint64_t store_errors = 0;   // store calls that failed or passed their deadline
+  std::uint64_t shadow_denied = 0;   // allowed only because the policy is in shadow mode
+  std::uint64_t degraded = 0;        // decided by the failure mode
+  std::uint64_t store_errors = 0;    // store calls that failed or passed their deadline
   std::uint64_t store_refusals = 0;  // of those, refused for credentials or permissions
 };
 

@@ -533,8 +533,8 @@ TEST(ServeRedisConfigTest, ReadyOnceRedisAnswersAndARevokedPermissionIsLoud) {
   ASSERT_TRUE(test::run_checked({"redis-cli", "-p", port_text, "ACL", "SETUSER", "app", "+@all",
                                  "resetpass", ">changed"})
                   .ok());
-  ASSERT_TRUE(test::run_checked({"redis-cli", "-p", port_text, "CLIENT", "KILL", "USER", "app"})
-                  .ok());
+  ASSERT_TRUE(
+      test::run_checked({"redis-cli", "-p", port_text, "CLIENT", "KILL", "USER", "app"}).ok());
   // The first decision may still find a dropped connection (an outage); a reconnect is refused.
   const auto refusals = [port] {
     const std::string text = http_request(port, "GET", "/metrics")->body;
