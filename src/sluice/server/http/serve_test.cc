@@ -470,6 +470,27 @@ TEST(ServeRedisConfigTest, ConfigurationErrorsStopAtStartAnOutageOnlyWarns) {
   EXPECT_NE(down.err.find("on_store_failure: fail_open"), std::string::npos) << down.err;
 }
 
+// A Redis Cluster node behind a redis:// URL is a configuration error, whichever node holds the
+// probe's key: here a node that serves no slot at all, where any key would be refused.
+TEST(ServeRedisConfigTest, AClusterNodeBehindARedisUrlStopsAtStart) {
+  StatusOr<std::unique_ptr<test::RedisServer>> node =
+      test::RedisServer::start({.extra_args = {"--cluster-enabled", "yes"}});
+  ASSERT_TRUE(node.ok()) << node.status().to_string();
+  const std::string url = "redis://127.0.0.1:" + std::to_string((*node)->port());
+  // Started as a server, so that a regression (serving, degraded) fails instead of hanging.
+  StatusOr<std::unique_ptr<Serve>> serve = Serve::start({"--redis", url});
+  ASSERT_FALSE(serve.ok()) << "serves on a cluster node";
+  EXPECT_NE(serve.status().message().find("is a Redis Cluster node"), std::string::npos)
+      << serve.status().message();
+  const char* source = std::getenv("SLUICE_SOURCE_DIR");
+  ASSERT_NE(source, nullptr) << "run through ctest (SLUICE_SOURCE_DIR)";
+  const Ran acquire =
+      run({SLUICE_BINARY, "acquire", "--policy-file",
+           std::string(source) + "/examples/demo-policy.yaml", "--key", "k", "--redis", url});
+  EXPECT_EQ(acquire.code, 5) << acquire.err;
+  EXPECT_NE(acquire.err.find("is a Redis Cluster node"), std::string::npos) << acquire.err;
+}
+
 // A Redis down at start: /readyz answers 503 and decisions follow the failure mode until Redis
 // comes up, then the server connects by itself. A permission revoked while serving: decisions
 // follow the failure mode, each refusal counts in sluice_store_refusals_total, and an error line

@@ -72,19 +72,22 @@ StatusOr<std::unique_ptr<RedisStore>> RedisStore::open(std::string_view url,
 }
 
 Status RedisStore::check_configuration() {
-  const algorithm::Limit probe = algorithm::FixedWindow{.limit = 1, .window = kMicrosPerSecond};
-  const SubjectRef ref{.policy = "sluice.check", .limits = {&probe, 1}, .subject = "start"};
-  if (StatusOr<std::vector<algorithm::Verdict>> peek = inspect(ref); !peek.ok()) {
-    return peek.status();
-  }
-  // INFO may be denied to a user that may run the scripts: only a clear "cluster" answer counts.
+  // The cluster question first: the probe's key may belong to another node, whose MOVED would
+  // read as an outage. INFO may be denied to a user that may run the scripts, and does not
+  // answer when Redis is down: only a clear "cluster" answer counts.
   StatusOr<redis::Reply> info = client_->command({"INFO", "cluster"});
   if (info.ok() && info->is_string() &&
       info->as_string().find("cluster_enabled:1") != std::string::npos) {
     return {StatusCode::kFailedPrecondition,
             "redis " + address() +
                 " is a Redis Cluster node: a redis:// URL names one server, and the cluster "
-                "would refuse (MOVED) every key another node holds"};
+                "would refuse (MOVED) every key another node holds. Point Sluice at a standalone "
+                "Redis; it does not route across a cluster yet"};
+  }
+  const algorithm::Limit probe = algorithm::FixedWindow{.limit = 1, .window = kMicrosPerSecond};
+  const SubjectRef ref{.policy = "sluice.check", .limits = {&probe, 1}, .subject = "start"};
+  if (StatusOr<std::vector<algorithm::Verdict>> peek = inspect(ref); !peek.ok()) {
+    return peek.status();
   }
   return {};
 }

@@ -61,10 +61,11 @@ class RedisStore final : public Store {
   Status reset(const SubjectRef& ref) override;
 
   // Whether this Redis will serve decisions, asked once at start so that a configuration error
-  // is not mistaken for an outage: a peek on a probe subject runs the decision scripts on
-  // Sluice's keys (it writes nothing), so wrong credentials answer Unauthenticated and a user
-  // without the needed commands or keys PermissionDenied; a Redis Cluster node answers
-  // FailedPrecondition (keys of other slots would be refused, MOVED). Unavailable or
+  // is not mistaken for an outage: a Redis Cluster node answers FailedPrecondition (keys of
+  // other slots would be refused, MOVED), asked before the probe, whose key may be another
+  // node's; then a peek on a probe subject runs the decision scripts on Sluice's keys (it
+  // writes nothing), so wrong credentials answer Unauthenticated and a user without the needed
+  // commands or keys PermissionDenied. Unavailable or
   // DeadlineExceeded: Redis did not answer (an outage; the failure modes cover it).
   Status check_configuration();
   // "host:port/db", without credentials: how messages name this Redis.
