@@ -537,7 +537,9 @@ int run_serve(const ServeCommand& command) {
        .header_sets = s.rate_limit_headers,
        .max_wait = s.max_wait,
        .max_batch = static_cast<std::size_t>(s.max_batch),
-       .policies_ready = [&policies] { return policies->policies->revision().status(); }});
+       .policies_ready = [&policies] { return policies->policies->revision().status(); },
+       .store_metrics =
+           [&memory](std::string& out) { http::write_memory_store_metrics(out, memory.stats()); }});
   http::AdminAuth admin_auth(*policies->accounts, SystemClock::instance(),
                              {.session_ttl = s.session_ttl, .secure_cookies = s.secure_cookies});
   http::AdminApi admin(*policies->policies, *policies->accounts, store, admin_auth,

@@ -362,9 +362,11 @@ void DecisionApi::readyz(const std::shared_ptr<Exchange>& exchange) {
 }
 
 void DecisionApi::metrics(const std::shared_ptr<Exchange>& exchange) {
+  std::string body = metrics_.render(&limiter_.metrics());
+  if (options_.store_metrics) options_.store_metrics(body);
   exchange->respond({.status = 200,
                      .content_type = "text/plain; version=0.0.4; charset=utf-8",
-                     .body = metrics_.render(&limiter_.metrics())});
+                     .body = std::move(body)});
 }
 
 }  // namespace sluice::http

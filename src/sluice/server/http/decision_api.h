@@ -44,6 +44,8 @@ struct DecisionApiOptions {
   const Clock* clock = nullptr;
   // GET /readyz also asks this (when set) whether the policy database answers.
   std::function<Status()> policies_ready;
+  // GET /metrics appends what this writes (when set): the stores' own metrics.
+  std::function<void(std::string&)> store_metrics;
 };
 
 // One acquire request as read from JSON.

@@ -42,4 +42,17 @@ std::string Metrics::render(const service::DecisionMetrics* decisions) const {
   return out;
 }
 
+void write_memory_store_metrics(std::string& out, const store::MemoryStoreStats& stats) {
+  service::write_help(out, "sluice_memory_store_subjects", "gauge",
+                      "Subjects the in-process store holds (bounded by memory_max_keys).");
+  out += "sluice_memory_store_subjects " + std::to_string(stats.keys) + "\n";
+  service::write_help(out, "sluice_memory_store_refusals_total", "counter",
+                      "New subjects refused because the in-process store was full of live state; "
+                      "their policy's on_store_failure decided them.");
+  out += "sluice_memory_store_refusals_total " + std::to_string(stats.refusals) + "\n";
+  service::write_help(out, "sluice_memory_store_expirations_total", "counter",
+                      "Subjects the in-process store dropped because their state had expired.");
+  out += "sluice_memory_store_expirations_total " + std::to_string(stats.expirations) + "\n";
+}
+
 }  // namespace sluice::http

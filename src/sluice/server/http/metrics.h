@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "sluice/service/decision_metrics.h"
+#include "sluice/store/memory/memory_store.h"
 #include "sluice/time.h"
 
 namespace sluice::http {
@@ -38,5 +39,12 @@ class Metrics {
       http_;
   Histogram http_duration_;
 };
+
+// The in-process store's own metrics, for DecisionApiOptions::store_metrics:
+//   sluice_memory_store_subjects            gauge: subjects held (bounded by memory_max_keys)
+//   sluice_memory_store_refusals_total      new subjects refused because the store was full of
+//                                           live state (decided by the policy's failure mode)
+//   sluice_memory_store_expirations_total   subjects dropped because their state expired
+void write_memory_store_metrics(std::string& out, const store::MemoryStoreStats& stats);
 
 }  // namespace sluice::http

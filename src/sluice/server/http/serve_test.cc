@@ -470,6 +470,47 @@ TEST(ServeRedisConfigTest, ConfigurationErrorsStopAtStartAnOutageOnlyWarns) {
   EXPECT_NE(down.err.find("on_store_failure: fail_open"), std::string::npos) << down.err;
 }
 
+// The flood that reset live limits (issue: 1.1 M distinct keys through /v1/acquire/batch pushed
+// a used-up subject out of the memory store): a full store now answers new subjects by their
+// policy's failure mode (here fail_closed) and keeps every live limit.
+TEST(ServeTest, AFloodOfNewSubjectsCannotResetALiveLimit) {
+  TempDir dir;
+  write_file(dir.path() / "hourly.yaml",
+             "name: hourly\napps: [\"*\"]\non_store_failure: fail_closed\nlimits:\n"
+             "  - algorithm: fixed_window\n    limit: 3\n    window: 1h\n");
+  StatusOr<std::unique_ptr<Serve>> serve = Serve::start(
+      {"--memory-max-keys", "10", "--policy-file", (dir.path() / "hourly.yaml").string()});
+  ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+  const std::uint16_t port = (*serve)->port();
+  const std::string victim = json{{"app", "web"}, {"policy", "hourly"}, {"key", "victim"}}.dump();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(json::parse(http_request(port, "POST", "/v1/acquire", victim)->body)["allowed"],
+              true);
+  }
+  json flood = {{"requests", json::array()}};
+  for (int i = 0; i < 200; ++i) {
+    flood["requests"].push_back(
+        {{"app", "web"}, {"policy", "hourly"}, {"key", "f" + std::to_string(i)}});
+  }
+  StatusOr<RawResponse> answered = http_request(port, "POST", "/v1/acquire/batch", flood.dump());
+  ASSERT_TRUE(answered.ok() && answered->status == 200) << answered.status().to_string();
+  int refused = 0;
+  const json decisions = json::parse(answered->body)["decisions"];
+  for (const json& decision : decisions) {
+    if (decision.value("degraded", false)) {
+      ++refused;
+      EXPECT_EQ(decision.value("allowed", true), false) << decision.dump();  // fail_closed
+    }
+  }
+  EXPECT_EQ(refused, 200 - 9);  // room for 9 beside the victim
+  const json after = json::parse(http_request(port, "POST", "/v1/acquire", victim)->body);
+  EXPECT_EQ(after["allowed"], false) << after.dump();
+  EXPECT_EQ(after.value("degraded", true), false) << after.dump();  // its own state said no
+  const std::string metrics = http_request(port, "GET", "/metrics")->body;
+  EXPECT_NE(metrics.find("sluice_memory_store_subjects 10\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("sluice_memory_store_refusals_total 191\n"), std::string::npos) << metrics;
+}
+
 // A Redis Cluster node behind a redis:// URL is a configuration error, whichever node holds the
 // probe's key: here a node that serves no slot at all, where any key would be refused.
 TEST(ServeRedisConfigTest, AClusterNodeBehindARedisUrlStopsAtStart) {

@@ -104,9 +104,11 @@ std::string_view key_of(const SubjectRef& ref) {
 // A hash table with chained buckets and an intrusive LRU list. Callers hold `mutex`.
 class MemoryStore::Shard {
  public:
-  // `total` counts subjects across all shards; past `max_keys` an insert evicts this shard's
-  // least recently used subject, so the store as a whole holds at most max_keys (plus at most
-  // one per shard while a shard with nothing to evict inserts).
+  // How many of a full shard's least recently used subjects make_room checks for expired state.
+  static constexpr int kFullScan = 64;
+
+  // `total` counts subjects across all shards; the store as a whole never holds more than
+  // `max_keys`.
   Shard(std::atomic<std::size_t>& total, std::size_t max_keys)
       : total_(total), max_keys_(max_keys), buckets_(16, nullptr) {}
   ~Shard() {
@@ -129,12 +131,23 @@ class MemoryStore::Shard {
     return nullptr;
   }
 
-  void insert(Entry* entry, Micros now) {
+  // Takes room for one more subject; false (counted as a refusal) when the store holds max_keys
+  // subjects and none of this shard's kFullScan least recently used ones has expired. Live
+  // state is never dropped to make room: evicting it would reset someone's limit, which is what
+  // a flood of new subjects would then do on purpose.
+  bool make_room(Micros now) {
     sweep_expired(now);
-    if (total_.fetch_add(1, std::memory_order_relaxed) >= max_keys_ && oldest_ != nullptr) {
-      remove(oldest_);
-      ++evictions_;
+    // Counted first and given back on refusal, so concurrent inserts never overshoot the bound.
+    if (total_.fetch_add(1, std::memory_order_relaxed) < max_keys_ || drop_expired(now)) {
+      return true;
     }
+    total_.fetch_sub(1, std::memory_order_relaxed);
+    ++refusals_;
+    return false;
+  }
+
+  // Links a new entry, after make_room.
+  void insert(Entry* entry) {
     if (size_ + 1 > buckets_.size()) grow();
     Entry*& head = bucket(entry->hash);
     entry->chain_next = head;
@@ -161,7 +174,7 @@ class MemoryStore::Shard {
 
   std::mutex mutex;
   std::size_t size() const { return size_; }
-  std::uint64_t evictions() const { return evictions_; }
+  std::uint64_t refusals() const { return refusals_; }
   std::uint64_t expirations() const { return expirations_; }
 
  private:
@@ -172,6 +185,22 @@ class MemoryStore::Shard {
       remove(oldest_);
       ++expirations_;
     }
+  }
+
+  // Drops every expired subject among the kFullScan least recently used; whether any was.
+  bool drop_expired(Micros now) {
+    bool dropped = false;
+    Entry* entry = oldest_;
+    for (int i = 0; i < kFullScan && entry != nullptr; ++i) {
+      Entry* newer = entry->newer;
+      if (entry->expires_at <= now) {
+        remove(entry);
+        ++expirations_;
+        dropped = true;
+      }
+      entry = newer;
+    }
+    return dropped;
   }
 
   Entry*& bucket(std::uint64_t hash) { return buckets_[hash & (buckets_.size() - 1)]; }
@@ -209,7 +238,7 @@ class MemoryStore::Shard {
   std::size_t size_ = 0;
   Entry* newest_ = nullptr;
   Entry* oldest_ = nullptr;
-  std::uint64_t evictions_ = 0;
+  std::uint64_t refusals_ = 0;
   std::uint64_t expirations_ = 0;
 };
 
@@ -269,9 +298,14 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
     for (const Limit& limit : ref.limits) scratch.push_back(algorithm::initial_state(limit, now));
     decision = decision_from(algorithm::evaluate(ref.limits, scratch, cost, now, lease));
     if (decision.verdict.allowed && cost > 0) {
+      if (!shard.make_room(now)) {
+        return Status(StatusCode::kResourceExhausted,
+                      "memory store: full of live limits (memory_max_keys subjects); a new "
+                      "subject is decided by its policy's on_store_failure");
+      }
       Entry* created = Entry::create(hash, key, scratch);
       created->expires_at = latest_expiry(ref.limits, created->states());
-      shard.insert(created, now);
+      shard.insert(created);
     }
   }
   if (decision.verdict.allowed && !lease.empty()) decision.lease = lease;
@@ -354,7 +388,7 @@ MemoryStoreStats MemoryStore::stats() const {
   for (const auto& shard : shards_) {
     std::lock_guard lock(shard->mutex);
     stats.keys += shard->size();
-    stats.evictions += shard->evictions();
+    stats.refusals += shard->refusals();
     stats.expirations += shard->expirations();
   }
   return stats;

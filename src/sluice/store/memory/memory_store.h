@@ -1,8 +1,9 @@
 // MemoryStore: the in-process Store. A sharded hash map from (policy, subject) to the states of
 // the policy's limits; each shard has one mutex under which the pure algorithm functions run.
 // Entries expire when every limit's state is back to unused (lazily, on access, and by a small
-// sweep of the least-recently-used end on every insert), and the least recently used entry is
-// evicted when the configured key count is exceeded. Thread-safe.
+// sweep of the least-recently-used end on every insert). When the store holds max_keys subjects,
+// a new subject is refused (ResourceExhausted: the Limiter answers it by the policy's failure
+// mode) rather than evicting live state, which would reset someone's limit. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -17,8 +18,9 @@
 namespace sluice::store {
 
 struct MemoryStoreOptions {
-  // Upper bound on subjects held; past it an insert evicts the least recently used subject of
-  // its shard (an approximation of global LRU that needs no global lock).
+  // Upper bound on subjects held (about 100 bytes each beyond the key for one limit: see
+  // docs/server.md). At the bound, expired state is dropped first (the shard's least recently
+  // used subjects are checked); if none has expired, the new subject is refused.
   std::size_t max_keys = 1'000'000;
   // Rounded up to a power of two. More shards, less lock contention.
   std::size_t shards = 64;
@@ -26,7 +28,7 @@ struct MemoryStoreOptions {
 
 struct MemoryStoreStats {
   std::size_t keys = 0;
-  std::uint64_t evictions = 0;    // dropped for room while their state was still in use
+  std::uint64_t refusals = 0;     // new subjects refused: the store was full of live state
   std::uint64_t expirations = 0;  // dropped because their state was back to unused
 };
 

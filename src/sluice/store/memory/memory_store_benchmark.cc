@@ -168,8 +168,7 @@ const Policy& policy_two_limits() {
 }
 
 MemoryStoreOptions store_options() {
-  // Room for every subject: with the default max_keys of 1 000 000 the fullest of the 64 shards
-  // would evict, and the distinct cases would measure evictions and re-inserts.
+  // Room for every subject with margin, so no fill ever meets the bound.
   return {.max_keys = 2 * kDistinctSubjects, .shards = 64};
 }
 
@@ -188,7 +187,7 @@ struct FilledStore {
   double bytes_per_key = 0;
   double subject_bytes = 0;    // mean subject length
   double fill_ns_per_key = 0;  // wall time of the fill per subject: an insert, allocation included
-  std::size_t keys = 0;        // subjects held after the fill (all of them unless evicted)
+  std::size_t keys = 0;        // subjects held after the fill (all of them unless refused)
 };
 
 // The filled store of `policy`. One policy's store at a time: asking for another frees the

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sluice/algorithm/token_bucket.h"
+#include "sluice/algorithm/window.h"
 #include "sluice/core/clock.h"
 
 namespace sluice::store {
@@ -92,23 +93,49 @@ TEST(MemoryStoreTest, InsertSweepsExpiredSubjectsFromTheIdleEnd) {
   // Each insert drops up to two expired idle subjects: all ten are gone after five inserts.
   EXPECT_EQ(store.stats().keys, 5u);
   EXPECT_EQ(store.stats().expirations, 10u);
-  EXPECT_EQ(store.stats().evictions, 0u);
+  EXPECT_EQ(store.stats().refusals, 0u);
 }
 
-TEST(MemoryStoreTest, EvictsLeastRecentlyUsedPastMaxKeysAndCountsIt) {
+// A flood of new subjects must not reset a live limit (the attack: use up a subject's limit,
+// then push it out of the store with distinct keys so that it starts over).
+TEST(MemoryStoreTest, AFullStoreRefusesNewSubjectsRatherThanEvictingLiveOnes) {
   ManualClock clock(kEpoch);
   MemoryStore store(clock, {.max_keys = 3, .shards = 1});
-  for (const char* key : {"a", "b", "c"}) ASSERT_TRUE(allowed(store, ref(kFivePerSecond, key)));
-  ASSERT_TRUE(allowed(store, ref(kFivePerSecond, "a")));  // "b" is now least recently used
-  ASSERT_TRUE(allowed(store, ref(kFivePerSecond, "d")));
+  const std::vector<Limit> three_per_hour = {
+      algorithm::FixedWindow{.limit = 3, .window = 3600 * kMicrosPerSecond}};
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(allowed(store, ref(three_per_hour, "victim")));
+  ASSERT_FALSE(allowed(store, ref(three_per_hour, "victim")));
+  for (const char* key : {"a", "b"}) ASSERT_TRUE(allowed(store, ref(three_per_hour, key)));
+  for (int i = 0; i < 100; ++i) {
+    StatusOr<Decision> flood = store.acquire(ref(three_per_hour, "f" + std::to_string(i)), 1);
+    ASSERT_FALSE(flood.ok());
+    EXPECT_EQ(flood.status().code(), StatusCode::kResourceExhausted);
+  }
+  EXPECT_FALSE(allowed(store, ref(three_per_hour, "victim")));  // still used up
+  EXPECT_TRUE(allowed(store, ref(three_per_hour, "a")));        // known subjects go on
   EXPECT_EQ(store.stats().keys, 3u);
-  EXPECT_EQ(store.stats().evictions, 1u);
-  // "a" kept its count of 2; "b" starts over.
-  StatusOr<std::vector<algorithm::Verdict>> a = store.inspect(ref(kFivePerSecond, "a"));
-  StatusOr<std::vector<algorithm::Verdict>> b = store.inspect(ref(kFivePerSecond, "b"));
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ((*a)[0].remaining, 3);
-  EXPECT_EQ((*b)[0].remaining, 5);
+  EXPECT_EQ(store.stats().refusals, 100u);
+  // Peeks and denials store nothing, so a full store answers them as usual.
+  EXPECT_TRUE(store.inspect(ref(three_per_hour, "new")).ok());
+}
+
+TEST(MemoryStoreTest, AFullStoreDropsExpiredStateFirstWhereverItIsInUseOrder) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock, {.max_keys = 3, .shards = 1});
+  const std::vector<Limit> per_hour = {
+      algorithm::FixedWindow{.limit = 5, .window = 3600 * kMicrosPerSecond}};
+  ASSERT_TRUE(allowed(store, ref(per_hour, "old-but-live")));  // least recently used
+  ASSERT_TRUE(allowed(store, ref(kFivePerSecond, "short")));   // expires after a second
+  ASSERT_TRUE(allowed(store, ref(per_hour, "recent")));
+  clock.advance(kMicrosPerSecond);
+  // The idle-end sweep stops at the live subject; the full-store scan finds "short" behind it.
+  ASSERT_TRUE(allowed(store, ref(per_hour, "newcomer")));
+  EXPECT_EQ(store.stats().keys, 3u);
+  EXPECT_EQ(store.stats().refusals, 0u);
+  EXPECT_EQ(store.stats().expirations, 1u);
+  StatusOr<std::vector<algorithm::Verdict>> kept = store.inspect(ref(per_hour, "old-but-live"));
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ((*kept)[0].remaining, 4);
 }
 
 TEST(MemoryStoreTest, MaxKeysBoundsTheWholeStoreNotEachShard) {
@@ -117,13 +144,13 @@ TEST(MemoryStoreTest, MaxKeysBoundsTheWholeStoreNotEachShard) {
   for (int i = 0; i < 1000; ++i) {
     ASSERT_TRUE(allowed(store, ref(kFivePerSecond, "k" + std::to_string(i))));
   }
-  EXPECT_EQ(store.stats().keys, 1000u);  // uneven shards evict nothing below the bound
-  EXPECT_EQ(store.stats().evictions, 0u);
+  EXPECT_EQ(store.stats().keys, 1000u);  // uneven shards refuse nothing below the bound
+  EXPECT_EQ(store.stats().refusals, 0u);
   for (int i = 0; i < 500; ++i) {
-    ASSERT_TRUE(allowed(store, ref(kFivePerSecond, "n" + std::to_string(i))));
+    EXPECT_FALSE(store.acquire(ref(kFivePerSecond, "n" + std::to_string(i)), 1).ok());
   }
-  EXPECT_LE(store.stats().keys, 1000u + 16u);  // at most one extra per shard with nothing to evict
-  EXPECT_GE(store.stats().evictions, 500u - 16u);
+  EXPECT_EQ(store.stats().keys, 1000u);
+  EXPECT_EQ(store.stats().refusals, 500u);
 }
 
 TEST(MemoryStoreTest, ChangedAlgorithmStartsFromInitialState) {
