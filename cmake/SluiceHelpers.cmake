@@ -14,8 +14,13 @@ if(SLUICE_SANITIZE STREQUAL "address")
 elseif(SLUICE_SANITIZE STREQUAL "thread")
   add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
   add_link_options(-fsanitize=thread)
+elseif(SLUICE_SANITIZE STREQUAL "fuzzer")
+  # ASan+UBSan with libFuzzer's coverage everywhere; only the fuzz targets link its main().
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined
+                      -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
 elseif(NOT SLUICE_SANITIZE STREQUAL "")
-  message(FATAL_ERROR "SLUICE_SANITIZE must be '', 'address' or 'thread'")
+  message(FATAL_ERROR "SLUICE_SANITIZE must be '', 'address', 'thread' or 'fuzzer'")
 endif()
 
 # sluice_library(NAME name SOURCES a.cc b.cc DEPS other_target)

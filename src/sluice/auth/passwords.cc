@@ -11,8 +11,6 @@
 namespace sluice::auth {
 namespace {
 
-constexpr std::string_view kPrefix = "$argon2id$";
-
 struct EncodedParameters {
   std::uint32_t memory_kib = 0;
   std::uint32_t time_cost = 0;

@@ -12,6 +12,7 @@
 
 #include "sluice/core/duration.h"
 #include "sluice/core/key.h"
+#include "sluice/core/utf8.h"
 
 namespace sluice::policy {
 namespace {
@@ -233,6 +234,8 @@ bool is_decimal_integer(std::string_view text) {
   if (text.empty() || (text.size() > 1 && text.front() == '0')) return false;
   return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
+
+constexpr std::string_view kNotUtf8 = "not valid YAML: the text is not UTF-8";
 
 json yaml_to_json(const YAML::Node& node) {
   switch (node.Type()) {
@@ -518,6 +521,9 @@ ParsedPolicy policy_from_text(std::string_view text, const DocumentOptions& opti
     }
     return policy_from_json(document, options);
   }
+  // YAML is Unicode text; yaml-cpp passes other bytes through, and a string that is not UTF-8
+  // would make every later JSON answer about the policy throw.
+  if (!is_valid_utf8(text)) return {.errors = {{.field = "", .message = std::string(kNotUtf8)}}};
   try {
     return policy_from_json(yaml_to_json(YAML::Load(std::string(text))), options);
   } catch (const YAML::Exception& error) {
@@ -540,6 +546,9 @@ ParsedPolicies policies_from_text(std::string_view text, const DocumentOptions& 
       return result;
     }
     documents.push_back(std::move(parsed));
+  } else if (!is_valid_utf8(text)) {
+    result.errors.push_back({.field = "", .message = std::string(kNotUtf8)});
+    return result;
   } else {
     try {
       for (const YAML::Node& node : YAML::LoadAll(std::string(text))) {

@@ -582,6 +582,23 @@ TEST(PolicyDocumentTest, MalformedYamlGivesOneClearError) {
   }
 }
 
+// Found by fuzz/policy_document_fuzzer: yaml-cpp passes bytes that are not UTF-8 through, and a
+// description holding them made every JSON answer about the policy throw.
+TEST(PolicyDocumentTest, YamlThatIsNotUtf8IsRefusedBeforeAnythingStoresIt) {
+  const std::string text =
+      "name: p\ndescription: caf\xe9 \xbf\napps: [\"*\"]\nlimits:\n  - algorithm: "
+      "fixed_window\n    limit: 1\n    window: 1s\n";
+  EXPECT_THAT(errors_of(text),
+              ElementsAre(FieldErrorIs("", "not valid YAML: the text is not UTF-8")));
+  const ParsedPolicies several = policies_from_text(text);
+  EXPECT_TRUE(several.policies.empty());
+  EXPECT_THAT(several.errors,
+              ElementsAre(FieldErrorIs("", "not valid YAML: the text is not UTF-8")));
+  EXPECT_TRUE(policy_from_text("name: p\ndescription: café\napps: [\"*\"]\nlimits:\n  - algorithm: "
+                               "fixed_window\n    limit: 1\n    window: 1s\n")
+                  .errors.empty());
+}
+
 TEST(PolicyDocumentTest, RejectsDocumentThatIsNotAnObject) {
   for (const std::string_view text : {"", "42", "- name: p", "just text", "[1, 2]", "null"}) {
     SCOPED_TRACE(text);
