@@ -246,7 +246,8 @@ std::optional<StatusOr<Decision>> Limiter::decide_without_store(const policy::Po
   if (Status status = algorithm::validate_cost(cost); !status.ok()) {
     return StatusOr<Decision>(status);
   }
-  if (policy.enabled) return std::nullopt;
+  // A policy without limits (an `unlimited` descriptor node) never needs the store.
+  if (policy.enabled && !policy.limits.empty()) return std::nullopt;
   return Decision{.verdict = {.allowed = true}, .policy = policy.name, .mode = policy.mode};
 }
 
