@@ -2,10 +2,12 @@
 # gRPC front end benchmark (docs/benchmarks.md, "gRPC (Envoy RLS)"): one `sluice serve` with both
 # front ends on the in-memory store, one on Redis; in each round, at the same number of callers:
 #   - HTTP GET /v1/check loaded by wrk (-t2 -cN), as bench/http_server.sh does;
-#   - gRPC ShouldRateLimit loaded by `sluice bench --target grpc` (N threads, one HTTP/2
-#     connection each; domain "bench", one descriptor [{key: <subject>}]);
+#   - gRPC ShouldRateLimit loaded by `sluice bench --target grpc --mode async`: N calls in flight
+#     on grpc++'s callback API over 2 HTTP/2 connections, as Envoy multiplexes its calls (domain
+#     "bench", one descriptor [{key: <subject>}]);
+#   - the same with `--mode closed`: N threads, one HTTP/2 connection and one blocking call each;
 #   - HTTP POST /v1/acquire loaded by `sluice bench --target http` (N threads, one keep-alive
-#     connection each): the same load generator as the gRPC row, so client costs compare.
+#     connection each): the same load generator as the closed gRPC row, so client costs compare.
 # Servers are started here on free loopback ports and stopped by PID.
 #
 #   bench/grpc_server.sh [DURATION] [CALLERS] [ROUNDS]     (defaults: 5s, 50, 3)
@@ -76,16 +78,17 @@ bench() {  # sluice bench flags... -> decisions/s
     --no-progress --json "$@" | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["points"][0]["decisions_per_second"]))'
 }
 
-printf '%-6s %-7s %14s %14s %14s %10s %10s\n' round store "check(wrk)" "grpc(bench)" "http(bench)" \
-  "grpc/check" "grpc/http"
+printf '%-6s %-7s %12s %12s %12s %12s %12s %12s\n' round store "check(wrk)" "grpc-async" \
+  "grpc-closed" "http-closed" "async/check" "closed/http"
 for round in $(seq "$rounds"); do
   for store in memory redis; do
     if [ "$store" = memory ]; then http=$memory_http grpc=$memory_grpc; else http=$redis_http grpc=$redis_grpc; fi
     check=$(wrk_check "$http")
-    g=$(bench --target grpc --url "127.0.0.1:$grpc" --descriptor key)
+    ga=$(bench --target grpc --mode async --url "127.0.0.1:$grpc" --descriptor key)
+    gc=$(bench --target grpc --url "127.0.0.1:$grpc" --descriptor key)
     h=$(bench --target http --url "http://127.0.0.1:$http" --policy bench.check)
-    printf '%-6s %-7s %14s %14s %14s %10.2f %10.2f\n' "$round" "$store" "$check" "$g" "$h" \
-      "$(echo "$g / $check" | bc -l)" "$(echo "$g / $h" | bc -l)"
+    printf '%-6s %-7s %12s %12s %12s %12s %12.2f %12.2f\n' "$round" "$store" "$check" "$ga" "$gc" \
+      "$h" "$(echo "$ga / $check" | bc -l)" "$(echo "$gc / $h" | bc -l)"
   done
 done
 echo "loadavg: $(cut -d' ' -f1-3 /proc/loadavg) (after)"

@@ -204,6 +204,15 @@ class RlsCases:
             r = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
             self.assertEqual(r.status, health_pb2.HealthCheckResponse.SERVING)
 
+    def test_reflection_lists_the_services(self):
+        # Raw bytes, no generated stubs: ServerReflectionRequest{list_services: ""} is field 7,
+        # length-delimited, empty (0x3a 0x00); the answer names the services in plain text.
+        call = self.sluice.channel.stream_stream(
+            "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo")
+        answer = b"".join(call(iter([b"\x3a\x00"]), timeout=5))
+        self.assertIn(b"envoy.service.ratelimit.v3.RateLimitService", answer)
+        self.assertIn(b"grpc.health.v1.Health", answer)
+
     def test_exactly_the_limit_across_200_concurrent_calls(self):
         req = request("web", [("race", "shared")])
         futures = [self.sluice.stub.ShouldRateLimit.future(req, timeout=30) for _ in range(200)]

@@ -1,7 +1,9 @@
 #include "sluice/bench/grpc_target.h"
 
+#include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -28,30 +30,43 @@ class Shared {
  public:
   explicit Shared(const GrpcTargetOptions& options) : options_(options) {}
 
-  grpc::Status call(rls::RateLimitService::Stub& stub, std::string_view subject, std::int64_t cost,
-                    rls::RateLimitResponse& response) const {
-    rls::RateLimitRequest request;
+  void fill(rls::RateLimitRequest& request, std::string_view subject, std::int64_t cost) const {
     request.set_domain(options_.domain);
     auto& descriptor = *request.add_descriptors();
     auto& entry = *descriptor.add_entries();
     entry.set_key(options_.descriptor_key);
     entry.set_value(std::string(subject));
     descriptor.mutable_hits_addend()->set_value(static_cast<std::uint64_t>(cost));
-    grpc::ClientContext context;
+  }
+
+  void set_deadline(grpc::ClientContext& context) const {
     context.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::microseconds(options_.request_timeout));
+  }
+
+  grpc::Status call(rls::RateLimitService::Stub& stub, std::string_view subject, std::int64_t cost,
+                    rls::RateLimitResponse& response) const {
+    rls::RateLimitRequest request;
+    fill(request, subject, cost);
+    grpc::ClientContext context;
+    set_deadline(context);
     return stub.ShouldRateLimit(&context, request, &response);
   }
 
-  Outcome decide(rls::RateLimitService::Stub& stub, std::string_view subject) {
-    rls::RateLimitResponse response;
-    const grpc::Status status = call(stub, subject, options_.cost, response);
+  Outcome outcome(const grpc::Status& status, const rls::RateLimitResponse& response) {
     if (!status.ok()) {
       remember(status);
       return {.verdict = Verdict::kError};
     }
     return {.verdict = response.overall_code() == rls::RateLimitResponse::OK ? Verdict::kAllowed
                                                                              : Verdict::kDenied};
+  }
+
+  std::int64_t cost() const { return options_.cost; }
+
+  Outcome decide(rls::RateLimitService::Stub& stub, std::string_view subject) {
+    rls::RateLimitResponse response;
+    return outcome(call(stub, subject, options_.cost, response), response);
   }
 
   void remember(const grpc::Status& status) {
@@ -94,9 +109,37 @@ class ThreadChannel final : public Target {
 class GrpcTarget final : public Target {
  public:
   explicit GrpcTarget(const GrpcTargetOptions& options)
-      : options_(options), shared_(options), shared_channel_(shared_, connect(options.address)) {}
+      : options_(options), shared_(options), shared_channel_(shared_, connect(options.address)) {
+    for (int i = 0; i < std::max(1, options.async_channels); ++i) {
+      async_stubs_.push_back(rls::RateLimitService::NewStub(connect(options.address)));
+    }
+  }
 
   Outcome decide(std::string_view subject) override { return shared_channel_.decide(subject); }
+
+  // --mode async: every caller's requests go through grpc++'s callback API on a few shared
+  // channels, as Envoy multiplexes its calls on few HTTP/2 connections; no thread per caller.
+  void decide_async(std::string_view subject, OutcomeCallback done) override {
+    struct Call {
+      grpc::ClientContext context;
+      rls::RateLimitRequest request;
+      rls::RateLimitResponse response;
+      OutcomeCallback done;
+    };
+    auto* call = new Call;  // deleted by the completion below, which runs exactly once
+    shared_.fill(call->request, subject, shared_.cost());
+    shared_.set_deadline(call->context);
+    call->done = std::move(done);
+    rls::RateLimitService::Stub& stub =
+        *async_stubs_[next_.fetch_add(1, std::memory_order_relaxed) % async_stubs_.size()];
+    stub.async()->ShouldRateLimit(&call->context, &call->request, &call->response,
+                                  [this, call](grpc::Status status) {
+                                    const Outcome outcome = shared_.outcome(status, call->response);
+                                    OutcomeCallback finish = std::move(call->done);
+                                    delete call;
+                                    finish(outcome);
+                                  });
+  }
 
   Target& for_thread(int index) override {
     ThreadChannel* view = nullptr;
@@ -136,11 +179,15 @@ class GrpcTarget final : public Target {
   ThreadChannel shared_channel_;
   std::mutex mu_;
   std::vector<std::unique_ptr<ThreadChannel>> threads_;  // index = load thread, kept across points
+  std::vector<std::unique_ptr<rls::RateLimitService::Stub>> async_stubs_;
+  std::atomic<std::uint64_t> next_{0};
 };
 
 }  // namespace
 
 StatusOr<std::unique_ptr<Target>> make_grpc_target(const GrpcTargetOptions& options) {
+  // As in grpc_server.cc: Debian's abseil checks every Mutex for deadlock cycles otherwise.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   GrpcTargetOptions resolved = options;
   if (resolved.address.starts_with("grpc://")) resolved.address.erase(0, 7);
   if (resolved.address.empty() || resolved.address.find(':') == std::string::npos) {

@@ -1,7 +1,8 @@
 // The gRPC target of `sluice bench`: a running `sluice serve --grpc-listen`, loaded through
 // Envoy's RateLimitService/ShouldRateLimit as Envoy calls it — the domain is --app, and each
 // request carries one descriptor [{KEY: subject}]. Each load thread gets a channel (one HTTP/2
-// connection) of its own, as the HTTP target gives each a keep-alive connection. gRPC types stay
+// connection) of its own, as the HTTP target gives each a keep-alive connection; in --mode async
+// the callers are calls in flight on grpc++'s callback API over a few channels. gRPC types stay
 // out of this header (generated code is slow to compile).
 #pragma once
 
@@ -21,6 +22,8 @@ struct GrpcTargetOptions {
   std::string descriptor_key = "key";  // the server needs a policy matching [{key}] in domain
   std::int64_t cost = 1;               // sent as the descriptor's hits_addend
   Micros request_timeout = 5 * kMicrosPerSecond;
+  // --mode async: the HTTP/2 connections the callers' requests are spread over.
+  int async_channels = 2;
 };
 
 // Sends one peek (hits_addend 0) on a subject the load never uses, so an unreachable server

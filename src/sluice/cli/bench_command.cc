@@ -170,10 +170,10 @@ int run_bench(const BenchOptions& options) {
   }
   const bool open = options.mode == "open";
   const bool async = options.mode == "async";
-  if (async && *kind != bench::TargetKind::kRedis) {
+  if (async && *kind != bench::TargetKind::kRedis && *kind != bench::TargetKind::kGrpc) {
     return fail(
-        "--mode async is for --target redis: its callers are requests in flight on the "
-        "Redis client, where the other targets answer on the calling thread");
+        "--mode async is for --target redis and grpc: their callers are requests in flight on "
+        "the client, where the other targets answer on the calling thread");
   }
   if (open && options.rate <= 0 && options.rate_per_thread <= 0) {
     return fail("--mode open needs --rate (total per second) or --rate-per-thread");
