@@ -54,18 +54,21 @@ std::optional<DescriptorSection> descriptor_section_from_json(
   }
   DescriptorSection out;
   for (const auto& [key, value] : section.items()) {
-    if (key != "entries" && key != "unlimited" && key != "detailed_metric") {
+    if (key != "entries" && key != "unlimited" && key != "detailed_metric" &&
+        key != "allow_override") {
       fail(errors, prefix + "." + key, "unknown field for descriptors");
     }
   }
-  for (const char* flag : {"unlimited", "detailed_metric"}) {
+  for (const auto& [flag, target] : {std::pair<const char*, bool*>{"unlimited", &out.unlimited},
+                                     {"detailed_metric", &out.detailed_metric},
+                                     {"allow_override", &out.allow_override}}) {
     const auto it = section.find(flag);
     if (it == section.end()) continue;
     if (!it->is_boolean()) {
       fail(errors, prefix + "." + flag, "must be true or false");
       continue;
     }
-    (std::string_view(flag) == "unlimited" ? out.unlimited : out.detailed_metric) = it->get<bool>();
+    *target = it->get<bool>();
   }
   const auto entries = section.find("entries");
   if (entries == section.end()) {
@@ -110,6 +113,7 @@ json descriptor_section_to_json(const DescriptorSection& section) {
   json out = {{"entries", std::move(entries)}};
   if (section.unlimited) out["unlimited"] = true;
   if (section.detailed_metric) out["detailed_metric"] = true;
+  if (section.allow_override) out["allow_override"] = true;
   return out;
 }
 

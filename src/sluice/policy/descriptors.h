@@ -36,8 +36,11 @@ struct DescriptorSection {
   std::vector<DescriptorEntry> entries;  // the path from the root; 1..kMaxDescriptorDepth
   // The descriptor is matched and never limited (the policy needs no limits).
   bool unlimited = false;
-  // Decisions through this node are also counted per descriptor value in the metrics.
+  // Kept from envoyproxy/ratelimit's node (metrics stay per policy: docs/envoy.md).
   bool detailed_metric = false;
+  // A request descriptor's own `limit` (RateLimitOverride) replaces the policy's limits with a
+  // fixed window of requests_per_unit per unit, counted apart from the policy's own state.
+  bool allow_override = false;
   friend bool operator==(const DescriptorSection&, const DescriptorSection&) = default;
 };
 
@@ -45,7 +48,8 @@ inline constexpr std::size_t kMaxDescriptorDepth = 16;
 inline constexpr std::size_t kMaxDescriptorTextBytes = 256;
 
 // Reads a `descriptors` section ({"entries": [{"key", "value"?}...], "unlimited"?,
-// "detailed_metric"?}); every problem is an error naming its field under `prefix`.
+// "detailed_metric"?, "allow_override"?}); every problem is an error naming its field under
+// `prefix`.
 std::optional<DescriptorSection> descriptor_section_from_json(
     const nlohmann::json& section, const std::string& prefix,
     std::vector<algorithm::FieldError>& errors);

@@ -125,6 +125,7 @@ descriptors:
     - {key: message_type, value: marketing}
     - {key: to_number}
   detailed_metric: true
+  allow_override: true
 limits:
   - {algorithm: sliding_window, limit: 5, window: 1d}
 )");
@@ -134,6 +135,7 @@ limits:
   EXPECT_EQ(section.entries, (std::vector<DescriptorEntry>{{"message_type", "marketing"},
                                                            {"to_number", std::nullopt}}));
   EXPECT_TRUE(section.detailed_metric);
+  EXPECT_TRUE(section.allow_override);
   EXPECT_FALSE(section.unlimited);
   const ParsedPolicy again = policy_from_json(policy_to_json(*parsed.policy));
   ASSERT_TRUE(again.policy) << join_errors(again.errors);
@@ -166,14 +168,15 @@ TEST(DescriptorSection, EveryProblemNamesItsField) {
     "name": "p", "apps": ["d"],
     "limits": [{"algorithm": "fixed_window", "limit": 1, "window": "1s"}],
     "descriptors": {"entries": [{"key": ""}, {"value": "v"}, {"key": "k", "value": 3, "x": 1}],
-                    "unlimited": "yes", "shadow": true}})"));
+                    "unlimited": "yes", "allow_override": 1, "shadow": true}})"));
   std::vector<std::string> fields;
   for (const FieldError& error : parsed.errors) fields.push_back(error.field);
   std::sort(fields.begin(), fields.end());
   EXPECT_EQ(fields,
-            (std::vector<std::string>{"descriptors.entries[0].key", "descriptors.entries[1].key",
-                                      "descriptors.entries[2].value", "descriptors.entries[2].x",
-                                      "descriptors.shadow", "descriptors.unlimited"}));
+            (std::vector<std::string>{"descriptors.allow_override", "descriptors.entries[0].key",
+                                      "descriptors.entries[1].key", "descriptors.entries[2].value",
+                                      "descriptors.entries[2].x", "descriptors.shadow",
+                                      "descriptors.unlimited"}));
   const ParsedPolicy empty = policy_from_json(json::parse(R"({
     "name": "p", "apps": ["d"],
     "limits": [{"algorithm": "fixed_window", "limit": 1, "window": "1s"}],

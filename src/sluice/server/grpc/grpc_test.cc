@@ -58,6 +58,11 @@ on_store_failure: fail_closed
 descriptors: {entries: [{key: closed}]}
 limits: [{algorithm: token_bucket, capacity: 100, refill: 1, period: 1d}]
 ---
+name: grpc.overridable
+apps: [web]
+descriptors: {entries: [{key: tenant}], allow_override: true}
+limits: [{algorithm: token_bucket, capacity: 100, refill: 1, period: 1d}]
+---
 name: grpc.race
 apps: [web]
 descriptors: {entries: [{key: race}]}
@@ -250,6 +255,38 @@ TEST_P(GrpcTest, ShadowModeAnswersOkAndCountsTheWouldBeDenials) {
               rls::RateLimitResponse::OK);
   }
   EXPECT_EQ(limiter_->stats().shadow_denied, 2u);
+}
+
+TEST_P(GrpcTest, LimitOverridesApplyOnlyWhereThePolicyAllowsThemAndCountApart) {
+  const auto with_override = [](const Entries& entries, std::uint32_t requests, int unit) {
+    rls::RateLimitRequest request = request_of("web", entries);
+    auto& limit = *request.mutable_descriptors(0)->mutable_limit();
+    limit.set_requests_per_unit(requests);
+    limit.set_unit(static_cast<envoy::type::v3::RateLimitUnit>(unit));
+    return request;
+  };
+  const rls::RateLimitRequest two_a_day = with_override({{"tenant", "t1"}}, 2, 4 /*DAY*/);
+  for (int i = 0; i < 2; ++i) {
+    const rls::RateLimitResponse response = call(two_a_day);
+    EXPECT_EQ(response.overall_code(), rls::RateLimitResponse::OK);
+    EXPECT_EQ(response.statuses(0).current_limit().requests_per_unit(), 2u);
+    EXPECT_EQ(response.statuses(0).current_limit().unit(), rls::RateLimitResponse::RateLimit::DAY);
+    EXPECT_EQ(response.statuses(0).limit_remaining(), static_cast<std::uint32_t>(1 - i));
+  }
+  EXPECT_EQ(call(two_a_day).overall_code(), rls::RateLimitResponse::OVER_LIMIT);
+  // The policy's own limit keeps its own count.
+  const rls::RateLimitResponse own = call(request_of("web", {{"tenant", "t1"}}));
+  EXPECT_EQ(own.overall_code(), rls::RateLimitResponse::OK);
+  EXPECT_EQ(own.statuses(0).current_limit().requests_per_unit(), 100u);
+  EXPECT_EQ(own.statuses(0).limit_remaining(), 99u);
+  // A policy without allow_override ignores the override.
+  EXPECT_EQ(call(with_override({{"user", "frank"}}, 1000, 1))
+                .statuses(0)
+                .current_limit()
+                .requests_per_unit(),
+            3u);
+  call(with_override({{"tenant", "t2"}}, 5, 0 /*UNKNOWN*/), grpc::StatusCode::INVALID_ARGUMENT);
+  call(with_override({{"tenant", "t2"}}, 0, 1), grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 TEST_P(GrpcTest, MalformedRequestsAreInvalidArgument) {

@@ -1,6 +1,7 @@
 #include "sluice/server/grpc/rls_mapping.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <variant>
 
@@ -55,6 +56,31 @@ RlsUnit unit_for(Micros length) {
 }
 
 }  // namespace
+
+StatusOr<algorithm::Limit> override_limit(std::uint32_t requests_per_unit, int unit) {
+  static constexpr Micros kWindows[] = {0,
+                                        kMicrosPerSecond,
+                                        kMicrosPerMinute,
+                                        kMicrosPerHour,
+                                        kMicrosPerDay,
+                                        30 * kMicrosPerDay,
+                                        365 * kMicrosPerDay,
+                                        7 * kMicrosPerDay};
+  if (requests_per_unit == 0) {
+    return invalid_argument("limit.requests_per_unit: must be at least 1");
+  }
+  if (unit <= 0 || unit >= static_cast<int>(std::size(kWindows))) {
+    return invalid_argument("limit.unit: must be SECOND, MINUTE, HOUR, DAY, WEEK, MONTH or YEAR");
+  }
+  return algorithm::Limit(
+      algorithm::FixedWindow{.limit = requests_per_unit, .window = kWindows[unit]});
+}
+
+std::string override_subject(std::string_view subject, std::uint32_t requests_per_unit, int unit) {
+  // The descriptor subject has one '|' fewer than its entries per path; this adds one.
+  return std::string(subject) + "|override:" + std::to_string(requests_per_unit) + "/" +
+         std::to_string(unit);
+}
 
 StatusOr<RlsHeaders> parse_rls_headers(std::string_view text) {
   if (text == "none") return RlsHeaders::kNone;

@@ -56,6 +56,14 @@ std::string_view rls_headers_name(RlsHeaders headers);
 StatusOr<std::int64_t> descriptor_cost(std::uint32_t request_hits_addend,
                                        std::optional<std::uint64_t> descriptor_hits_addend);
 
+// A descriptor's RateLimitOverride as a limit: a fixed window of `requests_per_unit` per `unit`
+// (MONTH and YEAR as 30 and 365 days, as envoyproxy/ratelimit counts them). InvalidArgument for
+// 0 requests or an UNKNOWN or out-of-range unit.
+StatusOr<algorithm::Limit> override_limit(std::uint32_t requests_per_unit, int unit);
+// The subject an override is counted under: the descriptor's subject plus one more segment, so it
+// never shares state with the policy's own limits nor with another override.
+std::string override_subject(std::string_view subject, std::uint32_t requests_per_unit, int unit);
+
 // The status of a matched descriptor decided by `policy`. Shadow decisions and failure-mode
 // decisions arrive allowed and answer OK. The unit is the deciding limit's window or period when
 // it is exactly one RateLimit unit, else UNKNOWN with the limit's own size.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <variant>
+
 namespace sluice::grpc_server {
 namespace {
 
@@ -77,6 +79,39 @@ TEST(ResponseHeaders, DescribeTheStatusWithTheFewestRemaining) {
           {"RateLimit-Limit", "10"}, {"RateLimit-Remaining", "0"}, {"RateLimit-Reset", "3"}}));
   EXPECT_TRUE(response_headers(statuses, RlsHeaders::kNone).empty());
   EXPECT_TRUE(response_headers({{.code = RlsCode::kOk}}, RlsHeaders::kXRateLimit).empty());
+}
+
+TEST(OverrideLimit, IsAFixedWindowOfTheUnitAndRefusesZeroAndUnknown) {
+  struct Case {
+    int unit;
+    Micros window;
+  };
+  for (const Case& c : std::vector<Case>{{1, kMicrosPerSecond},
+                                         {2, kMicrosPerMinute},
+                                         {3, kMicrosPerHour},
+                                         {4, kMicrosPerDay},
+                                         {5, 30 * kMicrosPerDay},
+                                         {6, 365 * kMicrosPerDay},
+                                         {7, 7 * kMicrosPerDay}}) {
+    SCOPED_TRACE(c.unit);
+    StatusOr<algorithm::Limit> limit = override_limit(7, c.unit);
+    ASSERT_TRUE(limit.ok()) << limit.status().to_string();
+    const auto& window = std::get<algorithm::FixedWindow>(*limit);
+    EXPECT_EQ(window.limit, 7);
+    EXPECT_EQ(window.window, c.window);
+  }
+  EXPECT_FALSE(override_limit(0, 1).ok());
+  EXPECT_FALSE(override_limit(1, 0).ok());
+  EXPECT_FALSE(override_limit(1, 8).ok());
+}
+
+TEST(OverrideSubject, NeverEqualsASubjectOfThePolicysOwnPath) {
+  // Own subjects of a one-entry path have no unescaped '|'; an override adds one.
+  const std::string own = policy::descriptor_subject({{"k", "a|override:2/4"}});
+  EXPECT_EQ(own, "a\\|override:2/4");
+  EXPECT_EQ(override_subject("a", 2, 4), "a|override:2/4");
+  EXPECT_NE(override_subject("a", 2, 4), own);
+  EXPECT_NE(override_subject("a", 2, 4), override_subject("a", 2, 3));
 }
 
 TEST(RlsHeaders, ParseAndNameRoundTrip) {

@@ -3,7 +3,10 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -53,6 +56,43 @@ void fill_response(const std::vector<RlsStatus>& statuses, RlsHeaders headers,
   }
 }
 
+// One call's answer being assembled: the last of its decisions to finish writes it. The request
+// and response stay alive until Finish.
+struct Pending {
+  Pending(grpc::ServerUnaryReactor* reactor_in, rls::RateLimitResponse* response_in,
+          RlsHeaders headers_in, std::size_t descriptors)
+      : reactor(reactor_in), response(response_in), headers(headers_in), statuses(descriptors) {}
+
+  void fail(const Status& status) {
+    std::lock_guard lock(mutex);
+    if (!error) error = status;
+  }
+
+  // The acq_rel count makes every status written before it visible to the one that answers.
+  void done_one() {
+    if (left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (error) return reactor->Finish(to_grpc(*error));
+    fill_response(statuses, headers, *response);
+    reactor->Finish(grpc::Status::OK);
+  }
+
+  grpc::ServerUnaryReactor* const reactor;
+  rls::RateLimitResponse* const response;
+  const RlsHeaders headers;
+  std::vector<RlsStatus> statuses;  // one per descriptor; each written by one decision
+  std::atomic<int> left{0};
+  std::mutex mutex;  // guards error
+  std::optional<Status> error;
+};
+
+// A descriptor decided under its own RateLimitOverride (the policy allows it).
+struct Override {
+  std::size_t index = 0;
+  std::shared_ptr<const policy::Policy> policy;  // the matched policy with the override's limit
+  std::string subject;
+  std::int64_t cost = 1;
+};
+
 class RlsService final : public rls::RateLimitService::CallbackService {
  public:
   RlsService(service::Limiter& limiter, const service::PolicyLookup& policies, RlsOptions options)
@@ -73,10 +113,13 @@ class RlsService final : public rls::RateLimitService::CallbackService {
     }
     const Micros store_timeout = store_timeout_for(context->deadline());
     const std::shared_ptr<const policy::DescriptorIndex> index = policies_.descriptors();
-    // Unmatched and unlimited descriptors are OK at once; the others go to the limiter together.
-    auto statuses = std::make_shared<std::vector<RlsStatus>>(request->descriptors_size());
+    // Unmatched and unlimited descriptors are OK at once; the others go to the limiter together,
+    // except those with an allowed limit override, each decided under its own fixed window.
+    auto pending = std::make_shared<Pending>(reactor, response, options_.headers,
+                                             static_cast<std::size_t>(request->descriptors_size()));
     std::vector<service::AcquireRequest> acquires;
     std::vector<std::pair<std::size_t, std::shared_ptr<const policy::Policy>>> decided;
+    std::vector<Override> overrides;
     std::vector<policy::RequestEntry> entries;
     for (int i = 0; i < request->descriptors_size(); ++i) {
       const auto& descriptor = request->descriptors(i);
@@ -102,6 +145,24 @@ class RlsService final : public rls::RateLimitService::CallbackService {
                          field + "." + std::string(cost.status().message())});
         return reactor;
       }
+      if (descriptor.has_limit() && match->policy->descriptors->allow_override) {
+        const auto& requested = descriptor.limit();
+        StatusOr<algorithm::Limit> limit =
+            override_limit(requested.requests_per_unit(), requested.unit());
+        if (!limit.ok()) {
+          reactor->Finish({grpc::StatusCode::INVALID_ARGUMENT,
+                           field + "." + std::string(limit.status().message())});
+          return reactor;
+        }
+        auto policy = std::make_shared<policy::Policy>(*match->policy);
+        policy->limits = {*limit};
+        overrides.push_back({.index = static_cast<std::size_t>(i),
+                             .policy = std::move(policy),
+                             .subject = override_subject(
+                                 match->subject, requested.requests_per_unit(), requested.unit()),
+                             .cost = *cost});
+        continue;
+      }
       acquires.push_back({.app = request->domain(),
                           .policy = match->policy->name,
                           .subject = std::move(match->subject),
@@ -109,24 +170,39 @@ class RlsService final : public rls::RateLimitService::CallbackService {
                           .store_timeout = store_timeout});
       decided.emplace_back(static_cast<std::size_t>(i), std::move(match->policy));
     }
-    if (acquires.empty()) {
-      fill_response(*statuses, options_.headers, *response);
-      reactor->Finish(grpc::Status::OK);
-      return reactor;
+    // One share for this thread, so the answer cannot go out before every call is submitted.
+    pending->left.store(1 + (acquires.empty() ? 0 : 1) + static_cast<int>(overrides.size()));
+    if (!acquires.empty()) {
+      // The callbacks run on a store or timer thread, where they only fill the response.
+      limiter_.acquire_all(std::move(acquires),
+                           [pending, decided = std::move(decided)](
+                               std::vector<StatusOr<service::Decision>> answers) {
+                             for (std::size_t j = 0; j < answers.size(); ++j) {
+                               if (!answers[j].ok()) {
+                                 pending->fail(answers[j].status());
+                                 break;
+                               }
+                               pending->statuses[decided[j].first] =
+                                   status_from_decision(*answers[j], *decided[j].second);
+                             }
+                             pending->done_one();
+                           });
     }
-    // The request and response stay alive until Finish; the callback runs on a store or timer
-    // thread, where it only fills the response.
-    limiter_.acquire_all(
-        std::move(acquires),
-        [reactor, response, statuses, decided = std::move(decided),
-         headers = options_.headers](std::vector<StatusOr<service::Decision>> answers) {
-          for (std::size_t j = 0; j < answers.size(); ++j) {
-            if (!answers[j].ok()) return reactor->Finish(to_grpc(answers[j].status()));
-            (*statuses)[decided[j].first] = status_from_decision(*answers[j], *decided[j].second);
-          }
-          fill_response(*statuses, headers, *response);
-          reactor->Finish(grpc::Status::OK);
-        });
+    for (Override& one : overrides) {
+      const policy::Policy& policy = *one.policy;
+      limiter_.try_acquire_async(
+          policy, request->domain(), one.subject, one.cost,
+          [pending, index = one.index, keep = one.policy](StatusOr<service::Decision> answer) {
+            if (answer.ok()) {
+              pending->statuses[index] = status_from_decision(*answer, *keep);
+            } else {
+              pending->fail(answer.status());
+            }
+            pending->done_one();
+          },
+          store_timeout);
+    }
+    pending->done_one();
     return reactor;
   }
 
