@@ -454,21 +454,21 @@ descriptors:
     rate_limit: {unit: minute, requests_per_unit: 5}
   - key: path
     value: /api/*
-    rate_limit: {unit: second, requests_per_unit: 20}
+    rate_limit: {unit: second, requests_per_unit: 20, replaces: [{name: global}]}
 )";
 
 TEST_F(PolicyCommandTest, EnvoyImportRefusesToLoseAnythingWithoutAllowLossy) {
   const CliResult refused =
       run({"policy", "import", "--format", "envoy", "-"}, std::string(kEnvoyConfig));
   EXPECT_EQ(refused.code, kExitInvalid);
-  EXPECT_THAT(refused.err, HasSubstr("warning: descriptors[2].value: wildcard"));
+  EXPECT_THAT(refused.err, HasSubstr("warning: descriptors[2].rate_limit.replaces"));
   EXPECT_THAT(refused.err, HasSubstr("--allow-lossy"));
   EXPECT_TRUE(policies->list()->empty());
 
   const CliResult lossy = run({"policy", "import", "--format", "envoy", "--allow-lossy", "-"},
                               std::string(kEnvoyConfig));
   EXPECT_EQ(lossy.code, kExitOk) << lossy.err;
-  EXPECT_THAT(lossy.err, HasSubstr("warning: descriptors[2].value"));
+  EXPECT_THAT(lossy.err, HasSubstr("warning: descriptors[2].rate_limit.replaces"));
   EXPECT_EQ(lossy.out, "imported 3 policies (3 new, 0 updated)\n");
   EXPECT_EQ(policies->get("edge.path__login")->mode, policy::Mode::kShadow);
   EXPECT_EQ(policies->get("edge.remote_address")->apps, std::vector<std::string>{"edge"});

@@ -141,7 +141,14 @@ DescriptorIndex::DescriptorIndex(const std::vector<std::shared_ptr<const Policy>
     for (const std::string& domain : policy->apps) {
       Node* node = &domains_[domain];
       for (const DescriptorEntry& entry : policy->descriptors->entries) {
-        node = &node->children[index_key(entry.key, entry.value)];
+        const std::string key = index_key(entry.key, entry.value);
+        const bool wildcard = entry.value && entry.value->ends_with('*');
+        if (wildcard && !node->children.contains(key)) {
+          node->wildcards.push_back({.key = entry.key,
+                                     .prefix = entry.value->substr(0, entry.value->size() - 1),
+                                     .index_key = key});
+        }
+        node = &node->children[key];
       }
       if (node->policy) {
         conflicts_.push_back("policy " + policy->name + ": same descriptor path as policy " +
@@ -162,6 +169,15 @@ const std::shared_ptr<const Policy>* DescriptorIndex::match_in(
     if (entries[i].key.find('\0') != std::string_view::npos) return nullptr;
     key.assign(entries[i].key).append(1, '\0').append(entries[i].value);
     auto it = node->children.find(key);
+    if (it == node->children.end()) {
+      // envoyproxy/ratelimit: an exact value first, then the first wildcard that fits.
+      for (const Wildcard& wildcard : node->wildcards) {
+        if (wildcard.key == entries[i].key && entries[i].value.starts_with(wildcard.prefix)) {
+          it = node->children.find(wildcard.index_key);
+          break;
+        }
+      }
+    }
     if (it == node->children.end()) it = node->children.find(std::string(entries[i].key));
     if (it == node->children.end()) return nullptr;
     node = &it->second;

@@ -1,8 +1,9 @@
 // Descriptor matching for the Envoy Rate Limit Service (docs/envoy.md): a policy's optional
 // `descriptors` section places it in a domain's descriptor tree, and DescriptorIndex finds the
 // policy a request descriptor reaches, with envoyproxy/ratelimit's semantics:
-//   - each level matches an entry by key and value, else by key alone (a value match is more
-//     specific, and there is no backtracking once it is taken);
+//   - each level matches an entry by key and value, else by a wildcard value ("foo*": any value
+//     starting with "foo"), else by key alone (the more specific match wins, and there is no
+//     backtracking once one is taken);
 //   - a descriptor matches only when its last entry lands on a node that holds a policy;
 //   - an unmatched descriptor is not limited.
 // The domain is the app: a policy is in the tree of every app it lists ("*": every domain, used
@@ -24,7 +25,8 @@ namespace sluice::policy {
 
 struct Policy;
 
-// One level of a descriptor path: a key, and the value it must have (absent: any value).
+// One level of a descriptor path: a key, and the value it must have (absent: any value; ending
+// in '*': any value starting with what precedes the '*').
 struct DescriptorEntry {
   std::string key;
   std::optional<std::string> value;
@@ -82,10 +84,16 @@ class DescriptorIndex {
   const std::vector<std::string>& conflicts() const { return conflicts_; }
 
  private:
+  struct Wildcard {
+    std::string key;
+    std::string prefix;  // the value without its trailing '*'
+    std::string index_key;
+  };
   struct Node {
-    // Children by "key\0value" (value matches) and by "key" (key-only matches). Policy keys and
-    // values hold no NUL byte, so the two never collide.
+    // Children by "key\0value" (value and wildcard matches) and by "key" (key-only matches).
+    // Policy keys and values hold no NUL byte, so the two never collide.
     std::unordered_map<std::string, Node> children;
+    std::vector<Wildcard> wildcards;  // the wildcard children, tried in order
     std::shared_ptr<const Policy> policy;
   };
   static const std::shared_ptr<const Policy>* match_in(const Node& root,

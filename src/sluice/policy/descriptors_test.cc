@@ -93,6 +93,17 @@ TEST(DescriptorIndex, ValueMatchIsTakenWithoutBacktrackingAsEnvoyRatelimitDoes) 
   EXPECT_EQ(matched(index, "d", {{"a", "y"}, {"c", "1"}}), "key_branch y|1");
 }
 
+TEST(DescriptorIndex, WildcardValuesMatchByPrefixAfterExactValuesAndBeforeKeyOnly) {
+  const DescriptorIndex index({descriptor_policy("api_any", {"d"}, {{"path", "/api/*"}}),
+                               descriptor_policy("api_login", {"d"}, {{"path", "/api/login"}}),
+                               descriptor_policy("any_path", {"d"}, {{"path", std::nullopt}})});
+  EXPECT_EQ(matched(index, "d", {{"path", "/api/login"}}), "api_login /api/login");
+  EXPECT_EQ(matched(index, "d", {{"path", "/api/users"}}), "api_any /api/users");
+  EXPECT_EQ(matched(index, "d", {{"path", "/api/"}}), "api_any /api/");
+  EXPECT_EQ(matched(index, "d", {{"path", "/web"}}), "any_path /web");
+  EXPECT_EQ(matched(index, "d", {{"other", "/api/x"}}), "none");
+}
+
 TEST(DescriptorIndex, SubjectsAreInjectiveForOnePath) {
   EXPECT_EQ(descriptor_subject({{"k", "a|b"}, {"k2", "c"}}), "a\\|b|c");
   EXPECT_NE(descriptor_subject({{"k", "a|b"}, {"k2", "c"}}),

@@ -197,10 +197,6 @@ class Converter {
            "per-value series");
     }
     if (has_rate_limit) {
-      if (!value.empty() && value.back() == '*') {
-        warn(join(path, "value"), "wildcard \"" + value + "\" is not represented: policy " + name +
-                                      " matches the literal value, with no prefix match");
-      }
       convert_rate_limit(rate_limit, join(path, "rate_limit"), name, described, shadow,
                          DescriptorSection{.entries = entries, .detailed_metric = detailed_metric});
     } else if (shadow) {

@@ -12,6 +12,7 @@
 //                                   days, as envoyproxy/ratelimit counts them); windows are
 //                                   epoch-aligned in both systems
 //   nested descriptors           -> one policy per descriptor that has a rate_limit, at any depth
+//   wildcard value ("foo*")      -> the same value in the descriptors section: a prefix match
 //   rate_limit.unlimited: true   -> a policy with descriptors.unlimited and no limits
 //   detailed_metric: true        -> descriptors.detailed_metric (with a warning: metrics stay
 //                                   per policy)
@@ -22,7 +23,7 @@
 //   rate_limit.name              -> kept in the description
 //
 // Nothing is dropped silently. What Sluice cannot represent is a warning naming the field —
-// `replaces`, wildcard values ("foo*", matched literally), unknown fields, descriptors with
+// `replaces`, unknown fields, descriptors with
 // nothing to limit. What makes the file unusable — bad YAML, a missing domain or key, a bad unit
 // or requests_per_unit, two descriptors mapping to one policy name — is an error, and then no
 // policies are returned.

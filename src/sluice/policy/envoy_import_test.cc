@@ -188,7 +188,7 @@ descriptors:
   EXPECT_EQ(result.policies.size(), 1u);
 }
 
-TEST(EnvoyImport, ValueLessDescriptorsMatchAnyValueAndWildcardsAreWarnings) {
+TEST(EnvoyImport, ValueLessAndWildcardDescriptorsMatchAsInEnvoyRatelimit) {
   const EnvoyImport result = import_envoy_config(R"(
 domain: edge_proxy_per_ip
 descriptors:
@@ -205,10 +205,16 @@ descriptors:
   EXPECT_EQ(result.policies[0].descriptors->entries,
             (std::vector<DescriptorEntry>{{"remote_address", std::nullopt}}));
   EXPECT_EQ(result.policies[1].name, "edge_proxy_per_ip.path__api__");
-  ASSERT_EQ(result.warnings.size(), 1u) << join_errors(result.warnings);
-  const FieldError* wildcard = find_field(result.warnings, "descriptors[1].value");
-  ASSERT_NE(wildcard, nullptr);
-  EXPECT_THAT(wildcard->message, HasSubstr("no prefix match"));
+  EXPECT_TRUE(result.warnings.empty()) << join_errors(result.warnings);
+  std::vector<std::shared_ptr<const Policy>> policies;
+  for (const Policy& policy : result.policies) {
+    policies.push_back(std::make_shared<const Policy>(policy));
+  }
+  const DescriptorIndex index(policies);
+  const auto api = index.match("edge_proxy_per_ip", {{"path", "/api/users"}});
+  ASSERT_TRUE(api);
+  EXPECT_EQ(api->policy->name, "edge_proxy_per_ip.path__api__");
+  EXPECT_FALSE(index.match("edge_proxy_per_ip", {{"path", "/web"}}));
 }
 
 // envoyproxy/ratelimit's README examples, imported and then matched by the gRPC front end's
