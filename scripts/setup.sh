@@ -10,6 +10,8 @@ packages=(
   redis-server redis-tools sqlite3 libsqlite3-dev libargon2-dev
   libsoci-dev libpq-dev libmariadb-dev postgresql mariadb-server
   nginx wrk file
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  python3-grpcio python3-protobuf python3-grpc-tools
 )
 
 missing=()

@@ -204,6 +204,14 @@ TEST(HttpTargetTest, FlagsThatDoNotFitTheTargetAreRefusedByName) {
       {TargetKind::kRedis, {"--redis", "--policy"}, "--policy is only for --target http"},
       {TargetKind::kRedis, {"--redis", "--connections"}, ""},
       {TargetKind::kMemory, {"--redis"}, "--redis is only for --target redis"},
+      {TargetKind::kGrpc, {"--url"}, ""},
+      {TargetKind::kGrpc, {"--url", "--descriptor", "--app"}, ""},
+      {TargetKind::kGrpc, {"--descriptor"}, "--target grpc needs --url"},
+      {TargetKind::kGrpc, {"--url", "--policy"}, "--policy does not apply to --target grpc"},
+      {TargetKind::kGrpc, {"--url", "--limit"}, "match it with --descriptor"},
+      {TargetKind::kGrpc, {"--url", "--redis"}, "--redis does not apply to --target grpc"},
+      {TargetKind::kHttp, {"--url", "--policy", "--descriptor"}, "--descriptor is only for"},
+      {TargetKind::kMemory, {"--descriptor"}, "--descriptor is only for --target grpc"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(target_kind_name(c.kind)) + ": " + testing::PrintToString(c.given));

@@ -19,8 +19,9 @@ StatusOr<TargetKind> parse_target_kind(std::string_view text) {
   if (text == "memory") return TargetKind::kMemory;
   if (text == "redis") return TargetKind::kRedis;
   if (text == "http") return TargetKind::kHttp;
-  return invalid_argument("target: must be memory, redis or http (got \"" + std::string(text) +
-                          "\")");
+  if (text == "grpc") return TargetKind::kGrpc;
+  return invalid_argument("target: must be memory, redis, http or grpc (got \"" +
+                          std::string(text) + "\")");
 }
 
 std::string_view target_kind_name(TargetKind kind) {
@@ -31,6 +32,8 @@ std::string_view target_kind_name(TargetKind kind) {
       return "redis";
     case TargetKind::kHttp:
       return "http";
+    case TargetKind::kGrpc:
+      return "grpc";
   }
   return "?";
 }
@@ -51,21 +54,33 @@ Status check_target_flags(TargetKind kind, const std::vector<std::string>& given
   const auto has = [&](std::string_view flag) {
     return std::find(given.begin(), given.end(), flag) != given.end();
   };
-  if (kind == TargetKind::kHttp) {
+  if (kind == TargetKind::kHttp || kind == TargetKind::kGrpc) {
+    const std::string name(target_kind_name(kind));
     for (std::string_view flag : {"--redis", "--connections", "--io-threads"}) {
       if (has(flag)) {
-        return invalid_argument(std::string(flag) +
-                                " does not apply to --target http: the server decides on its own "
-                                "store, and each load thread has one connection");
+        return invalid_argument(std::string(flag) + " does not apply to --target " + name +
+                                ": the server decides on its own store, and each load thread "
+                                "has one connection");
       }
     }
     for (std::string_view flag : {"--policy-file", "--algorithm", "--limit", "--window"}) {
       if (has(flag)) {
-        return invalid_argument(std::string(flag) +
-                                " does not apply to --target http: the policy is the server's; "
-                                "name it with --policy");
+        return invalid_argument(
+            std::string(flag) + " does not apply to --target " + name +
+            ": the policy is the server's; " +
+            (kind == TargetKind::kHttp ? "name it with --policy" : "match it with --descriptor"));
       }
     }
+    if (kind == TargetKind::kGrpc) {
+      if (!has("--url")) return invalid_argument("--target grpc needs --url HOST:PORT");
+      if (has("--policy")) {
+        return invalid_argument(
+            "--policy does not apply to --target grpc: the server finds the policy by the "
+            "descriptor (--descriptor KEY, in domain --app)");
+      }
+      return {};
+    }
+    if (has("--descriptor")) return invalid_argument("--descriptor is only for --target grpc");
     if (!has("--url")) return invalid_argument("--target http needs --url http://HOST:PORT");
     if (!has("--policy")) {
       return invalid_argument("--target http needs --policy NAME (a policy the server has)");
@@ -73,8 +88,11 @@ Status check_target_flags(TargetKind kind, const std::vector<std::string>& given
     return {};
   }
   for (std::string_view flag : {"--url", "--policy"}) {
-    if (has(flag)) return invalid_argument(std::string(flag) + " is only for --target http");
+    if (has(flag)) {
+      return invalid_argument(std::string(flag) + " is only for --target http or grpc");
+    }
   }
+  if (has("--descriptor")) return invalid_argument("--descriptor is only for --target grpc");
   if (kind != TargetKind::kRedis && has("--redis")) {
     return invalid_argument("--redis is only for --target redis");
   }
@@ -182,6 +200,9 @@ class LimiterTarget final : public Target {
 };
 
 StatusOr<std::unique_ptr<Target>> make_target(const TargetOptions& options) {
+  if (options.kind == TargetKind::kGrpc) {
+    return invalid_argument("target grpc: made by make_grpc_target (grpc_target.h)");
+  }
   if (options.kind == TargetKind::kHttp) {
     if (options.http_url.empty()) return invalid_argument("target http needs a --url");
     return make_http_target({.url = options.http_url,

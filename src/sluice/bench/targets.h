@@ -15,9 +15,9 @@
 
 namespace sluice::bench {
 
-enum class TargetKind { kMemory, kRedis, kHttp };
+enum class TargetKind { kMemory, kRedis, kHttp, kGrpc };
 
-// "memory", "redis", "http"; InvalidArgument otherwise.
+// "memory", "redis", "http", "grpc"; InvalidArgument otherwise.
 StatusOr<TargetKind> parse_target_kind(std::string_view text);
 std::string_view target_kind_name(TargetKind kind);
 

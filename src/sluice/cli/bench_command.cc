@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "sluice/algorithm/validate.h"
+#include "sluice/bench/grpc_target.h"
 #include "sluice/bench/http_target.h"
 #include "sluice/bench/load_generator.h"
 #include "sluice/bench/report.h"
@@ -44,8 +45,9 @@ struct BenchOptions {
   std::string app = "bench";
   std::string target;  // empty: redis when --redis is given, http when --url is, else memory
   std::string redis_url;
-  std::string url;            // --target http: the server
-  std::string server_policy;  // --target http: a policy the server has
+  std::string url;                 // --target http: the server
+  std::string server_policy;       // --target http: a policy the server has
+  std::string descriptor = "key";  // --target grpc: the descriptor's key (its value: the subject)
   int connections = 2;
   int io_threads = 1;
   std::string mode = "closed";
@@ -162,15 +164,16 @@ int run_bench(const BenchOptions& options) {
   StatusOr<bench::TargetKind> kind = bench::parse_target_kind(target_name);
   if (!kind.ok()) return fail(kind.status().message());
   const bool http = *kind == bench::TargetKind::kHttp;
+  const bool grpc = *kind == bench::TargetKind::kGrpc;
   if (Status status = bench::check_target_flags(*kind, options.given); !status.ok()) {
     return fail(status.message());
   }
   const bool open = options.mode == "open";
   const bool async = options.mode == "async";
-  if (async && *kind != bench::TargetKind::kRedis) {
+  if (async && *kind != bench::TargetKind::kRedis && *kind != bench::TargetKind::kGrpc) {
     return fail(
-        "--mode async is for --target redis: its callers are requests in flight on the "
-        "Redis client, where the other targets answer on the calling thread");
+        "--mode async is for --target redis and grpc: their callers are requests in flight on "
+        "the client, where the other targets answer on the calling thread");
   }
   if (open && options.rate <= 0 && options.rate_per_thread <= 0) {
     return fail("--mode open needs --rate (total per second) or --rate-per-thread");
@@ -180,8 +183,10 @@ int run_bench(const BenchOptions& options) {
   }
   // An http run decides with the server's policy: only its name is known here.
   StatusOr<policy::Policy> policy =
-      http ? StatusOr<policy::Policy>(policy::Policy{.name = options.server_policy})
-           : bench_policy(options);
+      http   ? StatusOr<policy::Policy>(policy::Policy{.name = options.server_policy})
+      : grpc ? StatusOr<policy::Policy>(policy::Policy{.name = "(the one matching descriptor [{" +
+                                                               options.descriptor + "}])"})
+             : bench_policy(options);
   if (!policy.ok()) return fail(policy.status().message());
 
   bench::TargetOptions target_options{
@@ -196,7 +201,12 @@ int run_bench(const BenchOptions& options) {
       .cost = options.cost,
       .memory_max_keys = std::max<std::size_t>(1'000'000, 2 * options.keys),
       .asynchronous = async};
-  StatusOr<std::unique_ptr<bench::Target>> target = bench::make_target(target_options);
+  StatusOr<std::unique_ptr<bench::Target>> target =
+      grpc ? bench::make_grpc_target({.address = options.url,
+                                      .domain = options.app,
+                                      .descriptor_key = options.descriptor,
+                                      .cost = options.cost})
+           : bench::make_target(target_options);
   if (!target.ok()) return fail(target.status().to_string());
 
   // ---- load points ---------------------------------------------------------------------------
@@ -239,6 +249,8 @@ int run_bench(const BenchOptions& options) {
                          std::to_string(options.connections) + " connections)";
   } else if (http) {
     target_description = server_url + " (one keep-alive connection per thread)";
+  } else if (grpc) {
+    target_description = "grpc " + options.url + " (one HTTP/2 connection per thread)";
   }
   if (options.json) {
     nlohmann::json points = nlohmann::json::array();
@@ -251,6 +263,10 @@ int run_bench(const BenchOptions& options) {
     } else if (http) {
       target_json["url"] = server_url;
       target_json["connections_per_thread"] = 1;
+    } else if (grpc) {
+      target_json["url"] = options.url;
+      target_json["descriptor"] = options.descriptor;
+      target_json["connections_per_thread"] = 1;
     }
     nlohmann::json report = {
         {"tool", "sluice bench"},
@@ -259,7 +275,8 @@ int run_bench(const BenchOptions& options) {
         {"host", {{"nproc", std::thread::hardware_concurrency()}, {"cpu", cpu_model()}}},
         {"target", target_json},
         // http: {"name": ...} only; the limits are the server's.
-        {"policy", http ? nlohmann::json{{"name", policy->name}} : policy::policy_to_json(*policy)},
+        {"policy",
+         http || grpc ? nlohmann::json{{"name", policy->name}} : policy::policy_to_json(*policy)},
         {"app", options.app},
         {"cost", options.cost},
         {"keys", options.keys},
@@ -280,7 +297,7 @@ int run_bench(const BenchOptions& options) {
   } else {
     std::cout << "sluice bench: target " << target_description << "; policy " << policy->name
               << " (";
-    if (http) std::cout << "the server's";
+    if (http || grpc) std::cout << "the server's";
     for (std::size_t i = 0; i < policy->limits.size(); ++i) {
       std::cout << (i > 0 ? ", " : "") << policy::limit_to_json(policy->limits[i]).dump();
     }
@@ -319,6 +336,9 @@ void add_bench_command(CLI::App& app) {
       "  sluice bench --redis redis://127.0.0.1:6379 --threads 1,10,100 --json\n"
       "  sluice bench --target http --url http://127.0.0.1:8080 --policy demo.api\n"
       "  sluice bench --distribution zipf:0.99 --keys 100000 --mode open --rate 20000\n"
+      "  sluice bench --target grpc --url 127.0.0.1:8081 --app DOMAIN --descriptor KEY\n"
+      "--target grpc loads a running `sluice serve --grpc-listen` through Envoy's ShouldRateLimit\n"
+      "(domain --app, one descriptor [{KEY: subject}], one HTTP/2 connection per thread).\n"
       "--target http loads a running `sluice serve` (POST /v1/acquire, one keep-alive connection\n"
       "per thread) with a policy the server has (--policy NAME, its apps must admit --app);\n"
       "--policy-file, --algorithm, --limit, --window, --redis, --connections and --io-threads are\n"
@@ -372,12 +392,17 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   command
       ->add_option("--target", options->target,
-                   "memory | redis | http (a running `sluice serve`); "
+                   "memory | redis | http | grpc (a running `sluice serve`); "
                    "default: redis with --redis, http with --url, else memory")
-      ->check(CLI::IsMember({"memory", "redis", "http"}));
+      ->check(CLI::IsMember({"memory", "redis", "http", "grpc"}));
   command->add_option("--redis", options->redis_url,
                       "Redis to decide on: redis://[user:pass@]host:port/db");
-  command->add_option("--url", options->url, "--target http: the server, http://HOST:PORT");
+  command->add_option("--url", options->url,
+                      "--target http: the server, http://HOST:PORT; --target grpc: HOST:PORT");
+  command
+      ->add_option("--descriptor", options->descriptor,
+                   "--target grpc: the descriptor key each request carries (value: the subject)")
+      ->capture_default_str();
   command->add_option("--policy", options->server_policy,
                       "--target http: name of a policy the server has (e.g. demo.api)");
   command->add_option("--connections", options->connections, "Redis connections (shared)")
@@ -410,8 +435,9 @@ void add_bench_command(CLI::App& app) {
     // Which flags were set, not their values: a default --algorithm is fine for http, a given one
     // is a mistake worth naming.
     options->given.clear();
-    for (const char* flag : {"--policy-file", "--algorithm", "--limit", "--window", "--redis",
-                             "--connections", "--io-threads", "--url", "--policy"}) {
+    for (const char* flag :
+         {"--policy-file", "--algorithm", "--limit", "--window", "--redis", "--connections",
+          "--io-threads", "--url", "--policy", "--descriptor"}) {
       if (command->count(flag) > 0) options->given.emplace_back(flag);
     }
     set_exit_code(run_bench(*options));

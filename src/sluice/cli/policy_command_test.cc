@@ -452,23 +452,32 @@ descriptors:
     value: /login
     shadow_mode: true
     rate_limit: {unit: minute, requests_per_unit: 5}
+  - key: path
+    value: /api/*
+    rate_limit: {unit: second, requests_per_unit: 20, replaces: [{name: global}]}
 )";
 
 TEST_F(PolicyCommandTest, EnvoyImportRefusesToLoseAnythingWithoutAllowLossy) {
   const CliResult refused =
       run({"policy", "import", "--format", "envoy", "-"}, std::string(kEnvoyConfig));
   EXPECT_EQ(refused.code, kExitInvalid);
-  EXPECT_THAT(refused.err, HasSubstr("warning: descriptors[0].value: missing"));
+  EXPECT_THAT(refused.err, HasSubstr("warning: descriptors[2].rate_limit.replaces"));
   EXPECT_THAT(refused.err, HasSubstr("--allow-lossy"));
   EXPECT_TRUE(policies->list()->empty());
 
   const CliResult lossy = run({"policy", "import", "--format", "envoy", "--allow-lossy", "-"},
                               std::string(kEnvoyConfig));
   EXPECT_EQ(lossy.code, kExitOk) << lossy.err;
-  EXPECT_THAT(lossy.err, HasSubstr("warning: descriptors[0].value"));
-  EXPECT_EQ(lossy.out, "imported 2 policies (2 new, 0 updated)\n");
+  EXPECT_THAT(lossy.err, HasSubstr("warning: descriptors[2].rate_limit.replaces"));
+  EXPECT_EQ(lossy.out, "imported 3 policies (3 new, 0 updated)\n");
   EXPECT_EQ(policies->get("edge.path__login")->mode, policy::Mode::kShadow);
   EXPECT_EQ(policies->get("edge.remote_address")->apps, std::vector<std::string>{"edge"});
+  // Descriptor-matching policies: the gRPC front end finds them by the descriptor's path.
+  const std::optional<policy::DescriptorSection> section =
+      policies->get("edge.remote_address")->descriptors;
+  ASSERT_TRUE(section);
+  EXPECT_EQ(section->entries,
+            (std::vector<policy::DescriptorEntry>{{"remote_address", std::nullopt}}));
 }
 
 TEST_F(PolicyCommandTest, EnvoyImportWithErrorsImportsNothingAndListsThemAll) {

@@ -10,15 +10,18 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
@@ -29,6 +32,7 @@
 #include "sluice/core/log_throttle.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/policy_files.h"
+#include "sluice/server/grpc/grpc_server.h"
 #include "sluice/server/http/admin_api.h"
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/metrics.h"
@@ -48,6 +52,11 @@ namespace fs = std::filesystem;
 
 struct ServeSettings {
   std::string listen = "127.0.0.1:8080";
+  std::string grpc_listen;  // empty: no gRPC server
+  std::int64_t grpc_max_message_bytes = std::int64_t{4} * 1024 * 1024;
+  std::int64_t grpc_max_concurrent_streams = 1024;
+  grpc_server::RlsHeaders grpc_headers = grpc_server::RlsHeaders::kNone;
+  Micros grpc_health_interval = 1 * kMicrosPerSecond;
   int threads = 0;
   std::string redis;
   std::string policies;  // empty: the per-user default database
@@ -160,6 +169,34 @@ const std::vector<Setting>& settings() {
     add("listen", "Address to serve on: HOST:PORT ([v6]:PORT for IPv6; port 0 picks one)",
         string_setter(&ServeSettings::listen, false),
         [](const ServeSettings& s) { return s.listen; });
+    add("grpc_listen",
+        "Also serve Envoy's Rate Limit Service v3 (gRPC), grpc.health.v1 and reflection on "
+        "HOST:PORT (empty: no gRPC; see docs/envoy.md)",
+        string_setter(&ServeSettings::grpc_listen, true),
+        [](const ServeSettings& s) { return s.grpc_listen; });
+    add("grpc_max_message_bytes", "gRPC: largest request message (bytes)",
+        integer_setter(&ServeSettings::grpc_max_message_bytes, 1024, 64 << 20),
+        [](const ServeSettings& s) { return std::to_string(s.grpc_max_message_bytes); });
+    add("grpc_max_concurrent_streams", "gRPC: most calls in flight on one HTTP/2 connection",
+        integer_setter(&ServeSettings::grpc_max_concurrent_streams, 1, 1 << 20),
+        [](const ServeSettings& s) { return std::to_string(s.grpc_max_concurrent_streams); });
+    add(
+        "grpc_headers",
+        "gRPC: response_headers_to_add on answers: none (envoyproxy/ratelimit's default), "
+        "x-ratelimit (x-ratelimit-limit/-remaining/-reset) or ratelimit (RateLimit-Limit/...)",
+        [](ServeSettings& s, std::string_view text) -> Status {
+          StatusOr<grpc_server::RlsHeaders> headers = grpc_server::parse_rls_headers(text);
+          if (!headers.ok()) return headers.status();
+          s.grpc_headers = *headers;
+          return Status();
+        },
+        [](const ServeSettings& s) {
+          return std::string(grpc_server::rls_headers_name(s.grpc_headers));
+        });
+    add("grpc_health_interval",
+        "gRPC: how often readiness (store and policy database) is probed for grpc.health.v1",
+        duration_setter(&ServeSettings::grpc_health_interval, false),
+        [](const ServeSettings& s) { return format_duration(s.grpc_health_interval); });
     add("threads", "I/O threads (0: one per core)", integer_setter(&ServeSettings::threads, 0, 256),
         [](const ServeSettings& s) { return std::to_string(s.threads); });
     add("redis", "Decide on Redis: redis://[user:pass@]host:port/db (empty: in-memory store)",
@@ -445,6 +482,36 @@ std::string print_settings(const ServeSettings& s) {
   return out;
 }
 
+// Probes readiness every `interval` on a thread of its own (the probe blocks) and reports each
+// result, so grpc.health.v1 follows what GET /readyz would answer.
+class ReadinessProbe {
+ public:
+  ReadinessProbe(Micros interval, std::function<bool()> probe, std::function<void(bool)> report)
+      : thread_([this, interval, probe = std::move(probe), report = std::move(report)] {
+          std::unique_lock lock(mutex_);
+          while (!stopping_) {
+            lock.unlock();
+            report(probe());
+            lock.lock();
+            stop_.wait_for(lock, std::chrono::microseconds(interval), [this] { return stopping_; });
+          }
+        }) {}
+  ~ReadinessProbe() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    stop_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable stop_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
 int run_serve(const ServeCommand& command) {
   // Signals are taken by sigwait at the end: block them before any thread starts (the policy
   // poller, admin workers, I/O threads), so every thread inherits the mask and a SIGTERM can
@@ -474,6 +541,15 @@ int run_serve(const ServeCommand& command) {
   if (!listen.ok()) {
     std::cerr << "sluice serve: " << listen.status().message() << "\n";
     return 2;
+  }
+  std::optional<std::pair<std::string, std::uint16_t>> grpc_listen;
+  if (!s.grpc_listen.empty()) {
+    StatusOr<std::pair<std::string, std::uint16_t>> split = split_listen(s.grpc_listen);
+    if (!split.ok()) {
+      std::cerr << "sluice serve: grpc-" << split.status().message() << "\n";
+      return 2;
+    }
+    grpc_listen = *split;
   }
   StatusOr<std::vector<policy::Policy>> files = policy::load_policy_files(s.policy_files);
   StatusOr<std::vector<policy::Policy>> demo =
@@ -575,11 +651,49 @@ int run_serve(const ServeCommand& command) {
             {"port", (*server)->port()},
             {"store", redis ? "redis" : "memory"},
             {"policies", policies->cache->snapshot()->policies.size()}});
+  std::unique_ptr<grpc_server::GrpcServer> grpc;
+  std::unique_ptr<ReadinessProbe> readiness;
+  if (grpc_listen) {
+    StatusOr<std::unique_ptr<grpc_server::GrpcServer>> started = grpc_server::GrpcServer::start(
+        {.host = grpc_listen->first,
+         .port = grpc_listen->second,
+         .max_message_bytes = s.grpc_max_message_bytes,
+         .max_concurrent_streams = s.grpc_max_concurrent_streams,
+         .rls = {.headers = s.grpc_headers, .store_timeout = s.redis_timeout}},
+        limiter, lookup);
+    if (!started.ok()) {
+      std::cerr << "sluice serve: " << started.status().message() << "\n";
+      (*server)->shutdown();
+      return 1;
+    }
+    grpc = std::move(*started);
+    for (const std::string& conflict : lookup.descriptors()->conflicts()) {
+      log_json({{"msg", "descriptor conflict"}, {"detail", conflict}});
+    }
+    grpc_server::GrpcServer* health = grpc.get();
+    readiness = std::make_unique<ReadinessProbe>(
+        s.grpc_health_interval,
+        [&store, &policies] {
+          static const std::vector<algorithm::Limit> kProbe = {
+              algorithm::Gcra{.rate = 1, .period = kMicrosPerSecond, .burst = 0}};
+          return store
+                     .acquire({.policy = "sluice.readyz", .limits = kProbe, .subject = "readyz"}, 0)
+                     .ok() &&
+                 policies->policies->revision().ok();
+        },
+        [health](bool ready) { health->set_serving(ready); });
+    log_json({{"msg", "listening"},
+              {"protocol", "grpc"},
+              {"address", grpc_listen->first + ":" + std::to_string(grpc->port())},
+              {"port", grpc->port()}});
+  }
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   log_json({{"msg", "shutting down"},
             {"signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"},
             {"open_connections", (*server)->connections()}});
+  readiness.reset();
+  if (grpc) grpc->shutdown(s.shutdown_timeout);
   (*server)->shutdown();
   log_json({{"msg", "stopped"}});
   return 0;

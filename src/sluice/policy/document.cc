@@ -385,10 +385,10 @@ void emit_yaml(YAML::Emitter& out, const json& value) {
     case json::value_t::object: {
       // Document order, not json's alphabetical one: what a reader looks for first comes first.
       static constexpr std::string_view kLeading[] = {
-          "id",         "name",        "policy",     "action",  "actor",
-          "at",         "description", "apps",       "mode",    "on_store_failure",
-          "enabled",    "limits",      "algorithm",  "version", "created_by",
-          "created_at", "updated_by",  "updated_at", "old",     "new"};
+          "id",          "name",      "policy",  "action",           "actor",      "at",
+          "description", "apps",      "mode",    "on_store_failure", "enabled",    "descriptors",
+          "limits",      "algorithm", "version", "created_by",       "created_at", "updated_by",
+          "updated_at",  "old",       "new"};
       std::vector<std::string> keys;
       for (std::string_view key : kLeading) {
         if (value.contains(key)) keys.emplace_back(key);
@@ -458,8 +458,9 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
   }
   FieldReader r(document, "", errors);
   std::initializer_list<std::string_view> known = {
-      "name",   "description", "apps",       "mode",       "on_store_failure", "enabled",
-      "limits", "version",     "created_by", "updated_by", "created_at",       "updated_at"};
+      "name",       "description", "apps",       "mode",       "on_store_failure",
+      "enabled",    "limits",      "version",    "created_by", "updated_by",
+      "created_at", "updated_at",  "descriptors"};
   r.reject_unknown(known, "");
   Policy policy;
   if (auto name = r.string("name")) {
@@ -479,7 +480,17 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
   policy.on_store_failure = static_cast<FailureMode>(
       r.choice("on_store_failure", {"fail_open", "fail_closed", "local"}).value_or(0));
   policy.enabled = r.boolean("enabled").value_or(true);
-  if (const json* limits = r.find("limits", true)) {
+  if (const json* section = r.find("descriptors", false)) {
+    policy.descriptors = descriptor_section_from_json(*section, "descriptors", errors);
+  }
+  const bool unlimited = policy.descriptors && policy.descriptors->unlimited;
+  if (unlimited) {
+    // Envoy's `unlimited: true` node: matched, never limited, so limits would never apply.
+    if (const json* limits = r.find("limits", false);
+        limits != nullptr && !(limits->is_array() && limits->empty())) {
+      r.fail("limits", "must be absent (or empty) when descriptors.unlimited is true");
+    }
+  } else if (const json* limits = r.find("limits", true)) {
     if (!limits->is_array() || limits->empty()) {
       r.fail("limits", "must be a non-empty list of limits");
     } else if (limits->size() > options.max_limits) {
@@ -632,18 +643,20 @@ json limit_to_json(const Limit& limit) {
 json policy_to_json(const Policy& policy) {
   json limits = json::array();
   for (const Limit& limit : policy.limits) limits.push_back(limit_to_json(limit));
-  return {{"name", policy.name},
-          {"description", policy.description},
-          {"apps", policy.apps},
-          {"mode", mode_name(policy.mode)},
-          {"on_store_failure", failure_mode_name(policy.on_store_failure)},
-          {"enabled", policy.enabled},
-          {"limits", limits},
-          {"version", policy.version},
-          {"created_by", policy.created_by},
-          {"updated_by", policy.updated_by},
-          {"created_at", policy.created_at},
-          {"updated_at", policy.updated_at}};
+  json document = {{"name", policy.name},
+                   {"description", policy.description},
+                   {"apps", policy.apps},
+                   {"mode", mode_name(policy.mode)},
+                   {"on_store_failure", failure_mode_name(policy.on_store_failure)},
+                   {"enabled", policy.enabled},
+                   {"limits", limits},
+                   {"version", policy.version},
+                   {"created_by", policy.created_by},
+                   {"updated_by", policy.updated_by},
+                   {"created_at", policy.created_at},
+                   {"updated_at", policy.updated_at}};
+  if (policy.descriptors) document["descriptors"] = descriptor_section_to_json(*policy.descriptors);
+  return document;
 }
 
 std::string join_errors(const std::vector<FieldError>& errors) {

@@ -12,6 +12,7 @@
 
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
+#include "sluice/core/utf8.h"
 
 namespace sluice::policy {
 namespace {
@@ -79,7 +80,7 @@ class Converter {
       warn("descriptors", "missing: the domain has no descriptors, nothing to import");
       return;
     }
-    convert_list(descriptors, "descriptors", app_, "");
+    convert_list(descriptors, "descriptors", app_, "", {});
   }
 
  private:
@@ -137,20 +138,21 @@ class Converter {
   }
 
   void convert_list(const YAML::Node& list, const std::string& path, const std::string& name,
-                    const std::string& described) {
+                    const std::string& described, const std::vector<DescriptorEntry>& entries) {
     if (!list.IsSequence()) {
       error(path, "must be a list of descriptors");
       return;
     }
     for (std::size_t i = 0; i < list.size(); ++i) {
-      convert_descriptor(list[i], path + "[" + std::to_string(i) + "]", name, described);
+      convert_descriptor(list[i], path + "[" + std::to_string(i) + "]", name, described, entries);
     }
   }
 
   // `parent_name` is the policy name of the enclosing level ("<app>" at the top), `described`
-  // the human-readable path ("database=users").
+  // the human-readable path ("database=users"), `parent_entries` the descriptor path above.
   void convert_descriptor(const YAML::Node& node, const std::string& path,
-                          const std::string& parent_name, const std::string& parent_described) {
+                          const std::string& parent_name, const std::string& parent_described,
+                          const std::vector<DescriptorEntry>& parent_entries) {
     if (!node.IsMap()) {
       error(path,
             "must be a map with \"key\" and optionally \"value\", \"rate_limit\", "
@@ -166,6 +168,20 @@ class Converter {
       return;
     }
     const std::string value = scalar(node, path, "value", /*required=*/false).value_or("");
+    if (key->size() > kMaxDescriptorTextBytes || value.size() > kMaxDescriptorTextBytes) {
+      error(path, "key and value must be at most " + std::to_string(kMaxDescriptorTextBytes) +
+                      " bytes each");
+      return;
+    }
+    std::vector<DescriptorEntry> entries = parent_entries;
+    // envoyproxy/ratelimit: no value (or an empty one) matches the key with any value.
+    entries.push_back(
+        {.key = *key, .value = value.empty() ? std::nullopt : std::optional<std::string>(value)});
+    if (entries.size() > kMaxDescriptorDepth) {
+      error(path, "nested deeper than " + std::to_string(kMaxDescriptorDepth) + " levels");
+      return;
+    }
+    const bool detailed_metric = boolean(node, path, "detailed_metric").value_or(false);
     const std::string segment = value.empty() ? *key : *key + "_" + value;
     const std::string name = parent_name + "." + sanitize(segment);
     const std::string described = (parent_described.empty() ? "" : parent_described + ", ") +
@@ -176,32 +192,26 @@ class Converter {
     const bool has_rate_limit = rate_limit.IsDefined() && !rate_limit.IsNull();
     const bool has_children = children.IsDefined() && !children.IsNull();
     const bool shadow = boolean(node, path, "shadow_mode").value_or(false);
-    if (boolean(node, path, "detailed_metric").value_or(false)) {
+    if (detailed_metric) {
       warn(join(path, "detailed_metric"),
-           "not represented: Sluice does not keep per-value metrics for a policy");
+           "kept in the policy's descriptors section, but Sluice's metrics stay per policy: no "
+           "per-value series");
     }
     if (has_rate_limit) {
-      if (value.empty()) {
-        warn(join(path, "value"),
-             "missing: envoy counts each distinct value of \"" + *key + "\" separately; policy " +
-                 name + " counts per subject, so callers must pass that value as the key");
-      } else if (value.back() == '*') {
-        warn(join(path, "value"), "wildcard \"" + value + "\" is not represented: policy " + name +
-                                      " is named after the literal value, with no prefix match");
-      }
-      convert_rate_limit(rate_limit, join(path, "rate_limit"), name, described, shadow);
+      convert_rate_limit(rate_limit, join(path, "rate_limit"), name, described, shadow,
+                         DescriptorSection{.entries = entries, .detailed_metric = detailed_metric});
     } else if (shadow) {
       warn(join(path, "shadow_mode"), "not represented: it has no effect without a rate_limit");
     }
     if (has_children) {
-      convert_list(children, join(path, "descriptors"), name, described);
+      convert_list(children, join(path, "descriptors"), name, described, entries);
     } else if (!has_rate_limit) {
       warn(path, "has neither rate_limit nor descriptors: nothing to import");
     }
   }
 
   void convert_rate_limit(const YAML::Node& node, const std::string& path, const std::string& name,
-                          const std::string& described, bool shadow) {
+                          const std::string& described, bool shadow, DescriptorSection section) {
     if (!node.IsMap()) {
       error(path, "must be a map with \"unit\" and \"requests_per_unit\"");
       return;
@@ -215,13 +225,12 @@ class Converter {
            "not represented: Sluice applies every policy a request names, so the replaced "
            "limits still apply");
     }
+    const std::size_t errors_before = result_.errors.size();
     if (boolean(node, path, "unlimited").value_or(false)) {
-      warn(join(path, "unlimited"),
-           "not represented: Sluice has no unlimited policy, so none is created for " + described +
-               " (requests naming " + name + " will find no policy)");
+      section.unlimited = true;
+      add_policy(path, name, described, limit_name, shadow, std::move(section), {});
       return;
     }
-    const std::size_t errors_before = result_.errors.size();
     std::optional<Micros> window;
     if (const std::optional<std::string> unit = scalar(node, path, "unit", true)) {
       const std::string wanted = lower(*unit);
@@ -259,7 +268,15 @@ class Converter {
       }
     }
     if (result_.errors.size() != errors_before || !window || !requests) return;
+    add_policy(path, name, described, limit_name, shadow, std::move(section),
+               {algorithm::FixedWindow{.limit = *requests, .window = *window}});
+  }
 
+  // The policy of one descriptor node; `limits` empty for an unlimited one.
+  void add_policy(const std::string& path, const std::string& name, const std::string& described,
+                  const std::optional<std::string>& limit_name, bool shadow,
+                  DescriptorSection section, std::vector<algorithm::Limit> limits) {
+    const std::size_t errors_before = result_.errors.size();
     if (!is_valid_policy_name(name)) {
       error(path, "would become the policy \"" + name.substr(0, 64) + "...\", longer than " +
                       std::to_string(kMaxPolicyNameBytes) + " characters");
@@ -279,9 +296,12 @@ class Converter {
     policy.mode = shadow ? Mode::kShadow : Mode::kEnforce;
     policy.on_store_failure =
         FailureMode::kFailOpen;  // envoy's filter allows when the service fails
-    policy.limits = {algorithm::FixedWindow{.limit = *requests, .window = *window}};
-    for (const FieldError& invalid : algorithm::validate_limit(policy.limits.front(), "")) {
-      error(join(path, "requests_per_unit"), invalid.message);
+    policy.limits = std::move(limits);
+    policy.descriptors = std::move(section);
+    for (const algorithm::Limit& limit : policy.limits) {
+      for (const FieldError& invalid : algorithm::validate_limit(limit, "")) {
+        error(join(path, "requests_per_unit"), invalid.message);
+      }
     }
     if (result_.errors.size() == errors_before) result_.policies.push_back(std::move(policy));
   }
@@ -298,6 +318,11 @@ class Converter {
 EnvoyImport import_envoy_config(std::string_view yaml_text) {
   EnvoyImport result;
   std::vector<YAML::Node> documents;
+  // yaml-cpp accepts bytes that are not UTF-8, and the policies would carry them into JSON.
+  if (!is_valid_utf8(yaml_text)) {
+    result.errors.push_back({.field = "", .message = "not valid YAML: the text is not UTF-8"});
+    return result;
+  }
   try {
     documents = YAML::LoadAll(std::string(yaml_text));
   } catch (const YAML::Exception& error) {

@@ -125,7 +125,7 @@ descriptors:
   EXPECT_TRUE(result.warnings.empty()) << join_errors(result.warnings);
 }
 
-TEST(EnvoyImport, UnlimitedIsReportedAndMakesNoPolicy) {
+TEST(EnvoyImport, UnlimitedBecomesAnUnlimitedDescriptorPolicy) {
   const EnvoyImport result = import_envoy_config(R"(
 domain: internal
 descriptors:
@@ -137,11 +137,16 @@ descriptors:
     rate_limit: {unit: second, requests_per_unit: 9}
 )");
   EXPECT_TRUE(result.errors.empty()) << join_errors(result.errors);
-  ASSERT_EQ(result.policies.size(), 1u);
-  EXPECT_EQ(result.policies[0].name, "internal.service_api");
-  const FieldError* warning = find_field(result.warnings, "descriptors[0].rate_limit.unlimited");
-  ASSERT_NE(warning, nullptr);
-  EXPECT_THAT(warning->message, HasSubstr("internal.service_health will find no policy"));
+  EXPECT_TRUE(result.warnings.empty()) << join_errors(result.warnings);
+  ASSERT_EQ(result.policies.size(), 2u);
+  const Policy& health = result.policies[0];
+  EXPECT_EQ(health.name, "internal.service_health");
+  EXPECT_TRUE(health.limits.empty());
+  ASSERT_TRUE(health.descriptors);
+  EXPECT_TRUE(health.descriptors->unlimited);
+  EXPECT_EQ(result.policies[1].name, "internal.service_api");
+  const ParsedPolicy again = policy_from_json(policy_to_json(health));
+  EXPECT_TRUE(again.errors.empty()) << join_errors(again.errors);
 }
 
 TEST(EnvoyImport, ReplacesDetailedMetricAndTheLimitsNameAreNeverDroppedSilently) {
@@ -164,6 +169,8 @@ descriptors:
   EXPECT_NE(find_field(result.warnings, "descriptors[0].rate_limit.replaces"), nullptr);
   EXPECT_NE(find_field(result.warnings, "descriptors[0].detailed_metric"), nullptr);
   EXPECT_EQ(result.warnings.size(), 2u) << join_errors(result.warnings);
+  ASSERT_TRUE(result.policies[0].descriptors);
+  EXPECT_TRUE(result.policies[0].descriptors->detailed_metric);
 }
 
 TEST(EnvoyImport, DefaultFalseFlagsAreNotWarnings) {
@@ -181,7 +188,7 @@ descriptors:
   EXPECT_EQ(result.policies.size(), 1u);
 }
 
-TEST(EnvoyImport, ValueLessAndWildcardDescriptorsAreImportedWithAWarning) {
+TEST(EnvoyImport, ValueLessAndWildcardDescriptorsMatchAsInEnvoyRatelimit) {
   const EnvoyImport result = import_envoy_config(R"(
 domain: edge_proxy_per_ip
 descriptors:
@@ -194,13 +201,104 @@ descriptors:
   EXPECT_TRUE(result.errors.empty()) << join_errors(result.errors);
   ASSERT_EQ(result.policies.size(), 2u);
   EXPECT_EQ(result.policies[0].name, "edge_proxy_per_ip.remote_address");
+  ASSERT_TRUE(result.policies[0].descriptors);
+  EXPECT_EQ(result.policies[0].descriptors->entries,
+            (std::vector<DescriptorEntry>{{"remote_address", std::nullopt}}));
   EXPECT_EQ(result.policies[1].name, "edge_proxy_per_ip.path__api__");
-  const FieldError* value_less = find_field(result.warnings, "descriptors[0].value");
-  ASSERT_NE(value_less, nullptr);
-  EXPECT_THAT(value_less->message, HasSubstr("each distinct value"));
-  const FieldError* wildcard = find_field(result.warnings, "descriptors[1].value");
-  ASSERT_NE(wildcard, nullptr);
-  EXPECT_THAT(wildcard->message, HasSubstr("no prefix match"));
+  EXPECT_TRUE(result.warnings.empty()) << join_errors(result.warnings);
+  std::vector<std::shared_ptr<const Policy>> policies;
+  for (const Policy& policy : result.policies) {
+    policies.push_back(std::make_shared<const Policy>(policy));
+  }
+  const DescriptorIndex index(policies);
+  const auto api = index.match("edge_proxy_per_ip", {{"path", "/api/users"}});
+  ASSERT_TRUE(api);
+  EXPECT_EQ(api->policy->name, "edge_proxy_per_ip.path__api__");
+  EXPECT_FALSE(index.match("edge_proxy_per_ip", {{"path", "/web"}}));
+}
+
+// envoyproxy/ratelimit's README examples, imported and then matched by the gRPC front end's
+// index: each request descriptor reaches the policy envoyproxy/ratelimit would apply, or none.
+TEST(EnvoyImport, ReadmeExamplesMatchAsEnvoyRatelimitDoes) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: messaging
+descriptors:
+  - key: message_type
+    value: marketing
+    descriptors:
+      - key: to_number
+        rate_limit:
+          unit: day
+          requests_per_unit: 5
+  - key: to_number
+    rate_limit:
+      unit: day
+      requests_per_unit: 100
+---
+domain: edge_proxy_per_ip
+descriptors:
+  - key: remote_address
+    rate_limit:
+      unit: second
+      requests_per_unit: 10
+  - key: remote_address
+    value: 50.0.0.5
+    rate_limit:
+      unit: second
+      requests_per_unit: 5
+---
+domain: rl
+descriptors:
+  - key: category
+    value: account
+    descriptors:
+      - key: user
+        value: dummy
+        rate_limit:
+          unlimited: true
+      - key: user
+        rate_limit:
+          unit: minute
+          requests_per_unit: 20
+)");
+  ASSERT_TRUE(result.errors.empty()) << join_errors(result.errors);
+  EXPECT_TRUE(result.warnings.empty()) << join_errors(result.warnings);
+  std::vector<std::shared_ptr<const Policy>> policies;
+  for (const Policy& policy : result.policies) {
+    policies.push_back(std::make_shared<const Policy>(policy));
+  }
+  const DescriptorIndex index(policies);
+  struct Case {
+    std::string domain;
+    std::vector<RequestEntry> entries;
+    std::string expected;  // policy name, or "none"
+  };
+  const std::vector<Case> cases = {
+      {"messaging",
+       {{"message_type", "marketing"}, {"to_number", "2061111111"}},
+       "messaging.message_type_marketing.to_number"},
+      {"messaging", {{"to_number", "2061111111"}}, "messaging.to_number"},
+      {"messaging", {{"message_type", "marketing"}}, "none"},
+      {"messaging", {{"message_type", "transactional"}, {"to_number", "1"}}, "none"},
+      {"edge_proxy_per_ip", {{"remote_address", "10.0.0.1"}}, "edge_proxy_per_ip.remote_address"},
+      {"edge_proxy_per_ip",
+       {{"remote_address", "50.0.0.5"}},
+       "edge_proxy_per_ip.remote_address_50.0.0.5"},
+      {"rl", {{"category", "account"}, {"user", "dummy"}}, "rl.category_account.user_dummy"},
+      {"rl", {{"category", "account"}, {"user", "alice"}}, "rl.category_account.user"},
+      {"rl", {{"category", "other"}, {"user", "alice"}}, "none"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.expected);
+    const std::optional<DescriptorMatch> match = index.match(c.domain, c.entries);
+    EXPECT_EQ(match ? match->policy->name : "none", c.expected);
+  }
+  const auto dummy = index.match("rl", {{"category", "account"}, {"user", "dummy"}});
+  ASSERT_TRUE(dummy);
+  EXPECT_TRUE(dummy->policy->limits.empty());  // unlimited
+  const auto per_user = index.match("rl", {{"category", "account"}, {"user", "alice"}});
+  EXPECT_EQ(std::get<algorithm::FixedWindow>(per_user->policy->limits.at(0)).limit, 20);
+  EXPECT_EQ(per_user->subject, "account|alice");
 }
 
 TEST(EnvoyImport, UnknownFieldsAndEmptyDescriptorsAreWarnings) {
@@ -333,6 +431,11 @@ TEST(EnvoyImport, InvalidOrEmptyYamlIsOneError) {
               HasSubstr("not valid YAML"));
   EXPECT_EQ(import_envoy_config("").errors.size(), 1u);
   EXPECT_EQ(import_envoy_config("- a\n- b\n").errors.size(), 1u);
+  const EnvoyImport latin1 = import_envoy_config(
+      "domain: caf\xe9\ndescriptors:\n  - {key: k, rate_limit: {unit: second, requests_per_unit: "
+      "1}}\n");
+  EXPECT_TRUE(latin1.policies.empty());
+  EXPECT_THAT(latin1.errors.at(0).message, HasSubstr("not UTF-8"));
 }
 
 TEST(EnvoyImport, ImportedPoliciesAreValidDocuments) {

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "sluice/algorithm/limit.h"
 #include "sluice/decision.h"
+#include "sluice/policy/descriptors.h"
 #include "sluice/time.h"
 
 namespace sluice::policy {
@@ -26,7 +28,10 @@ struct Policy {
   Mode mode = Mode::kEnforce;
   FailureMode on_store_failure = FailureMode::kFailOpen;
   bool enabled = true;
-  std::vector<algorithm::Limit> limits;
+  std::vector<algorithm::Limit> limits;  // empty only for an `unlimited` descriptor policy
+  // Where Envoy's Rate Limit Service finds this policy (docs/envoy.md); absent: not reachable
+  // through descriptors.
+  std::optional<DescriptorSection> descriptors;
 
   // Maintained by the repository.
   std::int64_t version = 0;

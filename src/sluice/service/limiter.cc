@@ -125,13 +125,16 @@ void Limiter::acquire(AcquireRequest request, DecisionCallback done) {
 }
 
 void Limiter::try_acquire_async(const policy::Policy& policy, std::string_view app,
-                                std::string_view subject, std::int64_t cost,
-                                DecisionCallback done) {
+                                std::string_view subject, std::int64_t cost, DecisionCallback done,
+                                Micros store_timeout) {
   auto attempt = std::make_shared<Attempt>();
   attempt->started = steady_.now();
   attempt->wait_until = attempt->started;
   attempt->policy = &policy;
-  attempt->request = {.app = std::string(app), .subject = std::string(subject), .cost = cost};
+  attempt->request = {.app = std::string(app),
+                      .subject = std::string(subject),
+                      .cost = cost,
+                      .store_timeout = store_timeout};
   attempt->done = std::move(done);
   if (std::optional<StatusOr<Decision>> early = decide_without_store(policy, app, cost)) {
     return answer(*attempt, *std::move(early));
@@ -251,7 +254,8 @@ std::optional<StatusOr<Decision>> Limiter::decide_without_store(const policy::Po
   if (Status status = algorithm::validate_cost(cost); !status.ok()) {
     return StatusOr<Decision>(status);
   }
-  if (policy.enabled) return std::nullopt;
+  // A policy without limits (an `unlimited` descriptor node) never needs the store.
+  if (policy.enabled && !policy.limits.empty()) return std::nullopt;
   return Decision{.verdict = {.allowed = true}, .policy = policy.name, .mode = policy.mode};
 }
 

@@ -113,9 +113,11 @@ class Limiter {
   StatusOr<Decision> acquire_blocking(AcquireRequest request);
 
   // Decides for a policy the caller holds (no lookup, no wait): the same checks, modes and
-  // metrics. `done` as in acquire; `policy` must stay alive until it runs.
+  // metrics. `done` as in acquire; `policy` must stay alive until it runs. `store_timeout` as in
+  // AcquireRequest (0: LimiterOptions::store_timeout).
   void try_acquire_async(const policy::Policy& policy, std::string_view app,
-                         std::string_view subject, std::int64_t cost, DecisionCallback done);
+                         std::string_view subject, std::int64_t cost, DecisionCallback done,
+                         Micros store_timeout = 0);
   // The blocking form of try_acquire_async.
   StatusOr<Decision> try_acquire(const policy::Policy& policy, std::string_view app,
                                  std::string_view subject, std::int64_t cost);

@@ -247,6 +247,27 @@ TEST(ServeTest, FlagsBeatEnvironmentWhichBeatsTheConfigFile) {
   EXPECT_NE(from_env.out.find("threads: \"3\""), std::string::npos) << from_env.out;
 }
 
+TEST(ServeTest, GrpcSettingsFollowTheSamePrecedence) {
+  TempDir dir;
+  write_file(dir.path() / "sluice.yaml",
+             "grpc_listen: 0.0.0.0:9001\ngrpc_headers: ratelimit\ngrpc_max_message_bytes: 2048\n");
+  const Ran ran =
+      run({SLUICE_BINARY, "serve", "--config", (dir.path() / "sluice.yaml").string(),
+           "--grpc-headers", "x-ratelimit", "--print-config"},
+          {"SLUICE_GRPC_MAX_CONCURRENT_STREAMS=7", "SLUICE_GRPC_MAX_MESSAGE_BYTES=4096"});
+  ASSERT_EQ(ran.code, 0) << ran.err;
+  EXPECT_NE(ran.out.find("grpc_listen: \"0.0.0.0:9001\""), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("grpc_headers: \"x-ratelimit\""), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("grpc_max_message_bytes: \"4096\""), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("grpc_max_concurrent_streams: \"7\""), std::string::npos) << ran.out;
+  const Ran bad_headers = run({SLUICE_BINARY, "serve", "--grpc-headers", "github"});
+  EXPECT_EQ(bad_headers.code, 2);
+  EXPECT_NE(bad_headers.err.find("--grpc-headers"), std::string::npos) << bad_headers.err;
+  const Ran bad_listen = run({SLUICE_BINARY, "serve", "--grpc-listen", "nowhere"});
+  EXPECT_EQ(bad_listen.code, 2);
+  EXPECT_NE(bad_listen.err.find("grpc-listen"), std::string::npos) << bad_listen.err;
+}
+
 TEST(ServeTest, BadSettingsExitTwoNamingTheSetting) {
   TempDir dir;
   write_file(dir.path() / "bad.yaml", "listen: 127.0.0.1:1\nlisten_port: 80\n");

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# gRPC front end benchmark (docs/benchmarks.md, "gRPC (Envoy RLS)"): one `sluice serve` with both
+# front ends on the in-memory store, one on Redis; in each round, at the same number of callers:
+#   - HTTP GET /v1/check loaded by wrk (-t2 -cN), as bench/http_server.sh does;
+#   - gRPC ShouldRateLimit loaded by `sluice bench --target grpc --mode async`: N calls in flight
+#     on grpc++'s callback API over 2 HTTP/2 connections, as Envoy multiplexes its calls (domain
+#     "bench", one descriptor [{key: <subject>}]);
+#   - the same with `--mode closed`: N threads, one HTTP/2 connection and one blocking call each;
+#   - HTTP POST /v1/acquire loaded by `sluice bench --target http` (N threads, one keep-alive
+#     connection each): the same load generator as the closed gRPC row, so client costs compare.
+# Servers are started here on free loopback ports and stopped by PID.
+#
+#   bench/grpc_server.sh [DURATION] [CALLERS] [ROUNDS]     (defaults: 5s, 50, 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration="${1:-5s}"
+callers="${2:-50}"
+rounds="${3:-3}"
+
+cmake --preset release >/dev/null
+cmake --build build/release --target sluice >/dev/null
+sluice=build/release/src/sluice/cli/sluice
+
+dir=$(mktemp -d /tmp/sluice-grpc-bench-XXXXXX)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+
+# One policy that always allows, reachable by name (HTTP) and by descriptor (gRPC), so every
+# decision is the allowed path on both.
+cat >"$dir/bench.yaml" <<'YAML'
+name: bench.check
+apps: ["*"]
+descriptors: {entries: [{key: key}]}
+limits:
+  - algorithm: token_bucket
+    capacity: 1000000000
+    refill: 1000000000
+    period: 1s
+YAML
+
+redis_port=$(free_port)
+redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
+  --dir "$dir" --logfile "$dir/redis.log" &
+pids+=($!)
+start_sluice() {  # http_port grpc_port [serve flags...]
+  local http=$1 grpc=$2
+  shift 2
+  SLUICE_ACCESS_LOG=false "$sluice" serve --listen "127.0.0.1:$http" --grpc-listen "127.0.0.1:$grpc" \
+    --policies sqlite::memory: --policy-file "$dir/bench.yaml" "$@" 2>>"$dir/serve.log" &
+  pids+=($!)
+}
+memory_http=$(free_port) memory_grpc=$(free_port)
+start_sluice "$memory_http" "$memory_grpc"
+redis_http=$(free_port) redis_grpc=$(free_port)
+wait_port "$redis_port"
+start_sluice "$redis_http" "$redis_grpc" --redis "redis://127.0.0.1:$redis_port"
+for port in "$memory_http" "$memory_grpc" "$redis_http" "$redis_grpc"; do wait_port "$port"; done
+
+echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "load:    $callers callers, $duration per row, $rounds rounds; wrk -t2 -c$callers"
+echo "loadavg: $(cut -d' ' -f1-3 /proc/loadavg) (before)"
+
+wrk_check() {  # port -> req/s
+  wrk -t2 -c"$callers" -d"$duration" -H 'X-Sluice-App: bench' -H 'X-Sluice-Policy: bench.check' \
+    -H 'X-Sluice-Key: user-1' "http://127.0.0.1:$1/v1/check" | awk '/Requests\/sec/ {print $2}'
+}
+bench() {  # sluice bench flags... -> decisions/s
+  "$sluice" bench --threads "$callers" --duration "$duration" --warmup 1s --keys 1000 \
+    --no-progress --json "$@" | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["points"][0]["decisions_per_second"]))'
+}
+
+printf '%-6s %-7s %12s %12s %12s %12s %12s %12s\n' round store "check(wrk)" "grpc-async" \
+  "grpc-closed" "http-closed" "async/check" "closed/http"
+for round in $(seq "$rounds"); do
+  for store in memory redis; do
+    if [ "$store" = memory ]; then http=$memory_http grpc=$memory_grpc; else http=$redis_http grpc=$redis_grpc; fi
+    check=$(wrk_check "$http")
+    ga=$(bench --target grpc --mode async --url "127.0.0.1:$grpc" --descriptor key)
+    gc=$(bench --target grpc --url "127.0.0.1:$grpc" --descriptor key)
+    h=$(bench --target http --url "http://127.0.0.1:$http" --policy bench.check)
+    printf '%-6s %-7s %12s %12s %12s %12s %12.2f %12.2f\n' "$round" "$store" "$check" "$ga" "$gc" \
+      "$h" "$(echo "$ga / $check" | bc -l)" "$(echo "$gc / $h" | bc -l)"
+  done
+done
+echo "loadavg: $(cut -d' ' -f1-3 /proc/loadavg) (after)"

@@ -1,0 +1,207 @@
+#include "sluice/policy/descriptors.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "sluice/policy/policy.h"
+
+namespace sluice::policy {
+namespace {
+
+using nlohmann::json;
+
+void fail(std::vector<algorithm::FieldError>& errors, std::string field, std::string message) {
+  errors.push_back({.field = std::move(field), .message = std::move(message)});
+}
+
+// A key or value as a policy may hold it: non-empty when `allow_empty` is false, bounded, and
+// free of NUL (the index's separator).
+bool read_text(const json& object, std::string_view name, const std::string& field,
+               bool allow_empty, std::string& out, std::vector<algorithm::FieldError>& errors) {
+  const auto it = object.find(name);
+  if (it == object.end()) return false;
+  if (!it->is_string()) {
+    fail(errors, field, "must be a string");
+    return false;
+  }
+  out = it->get<std::string>();
+  if (out.empty() && !allow_empty) {
+    fail(errors, field, "must not be empty");
+  } else if (out.size() > kMaxDescriptorTextBytes) {
+    fail(errors, field, "must be at most " + std::to_string(kMaxDescriptorTextBytes) + " bytes");
+  } else if (out.find('\0') != std::string::npos) {
+    fail(errors, field, "must not contain a NUL byte");
+  }
+  return true;
+}
+
+std::string index_key(std::string_view key, const std::optional<std::string>& value) {
+  std::string out(key);
+  if (value) out.append(1, '\0').append(*value);
+  return out;
+}
+
+}  // namespace
+
+std::optional<DescriptorSection> descriptor_section_from_json(
+    const json& section, const std::string& prefix, std::vector<algorithm::FieldError>& errors) {
+  const std::size_t before = errors.size();
+  if (!section.is_object()) {
+    fail(errors, prefix,
+         "must be an object with `entries` (and optionally `unlimited`, "
+         "`detailed_metric`)");
+    return std::nullopt;
+  }
+  DescriptorSection out;
+  for (const auto& [key, value] : section.items()) {
+    if (key != "entries" && key != "unlimited" && key != "detailed_metric" &&
+        key != "allow_override") {
+      fail(errors, prefix + "." + key, "unknown field for descriptors");
+    }
+  }
+  for (const auto& [flag, target] : {std::pair<const char*, bool*>{"unlimited", &out.unlimited},
+                                     {"detailed_metric", &out.detailed_metric},
+                                     {"allow_override", &out.allow_override}}) {
+    const auto it = section.find(flag);
+    if (it == section.end()) continue;
+    if (!it->is_boolean()) {
+      fail(errors, prefix + "." + flag, "must be true or false");
+      continue;
+    }
+    *target = it->get<bool>();
+  }
+  const auto entries = section.find("entries");
+  if (entries == section.end()) {
+    fail(errors, prefix + ".entries", "is required");
+  } else if (!entries->is_array() || entries->empty() || entries->size() > kMaxDescriptorDepth) {
+    fail(errors, prefix + ".entries",
+         "must be a list of 1 to " + std::to_string(kMaxDescriptorDepth) +
+             " entries ({key, value?}), the path from the domain's root");
+  } else {
+    for (std::size_t i = 0; i < entries->size(); ++i) {
+      const std::string field = prefix + ".entries[" + std::to_string(i) + "]";
+      const json& entry = (*entries)[i];
+      if (!entry.is_object()) {
+        fail(errors, field, "must be an object {key, value?}");
+        continue;
+      }
+      for (const auto& [key, value] : entry.items()) {
+        if (key != "key" && key != "value") fail(errors, field + "." + key, "unknown field");
+      }
+      DescriptorEntry read;
+      if (!read_text(entry, "key", field + ".key", false, read.key, errors) &&
+          !entry.contains("key")) {
+        fail(errors, field + ".key", "is required");
+      }
+      std::string value;
+      // An empty value is a value Envoy can send; only an absent one means "any value".
+      if (read_text(entry, "value", field + ".value", true, value, errors)) read.value = value;
+      out.entries.push_back(std::move(read));
+    }
+  }
+  if (errors.size() != before) return std::nullopt;
+  return out;
+}
+
+json descriptor_section_to_json(const DescriptorSection& section) {
+  json entries = json::array();
+  for (const DescriptorEntry& entry : section.entries) {
+    json item = {{"key", entry.key}};
+    if (entry.value) item["value"] = *entry.value;
+    entries.push_back(std::move(item));
+  }
+  json out = {{"entries", std::move(entries)}};
+  if (section.unlimited) out["unlimited"] = true;
+  if (section.detailed_metric) out["detailed_metric"] = true;
+  if (section.allow_override) out["allow_override"] = true;
+  return out;
+}
+
+std::string descriptor_subject(const std::vector<RequestEntry>& entries) {
+  std::string subject;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (i > 0) subject.push_back('|');
+    for (const char c : entries[i].value) {
+      if (c == '\\' || c == '|') subject.push_back('\\');
+      subject.push_back(c);
+    }
+  }
+  return subject;
+}
+
+DescriptorIndex::DescriptorIndex(const std::vector<std::shared_ptr<const Policy>>& policies) {
+  std::vector<std::shared_ptr<const Policy>> sorted;
+  for (const auto& policy : policies) {
+    if (policy && policy->enabled && policy->descriptors) sorted.push_back(policy);
+  }
+  // By name, so which of two policies on one path wins does not depend on load order.
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a->name < b->name; });
+  for (const auto& policy : sorted) {
+    for (const std::string& domain : policy->apps) {
+      Node* node = &domains_[domain];
+      for (const DescriptorEntry& entry : policy->descriptors->entries) {
+        const std::string key = index_key(entry.key, entry.value);
+        const bool wildcard = entry.value && entry.value->ends_with('*');
+        if (wildcard && !node->children.contains(key)) {
+          node->wildcards.push_back({.key = entry.key,
+                                     .prefix = entry.value->substr(0, entry.value->size() - 1),
+                                     .index_key = key});
+        }
+        node = &node->children[key];
+      }
+      if (node->policy) {
+        conflicts_.push_back("policy " + policy->name + ": same descriptor path as policy " +
+                             node->policy->name + " in domain " + domain + "; ignored there");
+        continue;
+      }
+      node->policy = policy;
+    }
+  }
+}
+
+const std::shared_ptr<const Policy>* DescriptorIndex::match_in(
+    const Node& root, const std::vector<RequestEntry>& entries) {
+  const Node* node = &root;
+  std::string key;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    // A NUL in a request key could reach a value-match child's index key; no policy key has one.
+    if (entries[i].key.find('\0') != std::string_view::npos) return nullptr;
+    key.assign(entries[i].key).append(1, '\0').append(entries[i].value);
+    auto it = node->children.find(key);
+    if (it == node->children.end()) {
+      // envoyproxy/ratelimit: an exact value first, then the first wildcard that fits.
+      for (const Wildcard& wildcard : node->wildcards) {
+        if (wildcard.key == entries[i].key && entries[i].value.starts_with(wildcard.prefix)) {
+          it = node->children.find(wildcard.index_key);
+          break;
+        }
+      }
+    }
+    if (it == node->children.end()) it = node->children.find(std::string(entries[i].key));
+    if (it == node->children.end()) return nullptr;
+    node = &it->second;
+    // As envoyproxy/ratelimit: a limit counts only at the descriptor's own depth.
+    if (i + 1 == entries.size()) return node->policy ? &node->policy : nullptr;
+    if (node->children.empty()) return nullptr;
+  }
+  return nullptr;
+}
+
+std::optional<DescriptorMatch> DescriptorIndex::match(
+    std::string_view domain, const std::vector<RequestEntry>& entries) const {
+  if (entries.empty()) return std::nullopt;
+  const std::shared_ptr<const Policy>* found = nullptr;
+  if (const auto it = domains_.find(std::string(domain)); it != domains_.end()) {
+    found = match_in(it->second, entries);
+  }
+  if (found == nullptr && domain != "*") {
+    if (const auto it = domains_.find("*"); it != domains_.end()) {
+      found = match_in(it->second, entries);
+    }
+  }
+  if (found == nullptr) return std::nullopt;
+  return DescriptorMatch{.policy = *found, .subject = descriptor_subject(entries)};
+}
+
+}  // namespace sluice::policy

@@ -1,0 +1,399 @@
+// The gRPC front end end to end: an in-process GrpcServer on a free port, grpc++ clients built
+// from the same protos, decisions on the memory store (manual clock) and on a real Redis.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "envoy/service/ratelimit/v3/rls.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "sluice/core/clock.h"
+#include "sluice/policy/document.h"
+#include "sluice/server/grpc/grpc_server.h"
+#include "sluice/store/memory/memory_store.h"
+#include "sluice/store/redis/redis_store.h"
+#include "testing/redis_server.h"
+
+namespace sluice::grpc_server {
+namespace {
+
+namespace rls = envoy::service::ratelimit::v3;
+using Code = rls::RateLimitResponse::Code;
+using Health = grpc::health::v1::Health;
+using HealthCheckResponse = grpc::health::v1::HealthCheckResponse;
+
+// Slow refills (per day) so nothing refills during a test on Redis's real clock.
+constexpr std::string_view kPolicies = R"(
+name: grpc.per_user
+apps: [web]
+descriptors: {entries: [{key: user}]}
+limits: [{algorithm: token_bucket, capacity: 3, refill: 1, period: 1d}]
+---
+name: grpc.vip
+apps: [web]
+descriptors: {entries: [{key: user, value: vip}]}
+limits: [{algorithm: sliding_log, limit: 5, window: 1h}]
+---
+name: grpc.internal
+apps: [web]
+descriptors: {entries: [{key: user, value: internal}], unlimited: true}
+---
+name: grpc.checkout
+apps: [web]
+descriptors: {entries: [{key: route, value: checkout}, {key: user}]}
+limits: [{algorithm: gcra, rate: 1, period: 1d, burst: 1}]
+---
+name: grpc.shadow
+apps: [web]
+mode: shadow
+descriptors: {entries: [{key: shadow}]}
+limits: [{algorithm: token_bucket, capacity: 1, refill: 1, period: 1d}]
+---
+name: grpc.closed
+apps: [web]
+on_store_failure: fail_closed
+descriptors: {entries: [{key: closed}]}
+limits: [{algorithm: token_bucket, capacity: 100, refill: 1, period: 1d}]
+---
+name: grpc.overridable
+apps: [web]
+descriptors: {entries: [{key: tenant}], allow_override: true}
+limits: [{algorithm: token_bucket, capacity: 100, refill: 1, period: 1d}]
+---
+name: grpc.race
+apps: [web]
+descriptors: {entries: [{key: race}]}
+limits: [{algorithm: token_bucket, capacity: 50, refill: 1, period: 1d}]
+)";
+
+std::vector<policy::Policy> test_policies() {
+  policy::ParsedPolicies parsed = policy::policies_from_text(kPolicies);
+  EXPECT_TRUE(parsed.errors.empty()) << policy::join_errors(parsed.errors);
+  return parsed.policies;
+}
+
+using Entries = std::vector<std::pair<std::string, std::string>>;
+
+void add_descriptor(rls::RateLimitRequest& request, const Entries& entries,
+                    std::optional<std::uint64_t> hits_addend = std::nullopt) {
+  auto& descriptor = *request.add_descriptors();
+  for (const auto& [key, value] : entries) {
+    auto& entry = *descriptor.add_entries();
+    entry.set_key(key);
+    entry.set_value(value);
+  }
+  if (hits_addend) descriptor.mutable_hits_addend()->set_value(*hits_addend);
+}
+
+rls::RateLimitRequest request_of(std::string domain, const Entries& entries,
+                                 std::uint32_t hits_addend = 0) {
+  rls::RateLimitRequest request;
+  request.set_domain(std::move(domain));
+  request.set_hits_addend(hits_addend);
+  add_descriptor(request, entries);
+  return request;
+}
+
+std::string header(const rls::RateLimitResponse& response, std::string_view key) {
+  for (const auto& h : response.response_headers_to_add()) {
+    if (h.key() == key) return h.value();
+  }
+  return "(absent)";
+}
+
+enum class Backend { kMemory, kRedis };
+
+class GrpcTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Backend::kRedis) {
+      StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start();
+      ASSERT_TRUE(server.ok()) << server.status().to_string();
+      redis_server_ = std::move(*server);
+      // A long command timeout: the decision's own deadline is what must answer a stall.
+      StatusOr<std::unique_ptr<redis::Client>> client =
+          redis::Client::create({.host = "127.0.0.1",
+                                 .port = redis_server_->port(),
+                                 .command_timeout = 10 * kMicrosPerSecond});
+      ASSERT_TRUE(client.ok()) << client.status().to_string();
+      redis_store_ =
+          std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
+    }
+    store::Store& store = redis_store_ ? static_cast<store::Store&>(*redis_store_) : memory_;
+    limiter_ = std::make_unique<service::Limiter>(
+        store, &memory_,
+        service::LimiterOptions{.store_timeout = kMicrosPerSecond, .policies = &lookup_});
+    StatusOr<std::unique_ptr<GrpcServer>> server =
+        GrpcServer::start({.rls = {.headers = RlsHeaders::kXRateLimit}}, *limiter_, lookup_);
+    ASSERT_TRUE(server.ok()) << server.status().to_string();
+    server_ = std::move(*server);
+    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                   grpc::InsecureChannelCredentials());
+    stub_ = rls::RateLimitService::NewStub(channel_);
+  }
+
+  void TearDown() override {
+    if (server_) server_->shutdown();
+  }
+
+  rls::RateLimitResponse call(const rls::RateLimitRequest& request,
+                              grpc::StatusCode expected = grpc::StatusCode::OK) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    rls::RateLimitResponse response;
+    const grpc::Status status = stub_->ShouldRateLimit(&context, request, &response);
+    EXPECT_EQ(status.error_code(), expected) << status.error_message();
+    return response;
+  }
+
+  ManualClock clock_{1'700'000'000'000'000};
+  store::MemoryStore memory_{clock_};
+  std::unique_ptr<test::RedisServer> redis_server_;
+  std::unique_ptr<store::RedisStore> redis_store_;
+  service::StaticPolicyLookup lookup_{test_policies()};
+  std::unique_ptr<service::Limiter> limiter_;
+  std::unique_ptr<GrpcServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<rls::RateLimitService::Stub> stub_;
+};
+
+TEST_P(GrpcTest, OverLimitAfterTheLimitWithLimitRemainingAndReset) {
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    const rls::RateLimitResponse response = call(request_of("web", {{"user", "alice"}}));
+    EXPECT_EQ(response.overall_code(), rls::RateLimitResponse::OK);
+    ASSERT_EQ(response.statuses_size(), 1);
+    const auto& status = response.statuses(0);
+    EXPECT_EQ(status.code(), rls::RateLimitResponse::OK);
+    EXPECT_EQ(status.current_limit().name(), "grpc.per_user");
+    EXPECT_EQ(status.current_limit().requests_per_unit(), 3u);
+    EXPECT_EQ(status.current_limit().unit(), rls::RateLimitResponse::RateLimit::DAY);
+    EXPECT_EQ(status.limit_remaining(), static_cast<std::uint32_t>(2 - i));
+    EXPECT_EQ(header(response, "x-ratelimit-remaining"), std::to_string(2 - i));
+  }
+  const rls::RateLimitResponse denied = call(request_of("web", {{"user", "alice"}}));
+  EXPECT_EQ(denied.overall_code(), rls::RateLimitResponse::OVER_LIMIT);
+  EXPECT_EQ(denied.statuses(0).code(), rls::RateLimitResponse::OVER_LIMIT);
+  EXPECT_EQ(denied.statuses(0).limit_remaining(), 0u);
+  EXPECT_GT(denied.statuses(0).duration_until_reset().seconds(), 0);
+  EXPECT_EQ(header(denied, "x-ratelimit-limit"), "3, 3;w=86400");
+  // Each value of a key-only entry is its own subject.
+  EXPECT_EQ(call(request_of("web", {{"user", "bob"}})).overall_code(), rls::RateLimitResponse::OK);
+}
+
+TEST_P(GrpcTest, HitsAddendFromTheRequestAndFromTheDescriptor) {
+  EXPECT_EQ(call(request_of("web", {{"user", "carol"}}, 2)).statuses(0).limit_remaining(), 1u);
+  rls::RateLimitRequest peek;
+  peek.set_domain("web");
+  add_descriptor(peek, {{"user", "carol"}}, 0);  // the descriptor's 0 is a peek, not 1
+  const rls::RateLimitResponse peeked = call(peek);
+  EXPECT_EQ(peeked.overall_code(), rls::RateLimitResponse::OK);
+  EXPECT_EQ(peeked.statuses(0).limit_remaining(), 1u);
+  rls::RateLimitRequest two;
+  two.set_domain("web");
+  two.set_hits_addend(1);
+  add_descriptor(two, {{"user", "carol"}}, 2);  // overrides the request's 1
+  EXPECT_EQ(call(two).overall_code(), rls::RateLimitResponse::OVER_LIMIT);
+  const rls::RateLimitResponse last = call(request_of("web", {{"user", "carol"}}, 1));
+  EXPECT_EQ(last.overall_code(), rls::RateLimitResponse::OK);
+  EXPECT_EQ(last.statuses(0).limit_remaining(), 0u);
+}
+
+TEST_P(GrpcTest, SeveralDescriptorsAnswerInOrderAndAnyOverIsOverall) {
+  const auto three = [] {
+    rls::RateLimitRequest request;
+    request.set_domain("web");
+    add_descriptor(request, {{"user", "dave"}});
+    add_descriptor(request, {{"route", "checkout"}, {"user", "dave"}});
+    add_descriptor(request, {{"unknown", "x"}});
+    return request;
+  }();
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(i);
+    const rls::RateLimitResponse response = call(three);
+    EXPECT_EQ(response.overall_code(), rls::RateLimitResponse::OK);
+    ASSERT_EQ(response.statuses_size(), 3);
+    EXPECT_EQ(response.statuses(0).current_limit().name(), "grpc.per_user");
+    EXPECT_EQ(response.statuses(1).current_limit().name(), "grpc.checkout");
+    EXPECT_EQ(response.statuses(1).limit_remaining(), static_cast<std::uint32_t>(1 - i));
+    EXPECT_EQ(response.statuses(2).code(), rls::RateLimitResponse::OK);
+    EXPECT_FALSE(response.statuses(2).has_current_limit());
+  }
+  const rls::RateLimitResponse over = call(three);
+  EXPECT_EQ(over.overall_code(), rls::RateLimitResponse::OVER_LIMIT);
+  EXPECT_EQ(over.statuses(0).code(), rls::RateLimitResponse::OK);
+  EXPECT_EQ(over.statuses(0).limit_remaining(), 0u);
+  EXPECT_EQ(over.statuses(1).code(), rls::RateLimitResponse::OVER_LIMIT);
+  EXPECT_EQ(over.statuses(2).code(), rls::RateLimitResponse::OK);
+}
+
+TEST_P(GrpcTest, UnmatchedDescriptorsAndUnlimitedNodesAreNeverLimited) {
+  for (int i = 0; i < 8; ++i) {
+    SCOPED_TRACE(i);
+    for (const auto& [domain, entries] : std::vector<std::pair<std::string, Entries>>{
+             {"other-domain", {{"user", "erin"}}},     // no tree for this domain
+             {"web", {{"route", "checkout"}}},         // shallower than the limit
+             {"web", {{"user", "erin"}, {"x", "y"}}},  // deeper than the tree
+             {"web", {{"user", "internal"}}}}) {       // unlimited: true
+      const rls::RateLimitResponse response = call(request_of(domain, entries));
+      EXPECT_EQ(response.overall_code(), rls::RateLimitResponse::OK);
+      EXPECT_FALSE(response.statuses(0).has_current_limit());
+      EXPECT_EQ(header(response, "x-ratelimit-limit"), "(absent)");
+    }
+  }
+  // A value match is more specific than the key-only sibling.
+  EXPECT_EQ(call(request_of("web", {{"user", "vip"}})).statuses(0).current_limit().name(),
+            "grpc.vip");
+}
+
+TEST_P(GrpcTest, ShadowModeAnswersOkAndCountsTheWouldBeDenials) {
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(call(request_of("web", {{"shadow", "s"}})).overall_code(),
+              rls::RateLimitResponse::OK);
+  }
+  EXPECT_EQ(limiter_->stats().shadow_denied, 2u);
+}
+
+TEST_P(GrpcTest, LimitOverridesApplyOnlyWhereThePolicyAllowsThemAndCountApart) {
+  const auto with_override = [](const Entries& entries, std::uint32_t requests, int unit) {
+    rls::RateLimitRequest request = request_of("web", entries);
+    auto& limit = *request.mutable_descriptors(0)->mutable_limit();
+    limit.set_requests_per_unit(requests);
+    limit.set_unit(static_cast<envoy::type::v3::RateLimitUnit>(unit));
+    return request;
+  };
+  const rls::RateLimitRequest two_a_day = with_override({{"tenant", "t1"}}, 2, 4 /*DAY*/);
+  for (int i = 0; i < 2; ++i) {
+    const rls::RateLimitResponse response = call(two_a_day);
+    EXPECT_EQ(response.overall_code(), rls::RateLimitResponse::OK);
+    EXPECT_EQ(response.statuses(0).current_limit().requests_per_unit(), 2u);
+    EXPECT_EQ(response.statuses(0).current_limit().unit(), rls::RateLimitResponse::RateLimit::DAY);
+    EXPECT_EQ(response.statuses(0).limit_remaining(), static_cast<std::uint32_t>(1 - i));
+  }
+  EXPECT_EQ(call(two_a_day).overall_code(), rls::RateLimitResponse::OVER_LIMIT);
+  // The policy's own limit keeps its own count.
+  const rls::RateLimitResponse own = call(request_of("web", {{"tenant", "t1"}}));
+  EXPECT_EQ(own.overall_code(), rls::RateLimitResponse::OK);
+  EXPECT_EQ(own.statuses(0).current_limit().requests_per_unit(), 100u);
+  EXPECT_EQ(own.statuses(0).limit_remaining(), 99u);
+  // A policy without allow_override ignores the override.
+  EXPECT_EQ(call(with_override({{"user", "frank"}}, 1000, 1))
+                .statuses(0)
+                .current_limit()
+                .requests_per_unit(),
+            3u);
+  call(with_override({{"tenant", "t2"}}, 5, 0 /*UNKNOWN*/), grpc::StatusCode::INVALID_ARGUMENT);
+  call(with_override({{"tenant", "t2"}}, 0, 1), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_P(GrpcTest, MalformedRequestsAreInvalidArgument) {
+  call(request_of("", {{"user", "x"}}), grpc::StatusCode::INVALID_ARGUMENT);
+  rls::RateLimitRequest no_descriptors;
+  no_descriptors.set_domain("web");
+  call(no_descriptors, grpc::StatusCode::INVALID_ARGUMENT);
+  rls::RateLimitRequest too_costly;
+  too_costly.set_domain("web");
+  add_descriptor(too_costly, {{"user", "x"}}, std::uint64_t{1} << 40);
+  call(too_costly, grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_P(GrpcTest, HealthFollowsServing) {
+  auto health = Health::NewStub(channel_);
+  const auto check = [&](const std::string& service) {
+    grpc::ClientContext context;
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(service);
+    HealthCheckResponse response;
+    const grpc::Status status = health->Check(&context, request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response.status();
+  };
+  const std::string rls_name = "envoy.service.ratelimit.v3.RateLimitService";
+  EXPECT_EQ(check(""), HealthCheckResponse::SERVING);
+  EXPECT_EQ(check(rls_name), HealthCheckResponse::SERVING);
+  server_->set_serving(false);
+  EXPECT_EQ(check(""), HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(check(rls_name), HealthCheckResponse::NOT_SERVING);
+  server_->set_serving(true);
+  EXPECT_EQ(check(rls_name), HealthCheckResponse::SERVING);
+}
+
+TEST_P(GrpcTest, ExactlyTheLimitIsAdmittedAcross200ConcurrentCalls) {
+  constexpr int kCalls = 200;
+  struct Call {
+    grpc::ClientContext context;
+    rls::RateLimitRequest request;
+    rls::RateLimitResponse response;
+    grpc::Status status;
+  };
+  std::vector<std::unique_ptr<Call>> calls;
+  std::mutex mutex;
+  std::condition_variable done;
+  int finished = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    auto c = std::make_unique<Call>();
+    c->request = request_of("web", {{"race", "shared"}});
+    c->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    calls.push_back(std::move(c));
+  }
+  for (auto& c : calls) {  // every call in flight before any is answered, where the server allows
+    Call* raw = c.get();
+    stub_->async()->ShouldRateLimit(&raw->context, &raw->request, &raw->response,
+                                    [&, raw](grpc::Status status) {
+                                      std::lock_guard lock(mutex);
+                                      raw->status = std::move(status);
+                                      if (++finished == kCalls) done.notify_one();
+                                    });
+  }
+  std::unique_lock lock(mutex);
+  ASSERT_TRUE(done.wait_for(lock, std::chrono::seconds(30), [&] { return finished == kCalls; }));
+  int ok = 0;
+  int over = 0;
+  for (const auto& c : calls) {
+    ASSERT_TRUE(c->status.ok()) << c->status.error_message();
+    (c->response.overall_code() == rls::RateLimitResponse::OK ? ok : over)++;
+  }
+  EXPECT_EQ(ok, 50);
+  EXPECT_EQ(over, kCalls - 50);
+}
+
+// Redis paused for 3 s: each descriptor is answered by its policy's failure mode before the
+// caller's deadline, and the call is an answer, not DEADLINE_EXCEEDED.
+TEST_P(GrpcTest, StalledStoreIsAnsweredByTheFailureModeWithinTheDeadline) {
+  if (GetParam() != Backend::kRedis) GTEST_SKIP() << "the memory store cannot stall";
+  ASSERT_EQ(call(request_of("web", {{"closed", "warm"}})).overall_code(),
+            rls::RateLimitResponse::OK);
+  StatusOr<std::unique_ptr<redis::Client>> pauser =
+      redis::Client::create({.host = "127.0.0.1", .port = redis_server_->port()});
+  ASSERT_TRUE(pauser.ok());
+  // CLIENT PAUSE answers its own caller first: once it has, every other client is stalled.
+  ASSERT_TRUE((*pauser)->command({"CLIENT", "PAUSE", "3000", "ALL"}).ok());
+  rls::RateLimitRequest request;
+  request.set_domain("web");
+  add_descriptor(request, {{"user", "stalled"}});    // fail_open
+  add_descriptor(request, {{"closed", "stalled"}});  // fail_closed
+  grpc::ClientContext context;
+  const auto started = std::chrono::steady_clock::now();
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+  rls::RateLimitResponse response;
+  const grpc::Status status = stub_->ShouldRateLimit(&context, request, &response);
+  const auto elapsed = std::chrono::steady_clock::now() - started;
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.statuses(0).code(), rls::RateLimitResponse::OK);
+  EXPECT_EQ(response.statuses(1).code(), rls::RateLimitResponse::OVER_LIMIT);
+  EXPECT_EQ(response.overall_code(), rls::RateLimitResponse::OVER_LIMIT);
+  EXPECT_LT(elapsed, std::chrono::milliseconds(500));
+  EXPECT_GE(limiter_->stats().degraded, 2u);
+  (void)(*pauser)->command({"CLIENT", "UNPAUSE"});
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, GrpcTest, ::testing::Values(Backend::kMemory, Backend::kRedis),
+                         [](const ::testing::TestParamInfo<Backend>& param) {
+                           return param.param == Backend::kMemory ? "Memory" : "Redis";
+                         });
+
+}  // namespace
+}  // namespace sluice::grpc_server

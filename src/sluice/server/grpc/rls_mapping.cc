@@ -1,0 +1,168 @@
+#include "sluice/server/grpc/rls_mapping.h"
+
+#include <algorithm>
+#include <iterator>
+#include <limits>
+#include <variant>
+
+#include "sluice/algorithm/validate.h"
+
+namespace sluice::grpc_server {
+namespace {
+
+std::uint32_t clamp_u32(std::int64_t value) {
+  return static_cast<std::uint32_t>(
+      std::clamp<std::int64_t>(value, 0, std::numeric_limits<std::uint32_t>::max()));
+}
+
+// The window or period that gives the limit's size its meaning; 0 when there is none.
+Micros unit_length(const algorithm::Limit& limit) {
+  return std::visit(
+      [](const auto& l) -> Micros {
+        using T = std::decay_t<decltype(l)>;
+        if constexpr (std::is_same_v<T, algorithm::FixedWindow> ||
+                      std::is_same_v<T, algorithm::SlidingWindow> ||
+                      std::is_same_v<T, algorithm::SlidingLog>) {
+          return l.window;
+        } else if constexpr (std::is_same_v<T, algorithm::Concurrency>) {
+          return 0;
+        } else {
+          return l.period;
+        }
+      },
+      limit);
+}
+
+RlsUnit unit_for(Micros length) {
+  switch (length) {
+    case kMicrosPerSecond:
+      return RlsUnit::kSecond;
+    case kMicrosPerMinute:
+      return RlsUnit::kMinute;
+    case kMicrosPerHour:
+      return RlsUnit::kHour;
+    case kMicrosPerDay:
+      return RlsUnit::kDay;
+    case 7 * kMicrosPerDay:
+      return RlsUnit::kWeek;
+    // envoyproxy/ratelimit's MONTH and YEAR dividers, which `policy import` writes.
+    case 30 * kMicrosPerDay:
+      return RlsUnit::kMonth;
+    case 365 * kMicrosPerDay:
+      return RlsUnit::kYear;
+    default:
+      return RlsUnit::kUnknown;
+  }
+}
+
+}  // namespace
+
+StatusOr<algorithm::Limit> override_limit(std::uint32_t requests_per_unit, int unit) {
+  static constexpr Micros kWindows[] = {0,
+                                        kMicrosPerSecond,
+                                        kMicrosPerMinute,
+                                        kMicrosPerHour,
+                                        kMicrosPerDay,
+                                        30 * kMicrosPerDay,
+                                        365 * kMicrosPerDay,
+                                        7 * kMicrosPerDay};
+  if (requests_per_unit == 0) {
+    return invalid_argument("limit.requests_per_unit: must be at least 1");
+  }
+  if (unit <= 0 || unit >= static_cast<int>(std::size(kWindows))) {
+    return invalid_argument("limit.unit: must be SECOND, MINUTE, HOUR, DAY, WEEK, MONTH or YEAR");
+  }
+  return algorithm::Limit(
+      algorithm::FixedWindow{.limit = requests_per_unit, .window = kWindows[unit]});
+}
+
+std::string override_subject(std::string_view subject, std::uint32_t requests_per_unit, int unit) {
+  // The descriptor subject has one '|' fewer than its entries per path; this adds one.
+  return std::string(subject) + "|override:" + std::to_string(requests_per_unit) + "/" +
+         std::to_string(unit);
+}
+
+StatusOr<RlsHeaders> parse_rls_headers(std::string_view text) {
+  if (text == "none") return RlsHeaders::kNone;
+  if (text == "x-ratelimit") return RlsHeaders::kXRateLimit;
+  if (text == "ratelimit") return RlsHeaders::kRateLimit;
+  return invalid_argument("must be none, x-ratelimit or ratelimit, not \"" + std::string(text) +
+                          "\"");
+}
+
+std::string_view rls_headers_name(RlsHeaders headers) {
+  switch (headers) {
+    case RlsHeaders::kXRateLimit:
+      return "x-ratelimit";
+    case RlsHeaders::kRateLimit:
+      return "ratelimit";
+    case RlsHeaders::kNone:
+      break;
+  }
+  return "none";
+}
+
+StatusOr<std::int64_t> descriptor_cost(std::uint32_t request_hits_addend,
+                                       std::optional<std::uint64_t> descriptor_hits_addend) {
+  if (descriptor_hits_addend) {
+    if (*descriptor_hits_addend > static_cast<std::uint64_t>(algorithm::kMaxCost)) {
+      return invalid_argument("hits_addend: must be at most " +
+                              std::to_string(algorithm::kMaxCost));
+    }
+    return static_cast<std::int64_t>(*descriptor_hits_addend);
+  }
+  if (request_hits_addend == 0) return 1;
+  if (request_hits_addend > algorithm::kMaxCost) {
+    return invalid_argument("hits_addend: must be at most " + std::to_string(algorithm::kMaxCost));
+  }
+  return static_cast<std::int64_t>(request_hits_addend);
+}
+
+RlsStatus status_from_decision(const service::Decision& decision, const policy::Policy& policy) {
+  RlsStatus status{.code = decision.verdict.allowed ? RlsCode::kOk : RlsCode::kOverLimit,
+                   .limit_remaining = clamp_u32(decision.verdict.remaining),
+                   .duration_until_reset = decision.verdict.reset_after};
+  if (policy.limits.empty()) return status;  // unlimited: nothing to report
+  const algorithm::Limit& limit =
+      policy.limits[std::min(decision.limit_index, policy.limits.size() - 1)];
+  status.current_limit = RlsLimit{.name = policy.name,
+                                  .requests_per_unit = clamp_u32(decision.verdict.limit),
+                                  .unit = unit_for(unit_length(limit))};
+  return status;
+}
+
+std::vector<RlsHeader> response_headers(const std::vector<RlsStatus>& statuses, RlsHeaders style) {
+  if (style == RlsHeaders::kNone) return {};
+  const RlsStatus* tightest = nullptr;
+  for (const RlsStatus& status : statuses) {
+    if (!status.current_limit) continue;
+    if (tightest == nullptr || status.limit_remaining < tightest->limit_remaining) {
+      tightest = &status;
+    }
+  }
+  if (tightest == nullptr) return {};
+  const std::string limit = std::to_string(tightest->current_limit->requests_per_unit);
+  const std::string remaining = std::to_string(tightest->limit_remaining);
+  // Whole seconds rounded up: a client waiting that long finds the window reset.
+  const std::string reset =
+      std::to_string((tightest->duration_until_reset + kMicrosPerSecond - 1) / kMicrosPerSecond);
+  if (style == RlsHeaders::kRateLimit) {
+    return {
+        {"RateLimit-Limit", limit}, {"RateLimit-Remaining", remaining}, {"RateLimit-Reset", reset}};
+  }
+  std::string quota = limit;
+  static constexpr std::pair<RlsUnit, std::int64_t> kSeconds[] = {
+      {RlsUnit::kSecond, 1},        {RlsUnit::kMinute, 60},      {RlsUnit::kHour, 3600},
+      {RlsUnit::kDay, 86400},       {RlsUnit::kWeek, 7 * 86400}, {RlsUnit::kMonth, 30 * 86400},
+      {RlsUnit::kYear, 365 * 86400}};
+  for (const auto& [unit, seconds] : kSeconds) {
+    if (unit == tightest->current_limit->unit) {
+      quota += ", " + limit + ";w=" + std::to_string(seconds);
+    }
+  }
+  return {{"x-ratelimit-limit", quota},
+          {"x-ratelimit-remaining", remaining},
+          {"x-ratelimit-reset", reset}};
+}
+
+}  // namespace sluice::grpc_server
