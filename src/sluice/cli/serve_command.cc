@@ -28,6 +28,7 @@
 #include "sluice/policy/document.h"
 #include "sluice/policy/policy_files.h"
 #include "sluice/server/http/admin_api.h"
+#include "sluice/server/http/console.h"
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/metrics.h"
 #include "sluice/server/http/server.h"
@@ -522,10 +523,12 @@ int run_serve(const ServeCommand& command) {
                              {.session_ttl = s.session_ttl, .secure_cookies = s.secure_cookies});
   http::AdminApi admin(*policies->policies, *policies->accounts, store, admin_auth,
                        SystemClock::instance(),
-                       [cache = policies->cache.get()] { (void)cache->refresh_now(); });
+                       [cache = policies->cache.get()] { (void)cache->refresh_now(); },
+                       {.decisions = &limiter.metrics()});
   auto router = std::make_shared<http::Router>();
   api.add_routes(*router);
   admin.add_routes(*router);
+  http::add_console_routes(*router);
 
   const int store_threads = s.store_threads >= 0 ? s.store_threads : 1;
   StatusOr<std::unique_ptr<http::HttpServer>> server =
