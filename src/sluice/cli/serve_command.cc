@@ -10,14 +10,18 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stop_token>
+#include <thread>
 
 #include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
@@ -32,6 +36,7 @@
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/metrics.h"
 #include "sluice/server/http/server.h"
+#include "sluice/service/decision_history.h"
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/store/memory/memory_store.h"
@@ -519,12 +524,23 @@ int run_serve(const ServeCommand& command) {
        .max_wait = s.max_wait,
        .max_batch = static_cast<std::size_t>(s.max_batch),
        .policies_ready = [&policies] { return policies->policies->revision().status(); }});
+  // The console's live charts: per-second counts sampled from the decision counters.
+  service::DecisionHistory history(limiter.metrics());
+  std::jthread history_sampler([&history](std::stop_token stop) {
+    std::mutex mutex;
+    std::condition_variable_any wake;
+    std::unique_lock lock(mutex);
+    while (!stop.stop_requested()) {
+      history.sample(SystemClock::instance().now());
+      wake.wait_for(lock, stop, std::chrono::seconds(1), [] { return false; });
+    }
+  });
   http::AdminAuth admin_auth(*policies->accounts, SystemClock::instance(),
                              {.session_ttl = s.session_ttl, .secure_cookies = s.secure_cookies});
   http::AdminApi admin(*policies->policies, *policies->accounts, store, admin_auth,
                        SystemClock::instance(),
                        [cache = policies->cache.get()] { (void)cache->refresh_now(); },
-                       {.decisions = &limiter.metrics()});
+                       {.decisions = &limiter.metrics(), .history = &history});
   auto router = std::make_shared<http::Router>();
   api.add_routes(*router);
   admin.add_routes(*router);

@@ -20,6 +20,7 @@ AdminApi::AdminApi(policy::PolicyRepository& policies, auth::AccountRepository& 
       policies_changed_(std::move(policies_changed)),
       password_hash_(options.password_hash),
       decisions_(options.decisions),
+      history_(options.history),
       work_(options.threads, options.queue) {}
 
 void AdminApi::add_routes(Router& router) {
@@ -42,6 +43,7 @@ void AdminApi::add_routes(Router& router) {
   add("DELETE", "/v1/policies/{name}", &AdminApi::delete_policy);
   add("GET", "/v1/policies/{name}/history", &AdminApi::policy_history);
   add("GET", "/v1/stats/decisions", &AdminApi::decision_stats);
+  add("GET", "/v1/policies/{name}/rates", &AdminApi::policy_rates);
   add("GET", "/v1/policies/{name}/subjects/{key}", &AdminApi::peek_subject);
   add("DELETE", "/v1/policies/{name}/subjects/{key}", &AdminApi::reset_subject);
 

@@ -22,6 +22,7 @@
 #include "sluice/policy/repository.h"
 #include "sluice/server/http/admin_auth.h"
 #include "sluice/server/http/router.h"
+#include "sluice/service/decision_history.h"
 #include "sluice/service/decision_metrics.h"
 #include "sluice/store/store.h"
 
@@ -33,6 +34,8 @@ struct AdminApiOptions {
   auth::PasswordHashOptions password_hash;  // for passwords set through the API
   // The decision counters GET /v1/stats/decisions reports (the server's Limiter's); null: none.
   const service::DecisionMetrics* decisions = nullptr;
+  // Their per-second history GET /v1/policies/{name}/rates serves; null: none.
+  const service::DecisionHistory* history = nullptr;
 };
 
 class AdminApi {
@@ -68,6 +71,8 @@ class AdminApi {
   void policy_history(Exchange& exchange, const Principal& caller);
   // Cumulative decision counts of the policies the caller may read (the console's live rates).
   void decision_stats(Exchange& exchange, const Principal& caller);
+  // One policy's per-second decision counts over the last minutes (the console's live chart).
+  void policy_rates(Exchange& exchange, const Principal& caller);
 
   // One subject's state under a policy (subject_api.cc): readers peek, owners reset.
   void peek_subject(Exchange& exchange, const Principal& caller);
@@ -96,6 +101,7 @@ class AdminApi {
   std::function<void()> policies_changed_;
   const auth::PasswordHashOptions password_hash_;
   const service::DecisionMetrics* decisions_;
+  const service::DecisionHistory* history_;
   WorkQueue work_;
 };
 

@@ -53,7 +53,8 @@ class AdminApiTest : public ::testing::Test {
         AdminAuthOptions{.session_ttl = 3600 * kMicrosPerSecond, .password_hash = kFastHash});
     api_ = std::make_unique<AdminApi>(
         *stores_.policies, *stores_.accounts, store_, *auth_, clock_, [this] { ++changes_; },
-        AdminApiOptions{.password_hash = kFastHash, .decisions = &decisions_});
+        AdminApiOptions{
+            .password_hash = kFastHash, .decisions = &decisions_, .history = &history_});
     auto router = std::make_shared<Router>();
     api_->add_routes(*router);
     StatusOr<std::unique_ptr<HttpServer>> server =
@@ -104,6 +105,7 @@ class AdminApiTest : public ::testing::Test {
 
   ManualClock clock_{1'700'000'000'000'000};
   service::DecisionMetrics decisions_;
+  service::DecisionHistory history_{decisions_};
   policy::sql::SqlStores stores_;
   store::MemoryStore store_{clock_};
   std::unique_ptr<AdminAuth> auth_;
@@ -518,6 +520,18 @@ TEST_F(AdminApiTest, DecisionStatsCountThePoliciesTheCallerMayRead) {
   EXPECT_EQ(body(all)["policies"]["internal"]["denied"], 1);
   EXPECT_EQ(body(call(root, "GET", "/v1/stats/decisions?app=billing"))["policies"].size(), 1u);
   EXPECT_EQ(call({}, "GET", "/v1/stats/decisions").status, 401);
+
+  // The per-second history: readers of the policy only.
+  history_.sample(clock_.now());
+  decide("orders.create", false, false, false);
+  history_.sample(clock_.now() + kMicrosPerSecond);
+  RawResponse rates = call(bearer("alice"), "GET", "/v1/policies/orders.create/rates");
+  ASSERT_EQ(rates.status, 200) << rates.body;
+  ASSERT_EQ(body(rates)["points"].size(), 1u);
+  EXPECT_EQ(body(rates)["points"][0]["denied"], 1);
+  EXPECT_EQ(body(rates)["points"][0]["allowed"], 0);
+  EXPECT_EQ(call(bearer("alice"), "GET", "/v1/policies/internal/rates").status, 403);
+  EXPECT_EQ(call(bearer("root"), "GET", "/v1/policies/nothing/rates").status, 404);
 }
 
 TEST_F(AdminApiTest, TokensBelongToTheirUserAndStopWorkingWhenRevoked) {

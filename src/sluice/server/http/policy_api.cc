@@ -78,6 +78,28 @@ void AdminApi::decision_stats(Exchange& exchange, const Principal& caller) {
   exchange.respond(json_response(200, {{"at", clock_.now()}, {"policies", std::move(policies)}}));
 }
 
+void AdminApi::policy_rates(Exchange& exchange, const Principal& caller) {
+  const std::string name(exchange.param("name"));
+  StatusOr<Policy> stored = policies_.get(name);
+  if (!stored.ok()) return respond_error(exchange, stored.status());
+  if (Status s =
+          auth::authorize_policy(caller.user, auth::Operation::kRead, {.before = stored->apps});
+      !s.ok()) {
+    return respond_error(exchange, named(s, name));
+  }
+  json points = json::array();
+  if (history_ != nullptr) {
+    for (const service::DecisionHistory::Point& p : history_->points(name)) {
+      points.push_back({{"at", p.at},
+                        {"allowed", p.allowed},
+                        {"denied", p.denied},
+                        {"shadow_denied", p.shadow_denied},
+                        {"degraded", p.degraded}});
+    }
+  }
+  exchange.respond(json_response(200, {{"policy", name}, {"points", std::move(points)}}));
+}
+
 void AdminApi::create_policy(Exchange& exchange, const Principal& caller) {
   std::optional<Policy> wanted = read_policy(exchange);
   if (!wanted) return;
