@@ -3,6 +3,7 @@
 // optimistic-concurrency conflict (409) shown with an offer to reload.
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, enc } from './api.js';
+import { LiveChart } from './chart.jsx';
 import { documentYaml, editable } from './diff.js';
 import { canEdit } from './perm.js';
 import { Field, Problem, Select } from './ui.jsx';
@@ -168,6 +169,7 @@ export function EditorView({ user, name, query }) {
         <p class="muted">Version {stored.version}, changed by {stored.updated_by || stored.created_by}.
           {' '}{policyWords(stored)}</p>
       )}
+      {stored && <LiveChart name={name} />}
       {readOnly && (
         <p class="notice">You can view this policy; changing it needs the owner role on every app
           it lists.</p>

@@ -25,3 +25,32 @@ export function formatRate(perSecond) {
   if (perSecond >= 10) return Math.round(perSecond) + '/s';
   return perSecond.toFixed(1).replace(/\.0$/, '') + '/s';
 }
+
+export const SERIES = ['allowed', 'denied', 'shadow_denied', 'degraded'];
+
+// SVG path data for each series of `points` ({at, allowed, denied, ...} per second) in a
+// `width` × `height` box: time on x over the last `span` µs ending at the newest point, counts
+// on y from 0 (bottom) to the largest count (top). Pure (tests/unit/rates.test.js).
+export function chartPaths(points, width, height, span = 15 * 60 * 1e6) {
+  const out = { max: 0 };
+  for (const s of SERIES) out[s] = '';
+  if (!points?.length) return out;
+  const end = points[points.length - 1].at;
+  const start = end - span;
+  const shown = points.filter((p) => p.at >= start);
+  const max = Math.max(1, ...shown.flatMap((p) => SERIES.map((s) => p[s] ?? 0)));
+  out.max = max;
+  const x = (at) => +(((at - start) / span) * width).toFixed(1);
+  const y = (v) => +(height - (v / max) * height).toFixed(1);
+  for (const s of SERIES) {
+    out[s] = shown.map((p, i) => `${i ? 'L' : 'M'}${x(p.at)},${y(p[s] ?? 0)}`).join('');
+  }
+  return out;
+}
+
+// Totals of each series over `points`.
+export function totals(points) {
+  const out = Object.fromEntries(SERIES.map((s) => [s, 0]));
+  for (const p of points ?? []) for (const s of SERIES) out[s] += p[s] ?? 0;
+  return out;
+}

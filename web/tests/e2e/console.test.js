@@ -170,7 +170,7 @@ describe('console', () => {
     await page.context().close();
   });
 
-  test('acquiring until denied shows the denials in the live rates', async () => {
+  test('acquiring until denied shows the denials in the live rates and chart', async () => {
     const page = await newPage(browser);
     await signIn(page, server.url, 'alice', 'alice-password-1234');
     await page.goto(server.url + '/#/apps/shop');
@@ -186,11 +186,20 @@ describe('console', () => {
         if (!(await r.json()).allowed) denied++;
       }
     })();
-    await row.locator('.rate .denied').waitFor({ timeout: 20000 });
-    done = true;
-    await load;
+    try {
+      await row.locator('.rate .denied').waitFor({ timeout: 20000 });
+      assert.match(await row.locator('.rate .denied').innerText(), /[1-9][\d.k]*\/s denied/);
+      // The policy's page charts the last 15 minutes, per second, from the server's ring.
+      await row.getByRole('link', { name: 'orders.create' }).click();
+      const legend = page.locator('.chart .legend.denied');
+      await legend.filter({ hasText: /^[1-9]\d* denied$/ }).waitFor({ timeout: 20000 });
+      await page.locator('.chart path.series.denied').waitFor();
+      await screenshot(page, 'live-chart-1280');
+    } finally {
+      done = true;
+      await load;
+    }
     assert.ok(denied > 0);
-    assert.match(await row.locator('.rate .denied').innerText(), /[1-9][\d.k]*\/s denied/);
     assert.deepEqual(page.problems, []);
     await page.context().close();
   });

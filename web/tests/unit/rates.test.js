@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatRate, ratesBetween } from '../../src/rates.js';
+import { chartPaths, formatRate, ratesBetween, totals } from '../../src/rates.js';
 import { canEdit } from '../../src/perm.js';
 
 describe('ratesBetween', () => {
@@ -34,5 +34,30 @@ describe('canEdit', () => {
     expect(canEdit(owner, ['a', 'b'])).toBe(false);
     expect(canEdit(owner, ['*'])).toBe(false);
     expect(canEdit({ admin: true }, ['*'])).toBe(true);
+  });
+});
+
+describe('chartPaths', () => {
+  const at = (s) => 1_700_000_000_000_000 + s * 1e6;
+  it('puts the newest point at the right edge and scales counts to the largest', () => {
+    const points = [
+      { at: at(0), allowed: 2, denied: 0, shadow_denied: 0, degraded: 0 },
+      { at: at(10), allowed: 4, denied: 1, shadow_denied: 0, degraded: 0 },
+    ];
+    const paths = chartPaths(points, 100, 40, 10e6);
+    expect(paths.max).toBe(4);
+    expect(paths.allowed).toBe('M0,20L100,0');
+    expect(paths.denied).toBe('M0,40L100,30');
+  });
+
+  it('leaves out points older than the span and draws nothing without points', () => {
+    const points = [{ at: at(0), allowed: 100 }, { at: at(20), allowed: 1 }, { at: at(30), allowed: 1 }];
+    expect(chartPaths(points, 100, 10, 10e6).max).toBe(1);
+    expect(chartPaths([], 100, 10).allowed).toBe('');
+  });
+
+  it('sums every series', () => {
+    expect(totals([{ allowed: 1, denied: 2 }, { allowed: 3, degraded: 1 }]))
+      .toEqual({ allowed: 4, denied: 2, shadow_denied: 0, degraded: 1 });
   });
 });
