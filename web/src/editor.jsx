@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, enc } from './api.js';
 import { LiveChart } from './chart.jsx';
+import { SubjectInspector } from './inspector.jsx';
 import { documentYaml, editable } from './diff.js';
 import { canEdit } from './perm.js';
 import { Field, Problem, Select } from './ui.jsx';
@@ -232,6 +233,7 @@ export function EditorView({ user, name, query }) {
         {saved && <p class="ok" role="status">{saved}</p>}
         {!readOnly && <button type="submit">{creating ? 'Create policy' : 'Save'}</button>}
       </form>
+      {stored && <SubjectInspector name={name} mayReset={!readOnly} />}
     </section>
   );
 }

@@ -7,6 +7,7 @@ import { AppsView } from './apps.jsx';
 import { PoliciesView } from './policies.jsx';
 import { EditorView } from './editor.jsx';
 import { HistoryView } from './history.jsx';
+import { UsersView } from './users.jsx';
 import { Field, Problem } from './ui.jsx';
 import './style.css';
 
@@ -138,11 +139,16 @@ function App() {
   else if (first === 'policies' && second === undefined) view = <EditorView user={user} query={route.query} />;
   else if (first === 'policies' && third === 'history') view = <HistoryView user={user} name={second} />;
   else if (first === 'policies') view = <EditorView user={user} name={second} />;
+  else if (first === 'users') view = <UsersView user={user} />;
   else view = <AppsView user={user} />;
   return (
     <>
       <header class="top">
-        <a href="#/" class="brand">Sluice console</a>
+        <nav class="nav">
+          <a href="#/" class="brand">Sluice console</a>
+          <a href="#/">Apps</a>
+          <a href="#/users">{user.admin ? 'Users and tokens' : 'API tokens'}</a>
+        </nav>
         <span class="who">
           Signed in as <b>{user.name}</b>{user.admin ? ' (admin)' : ''}
           <button type="button" class="link" onClick={logout}>Sign out</button>

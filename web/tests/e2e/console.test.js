@@ -326,6 +326,61 @@ describe('console', () => {
     await page.context().close();
   });
 
+  test('the subject inspector peeks at a key and an owner resets it', async () => {
+    for (let i = 0; i < 6; i++) {
+      await fetch(server.url + '/v1/acquire', { method: 'POST',
+        body: JSON.stringify({ app: 'shop', policy: 'orders.create', key: 'user-42' }) });
+    }
+    const page = await newPage(browser);
+    await signIn(page, server.url, 'alice', 'alice-password-1234');
+    await page.goto(server.url + '/#/policies/orders.create');
+    const inspector = page.getByRole('region', { name: 'Subject inspector' });
+    await inspector.getByLabel('Key', { exact: true }).fill('user-42');
+    await inspector.getByRole('button', { name: 'Peek' }).click();
+    const state = inspector.getByRole('table', { name: 'State of user-42' });
+    await state.waitFor();
+    const remaining = async () => Number(await state.locator('tbody tr td').nth(2).innerText());
+    assert.ok(await remaining() < 5);
+    await inspector.getByRole('button', { name: 'Reset this key' }).click();
+    await inspector.getByText('user-42 was reset').waitFor();
+    assert.equal(await remaining(), 5);
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  });
+
+  test('admins create users (one-time password shown once) and tokens (secret shown once)', async () => {
+    const page = await newPage(browser);
+    await signIn(page, server.url, 'admin', ADMIN_PASSWORD);
+    await page.getByRole('link', { name: 'Users and tokens' }).click();
+    const form = page.getByRole('form', { name: 'Create a user' });
+    await form.getByLabel('Name', { exact: true }).fill('dave');
+    await form.getByRole('button', { name: 'Create user' }).click();
+    const password = await form.locator('code.secret').innerText();
+    assert.match(password, /^[A-Za-z0-9]{20}$/);
+    await page.getByRole('table', { name: 'Users' }).getByRole('cell', { name: 'dave', exact: true }).waitFor();
+
+    const tokenForm = page.getByRole('form', { name: 'Create a token' });
+    await tokenForm.getByLabel('Description', { exact: true }).fill('ci');
+    await tokenForm.getByRole('button', { name: 'Create token' }).click();
+    const token = await tokenForm.locator('code.secret').innerText();
+    const whoami = await fetch(server.url + '/v1/session', { headers: { Authorization: `Bearer ${token}` } });
+    assert.equal(whoami.status, 200);
+    const row = page.getByRole('table', { name: 'Tokens' }).getByRole('row', { name: /ci/ });
+    await row.getByRole('button', { name: /Revoke token/ }).click();
+    await row.waitFor({ state: 'detached' });
+    const revoked = await fetch(server.url + '/v1/session', { headers: { Authorization: `Bearer ${token}` } });
+    assert.equal(revoked.status, 401);
+    await screenshot(page, 'users-1280');
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+
+    // dave's first login asks for a new password.
+    const dave = await newPage(browser);
+    await signIn(dave, server.url, 'dave', password);
+    await dave.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+    await dave.context().close();
+  });
+
   test('screens fit a phone (390 px)', async () => {
     const page = await newPage(browser, { width: 390, height: 844 });
     await signIn(page, server.url, 'alice', 'alice-password-1234');
