@@ -1,6 +1,8 @@
 // The console in a real browser against a real `sluice serve`: each test is one thing a person
 // does, in order (the first changes the one-time password the later ones sign in with).
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { apiClient, launchBrowser, newPage, screenshot, signIn, startServer } from './harness.js';
 
@@ -379,6 +381,34 @@ describe('console', () => {
     await signIn(dave, server.url, 'dave', password);
     await dave.getByRole('heading', { name: 'Choose a new password' }).waitFor();
     await dave.context().close();
+  });
+
+  test('measures how long a list of 500 policies takes to render (reported, not asserted)', async (t) => {
+    assert.equal((await admin('POST', '/v1/apps', { name: 'bulk' })).status, 201);
+    for (let i = 0; i < 500; i++) {
+      const created = await admin('POST', '/v1/policies', {
+        name: `bulk.${String(i).padStart(3, '0')}`, apps: ['bulk'], description: `policy ${i}`,
+        limits: [{ algorithm: 'token_bucket', capacity: 10 + i, refill: 5, period: '1s' },
+          { algorithm: 'fixed_window', limit: 1000, window: '1h' }] });
+      assert.equal(created.status, 201);
+    }
+    const page = await newPage(browser);
+    await signIn(page, server.url, 'admin', ADMIN_PASSWORD);
+    await page.getByRole('heading', { name: 'Apps' }).waitFor();
+    // From the route change to 500 rendered rows, measured in the page.
+    await page.evaluate(() => {
+      window.listStart = performance.now();
+      location.hash = '#/apps/bulk';
+    });
+    await page.waitForFunction(() => document.querySelectorAll('table.policies tbody tr').length >= 500);
+    const ms = await page.evaluate(() => performance.now() - window.listStart);
+    t.diagnostic(`500-policy list rendered in ${ms.toFixed(0)} ms`);
+    if (process.env.SLUICE_SCREENSHOTS) {
+      writeFileSync(join(process.env.SLUICE_SCREENSHOTS, 'list-500-ms.txt'), `${ms.toFixed(0)}\n`);
+    }
+    await page.getByLabel('Filter policies', { exact: true }).fill('bulk.499');
+    await page.waitForFunction(() => document.querySelectorAll('table.policies tbody tr').length === 1);
+    await page.context().close();
   });
 
   test('screens fit a phone (390 px)', async () => {
