@@ -231,6 +231,23 @@ describe('console', () => {
     await page.context().close();
   });
 
+  test('a write the server refuses shows the server\'s message', async () => {
+    assert.equal((await admin('POST', '/v1/apps', { name: 'billing' })).status, 201);
+    const page = await newPage(browser);
+    await signIn(page, server.url, 'alice', 'alice-password-1234');
+    await page.goto(server.url + '/#/policies/orders.create');
+    // alice owns shop but not billing: listing billing too is not hers to decide.
+    await page.getByLabel('Apps', { exact: true }).fill('shop, billing');
+    await page.getByRole('button', { name: 'Save' }).click();
+    const problem = page.locator('.problem');
+    await problem.waitFor();
+    assert.match(await problem.innerText(), /alice/);
+    assert.match(await problem.innerText(), /billing/);
+    assert.deepEqual((await admin('GET', '/v1/policies/orders.create')).body.apps, ['shop']);
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  });
+
   test('two tabs edit one policy: the second gets the conflict and reloads', async () => {
     const context = await browser.newContext();
     const first = await context.newPage();
