@@ -75,11 +75,11 @@ function Row({ policy, user, rate, onChange, onError }) {
     <tr class={policy.enabled === false ? 'disabled' : ''}>
       <td><a href={`#/policies/${enc(policy.name)}`}>{policy.name}</a>
         {policy.description && <div class="muted small">{policy.description}</div>}</td>
-      <td>{[...new Set(policy.limits.map((l) => l.algorithm))].join(', ')}</td>
-      <td>{policyWords(policy)}</td>
-      <td>{policy.mode}{policy.enabled === false ? ' (disabled)' : ''}</td>
-      <td>{policy.on_store_failure}</td>
-      <td><Rate rate={rate} /></td>
+      <td data-label="Algorithm">{[...new Set(policy.limits.map((l) => l.algorithm))].join(', ')}</td>
+      <td data-label="Limits">{policyWords(policy)}</td>
+      <td data-label="Mode">{policy.mode}{policy.enabled === false ? ' (disabled)' : ''}</td>
+      <td data-label="Store failure">{policy.on_store_failure}</td>
+      <td data-label="Now"><Rate rate={rate} /></td>
       <td><div class="actions">
         <a href={`#/policies/${enc(policy.name)}/history`}>History</a>
         {editableByUser && !confirming && (
