@@ -8,7 +8,8 @@ namespace {
 
 std::uint32_t delta(std::uint64_t now, std::uint64_t before) {
   const std::uint64_t d = now >= before ? now - before : 0;
-  return static_cast<std::uint32_t>(std::min<std::uint64_t>(d, UINT32_MAX));
+  return static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(d, std::numeric_limits<std::uint32_t>::max()));
 }
 
 }  // namespace
