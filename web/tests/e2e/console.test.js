@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { apiClient, launchBrowser, newPage, screenshot, signIn, startServer } from './harness.js';
+import { apiClient, launchBrowser, newPage, newPageIn, screenshot, signIn, startServer } from './harness.js';
 
 const ADMIN_PASSWORD = 'a-new-admin-password';
 const XSS = '<img src=x onerror=alert(1)>';
@@ -13,6 +13,22 @@ describe('console', () => {
   let server;
   let browser;
   let admin; // admin API client, after the password change
+  let aliceContext; // alice signs in once: logins are throttled per user name (10 at once)
+
+  // A page of alice's signed-in browser, on the apps page; failing on console errors like newPage.
+  const alicePage = async (viewport) => {
+    if (!aliceContext) {
+      const first = await newPage(browser);
+      await signIn(first, server.url, 'alice', 'alice-password-1234');
+      await first.getByRole('heading', { name: 'Apps' }).waitFor();
+      aliceContext = first.context();
+      await first.close();
+    }
+    const page = await newPageIn(aliceContext, viewport);
+    await page.goto(server.url + '/');
+    await page.getByRole('heading', { name: 'Apps' }).waitFor();
+    return page;
+  };
 
   before(async () => {
     server = await startServer();
@@ -103,8 +119,7 @@ describe('console', () => {
   });
 
   test('an owner creates a policy through the form, fixing the field the server refused', async () => {
-    const page = await newPage(browser);
-    await signIn(page, server.url, 'alice', 'alice-password-1234');
+    const page = await alicePage();
     await page.getByRole('link', { name: 'shop' }).click();
     await page.getByRole('link', { name: 'New policy' }).click();
     await page.getByLabel('Name', { exact: true }).fill('orders.create');
@@ -130,15 +145,14 @@ describe('console', () => {
     assert.equal(stored.body.created_by, 'alice');
     assert.equal(stored.body.limits[0].capacity, 5);
     assert.deepEqual(page.problems, []);
-    await page.context().close();
+    await page.close();
   });
 
   test('the list shows limits in words; shadow, disable and delete after a confirmation', async () => {
     const created = await admin('POST', '/v1/policies', {
       name: 'tmp.policy', apps: ['shop'], limits: [{ algorithm: 'fixed_window', limit: 100, window: '1h' }] });
     assert.equal(created.status, 201);
-    const page = await newPage(browser);
-    await signIn(page, server.url, 'alice', 'alice-password-1234');
+    const page = await alicePage();
     await page.goto(server.url + '/#/apps/shop');
     const row = page.getByRole('row', { name: /orders\.create/ });
     await row.getByText('5 at once, 2 per second').waitFor();
@@ -169,12 +183,11 @@ describe('console', () => {
     assert.equal((await admin('GET', '/v1/policies/tmp.policy')).status, 404);
     await screenshot(page, 'policies-1280');
     assert.deepEqual(page.problems, []);
-    await page.context().close();
+    await page.close();
   });
 
   test('acquiring until denied shows the denials in the live rates and chart', async () => {
-    const page = await newPage(browser);
-    await signIn(page, server.url, 'alice', 'alice-password-1234');
+    const page = await alicePage();
     await page.goto(server.url + '/#/apps/shop');
     const row = page.getByRole('row', { name: /orders\.create/ });
     await row.waitFor();
@@ -203,7 +216,7 @@ describe('console', () => {
     }
     assert.ok(denied > 0);
     assert.deepEqual(page.problems, []);
-    await page.context().close();
+    await page.close();
   });
 
   test('a viewer sees a policy but gets no edit controls', async () => {
@@ -233,8 +246,7 @@ describe('console', () => {
 
   test('a write the server refuses shows the server\'s message', async () => {
     assert.equal((await admin('POST', '/v1/apps', { name: 'billing' })).status, 201);
-    const page = await newPage(browser);
-    await signIn(page, server.url, 'alice', 'alice-password-1234');
+    const page = await alicePage();
     await page.goto(server.url + '/#/policies/orders.create');
     // alice owns shop but not billing: listing billing too is not hers to decide.
     await page.getByLabel('Apps', { exact: true }).fill('shop, billing');
@@ -245,7 +257,7 @@ describe('console', () => {
     assert.match(await problem.innerText(), /billing/);
     assert.deepEqual((await admin('GET', '/v1/policies/orders.create')).body.apps, ['shop']);
     assert.deepEqual(page.problems, []);
-    await page.context().close();
+    await page.close();
   });
 
   test('two tabs edit one policy: the second gets the conflict and reloads', async () => {
@@ -278,8 +290,7 @@ describe('console', () => {
       name: 'xss.policy', description: XSS, apps: ['shop'],
       limits: [{ algorithm: 'concurrency', limit: 3, lease_ttl: '30s' }] });
     assert.equal(created.status, 201);
-    const page = await newPage(browser);
-    await signIn(page, server.url, 'alice', 'alice-password-1234');
+    const page = await alicePage();
     await page.goto(server.url + '/#/apps/shop');
     await page.getByText(XSS, { exact: true }).waitFor();
     assert.equal(await page.locator('main img').count(), 0);
@@ -289,12 +300,11 @@ describe('console', () => {
     assert.match(await page.getByLabel('YAML', { exact: true }).innerText(), /onerror=alert/);
     assert.equal(await page.locator('main img').count(), 0);
     assert.deepEqual(page.problems, []); // no alert dialog, no errors
-    await page.context().close();
+    await page.close();
   });
 
   test('history: who and when, a diff between versions, and restoring one', async () => {
-    const page = await newPage(browser);
-    await signIn(page, server.url, 'alice', 'alice-password-1234');
+    const page = await alicePage();
     await page.goto(server.url + '/#/policies/orders.create/history');
     await page.getByRole('heading', { name: 'History of orders.create' }).waitFor();
     const rows = page.locator('table.history tbody tr');
@@ -314,12 +324,11 @@ describe('console', () => {
     assert.equal(now.description, 'checkout writes');
     assert.ok(now.version > 1);
     assert.deepEqual(page.problems, []);
-    await page.context().close();
+    await page.close();
   });
 
   test('the editor works from the keyboard alone', async () => {
-    const page = await newPage(browser);
-    await signIn(page, server.url, 'alice', 'alice-password-1234');
+    const page = await alicePage();
     await page.goto(server.url + '/#/policies?app=shop');
     await page.getByRole('heading', { name: 'New policy' }).waitFor();
     const focusOn = async (label) => {
@@ -342,7 +351,7 @@ describe('console', () => {
     const stored = (await admin('GET', '/v1/policies/keyboard.policy')).body;
     assert.deepEqual(stored.limits, [{ algorithm: 'concurrency', limit: 7, lease_ttl: '30s' }]);
     assert.deepEqual(page.problems, []);
-    await page.context().close();
+    await page.close();
   });
 
   test('the subject inspector peeks at a key and an owner resets it', async () => {
@@ -350,8 +359,7 @@ describe('console', () => {
       await fetch(server.url + '/v1/acquire', { method: 'POST',
         body: JSON.stringify({ app: 'shop', policy: 'orders.create', key: 'user-42' }) });
     }
-    const page = await newPage(browser);
-    await signIn(page, server.url, 'alice', 'alice-password-1234');
+    const page = await alicePage();
     await page.goto(server.url + '/#/policies/orders.create');
     const inspector = page.getByRole('region', { name: 'Subject inspector' });
     await inspector.getByLabel('Key', { exact: true }).fill('user-42');
@@ -364,7 +372,7 @@ describe('console', () => {
     await inspector.getByText('user-42 was reset').waitFor();
     assert.equal(await remaining(), 5);
     assert.deepEqual(page.problems, []);
-    await page.context().close();
+    await page.close();
   });
 
   test('admins create users (one-time password shown once) and tokens (secret shown once)', async () => {
@@ -429,8 +437,7 @@ describe('console', () => {
   });
 
   test('screens fit a phone (390 px)', async () => {
-    const page = await newPage(browser, { width: 390, height: 844 });
-    await signIn(page, server.url, 'alice', 'alice-password-1234');
+    const page = await alicePage({ width: 390, height: 844 });
     await page.goto(server.url + '/#/apps/shop');
     await page.getByRole('row', { name: /orders\.create/ }).waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
@@ -439,6 +446,6 @@ describe('console', () => {
     await page.goto(server.url + '/#/policies/orders.create');
     await page.getByLabel('Description', { exact: true }).waitFor();
     await screenshot(page, 'editor-390');
-    await page.context().close();
+    await page.close();
   });
 });

@@ -78,11 +78,18 @@ export async function launchBrowser() {
   return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 }
 
-// A page that fails the test on any console error or CSP violation it reports.
+// A page in a new context (its own cookies) that records every console error, CSP violation or
+// dialog in page.problems, which the tests expect to stay empty.
 export async function newPage(browser, { width = 1280, height = 860 } = {}) {
   const context = await browser.newContext({ viewport: { width, height } });
   context.setDefaultTimeout(10000);
+  return newPageIn(context, { width, height });
+}
+
+// The same in an existing context (sharing its session).
+export async function newPageIn(context, { width = 1280, height = 860 } = {}) {
   const page = await context.newPage();
+  await page.setViewportSize({ width, height });
   page.problems = [];
   // Errors the page logs (CSP violations among them: "Refused to ..."); an API answer of 4xx is
   // logged by the browser as a failed resource, which the tests provoke on purpose.
