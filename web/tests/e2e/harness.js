@@ -82,7 +82,7 @@ export async function launchBrowser() {
 // dialog in page.problems, which the tests expect to stay empty.
 export async function newPage(browser, { width = 1280, height = 860 } = {}) {
   const context = await browser.newContext({ viewport: { width, height } });
-  context.setDefaultTimeout(10000);
+  context.setDefaultTimeout(20000); // generous: ctest runs other servers beside it
   return newPageIn(context, { width, height });
 }
 
