@@ -135,7 +135,14 @@ StatusOr<std::string> hash_password(std::string_view password, const PasswordHas
   return encoded;
 }
 
+std::string mark_one_time(std::string_view encoded) {
+  return std::string(kOneTimeMark) + std::string(encoded);
+}
+
+bool is_one_time(std::string_view encoded) { return encoded.starts_with(kOneTimeMark); }
+
 Status verify_password(std::string_view password, std::string_view encoded) {
+  if (is_one_time(encoded)) encoded.remove_prefix(kOneTimeMark.size());
   StatusOr<EncodedParameters> parameters = parse_encoded(encoded);
   if (!parameters.ok()) return parameters.status();
   if (password.size() > kMaxPasswordBytes) return {StatusCode::kUnauthenticated, "wrong password"};
@@ -150,6 +157,7 @@ Status verify_password(std::string_view password, std::string_view encoded) {
 }
 
 bool password_needs_rehash(std::string_view encoded, const PasswordHashOptions& options) {
+  if (is_one_time(encoded)) encoded.remove_prefix(kOneTimeMark.size());
   StatusOr<EncodedParameters> parameters = parse_encoded(encoded);
   return !parameters.ok() || parameters->memory_kib != options.memory_kib ||
          parameters->time_cost != options.time_cost ||

@@ -51,6 +51,19 @@ TEST(PasswordHash, EncodesArgon2idWithItsParametersAndAFreshSalt) {
   EXPECT_EQ(a.find("correct"), std::string::npos);
 }
 
+TEST(PasswordHash, OneTimeMarkIsSeenThroughByVerification) {
+  const std::string plain = fast_hash("correct horse battery");
+  const std::string marked = mark_one_time(plain);
+  EXPECT_TRUE(is_one_time(marked));
+  EXPECT_FALSE(is_one_time(plain));
+  EXPECT_TRUE(verify_password("correct horse battery", marked).ok());
+  EXPECT_EQ(verify_password("wrong horse battery", marked).code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(password_needs_rehash(marked, {.time_cost = 1, .memory_kib = 64}),
+            password_needs_rehash(plain, {.time_cost = 1, .memory_kib = 64}));
+  // Only a prefix counts: the mark inside a hash is just a malformed hash.
+  EXPECT_FALSE(is_one_time("$argon2id$one-time:"));
+}
+
 TEST(PasswordHash, DefaultParametersAre64MiBAndThreePasses) {
   StatusOr<std::string> encoded = hash_password("correct horse battery");
   ASSERT_TRUE(encoded.ok());

@@ -79,7 +79,10 @@ int run_init(const Run& run, const AdminOptions& options) {
   StatusOr<std::string> hash = auth::hash_password(*password);
   if (!hash.ok()) return run.fail(hash.status());
   const User user{.name = name, .admin = true, .created_at = now(run.env())};
-  if (Status s = session->accounts->create_user(user, *hash); !s.ok()) return run.fail(s);
+  // One-time: the web console asks for a new password at the first login.
+  if (Status s = session->accounts->create_user(user, auth::mark_one_time(*hash)); !s.ok()) {
+    return run.fail(s);
+  }
   run.note() << "created admin user " << name << "\n";
   print_secret(run, "its one-time password", *password);
   return kExitOk;
@@ -98,7 +101,8 @@ int run_user_add(const Run& run, const AdminOptions& options) {
   StatusOr<std::string> hash = auth::hash_password(*password);
   if (!hash.ok()) return run.fail(hash.status());
   const User user{.name = options.user, .admin = options.admin, .created_at = now(run.env())};
-  if (Status s = session->accounts->create_user(user, *hash); !s.ok()) return run.fail(s);
+  const std::string stored = generated ? auth::mark_one_time(*hash) : *hash;
+  if (Status s = session->accounts->create_user(user, stored); !s.ok()) return run.fail(s);
   run.note() << "created " << (options.admin ? "admin " : "") << "user " << options.user << "\n";
   if (generated) print_secret(run, "its one-time password", *password);
   return kExitOk;
@@ -172,7 +176,8 @@ int run_user_password(const Run& run, const AdminOptions& options) {
   if (!password.ok()) return run.fail(password.status());
   StatusOr<std::string> hash = auth::hash_password(*password);
   if (!hash.ok()) return run.fail(hash.status());
-  if (Status s = session->accounts->set_password_hash(options.user, *hash); !s.ok()) {
+  const std::string stored = generated ? auth::mark_one_time(*hash) : *hash;
+  if (Status s = session->accounts->set_password_hash(options.user, stored); !s.ok()) {
     return run.fail(s);
   }
   run.note() << "set the password of " << options.user << "\n";

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <stop_token>
 #include <thread>
 
 #include "sluice/cli/command_support.h"
@@ -34,9 +35,11 @@
 #include "sluice/policy/policy_files.h"
 #include "sluice/server/grpc/grpc_server.h"
 #include "sluice/server/http/admin_api.h"
+#include "sluice/server/http/console.h"
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/metrics.h"
 #include "sluice/server/http/server.h"
+#include "sluice/service/decision_history.h"
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/store/memory/memory_store.h"
@@ -616,14 +619,27 @@ int run_serve(const ServeCommand& command) {
        .policies_ready = [&policies] { return policies->policies->revision().status(); },
        .store_metrics =
            [&memory](std::string& out) { http::write_memory_store_metrics(out, memory.stats()); }});
+  // The console's live charts: per-second counts sampled from the decision counters.
+  service::DecisionHistory history(limiter.metrics());
+  std::jthread history_sampler([&history](std::stop_token stop) {
+    std::mutex mutex;
+    std::condition_variable_any wake;
+    std::unique_lock lock(mutex);
+    while (!stop.stop_requested()) {
+      history.sample(SystemClock::instance().now());
+      wake.wait_for(lock, stop, std::chrono::seconds(1), [] { return false; });
+    }
+  });
   http::AdminAuth admin_auth(*policies->accounts, SystemClock::instance(),
                              {.session_ttl = s.session_ttl, .secure_cookies = s.secure_cookies});
   http::AdminApi admin(*policies->policies, *policies->accounts, store, admin_auth,
                        SystemClock::instance(),
-                       [cache = policies->cache.get()] { (void)cache->refresh_now(); });
+                       [cache = policies->cache.get()] { (void)cache->refresh_now(); },
+                       {.decisions = &limiter.metrics(), .history = &history});
   auto router = std::make_shared<http::Router>();
   api.add_routes(*router);
   admin.add_routes(*router);
+  http::add_console_routes(*router);
 
   const int store_threads = s.store_threads >= 0 ? s.store_threads : 1;
   StatusOr<std::unique_ptr<http::HttpServer>> server =

@@ -40,7 +40,8 @@ Status ensure_admin(auth::AccountRepository& accounts, const ServePoliciesOption
   if (!password.ok()) return password.status();
   StatusOr<std::string> hash = auth::hash_password(*password);
   if (!hash.ok()) return hash.status();
-  Status created = accounts.create_user({.name = std::string(kFirstAdmin), .admin = true}, *hash);
+  Status created = accounts.create_user({.name = std::string(kFirstAdmin), .admin = true},
+                                        auth::mark_one_time(*hash));
   if (created.code() == StatusCode::kAlreadyExists) return {};  // another server was first
   if (!created.ok()) return created;
   options.log({{"msg", "created the first admin; its one-time password is shown only now"},

@@ -87,6 +87,18 @@ void DecisionMetrics::record(const Decision& decision, Micros duration) {
   counters.duration.observe(duration);
 }
 
+std::map<std::string, DecisionMetrics::Counts, std::less<>> DecisionMetrics::counts() const {
+  std::shared_lock lock(mutex_);
+  std::map<std::string, Counts, std::less<>> out;
+  for (const auto& [policy, c] : policies_) {
+    out[policy] = {.allowed = c->allowed.load(std::memory_order_relaxed),
+                   .denied = c->denied.load(std::memory_order_relaxed),
+                   .shadow_denied = c->shadow_denied.load(std::memory_order_relaxed),
+                   .degraded = c->degraded.load(std::memory_order_relaxed)};
+  }
+  return out;
+}
+
 void DecisionMetrics::write(std::string& out) const {
   std::shared_lock lock(mutex_);
   const auto per_policy = [&](std::string_view name, std::string_view suffix, auto value) {

@@ -61,6 +61,16 @@ class DecisionMetrics {
   // Appends the exposition text of every metric above.
   void write(std::string& out) const;
 
+  // The counters of one policy, as read now (each exact; together not one atomic snapshot).
+  struct Counts {
+    std::uint64_t allowed = 0;
+    std::uint64_t denied = 0;
+    std::uint64_t shadow_denied = 0;
+    std::uint64_t degraded = 0;
+  };
+  // Every policy that has had a decision since the start, by name.
+  std::map<std::string, Counts, std::less<>> counts() const;
+
  private:
   struct PolicyCounters {
     std::atomic<std::uint64_t> allowed{0};

@@ -78,7 +78,9 @@ void AdminApi::create_user(Exchange& exchange, const Principal& caller) {
   }
   StatusOr<std::string> hash = auth::hash_password(password, password_hash_);
   if (!hash.ok()) return respond_error(exchange, hash.status());
-  if (Status s = accounts_.create_user(user, *hash); !s.ok()) return respond_error(exchange, s);
+  // A generated password is one-time: its user chooses a new one at the first login.
+  const std::string stored = generated ? auth::mark_one_time(*hash) : *hash;
+  if (Status s = accounts_.create_user(user, stored); !s.ok()) return respond_error(exchange, s);
   json answer = {{"user", auth::user_to_json(user)}};
   // A generated password is shown exactly once, here.
   if (generated) answer["password"] = password;
@@ -189,12 +191,29 @@ void AdminApi::remove_role(Exchange& exchange, const Principal& caller) {
   respond_user(exchange, accounts_, name);
 }
 
-void AdminApi::list_apps(Exchange& exchange, const Principal& /*caller*/) {
-  // Every signed-in user may see which apps exist (policy forms offer them).
+void AdminApi::list_apps(Exchange& exchange, const Principal& caller) {
+  // Every signed-in user may see which apps exist (policy forms offer them), and who owns and
+  // views the apps they have a role on (all of them for admins): the people they work with.
   StatusOr<std::vector<auth::App>> apps = accounts_.list_apps();
   if (!apps.ok()) return respond_error(exchange, apps.status());
+  StatusOr<std::vector<auth::User>> users = accounts_.list_users();
+  if (!users.ok()) return respond_error(exchange, users.status());
   json list = json::array();
-  for (const auth::App& app : *apps) list.push_back(auth::app_to_json(app));
+  for (const auth::App& app : *apps) {
+    json entry = auth::app_to_json(app);
+    if (caller.user.admin || caller.user.roles.contains(app.name)) {
+      json owners = json::array();
+      json viewers = json::array();
+      for (const auth::User& user : *users) {
+        const auto role = user.roles.find(app.name);
+        if (role == user.roles.end()) continue;
+        (role->second == auth::Role::kOwner ? owners : viewers).push_back(user.name);
+      }
+      entry["owners"] = std::move(owners);
+      entry["viewers"] = std::move(viewers);
+    }
+    list.push_back(std::move(entry));
+  }
   exchange.respond(json_response(200, {{"apps", std::move(list)}}));
 }
 

@@ -1,6 +1,7 @@
 #include "sluice/server/http/admin_api.h"
 
 #include "sluice/auth/account_json.h"
+#include "sluice/auth/passwords.h"
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/json_fields.h"
 
@@ -18,6 +19,8 @@ AdminApi::AdminApi(policy::PolicyRepository& policies, auth::AccountRepository& 
       clock_(clock),
       policies_changed_(std::move(policies_changed)),
       password_hash_(options.password_hash),
+      decisions_(options.decisions),
+      history_(options.history),
       work_(options.threads, options.queue) {}
 
 void AdminApi::add_routes(Router& router) {
@@ -39,6 +42,8 @@ void AdminApi::add_routes(Router& router) {
   add("PUT", "/v1/policies/{name}", &AdminApi::update_policy);
   add("DELETE", "/v1/policies/{name}", &AdminApi::delete_policy);
   add("GET", "/v1/policies/{name}/history", &AdminApi::policy_history);
+  add("GET", "/v1/stats/decisions", &AdminApi::decision_stats);
+  add("GET", "/v1/policies/{name}/rates", &AdminApi::policy_rates);
   add("GET", "/v1/policies/{name}/subjects/{key}", &AdminApi::peek_subject);
   add("DELETE", "/v1/policies/{name}/subjects/{key}", &AdminApi::reset_subject);
 
@@ -131,9 +136,11 @@ void AdminApi::login(const std::shared_ptr<Exchange>& exchange) {
       return exchange->respond(std::move(throttled));
     }
     if (!login.status.ok()) return respond_error(*exchange, login.status);
-    Response response = json_response(200, {{"user", auth::user_to_json(login.user)},
-                                            {"csrf_token", login.csrf_token},
-                                            {"expires_at", login.expires_at}});
+    Response response =
+        json_response(200, {{"user", auth::user_to_json(login.user)},
+                            {"csrf_token", login.csrf_token},
+                            {"expires_at", login.expires_at},
+                            {"password_change_required", login.password_change_required}});
     response.headers.push_back({"Set-Cookie", auth_.session_cookie(login)});
     response.headers.push_back({"Cache-Control", "no-store"});
     exchange->respond(std::move(response));
@@ -144,6 +151,11 @@ void AdminApi::whoami(Exchange& exchange, const Principal& caller) {
   json body = {{"user", auth::user_to_json(caller.user)},
                {"via", caller.session.empty() ? "token" : "session"}};
   if (!caller.token.empty()) body["token"] = caller.token;
+  if (!caller.session.empty()) body["csrf_token"] = caller.csrf_token;
+  // The console asks a user signed in with a one-time password for a new one, also after a
+  // reload of the page.
+  StatusOr<std::string> stored = accounts_.password_hash(caller.user.name);
+  body["password_change_required"] = stored.ok() && auth::is_one_time(*stored);
   exchange.respond(json_response(200, body));
 }
 

@@ -22,6 +22,8 @@
 #include "sluice/policy/repository.h"
 #include "sluice/server/http/admin_auth.h"
 #include "sluice/server/http/router.h"
+#include "sluice/service/decision_history.h"
+#include "sluice/service/decision_metrics.h"
 #include "sluice/store/store.h"
 
 namespace sluice::http {
@@ -30,6 +32,10 @@ struct AdminApiOptions {
   int threads = 2;          // argon2 takes 64 MiB per hash: this bounds the memory logins use
   std::size_t queue = 256;  // admin requests waiting beyond it get 503
   auth::PasswordHashOptions password_hash;  // for passwords set through the API
+  // The decision counters GET /v1/stats/decisions reports (the server's Limiter's); null: none.
+  const service::DecisionMetrics* decisions = nullptr;
+  // Their per-second history GET /v1/policies/{name}/rates serves; null: none.
+  const service::DecisionHistory* history = nullptr;
 };
 
 class AdminApi {
@@ -63,6 +69,10 @@ class AdminApi {
   void update_policy(Exchange& exchange, const Principal& caller);
   void delete_policy(Exchange& exchange, const Principal& caller);
   void policy_history(Exchange& exchange, const Principal& caller);
+  // Cumulative decision counts of the policies the caller may read (the console's live rates).
+  void decision_stats(Exchange& exchange, const Principal& caller);
+  // One policy's per-second decision counts over the last minutes (the console's live chart).
+  void policy_rates(Exchange& exchange, const Principal& caller);
 
   // One subject's state under a policy (subject_api.cc): readers peek, owners reset.
   void peek_subject(Exchange& exchange, const Principal& caller);
@@ -90,6 +100,8 @@ class AdminApi {
   const Clock& clock_;
   std::function<void()> policies_changed_;
   const auth::PasswordHashOptions password_hash_;
+  const service::DecisionMetrics* decisions_;
+  const service::DecisionHistory* history_;
   WorkQueue work_;
 };
 

@@ -18,6 +18,7 @@
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/server.h"
 #include "sluice/server/http/test_http_client.h"
+#include "sluice/service/decision.h"
 #include "sluice/store/memory/memory_store.h"
 
 namespace sluice::http {
@@ -52,7 +53,8 @@ class AdminApiTest : public ::testing::Test {
         AdminAuthOptions{.session_ttl = 3600 * kMicrosPerSecond, .password_hash = kFastHash});
     api_ = std::make_unique<AdminApi>(
         *stores_.policies, *stores_.accounts, store_, *auth_, clock_, [this] { ++changes_; },
-        AdminApiOptions{.password_hash = kFastHash});
+        AdminApiOptions{
+            .password_hash = kFastHash, .decisions = &decisions_, .history = &history_});
     auto router = std::make_shared<Router>();
     api_->add_routes(*router);
     StatusOr<std::unique_ptr<HttpServer>> server =
@@ -102,6 +104,8 @@ class AdminApiTest : public ::testing::Test {
   }
 
   ManualClock clock_{1'700'000'000'000'000};
+  service::DecisionMetrics decisions_;
+  service::DecisionHistory history_{decisions_};
   policy::sql::SqlStores stores_;
   store::MemoryStore store_{clock_};
   std::unique_ptr<AdminAuth> auth_;
@@ -425,6 +429,109 @@ TEST_F(AdminApiTest, AdminsManageUsersRolesAndApps) {
   EXPECT_EQ(call(root, "DELETE", "/v1/users/root").status, 409);  // the last admin stays
   EXPECT_EQ(call(root, "DELETE", "/v1/users/bob").status, 204);
   EXPECT_EQ(call(root, "GET", "/v1/users/bob").status, 404);
+}
+
+// The console's first login: a password the server generated is one-time; login and
+// GET /v1/session say so until the user sets their own, and GET /v1/session hands a session's
+// CSRF token to other tabs.
+TEST_F(AdminApiTest, GeneratedPasswordsMustBeChangedAtTheFirstLogin) {
+  RawResponse created = call(bearer("root"), "POST", "/v1/users", {{"name", "erin"}});
+  ASSERT_EQ(created.status, 201) << created.body;
+  const std::string one_time = body(created)["password"];
+  RawResponse login = call({}, "POST", "/v1/session", {{"user", "erin"}, {"password", one_time}});
+  ASSERT_EQ(login.status, 200) << login.body;
+  EXPECT_EQ(body(login)["password_change_required"], true);
+  const std::string cookie = login.header("Set-Cookie").value_or("");
+  const std::string session = cookie.substr(0, cookie.find(';'));
+  const std::string csrf = body(login)["csrf_token"];
+  RawResponse me = call({{{"Cookie", session}}}, "GET", "/v1/session");
+  ASSERT_EQ(me.status, 200);
+  EXPECT_EQ(body(me)["password_change_required"], true);
+  EXPECT_EQ(body(me)["csrf_token"], csrf);
+  EXPECT_FALSE(body(call(bearer("erin"), "GET", "/v1/session")).contains("csrf_token"));
+
+  const Caller browser{{{"Cookie", session}, {"X-CSRF-Token", csrf}}};
+  ASSERT_EQ(call(browser, "PUT", "/v1/users/erin/password",
+                 {{"password", "erin's own password"}, {"current_password", one_time}})
+                .status,
+            204);
+  EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "erin"}, {"password", one_time}}).status,
+            401);
+  RawResponse again =
+      call({}, "POST", "/v1/session", {{"user", "erin"}, {"password", "erin's own password"}});
+  ASSERT_EQ(again.status, 200);
+  EXPECT_EQ(body(again)["password_change_required"], false);
+  // A password chosen by an admin is not one-time.
+  RawResponse chosen =
+      call({}, "POST", "/v1/session", {{"user", "alice"}, {"password", kPassword}});
+  EXPECT_EQ(body(chosen)["password_change_required"], false);
+}
+
+TEST_F(AdminApiTest, AppsListTheirOwnersAndViewersToMembersAndAdmins) {
+  ASSERT_EQ(call(bearer("root"), "POST", "/v1/apps", {{"name", "billing"}}).status, 201);
+  const auto apps_of = [&](const std::string& user) {
+    std::map<std::string, json> out;
+    const json answer = body(call(bearer(user), "GET", "/v1/apps"));
+    for (const json& app : answer["apps"]) out[app["name"].get<std::string>()] = app;
+    return out;
+  };
+  std::map<std::string, json> seen = apps_of("root");
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen["checkout"]["owners"], json({"alice"}));
+  EXPECT_EQ(seen["checkout"]["viewers"], json::array());
+  EXPECT_EQ(seen["mobile"]["viewers"], json({"alice"}));
+  EXPECT_EQ(seen["billing"]["owners"], json::array());
+  // alice has roles on checkout and mobile, none on billing: its people are not hers to see.
+  seen = apps_of("alice");
+  EXPECT_EQ(seen["mobile"]["viewers"], json({"alice"}));
+  EXPECT_FALSE(seen["billing"].contains("owners"));
+  EXPECT_FALSE(apps_of("bob")["checkout"].contains("owners"));
+}
+
+TEST_F(AdminApiTest, DecisionStatsCountThePoliciesTheCallerMayRead) {
+  const Caller root = bearer("root");
+  ASSERT_EQ(call(root, "POST", "/v1/policies", checkout_policy("orders.create")).status, 201);
+  json other = checkout_policy("internal");
+  other["apps"] = {"billing"};
+  ASSERT_EQ(call(root, "POST", "/v1/apps", {{"name", "billing"}}).status, 201);
+  ASSERT_EQ(call(root, "POST", "/v1/policies", other).status, 201);
+  const auto decide = [&](std::string policy, bool allowed, bool shadow_denied, bool degraded) {
+    Decision decision;
+    decision.verdict.allowed = allowed;
+    decision.policy = std::move(policy);
+    decision.shadow_denied = shadow_denied;
+    decision.degraded = degraded;
+    decisions_.record(decision, 100);
+  };
+  for (int i = 0; i < 3; ++i) decide("orders.create", true, false, false);
+  decide("orders.create", false, false, false);
+  decide("orders.create", true, true, false);
+  decide("orders.create", true, false, true);
+  decide("internal", false, false, false);
+
+  RawResponse stats = call(bearer("alice"), "GET", "/v1/stats/decisions");
+  ASSERT_EQ(stats.status, 200) << stats.body;
+  EXPECT_EQ(body(stats)["at"], clock_.now());
+  EXPECT_EQ(body(stats)["policies"],
+            json::parse(R"({"orders.create": {"allowed": 5, "denied": 1, "shadow_denied": 1,
+                                               "degraded": 1}})"));
+  // A policy nobody asked about yet counts zeros; root reads both.
+  RawResponse all = call(root, "GET", "/v1/stats/decisions");
+  EXPECT_EQ(body(all)["policies"]["internal"]["denied"], 1);
+  EXPECT_EQ(body(call(root, "GET", "/v1/stats/decisions?app=billing"))["policies"].size(), 1u);
+  EXPECT_EQ(call({}, "GET", "/v1/stats/decisions").status, 401);
+
+  // The per-second history: readers of the policy only.
+  history_.sample(clock_.now());
+  decide("orders.create", false, false, false);
+  history_.sample(clock_.now() + kMicrosPerSecond);
+  RawResponse rates = call(bearer("alice"), "GET", "/v1/policies/orders.create/rates");
+  ASSERT_EQ(rates.status, 200) << rates.body;
+  ASSERT_EQ(body(rates)["points"].size(), 1u);
+  EXPECT_EQ(body(rates)["points"][0]["denied"], 1);
+  EXPECT_EQ(body(rates)["points"][0]["allowed"], 0);
+  EXPECT_EQ(call(bearer("alice"), "GET", "/v1/policies/internal/rates").status, 403);
+  EXPECT_EQ(call(bearer("root"), "GET", "/v1/policies/nothing/rates").status, 404);
 }
 
 TEST_F(AdminApiTest, TokensBelongToTheirUserAndStopWorkingWhenRevoked) {

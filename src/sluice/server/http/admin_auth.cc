@@ -93,7 +93,7 @@ StatusOr<Principal> AdminAuth::authenticate(const Request& request) {
     logout(*cookie);
     return unauthenticated(kBadCredentials);
   }
-  return Principal{.user = std::move(*user), .session = *cookie};
+  return Principal{.user = std::move(*user), .session = *cookie, .csrf_token = session->csrf_token};
 }
 
 std::optional<AdminAuth::Session> AdminAuth::find_session(std::string_view id) {
@@ -160,7 +160,8 @@ LoginResult AdminAuth::login(std::string_view user, std::string_view password) {
   LoginResult result{.session = *id,
                      .csrf_token = *csrf,
                      .expires_at = now + options_.session_ttl,
-                     .user = std::move(*account)};
+                     .user = std::move(*account),
+                     .password_change_required = auth::is_one_time(*stored)};
   std::lock_guard lock(mutex_);
   if (sessions_.size() >= options_.max_sessions) {
     std::erase_if(sessions_, [now](const auto& entry) { return entry.second.expires_at <= now; });

@@ -46,6 +46,9 @@ struct Principal {
   auth::User user;
   std::string session;  // the session id when authenticated by cookie; empty for a token
   std::string token;    // the token id when authenticated by token
+  // The session's CSRF token (empty for a token): GET /v1/session hands it to the console's
+  // other tabs and reloads; only same-origin script can read that answer.
+  std::string csrf_token;
 };
 
 struct LoginResult {
@@ -55,6 +58,8 @@ struct LoginResult {
   std::string csrf_token;  // to send back in X-CSRF-Token
   Micros expires_at = 0;   // Unix µs
   auth::User user;
+  // The password was one-time (auth::kOneTimeMark): the user must choose a new one.
+  bool password_change_required = false;
 };
 
 class AdminAuth {

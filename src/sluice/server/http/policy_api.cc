@@ -56,6 +56,50 @@ void AdminApi::list_policies(Exchange& exchange, const Principal& caller) {
   exchange.respond(json_response(200, {{"policies", std::move(list)}}));
 }
 
+void AdminApi::decision_stats(Exchange& exchange, const Principal& caller) {
+  const std::optional<std::string> app = exchange.request().query_param("app");
+  StatusOr<std::vector<Policy>> all =
+      policies_.list(app ? std::optional<std::string_view>(*app) : std::nullopt);
+  if (!all.ok()) return respond_error(exchange, all.status());
+  const auto counts = decisions_
+                          ? decisions_->counts()
+                          : std::map<std::string, service::DecisionMetrics::Counts, std::less<>>{};
+  json policies = json::object();
+  for (const Policy& p : *all) {
+    if (!auth::can_read_policy(caller.user, p.apps)) continue;
+    const auto it = counts.find(p.name);
+    const service::DecisionMetrics::Counts c =
+        it == counts.end() ? service::DecisionMetrics::Counts{} : it->second;
+    policies[p.name] = {{"allowed", c.allowed},
+                        {"denied", c.denied},
+                        {"shadow_denied", c.shadow_denied},
+                        {"degraded", c.degraded}};
+  }
+  exchange.respond(json_response(200, {{"at", clock_.now()}, {"policies", std::move(policies)}}));
+}
+
+void AdminApi::policy_rates(Exchange& exchange, const Principal& caller) {
+  const std::string name(exchange.param("name"));
+  StatusOr<Policy> stored = policies_.get(name);
+  if (!stored.ok()) return respond_error(exchange, stored.status());
+  if (Status s =
+          auth::authorize_policy(caller.user, auth::Operation::kRead, {.before = stored->apps});
+      !s.ok()) {
+    return respond_error(exchange, named(s, name));
+  }
+  json points = json::array();
+  if (history_ != nullptr) {
+    for (const service::DecisionHistory::Point& p : history_->points(name)) {
+      points.push_back({{"at", p.at},
+                        {"allowed", p.allowed},
+                        {"denied", p.denied},
+                        {"shadow_denied", p.shadow_denied},
+                        {"degraded", p.degraded}});
+    }
+  }
+  exchange.respond(json_response(200, {{"policy", name}, {"points", std::move(points)}}));
+}
+
 void AdminApi::create_policy(Exchange& exchange, const Principal& caller) {
   std::optional<Policy> wanted = read_policy(exchange);
   if (!wanted) return;

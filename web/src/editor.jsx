@@ -1,0 +1,239 @@
+// Create or edit one policy: a form per algorithm (each field shows the server's validation
+// message), a read-only YAML view and an editable JSON view of the same document, and the
+// optimistic-concurrency conflict (409) shown with an offer to reload.
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, enc } from './api.js';
+import { LiveChart } from './chart.jsx';
+import { SubjectInspector } from './inspector.jsx';
+import { documentYaml, editable } from './diff.js';
+import { canEdit } from './perm.js';
+import { Field, Problem, Select } from './ui.jsx';
+import { ALGORITHM_FIELDS, DURATION_FIELDS, policyWords } from './words.js';
+
+const ALGORITHMS = Object.keys(ALGORITHM_FIELDS);
+const DEFAULT_LIMITS = {
+  token_bucket: { capacity: 10, refill: 5, period: '1s' },
+  gcra: { rate: 10, period: '1s', burst: 5 },
+  leaky_bucket: { rate: 10, period: '1s', max_delay: '500ms' },
+  fixed_window: { limit: 100, window: '1m' },
+  sliding_window: { limit: 100, window: '1m' },
+  sliding_log: { limit: 100, window: '1m' },
+  concurrency: { limit: 10, lease_ttl: '30s' },
+};
+const FIELD_HINTS = {
+  capacity: 'tokens at most (the burst)', refill: 'tokens added per period', initial: 'optional',
+  period: 'e.g. 1s, 500ms, 1m', window: 'e.g. 1s, 1m, 1h', max_delay: 'longest wait, e.g. 500ms',
+  lease_ttl: 'a lease expires after, e.g. 30s', burst: 'extra requests at once',
+};
+
+function newPolicy(app) {
+  return {
+    name: '', description: '', apps: [app || '*'], mode: 'enforce',
+    on_store_failure: 'fail_open', enabled: true,
+    limits: [{ algorithm: 'token_bucket', ...DEFAULT_LIMITS.token_bucket }],
+  };
+}
+
+// A typed value into the document: integers become numbers, durations and text stay strings
+// (the server names whatever is wrong), an empty optional field is left out.
+function typed(field, text) {
+  if (text === '') return undefined;
+  if (DURATION_FIELDS.has(field) || field === 'refill_mode') return text;
+  return /^-?\d+$/.test(text) ? Number(text) : text;
+}
+
+function LimitForm({ limit, index, errors, onChange, onRemove, readOnly }) {
+  const prefix = `limits[${index}]`;
+  const set = (field, text) => {
+    const next = { ...limit };
+    const value = typed(field, text);
+    if (value === undefined) delete next[field];
+    else next[field] = value;
+    onChange(next);
+  };
+  return (
+    <fieldset class="limit" aria-label={`Limit ${index + 1}`}>
+      <legend>Limit {index + 1}</legend>
+      <Select label="Algorithm" value={limit.algorithm} options={ALGORITHMS} disabled={readOnly}
+        error={errors[`${prefix}.algorithm`]}
+        onChange={(algorithm) => onChange({ algorithm, ...DEFAULT_LIMITS[algorithm] })} />
+      {(ALGORITHM_FIELDS[limit.algorithm] ?? []).map((field) =>
+        field === 'refill_mode' ? (
+          <Select label="refill_mode" value={limit.refill_mode ?? 'smooth'} disabled={readOnly}
+            options={['smooth', 'interval']} error={errors[`${prefix}.refill_mode`]}
+            onChange={(v) => set('refill_mode', v === 'smooth' ? '' : v)} />
+        ) : (
+          <Field label={field} value={limit[field] === undefined ? '' : String(limit[field])}
+            hint={FIELD_HINTS[field]} error={errors[`${prefix}.${field}`]} readOnly={readOnly}
+            inputMode={DURATION_FIELDS.has(field) ? 'text' : 'numeric'}
+            onInput={(text) => set(field, text)} />
+        ),
+      )}
+      {Object.entries(errors).filter(([f]) => f.startsWith(prefix + '.') &&
+        !(ALGORITHM_FIELDS[limit.algorithm] ?? []).concat('algorithm').includes(f.slice(prefix.length + 1)))
+        .map(([f, m]) => <p class="error" role="alert">{f.slice(prefix.length + 1)}: {m}</p>)}
+      {!readOnly && onRemove && (
+        <button type="button" class="link" onClick={onRemove}>Remove this limit</button>
+      )}
+    </fieldset>
+  );
+}
+
+export function EditorView({ user, name, query }) {
+  const creating = name === undefined;
+  const app = new URLSearchParams(query ?? '').get('app') ?? '';
+  const [stored, setStored] = useState(null); // the version being edited (null when creating)
+  const [doc, setDoc] = useState(creating ? newPolicy(app) : null);
+  const [view, setView] = useState('form');
+  const [jsonText, setJsonText] = useState('');
+  const [error, setError] = useState(null);
+  const [conflict, setConflict] = useState(null);
+  const [saved, setSaved] = useState('');
+
+  const load = async () => {
+    try {
+      const policy = await api('GET', `/v1/policies/${enc(name)}`);
+      setStored(policy);
+      setDoc(editable(policy));
+      setJsonText(JSON.stringify(editable(policy), null, 2));
+      setConflict(null);
+      setError(null);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  useEffect(() => { if (!creating) load(); }, [name]);
+
+  if (!doc) return <section><Problem error={error} />{!error && <p>Loading…</p>}</section>;
+  const readOnly = creating ? false : !canEdit(user, stored?.apps);
+  const errors = error?.fieldErrors ?? {};
+  const set = (field, value) => setDoc({ ...doc, [field]: value });
+  const setLimit = (i, limit) => set('limits', doc.limits.map((l, j) => (i === j ? limit : l)));
+
+  const switchView = (next) => {
+    if (view === 'json' && next !== 'json') {
+      try {
+        setDoc(JSON.parse(jsonText));
+      } catch (e) {
+        setError(new ApiError(400, { detail: 'The JSON does not parse: ' + e.message }));
+        return;
+      }
+    }
+    if (next === 'json') setJsonText(JSON.stringify(doc, null, 2));
+    setView(next);
+  };
+
+  const save = async (event) => {
+    event.preventDefault();
+    setSaved('');
+    let body = doc;
+    if (view === 'json') {
+      try {
+        body = JSON.parse(jsonText);
+      } catch (e) {
+        setError(new ApiError(400, { detail: 'The JSON does not parse: ' + e.message }));
+        return;
+      }
+    }
+    try {
+      const answer = creating
+        ? await api('POST', '/v1/policies', body)
+        : await api('PUT', `/v1/policies/${enc(name)}`, { ...body, version: stored.version });
+      setError(null);
+      if (creating) {
+        location.hash = `#/policies/${enc(answer.name)}`;
+        return;
+      }
+      setStored(answer);
+      setDoc(editable(answer));
+      setJsonText(JSON.stringify(editable(answer), null, 2));
+      setSaved(`Saved as version ${answer.version}.`);
+    } catch (e) {
+      if (e.status === 409 && !creating) {
+        const latest = await api('GET', `/v1/policies/${enc(name)}`).catch(() => null);
+        setConflict(latest ?? {});
+        setError(null);
+      } else {
+        setError(e);
+      }
+    }
+  };
+
+  const shownFields = ['name', 'description', 'apps', 'mode', 'on_store_failure', 'enabled'];
+  const limitFields = Object.keys(errors).filter((f) => f.startsWith('limits['));
+  return (
+    <section>
+      <p><a href={`#/apps/${enc(app || doc.apps?.[0] || '*')}`}>← Policies</a>
+        {!creating && <> · <a href={`#/policies/${enc(name)}/history`}>History</a></>}</p>
+      <h1>{creating ? 'New policy' : `Policy ${name}`}</h1>
+      {stored && (
+        <p class="muted">Version {stored.version}, changed by {stored.updated_by || stored.created_by}.
+          {' '}{policyWords(stored)}</p>
+      )}
+      {stored && <LiveChart name={name} />}
+      {readOnly && (
+        <p class="notice">You can view this policy; changing it needs the owner role on every app
+          it lists.</p>
+      )}
+      {conflict && (
+        <div class="problem conflict" role="alert">
+          <p>Someone else changed this policy while you were editing it
+            {conflict.version ? ` (now version ${conflict.version} by ${conflict.updated_by})` : ''}.
+            Your changes were not saved.</p>
+          <button type="button" onClick={load}>Reload the current version</button>
+        </div>
+      )}
+      <div class="tabs" role="tablist" aria-label="Document view">
+        {['form', 'yaml', 'json'].map((v) => (
+          <button type="button" role="tab" aria-selected={view === v ? 'true' : 'false'}
+            onClick={() => switchView(v)}>{{ form: 'Form', yaml: 'YAML', json: 'JSON' }[v]}</button>
+        ))}
+      </div>
+      <form onSubmit={save} aria-label="Policy">
+        {view === 'form' && (
+          <>
+            <Field label="Name" value={doc.name} onInput={(v) => set('name', v)} error={errors.name}
+              readOnly={!creating} hint={creating ? 'letters, digits, . _ -' : 'names cannot change'} />
+            <Field label="Description" value={doc.description} readOnly={readOnly}
+              onInput={(v) => set('description', v)} error={errors.description} />
+            <Field label="Apps" value={(doc.apps ?? []).join(', ')} readOnly={readOnly}
+              hint="comma-separated; * means any app (admins only)" error={errors.apps}
+              onInput={(v) => set('apps', v.split(',').map((s) => s.trim()).filter(Boolean))} />
+            <Select label="Mode" value={doc.mode ?? 'enforce'} options={['enforce', 'shadow']}
+              disabled={readOnly} error={errors.mode} onChange={(v) => set('mode', v)} />
+            <Select label="On store failure" value={doc.on_store_failure ?? 'fail_open'}
+              options={['fail_open', 'fail_closed', 'local']} disabled={readOnly}
+              error={errors.on_store_failure} onChange={(v) => set('on_store_failure', v)} />
+            <div class="field">
+              <label>
+                <input type="checkbox" checked={doc.enabled !== false} disabled={readOnly}
+                  onChange={(e) => set('enabled', e.currentTarget.checked)} /> Enabled
+              </label>
+            </div>
+            {(doc.limits ?? []).map((limit, i) => (
+              <LimitForm limit={limit} index={i} errors={errors} readOnly={readOnly}
+                onChange={(l) => setLimit(i, l)}
+                onRemove={doc.limits.length > 1 ? () => set('limits', doc.limits.filter((_, j) => j !== i)) : null} />
+            ))}
+            {!readOnly && (
+              <button type="button" onClick={() => set('limits', [...(doc.limits ?? []),
+                { algorithm: 'fixed_window', ...DEFAULT_LIMITS.fixed_window }])}>Add a limit</button>
+            )}
+          </>
+        )}
+        {view === 'yaml' && <pre class="document" aria-label="YAML">{documentYaml(doc)}</pre>}
+        {view === 'json' && (
+          <div class="field">
+            <label for="json-doc">JSON document</label>
+            <textarea id="json-doc" rows="20" value={jsonText} readOnly={readOnly} spellcheck={false}
+              onInput={(e) => setJsonText(e.currentTarget.value)} />
+          </div>
+        )}
+        <Problem error={error} fields={view === 'form' ? [...shownFields, ...limitFields] : []} />
+        {saved && <p class="ok" role="status">{saved}</p>}
+        {!readOnly && <button type="submit">{creating ? 'Create policy' : 'Save'}</button>}
+      </form>
+      {stored && <SubjectInspector name={name} mayReset={!readOnly} />}
+    </section>
+  );
+}

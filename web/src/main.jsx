@@ -1,0 +1,162 @@
+// The console's shell: who is signed in, the forced password change after a one-time password,
+// and hash routes (#/apps/<app>, #/policies/<name>, ...) so the server serves one page at "/".
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, enc, setCsrfToken, whenUnauthenticated } from './api.js';
+import { AppsView } from './apps.jsx';
+import { PoliciesView } from './policies.jsx';
+import { EditorView } from './editor.jsx';
+import { HistoryView } from './history.jsx';
+import { UsersView } from './users.jsx';
+import { Field, Problem } from './ui.jsx';
+import './style.css';
+
+function currentRoute() {
+  const [path, query = ''] = location.hash.replace(/^#/, '').split('?');
+  return { parts: path.split('/').filter(Boolean).map(decodeURIComponent), query };
+}
+
+function useRoute() {
+  const [route, setRoute] = useState(currentRoute());
+  useEffect(() => {
+    const update = () => setRoute(currentRoute());
+    addEventListener('hashchange', update);
+    return () => removeEventListener('hashchange', update);
+  }, []);
+  return route;
+}
+
+function Login({ onLogin }) {
+  const [user, setUser] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState(null);
+  const submit = async (event) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      const answer = await api('POST', '/v1/session', { user, password });
+      onLogin(answer, password);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return (
+    <main class="narrow">
+      <h1>Sluice</h1>
+      <form onSubmit={submit} aria-label="Sign in">
+        <Field label="User" value={user} onInput={setUser} autocomplete="username" autofocus />
+        <Field label="Password" type="password" value={password} onInput={setPassword}
+          autocomplete="current-password" />
+        <Problem error={error} />
+        <button type="submit">Sign in</button>
+      </form>
+    </main>
+  );
+}
+
+// After a one-time password: a new one, then a new session with it (a password change ends
+// every session of the user, this one included).
+function ChangePassword({ session, current, onDone }) {
+  const [password, setPassword] = useState('');
+  const [repeat, setRepeat] = useState('');
+  const [typed, setTyped] = useState('');
+  const [error, setError] = useState(null);
+  const name = session.user.name;
+  const currentPassword = current || typed;
+  const submit = async (event) => {
+    event.preventDefault();
+    if (password !== repeat) {
+      setError(new ApiError(400, { errors: [{ field: 'repeat', message: 'does not match' }] }));
+      return;
+    }
+    setError(null);
+    try {
+      await api('PUT', `/v1/users/${enc(name)}/password`,
+        { password, current_password: currentPassword });
+      onDone(await api('POST', '/v1/session', { user: name, password }));
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const errors = error?.fieldErrors ?? {};
+  return (
+    <main class="narrow">
+      <h1>Choose a new password</h1>
+      <p>You signed in as <b>{name}</b> with a one-time password. Choose your own (12 characters
+        or more) to continue.</p>
+      <form onSubmit={submit} aria-label="Password change">
+        {!current && (
+          <Field label="Current password" type="password" value={typed} onInput={setTyped}
+            error={errors.current_password} autocomplete="current-password" />
+        )}
+        <Field label="New password" type="password" value={password} onInput={setPassword}
+          error={errors.password} autocomplete="new-password" autofocus />
+        <Field label="Repeat the new password" type="password" value={repeat} onInput={setRepeat}
+          error={errors.repeat} autocomplete="new-password" />
+        <Problem error={error} fields={['password', 'repeat', 'current_password']} />
+        <button type="submit">Set password</button>
+      </form>
+    </main>
+  );
+}
+
+function App() {
+  const [session, setSession] = useState(undefined); // undefined: not known yet; null: signed out
+  const [oneTime, setOneTime] = useState('');
+  const route = useRoute();
+
+  const accept = (answer) => {
+    setCsrfToken(answer.csrf_token);
+    setSession(answer);
+  };
+  useEffect(() => {
+    whenUnauthenticated(() => setSession(null));
+    api('GET', '/v1/session').then(accept, () => setSession(null));
+  }, []);
+
+  if (session === undefined) return <p class="loading">Loading…</p>;
+  if (session === null) {
+    return <Login onLogin={(answer, password) => {
+      setOneTime(answer.password_change_required ? password : '');
+      accept(answer);
+    }} />;
+  }
+  if (session.password_change_required) {
+    return <ChangePassword session={session} current={oneTime} onDone={(answer) => {
+      setOneTime('');
+      accept(answer);
+    }} />;
+  }
+  const logout = async () => {
+    await api('DELETE', '/v1/session').catch(() => {});
+    setCsrfToken('');
+    setSession(null);
+  };
+  const user = session.user;
+  const [first, second, third] = route.parts;
+  let view;
+  if (first === 'apps' && second) view = <PoliciesView user={user} app={second} />;
+  else if (first === 'policies' && second === undefined) view = <EditorView user={user} query={route.query} />;
+  else if (first === 'policies' && third === 'history') view = <HistoryView user={user} name={second} />;
+  else if (first === 'policies') view = <EditorView user={user} name={second} />;
+  else if (first === 'users') view = <UsersView user={user} />;
+  else view = <AppsView user={user} />;
+  return (
+    <>
+      <header class="top">
+        <nav class="nav">
+          <a href="#/" class="brand">Sluice console</a>
+          <a href="#/">Apps</a>
+          <a href="#/users">{user.admin ? 'Users and tokens' : 'API tokens'}</a>
+        </nav>
+        <span class="who">
+          Signed in as <b>{user.name}</b>{user.admin ? ' (admin)' : ''}
+          <button type="button" class="link" onClick={logout}>Sign out</button>
+        </span>
+      </header>
+      <main>{view}</main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app'));

@@ -1,0 +1,180 @@
+// Users and API tokens. Admins create users (a generated password is shown once and must be
+// changed at the first login), set a user's password, and delete users; everyone creates and
+// revokes their own tokens (admins anyone's), each secret shown once.
+import { useEffect, useState } from 'preact/hooks';
+import { api, enc } from './api.js';
+import { Field, formatTime, Problem } from './ui.jsx';
+
+function Secret({ label, value }) {
+  if (!value) return null;
+  return (
+    <div class="notice" role="status">
+      <p>{label} (shown only now; store it safely):</p>
+      <code class="secret">{value}</code>
+    </div>
+  );
+}
+
+function UserRow({ user, me, onChange, onError }) {
+  const [confirming, setConfirming] = useState(false);
+  const [password, setPassword] = useState(null);
+  const act = async (fn) => {
+    try {
+      await fn();
+      onChange();
+    } catch (e) {
+      onError(e);
+    }
+  };
+  return (
+    <tr>
+      <td>{user.name}{user.admin ? ' (admin)' : ''}</td>
+      <td>{Object.entries(user.roles ?? {}).map(([app, role]) => `${app}: ${role}`).join(', ') || '—'}</td>
+      <td>{formatTime(user.created_at)}</td>
+      <td><div class="actions">
+        {password === null ? (
+          <button type="button" onClick={() => setPassword('')}>Set password</button>
+        ) : (
+          <form class="inline" aria-label={`New password for ${user.name}`} onSubmit={(e) => {
+            e.preventDefault();
+            act(() => api('PUT', `/v1/users/${enc(user.name)}/password`, { password })).then(() => setPassword(null));
+          }}>
+            <Field label="New password" type="password" value={password} onInput={setPassword}
+              autocomplete="new-password" />
+            <button type="submit">Save</button>
+            <button type="button" onClick={() => setPassword(null)}>Cancel</button>
+          </form>
+        )}
+        {user.name !== me && !confirming && (
+          <button type="button" class="danger" onClick={() => setConfirming(true)}>Delete</button>
+        )}
+        {confirming && (
+          <span class="confirm" role="group" aria-label={`Confirm deleting ${user.name}`}>
+            Delete {user.name}?
+            <button type="button" class="danger"
+              onClick={() => act(() => api('DELETE', `/v1/users/${enc(user.name)}`))}>Yes, delete</button>
+            <button type="button" onClick={() => setConfirming(false)}>Cancel</button>
+          </span>
+        )}
+      </div></td>
+    </tr>
+  );
+}
+
+export function UsersView({ user }) {
+  const [users, setUsers] = useState([]);
+  const [tokens, setTokens] = useState([]);
+  const [error, setError] = useState(null);
+  const [form, setForm] = useState({ name: '', password: '', admin: false });
+  const [formError, setFormError] = useState(null);
+  const [created, setCreated] = useState(null);
+  const [tokenDescription, setTokenDescription] = useState('');
+  const [tokenUser, setTokenUser] = useState(user.name);
+  const [secret, setSecret] = useState('');
+
+  const load = async () => {
+    try {
+      if (user.admin) setUsers((await api('GET', '/v1/users')).users);
+      const owners = user.admin ? [user.name, ...new Set(users.map((u) => u.name))] : [user.name];
+      const lists = await Promise.all([...new Set(owners)].map((o) =>
+        api('GET', `/v1/tokens?user=${enc(o)}`).then((a) => a.tokens)));
+      setTokens(lists.flat());
+    } catch (e) {
+      setError(e);
+    }
+  };
+  useEffect(() => { load(); }, [users.length]);
+
+  const createUser = async (event) => {
+    event.preventDefault();
+    setFormError(null);
+    setCreated(null);
+    try {
+      const body = { name: form.name, admin: form.admin };
+      if (form.password) body.password = form.password;
+      const answer = await api('POST', '/v1/users', body);
+      setCreated(answer);
+      setForm({ name: '', password: '', admin: false });
+      setUsers((await api('GET', '/v1/users')).users);
+    } catch (e) {
+      setFormError(e);
+    }
+  };
+  const createToken = async (event) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      const body = tokenDescription ? { description: tokenDescription } : {};
+      if (tokenUser !== user.name) body.user = tokenUser;
+      setSecret((await api('POST', '/v1/tokens', body)).token);
+      setTokenDescription('');
+      await load();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const errors = formError?.fieldErrors ?? {};
+
+  return (
+    <section>
+      <h1>{user.admin ? 'Users and tokens' : 'Your API tokens'}</h1>
+      <Problem error={error} />
+      {user.admin && (
+        <>
+          <table class="list" aria-label="Users">
+            <thead><tr><th>User</th><th>Roles</th><th>Created</th><th>Actions</th></tr></thead>
+            <tbody>
+              {users.map((u) => (
+                <UserRow key={u.name} user={u} me={user.name} onError={setError}
+                  onChange={async () => setUsers((await api('GET', '/v1/users')).users)} />
+              ))}
+            </tbody>
+          </table>
+          <form class="card" aria-label="Create a user" onSubmit={createUser}>
+            <h2>Create a user</h2>
+            <Field label="Name" value={form.name} error={errors.name}
+              onInput={(v) => setForm({ ...form, name: v })} />
+            <Field label="Password" type="password" value={form.password} error={errors.password}
+              hint="leave empty to generate a one-time password" autocomplete="new-password"
+              onInput={(v) => setForm({ ...form, password: v })} />
+            <div class="field"><label><input type="checkbox" checked={form.admin}
+              onChange={(e) => setForm({ ...form, admin: e.currentTarget.checked })} /> Admin</label></div>
+            <Problem error={formError} fields={['name', 'password']} />
+            <button type="submit">Create user</button>
+            {created && <p class="ok" role="status">Created {created.user.name}.</p>}
+            <Secret label={`The one-time password of ${created?.user.name}`} value={created?.password} />
+          </form>
+        </>
+      )}
+      <h2>API tokens</h2>
+      <table class="list" aria-label="Tokens">
+        <thead><tr><th>Id</th><th>User</th><th>Description</th><th>Created</th><th></th></tr></thead>
+        <tbody>
+          {tokens.map((t) => (
+            <tr>
+              <td><code>{t.id}</code></td><td>{t.user}</td><td>{t.description}</td>
+              <td>{formatTime(t.created_at)}</td>
+              <td><button type="button" class="danger" aria-label={`Revoke token ${t.id}`}
+                onClick={() => api('DELETE', `/v1/tokens/${enc(t.id)}`).then(load, setError)}>Revoke</button></td>
+            </tr>
+          ))}
+          {tokens.length === 0 && <tr><td colspan="5" class="muted">No tokens.</td></tr>}
+        </tbody>
+      </table>
+      <form class="card" aria-label="Create a token" onSubmit={createToken}>
+        <h2>Create a token</h2>
+        {user.admin && (
+          <div class="field">
+            <label for="token-user">For user</label>
+            <select id="token-user" value={tokenUser} onChange={(e) => setTokenUser(e.currentTarget.value)}>
+              {[user.name, ...users.map((u) => u.name).filter((n) => n !== user.name)].map((n) => <option value={n}>{n}</option>)}
+            </select>
+          </div>
+        )}
+        <Field label="Description" value={tokenDescription} onInput={setTokenDescription} />
+        <button type="submit">Create token</button>
+        <Secret label="The token" value={secret} />
+      </form>
+    </section>
+  );
+}
