@@ -1,14 +1,20 @@
 // Policy documents in YAML or JSON, as `sluice policy create/import`, the admin API and
 // --policy-file read them. Any text is read or refused with errors naming fields; a policy that
-// is accepted is written back (JSON and YAML) and reads back as the same policy.
+// is accepted is written back (JSON and YAML) and reads back as the same policy. The same bytes
+// also go through `policy import --format envoy`, which reads YAML apart.
 #include <nlohmann/json.hpp>
 
 #include "fuzz/fuzz_input.h"
 #include "sluice/policy/document.h"
+#include "sluice/policy/envoy_import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace sluice;
-  const policy::ParsedPolicies parsed = policy::policies_from_text(fuzz::as_text(data, size));
+  const std::string_view text = fuzz::as_text(data, size);
+  const policy::EnvoyImport envoy = policy::import_envoy_config(text);
+  fuzz::require(envoy.errors.empty() || envoy.policies.empty(),
+                "an envoy configuration with errors imports nothing");
+  const policy::ParsedPolicies parsed = policy::policies_from_text(text);
   fuzz::require(parsed.errors.empty() || !policy::join_errors(parsed.errors).empty(),
                 "errors are described");
   if (!parsed.errors.empty()) return 0;

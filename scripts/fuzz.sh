@@ -21,7 +21,9 @@ for target in "${targets[@]}"; do
   mkdir -p "$scratch/$target"
   printf 'fuzz: %s for %ss\n' "$target" "$seconds"
   # -rss_limit_mb: a parser that buffers without bound fails here as it would fail a server.
-  if ! build/fuzz/fuzz/"$target" "$scratch/$target" "fuzz/corpus/$target" \
+  # The outer timeout: after an out-of-memory, ASan's memory profile of millions of small blocks
+  # can take longer than the run itself.
+  if ! timeout -s KILL $((seconds + 120)) build/fuzz/fuzz/"$target" "$scratch/$target" "fuzz/corpus/$target" \
       -max_total_time="$seconds" -rss_limit_mb=1024 -print_final_stats=1 \
       -artifact_prefix="$crashes/$target-" >"$scratch/$target.log" 2>&1; then
     tail -n 60 "$scratch/$target.log" >&2

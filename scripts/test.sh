@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: build, unit + integration tests, unit tests again under ASan/UBSan, the
-# concurrency tests under TSan, a formatting check, and a brief run of every micro-benchmark.
+# concurrency tests under TSan, a formatting check, a brief run of every micro-benchmark, and
+# 20 s of fuzzing per parser of untrusted bytes (docs/fuzzing.md).
 # Installs what it needs first (scripts/setup.sh). Usage: scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,5 +51,8 @@ git ls-files -- '*.h' '*.cc' | xargs clang-format --dry-run --Werror
 
 step "micro-benchmarks, briefly"
 ctest --test-dir build/release -L benchmark --output-on-failure
+
+step "fuzzing, briefly (20 s per target)"
+scripts/fuzz.sh 20
 
 step "all tests passed"

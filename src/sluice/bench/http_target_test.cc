@@ -161,6 +161,11 @@ TEST(HttpTargetTest, ParsesPlainHttpUrlsOnly) {
       {"http://127.0.0.1:80x", "", 0, "port must be"},
       {"http://::1:8080", "", 0, "in brackets"},
       {"http://[::1:8080", "", 0, "unclosed ["},
+      {"http://[[.]", "", 0, "must be an IPv6 address"},  // found by fuzzing
+      {"http://[localhost]:80", "", 0, "must be an IPv6 address"},
+      {"http://[::ffff:10.0.0.1]:80", "::ffff:10.0.0.1", 80},
+      {"http://a]b:80", "", 0, "a bracket"},
+      {"http://a b:80", "", 0, "a space"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.url);

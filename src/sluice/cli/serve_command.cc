@@ -16,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -33,6 +34,7 @@
 #include "sluice/core/log_throttle.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/policy_files.h"
+#include "sluice/policy/yaml_text.h"
 #include "sluice/server/grpc/grpc_server.h"
 #include "sluice/server/http/admin_api.h"
 #include "sluice/server/http/console.h"
@@ -351,12 +353,17 @@ Status setting_error(std::string_view source, const Status& status) {
 // Reads the YAML config file: a map of setting keys (policy_file may be a list). Relative
 // policy paths are relative to the file's directory.
 Status apply_file(ServeSettings& s, const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::Exception& e) {
-    return invalid_argument("config file " + path + ": " + e.what());
+  std::ifstream file(path);
+  if (!file) return invalid_argument("config file " + path + ": cannot be read");
+  const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  StatusOr<std::vector<YAML::Node>> documents = policy::load_yaml_documents(text);
+  if (!documents.ok()) {
+    return invalid_argument("config file " + path + ": " + documents.status().message());
   }
+  if (documents->size() > 1) {
+    return invalid_argument("config file " + path + ": holds several YAML documents; one is read");
+  }
+  const YAML::Node root = documents->empty() ? YAML::Node() : documents->front();
   if (root.IsNull()) return Status();
   if (!root.IsMap()) return invalid_argument("config file " + path + ": must be a YAML map");
   const fs::path base = fs::path(path).parent_path();

@@ -8,6 +8,22 @@ namespace {
 
 constexpr std::string_view kScheme = "http://";
 
+// What may appear between [ and ]: an IPv6 address (with an IPv4 tail, "::ffff:1.2.3.4").
+bool is_ipv6_literal(std::string_view host) {
+  return host.find(':') != std::string_view::npos &&
+         host.find_first_not_of("0123456789abcdefABCDEF:.") == std::string_view::npos;
+}
+
+// A host name or IPv4 address: no brackets, spaces or control characters, which no resolver
+// accepts and which would not survive being written back into a URL.
+bool is_plain_host(std::string_view host) {
+  for (const char c : host) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte <= 0x20 || byte == 0x7f || c == '[' || c == ']') return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 StatusOr<HttpUrl> parse_http_url(std::string_view url) {
@@ -32,6 +48,9 @@ StatusOr<HttpUrl> parse_http_url(std::string_view url) {
       return invalid_argument("unclosed [ in the host");
     }
     parsed.host = std::string(rest.substr(1, close - 1));
+    if (!is_ipv6_literal(parsed.host)) {
+      return invalid_argument("the host in [ ] must be an IPv6 address");
+    }
     rest.remove_prefix(close + 1);
     if (!rest.empty() && rest.front() != ':') {
       return invalid_argument("expected :PORT after the [host]");
@@ -49,6 +68,9 @@ StatusOr<HttpUrl> parse_http_url(std::string_view url) {
     }
   }
   if (parsed.host.empty()) return invalid_argument("the host is empty");
+  if (!is_plain_host(parsed.host)) {
+    return invalid_argument("the host holds a space, a bracket or a control character");
+  }
   if (port) {
     const char* const last = port->data() + port->size();
     unsigned value = 0;

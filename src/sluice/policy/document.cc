@@ -8,11 +8,12 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <type_traits>
 
 #include "sluice/core/duration.h"
 #include "sluice/core/key.h"
-#include "sluice/core/utf8.h"
+#include "sluice/policy/yaml_text.h"
 
 namespace sluice::policy {
 namespace {
@@ -235,33 +236,59 @@ bool is_decimal_integer(std::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-constexpr std::string_view kNotUtf8 = "not valid YAML: the text is not UTF-8";
+// YAML aliases share a node, and JSON copies it: `b: [*a, *a]` doubles `a`, so a few hundred
+// bytes of nested aliases expand to gigabytes. The conversion stops past this many values, far
+// more than any policy file holds (500 policies of a few limits are ~20 000).
+constexpr std::size_t kMaxYamlValues = 200'000;
 
-json yaml_to_json(const YAML::Node& node) {
+// Converts one YAML node; `budget` is the number of values still allowed.
+StatusOr<json> yaml_to_json(const YAML::Node& node, std::size_t& budget) {
+  if (budget == 0) {
+    return invalid_argument("not valid YAML: more than " + std::to_string(kMaxYamlValues) +
+                            " values once aliases are expanded");
+  }
+  --budget;
   switch (node.Type()) {
     case YAML::NodeType::Map: {
       json object = json::object();
-      for (const auto& item : node)
-        object[item.first.as<std::string>()] = yaml_to_json(item.second);
+      for (const auto& item : node) {
+        if (!item.first.IsScalar()) {
+          return invalid_argument("not valid YAML: the key at line " +
+                                  std::to_string(item.first.Mark().line + 1) +
+                                  " is not text (a policy document's keys are field names)");
+        }
+        StatusOr<json> value = yaml_to_json(item.second, budget);
+        if (!value.ok()) return value;
+        object[item.first.Scalar()] = std::move(*value);
+      }
       return object;
     }
     case YAML::NodeType::Sequence: {
       json array = json::array();
-      for (const auto& item : node) array.push_back(yaml_to_json(item));
+      for (const auto& item : node) {
+        StatusOr<json> value = yaml_to_json(item, budget);
+        if (!value.ok()) return value;
+        array.push_back(std::move(*value));
+      }
       return array;
     }
     case YAML::NodeType::Scalar: {
       // YAML 1.2 core schema, strictly: decimal integers (no octal "010", no "0x10"), true/false
       // and null; everything else — and anything quoted — is a string.
       const std::string& text = node.Scalar();
-      if (node.Tag() == "!") return text;
-      if (is_decimal_integer(text)) return json::parse(text);
-      if (text == "true" || text == "false") return text == "true";
-      if (text == "null" || text == "~") return nullptr;
-      return text;
+      if (node.Tag() == "!") return json(text);
+      if (is_decimal_integer(text)) {
+        // Beyond a double's range JSON has no number for it: it stays text, and the field's
+        // check says what it should be.
+        json number = json::parse(text, nullptr, /*allow_exceptions=*/false);
+        return number.is_discarded() ? json(text) : number;
+      }
+      if (text == "true" || text == "false") return json(text == "true");
+      if (text == "null" || text == "~") return json(nullptr);
+      return json(text);
     }
     default:
-      return nullptr;
+      return json(nullptr);
   }
 }
 
@@ -532,14 +559,13 @@ ParsedPolicy policy_from_text(std::string_view text, const DocumentOptions& opti
     }
     return policy_from_json(document, options);
   }
-  // YAML is Unicode text; yaml-cpp passes other bytes through, and a string that is not UTF-8
-  // would make every later JSON answer about the policy throw.
-  if (!is_valid_utf8(text)) return {.errors = {{.field = "", .message = std::string(kNotUtf8)}}};
-  try {
-    return policy_from_json(yaml_to_json(YAML::Load(std::string(text))), options);
-  } catch (const YAML::Exception& error) {
-    return {.errors = {{.field = "", .message = std::string("not valid YAML: ") + error.what()}}};
-  }
+  StatusOr<std::vector<YAML::Node>> documents = load_yaml_documents(text);
+  if (!documents.ok()) return {.errors = {{.field = "", .message = documents.status().message()}}};
+  std::size_t budget = kMaxYamlValues;
+  const StatusOr<json> document =
+      yaml_to_json(documents->empty() ? YAML::Node() : documents->front(), budget);
+  if (!document.ok()) return {.errors = {{.field = "", .message = document.status().message()}}};
+  return policy_from_json(*document, options);
 }
 
 ParsedPolicies policies_from_text(std::string_view text, const DocumentOptions& options) {
@@ -557,18 +583,20 @@ ParsedPolicies policies_from_text(std::string_view text, const DocumentOptions& 
       return result;
     }
     documents.push_back(std::move(parsed));
-  } else if (!is_valid_utf8(text)) {
-    result.errors.push_back({.field = "", .message = std::string(kNotUtf8)});
-    return result;
   } else {
-    try {
-      for (const YAML::Node& node : YAML::LoadAll(std::string(text))) {
-        documents.push_back(yaml_to_json(node));
-      }
-    } catch (const YAML::Exception& error) {
-      result.errors.push_back(
-          {.field = "", .message = std::string("not valid YAML: ") + error.what()});
+    StatusOr<std::vector<YAML::Node>> nodes = load_yaml_documents(text);
+    if (!nodes.ok()) {
+      result.errors.push_back({.field = "", .message = nodes.status().message()});
       return result;
+    }
+    std::size_t budget = kMaxYamlValues;
+    for (const YAML::Node& node : *nodes) {
+      StatusOr<json> document = yaml_to_json(node, budget);
+      if (!document.ok()) {
+        result.errors.push_back({.field = "", .message = document.status().message()});
+        return result;
+      }
+      documents.push_back(std::move(*document));
     }
   }
   if (documents.empty()) {

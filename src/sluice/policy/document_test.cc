@@ -599,6 +599,35 @@ TEST(PolicyDocumentTest, YamlThatIsNotUtf8IsRefusedBeforeAnythingStoresIt) {
                   .errors.empty());
 }
 
+TEST(PolicyDocumentTest, YamlAliasesThatExpandBeyondAnyPolicyFileAreRefused) {
+  // Each level doubles the one before: 2^30 values from under 400 bytes (found by fuzzing).
+  std::string text = "a0: &a0 [x, x]\n";
+  for (int level = 1; level <= 30; ++level) {
+    const std::string previous = "*a" + std::to_string(level - 1);
+    text += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [" + previous + ", " +
+            previous + "]\n";
+  }
+  const std::string too_many = "not valid YAML: more than 200000 values once aliases are expanded";
+  EXPECT_THAT(errors_of(text), ElementsAre(FieldErrorIs("", too_many)));
+  EXPECT_THAT(policies_from_text(text).errors, ElementsAre(FieldErrorIs("", too_many)));
+  // Aliases themselves are fine.
+  const ParsedPolicy aliased = policy_from_text(
+      "name: p\napps: [\"*\"]\nlimits:\n  - {algorithm: fixed_window, limit: 1, window: &w 1s}\n"
+      "  - {algorithm: sliding_window, limit: 5, window: *w}\n");
+  EXPECT_TRUE(aliased.errors.empty()) << join_errors(aliased.errors);
+}
+
+TEST(PolicyDocumentTest, YamlKeysThatAreNotTextAndNumbersBeyondRangeAreFieldErrors) {
+  EXPECT_THAT(errors_of("name: p\n? [a, b]\n: 1\n"),
+              ElementsAre(FieldErrorIs("", HasSubstr("the key at line 2 is not text"))));
+  const std::string huge(400, '9');
+  const std::vector<FieldError> errors =
+      errors_of("name: p\napps: [\"*\"]\nlimits:\n  - {algorithm: fixed_window, limit: " + huge +
+                ", window: 1s}\n");
+  ASSERT_FALSE(errors.empty());
+  EXPECT_EQ(errors[0].field, "limits[0].limit");
+}
+
 TEST(PolicyDocumentTest, RejectsDocumentThatIsNotAnObject) {
   for (const std::string_view text : {"", "42", "- name: p", "just text", "[1, 2]", "null"}) {
     SCOPED_TRACE(text);

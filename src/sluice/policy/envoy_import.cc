@@ -12,10 +12,13 @@
 
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
-#include "sluice/core/utf8.h"
+#include "sluice/policy/yaml_text.h"
 
 namespace sluice::policy {
 namespace {
+
+// Far more than any real configuration (envoyproxy/ratelimit's largest examples hold dozens).
+constexpr std::size_t kMaxDescriptors = 100'000;
 
 struct Unit {
   std::string_view name;
@@ -55,8 +58,10 @@ class Converter {
   Converter(EnvoyImport& result, std::string prefix)
       : result_(result), prefix_(std::move(prefix)) {}
 
-  void convert_root(const YAML::Node& root, std::map<std::string, std::string>& names) {
+  void convert_root(const YAML::Node& root, std::map<std::string, std::string>& names,
+                    std::size_t& descriptors_seen) {
     names_ = &names;
+    descriptors_seen_ = &descriptors_seen;
     if (!root.IsMap()) {
       error("", "an envoy ratelimit config must be a map with \"domain\" and \"descriptors\"");
       return;
@@ -153,6 +158,14 @@ class Converter {
   void convert_descriptor(const YAML::Node& node, const std::string& path,
                           const std::string& parent_name, const std::string& parent_described,
                           const std::vector<DescriptorEntry>& parent_entries) {
+    // YAML aliases let a few bytes name a descriptor list many times over, level after level.
+    if (++*descriptors_seen_ > kMaxDescriptors) {
+      if (*descriptors_seen_ == kMaxDescriptors + 1) {
+        error(path, "more than " + std::to_string(kMaxDescriptors) +
+                        " descriptors once YAML aliases are expanded");
+      }
+      return;
+    }
     if (!node.IsMap()) {
       error(path,
             "must be a map with \"key\" and optionally \"value\", \"rate_limit\", "
@@ -309,6 +322,7 @@ class Converter {
   EnvoyImport& result_;
   std::string prefix_;
   std::map<std::string, std::string>* names_ = nullptr;  // policy name -> field that made it
+  std::size_t* descriptors_seen_ = nullptr;              // in every document so far
   std::string domain_;
   std::string app_;
 };
@@ -317,27 +331,21 @@ class Converter {
 
 EnvoyImport import_envoy_config(std::string_view yaml_text) {
   EnvoyImport result;
-  std::vector<YAML::Node> documents;
-  // yaml-cpp accepts bytes that are not UTF-8, and the policies would carry them into JSON.
-  if (!is_valid_utf8(yaml_text)) {
-    result.errors.push_back({.field = "", .message = "not valid YAML: the text is not UTF-8"});
+  StatusOr<std::vector<YAML::Node>> loaded = load_yaml_documents(yaml_text);
+  if (!loaded.ok()) {
+    result.errors.push_back({.field = "", .message = loaded.status().message()});
     return result;
   }
-  try {
-    documents = YAML::LoadAll(std::string(yaml_text));
-  } catch (const YAML::Exception& error) {
-    result.errors.push_back(
-        {.field = "", .message = std::string("not valid YAML: ") + error.what()});
-    return result;
-  }
+  const std::vector<YAML::Node>& documents = *loaded;
   if (documents.empty()) {
     result.errors.push_back({.field = "", .message = "empty: no envoy ratelimit config found"});
     return result;
   }
   std::map<std::string, std::string> names;
+  std::size_t descriptors_seen = 0;
   for (std::size_t i = 0; i < documents.size(); ++i) {
     Converter converter(result, documents.size() == 1 ? "" : "[" + std::to_string(i) + "]");
-    converter.convert_root(documents[i], names);
+    converter.convert_root(documents[i], names, descriptors_seen);
   }
   if (!result.errors.empty()) result.policies.clear();
   return result;

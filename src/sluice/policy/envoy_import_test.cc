@@ -438,6 +438,27 @@ TEST(EnvoyImport, InvalidOrEmptyYamlIsOneError) {
   EXPECT_THAT(latin1.errors.at(0).message, HasSubstr("not UTF-8"));
 }
 
+TEST(EnvoyImport, AliasesThatNameDescriptorsBeyondAnyConfigurationAreOneError) {
+  // Ten aliases per level, five levels: 10^5 descriptors and more from a few hundred bytes.
+  std::string text =
+      "x0: &d0 {key: k, value: v, rate_limit: {unit: second, requests_per_unit: 1}}\n";
+  for (int level = 1; level <= 5; ++level) {
+    const std::string previous = "*d" + std::to_string(level - 1);
+    text +=
+        "x" + std::to_string(level) + ": &d" + std::to_string(level) + " {key: k, descriptors: [";
+    for (int i = 0; i < 10; ++i) text += (i ? ", " : "") + previous;
+    text += "]}\n";
+  }
+  text += "domain: bomb\ndescriptors: [*d5, *d5]\n";
+  const EnvoyImport result = import_envoy_config(text);
+  EXPECT_TRUE(result.policies.empty());
+  const auto too_many =
+      std::count_if(result.errors.begin(), result.errors.end(), [](const auto& e) {
+        return e.message.find("descriptors once YAML aliases are expanded") != std::string::npos;
+      });
+  EXPECT_EQ(too_many, 1);
+}
+
 TEST(EnvoyImport, ImportedPoliciesAreValidDocuments) {
   const EnvoyImport result = import_envoy_config(R"(
 domain: mongo_cps

@@ -274,6 +274,11 @@ TEST(ServeTest, BadSettingsExitTwoNamingTheSetting) {
   const Ran unknown = run({SLUICE_BINARY, "serve", "--config", (dir.path() / "bad.yaml").string()});
   EXPECT_EQ(unknown.code, 2);
   EXPECT_NE(unknown.err.find("listen_port: unknown setting"), std::string::npos) << unknown.err;
+  // A stray comma after a flow map sends yaml-cpp into an endless loop; it must stop at once.
+  write_file(dir.path() / "comma.yaml", "# settings\n{listen: 127.0.0.1:1},\n");
+  const Ran comma = run({SLUICE_BINARY, "serve", "--config", (dir.path() / "comma.yaml").string()});
+  EXPECT_EQ(comma.code, 2);
+  EXPECT_NE(comma.err.find("comma.yaml: not valid YAML"), std::string::npos) << comma.err;
   const Ran env = run({SLUICE_BINARY, "serve", "--print-config"}, {"SLUICE_READ_TIMEOUT=soon"});
   EXPECT_EQ(env.code, 2);
   EXPECT_NE(env.err.find("SLUICE_READ_TIMEOUT"), std::string::npos) << env.err;
