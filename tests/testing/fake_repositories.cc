@@ -1,5 +1,6 @@
 #include "testing/fake_repositories.h"
 
+#include <algorithm>
 #include <set>
 
 #include "sluice/policy/document.h"
@@ -224,6 +225,12 @@ Status FakeAccountRepository::delete_user(std::string_view name) {
   if (!failure_.ok()) return failure_;
   const auto it = users_.find(name);
   if (it == users_.end()) return not_found("no user named " + std::string(name));
+  const auto admins = std::count_if(users_.begin(), users_.end(),
+                                    [](const auto& entry) { return entry.second.user.admin; });
+  if (it->second.user.admin && admins == 1) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "refused: " + std::string(name) + " is the last admin; make another first");
+  }
   std::erase_if(tokens_, [name](const auto& entry) { return entry.second.user == name; });
   users_.erase(it);
   return {};

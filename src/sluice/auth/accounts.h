@@ -58,7 +58,9 @@ class AccountRepository {
   virtual StatusOr<std::string> password_hash(std::string_view user) = 0;
   virtual Status set_password_hash(std::string_view user, std::string_view password_hash) = 0;
   virtual StatusOr<std::vector<User>> list_users() = 0;
-  virtual Status delete_user(std::string_view name) = 0;  // also deletes its tokens and roles
+  // Also deletes the user's tokens and roles. Never the last admin: FailedPrecondition, decided
+  // in the same transaction as the delete.
+  virtual Status delete_user(std::string_view name) = 0;
   virtual StatusOr<std::size_t> count_admins() = 0;
   // nullopt removes the user's role on the app. NotFound for unknown user or app.
   virtual Status set_role(std::string_view user, std::string_view app,

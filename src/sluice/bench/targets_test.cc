@@ -104,7 +104,8 @@ TEST(TargetsTest, UnreachableRedisAndMissingUrlsAreRefusedUpFront) {
 
 TEST(TargetsTest, NamesAndRedactedUrls) {
   EXPECT_EQ(*parse_target_kind("redis"), TargetKind::kRedis);
-  EXPECT_FALSE(parse_target_kind("grpc").ok());
+  EXPECT_EQ(*parse_target_kind("grpc"), TargetKind::kGrpc);
+  EXPECT_FALSE(parse_target_kind("quic").ok());
   EXPECT_EQ(target_kind_name(TargetKind::kHttp), "http");
   EXPECT_EQ(redacted_redis_url("redis://alice:secret@localhost:6380/2"),
             "redis://alice:***@localhost:6380/2");

@@ -145,16 +145,6 @@ int run_user_delete(const Run& run, const AdminOptions& options) {
   if (Status s = authorize_admin(*session, auth::AdminOperation::kManageUsers); !s.ok()) {
     return run.fail(s);
   }
-  StatusOr<User> user = session->accounts->get_user(options.user);
-  if (!user.ok()) return run.fail(user.status());
-  if (user->admin) {
-    StatusOr<std::size_t> admins = session->accounts->count_admins();
-    if (!admins.ok()) return run.fail(admins.status());
-    if (*admins <= 1) {
-      return run.fail({StatusCode::kFailedPrecondition,
-                       "refused: " + options.user + " is the last admin; add another admin first"});
-    }
-  }
   if (Status s = session->accounts->delete_user(options.user); !s.ok()) return run.fail(s);
   run.out() << "deleted user " << options.user << " (and their tokens)\n";
   return kExitOk;

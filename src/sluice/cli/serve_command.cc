@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <condition_variable>
 #include <cstdlib>
@@ -74,6 +75,9 @@ struct ServeSettings {
   std::int64_t max_body_bytes = std::int64_t{1024} * 1024;
   Micros read_timeout = 10 * kMicrosPerSecond;
   Micros idle_timeout = 60 * kMicrosPerSecond;
+  Micros first_request_timeout = 5 * kMicrosPerSecond;
+  std::int64_t max_connections = 0;           // 0: from the descriptor limit
+  std::int64_t max_connections_per_peer = 0;  // 0: half of max_connections
   Micros shutdown_timeout = 10 * kMicrosPerSecond;
   Micros max_wait = 60 * kMicrosPerSecond;
   std::int64_t max_batch = 1000;
@@ -266,6 +270,19 @@ const std::vector<Setting>& settings() {
     add("idle_timeout", "How long a keep-alive connection may wait for its next request",
         duration_setter(&ServeSettings::idle_timeout, false),
         [](const ServeSettings& s) { return format_duration(s.idle_timeout); });
+    add("first_request_timeout", "How long a new connection may wait before sending anything",
+        duration_setter(&ServeSettings::first_request_timeout, false),
+        [](const ServeSettings& s) { return format_duration(s.first_request_timeout); });
+    add("max_connections",
+        "Open HTTP connections at most; at the cap a new one replaces the longest idle (0: the "
+        "descriptor limit less 128)",
+        integer_setter(&ServeSettings::max_connections, 0, 10'000'000),
+        [](const ServeSettings& s) { return std::to_string(s.max_connections); });
+    add("max_connections_per_peer",
+        "Open HTTP connections from one client address at most (0: half of max_connections; "
+        "raise it behind a proxy)",
+        integer_setter(&ServeSettings::max_connections_per_peer, 0, 10'000'000),
+        [](const ServeSettings& s) { return std::to_string(s.max_connections_per_peer); });
     add("shutdown_timeout",
         "On SIGTERM/SIGINT: how long in-flight requests may take before connections are cut",
         duration_setter(&ServeSettings::shutdown_timeout, true),
@@ -613,6 +630,8 @@ int run_serve(const ServeCommand& command) {
          }
        }});
   http::Metrics metrics;
+  // The HTTP server starts after the API it serves; /metrics reads its connection counts once set.
+  std::atomic<const http::HttpServer*> http_server{nullptr};
   http::DecisionApi api(
       limiter, lookup, store, metrics,
       {.app_header = s.check_app_header,
@@ -625,7 +644,12 @@ int run_serve(const ServeCommand& command) {
        .max_batch = static_cast<std::size_t>(s.max_batch),
        .policies_ready = [&policies] { return policies->policies->revision().status(); },
        .store_metrics =
-           [&memory](std::string& out) { http::write_memory_store_metrics(out, memory.stats()); }});
+           [&memory, &http_server](std::string& out) {
+             http::write_memory_store_metrics(out, memory.stats());
+             if (const http::HttpServer* server = http_server.load()) {
+               http::write_connection_metrics(out, server->connection_stats());
+             }
+           }});
   // The console's live charts: per-second counts sampled from the decision counters.
   service::DecisionHistory history(limiter.metrics());
   std::jthread history_sampler([&history](std::stop_token stop) {
@@ -649,28 +673,33 @@ int run_serve(const ServeCommand& command) {
   http::add_console_routes(*router);
 
   const int store_threads = s.store_threads >= 0 ? s.store_threads : 1;
-  StatusOr<std::unique_ptr<http::HttpServer>> server =
-      http::HttpServer::start({.host = listen->first,
-                               .port = listen->second,
-                               .io_threads = s.threads,
-                               .blocking_threads = store_threads,
-                               .max_header_bytes = static_cast<std::size_t>(s.max_header_bytes),
-                               .max_body_bytes = static_cast<std::size_t>(s.max_body_bytes),
-                               .read_timeout = s.read_timeout,
-                               .idle_timeout = s.idle_timeout,
-                               .shutdown_timeout = s.shutdown_timeout,
-                               .access_log = s.access_log,
-                               .on_response =
-                                   [&metrics](std::string_view route, int status, Micros duration) {
-                                     metrics.record_http(route, status, duration);
-                                   }},
-                              router);
+  StatusOr<std::unique_ptr<http::HttpServer>> server = http::HttpServer::start(
+      {.host = listen->first,
+       .port = listen->second,
+       .io_threads = s.threads,
+       .blocking_threads = store_threads,
+       .max_header_bytes = static_cast<std::size_t>(s.max_header_bytes),
+       .max_body_bytes = static_cast<std::size_t>(s.max_body_bytes),
+       .read_timeout = s.read_timeout,
+       .idle_timeout = s.idle_timeout,
+       .shutdown_timeout = s.shutdown_timeout,
+       .first_request_timeout = s.first_request_timeout,
+       .max_connections = static_cast<std::size_t>(s.max_connections),
+       .max_connections_per_peer = static_cast<std::size_t>(s.max_connections_per_peer),
+       .access_log = s.access_log,
+       .on_response = [&metrics](
+                          std::string_view route, int status,
+                          Micros duration) { metrics.record_http(route, status, duration); }},
+      router);
   if (!server.ok()) {
     std::cerr << "sluice serve: " << server.status().message() << "\n";
     return 1;
   }
+  http_server.store(server->get());
   log_json({{"msg", "listening"},
             {"address", listen->first + ":" + std::to_string((*server)->port())},
+            {"max_connections", (*server)->max_connections()},
+            {"max_connections_per_peer", (*server)->max_connections_per_peer()},
             {"port", (*server)->port()},
             {"store", redis ? "redis" : "memory"},
             {"policies", policies->cache->snapshot()->policies.size()}});
@@ -718,6 +747,7 @@ int run_serve(const ServeCommand& command) {
   readiness.reset();
   if (grpc) grpc->shutdown(s.shutdown_timeout);
   (*server)->shutdown();
+  http_server.store(nullptr);
   log_json({{"msg", "stopped"}});
   return 0;
 }

@@ -969,6 +969,38 @@ TEST_P(RepositoryTest, AccountsUsersAppsRolesAndTokens) {
   EXPECT_TRUE(bob->roles.empty());
 }
 
+// Issue 16: two admins deleting each other at once both succeeded, leaving no admin, when the
+// count was taken before the delete's transaction.
+TEST_P(RepositoryTest, TheLastAdminIsNeverDeletedEvenByTwoAdminsDeletingEachOtherAtOnce) {
+  ASSERT_OK(accounts().create_user({.name = "root", .admin = true}, "hash"));
+  ASSERT_OK(accounts().create_user({.name = "bob"}, "hash"));
+  const Status last = accounts().delete_user("root");
+  EXPECT_EQ(last.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(last.message(), "refused: root is the last admin; make another first");
+  ASSERT_OK(accounts().delete_user("bob"));  // not an admin: no count needed
+
+  for (int round = 0; round < 10; ++round) {
+    const std::string a = "a" + std::to_string(round);
+    const std::string b = "b" + std::to_string(round);
+    ASSERT_OK(accounts().create_user({.name = a, .admin = true}, "hash"));
+    ASSERT_OK(accounts().create_user({.name = b, .admin = true}, "hash"));
+    ASSERT_OK(accounts().delete_user("root"));  // a and b are admins now
+    std::atomic<int> deleted{0};
+    std::thread first([&] { deleted += accounts().delete_user(b).ok() ? 1 : 0; });
+    std::thread second([&] { deleted += accounts().delete_user(a).ok() ? 1 : 0; });
+    first.join();
+    second.join();
+    EXPECT_EQ(deleted, 1) << "round " << round;
+    StatusOr<std::size_t> admins = accounts().count_admins();
+    ASSERT_OK(admins);
+    ASSERT_EQ(*admins, 1u) << "round " << round;
+    // Back to one admin named root for the next round.
+    const std::string survivor = accounts().get_user(a).ok() ? a : b;
+    ASSERT_OK(accounts().create_user({.name = "root", .admin = true}, "hash"));
+    ASSERT_OK(accounts().delete_user(survivor));
+  }
+}
+
 TEST_P(RepositoryTest, UserGenerationMovesOnPasswordAndRoleChangesAndNeverRepeats) {
   ASSERT_OK(accounts().create_app({.name = "checkout"}));
   ASSERT_OK(accounts().create_user({.name = "dave"}, "hash-1"));

@@ -259,6 +259,15 @@ class SqlAccountRepository final : public auth::AccountRepository {
         "deleting user " + name, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
           soci::session& sql = tx.sql();
           const Dialect dialect = tx.dialect();
+          // Counted inside the transaction, which holds the accounts lock: two admins deleting
+          // each other at once cannot both see the other one left.
+          const std::string named = exact_match(dialect, "name", ":name");
+          if (exists(sql, "SELECT COUNT(*) FROM users WHERE is_admin <> 0 AND " + named, name) &&
+              !exists(sql, "SELECT COUNT(*) FROM users WHERE is_admin <> 0 AND NOT (" + named + ")",
+                      name)) {
+            return Status(StatusCode::kFailedPrecondition,
+                          "refused: " + name + " is the last admin; make another first");
+          }
           sql << "DELETE FROM tokens WHERE " + exact_match(dialect, "user_name", ":name"),
               soci::use(name);
           sql << "DELETE FROM app_roles WHERE " + exact_match(dialect, "user_name", ":name"),

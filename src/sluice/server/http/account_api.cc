@@ -106,17 +106,12 @@ void AdminApi::delete_user(Exchange& exchange, const Principal& caller) {
     return respond_error(exchange, s);
   }
   const std::string name(exchange.param("name"));
-  StatusOr<auth::User> user = accounts_.get_user(name);
-  if (!user.ok()) return respond_error(exchange, user.status());
-  if (user->admin) {
-    StatusOr<std::size_t> admins = accounts_.count_admins();
-    if (!admins.ok()) return respond_error(exchange, admins.status());
-    if (*admins <= 1) {
-      return exchange.respond(
-          problem_response(409, "refused: " + name + " is the last admin; make another first"));
+  if (Status s = accounts_.delete_user(name); !s.ok()) {
+    if (s.code() == StatusCode::kFailedPrecondition) {  // the last admin
+      return exchange.respond(problem_response(409, s.message()));
     }
+    return respond_error(exchange, s);
   }
-  if (Status s = accounts_.delete_user(name); !s.ok()) return respond_error(exchange, s);
   auth_.logout_user(name);
   exchange.respond(no_content());
 }

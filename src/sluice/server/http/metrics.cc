@@ -55,4 +55,16 @@ void write_memory_store_metrics(std::string& out, const store::MemoryStoreStats&
   out += "sluice_memory_store_expirations_total " + std::to_string(stats.expirations) + "\n";
 }
 
+void write_connection_metrics(std::string& out, const HttpServer::ConnectionStats& stats) {
+  service::write_help(out, "sluice_http_connections", "gauge", "HTTP connections open now.");
+  out += "sluice_http_connections " + std::to_string(stats.open) + "\n";
+  service::write_help(out, "sluice_http_connections_evicted_total", "counter",
+                      "Idle HTTP connections closed to admit a new one at max_connections or "
+                      "max_connections_per_peer.");
+  out += "sluice_http_connections_evicted_total " + std::to_string(stats.evicted) + "\n";
+  service::write_help(out, "sluice_http_connections_refused_total", "counter",
+                      "New HTTP connections closed at a cap because no connection was idle.");
+  out += "sluice_http_connections_refused_total " + std::to_string(stats.refused) + "\n";
+}
+
 }  // namespace sluice::http

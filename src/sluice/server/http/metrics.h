@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "sluice/server/http/server.h"
 #include "sluice/service/decision_metrics.h"
 #include "sluice/store/memory/memory_store.h"
 #include "sluice/time.h"
@@ -46,5 +47,8 @@ class Metrics {
 //                                           live state (decided by the policy's failure mode)
 //   sluice_memory_store_expirations_total   subjects dropped because their state expired
 void write_memory_store_metrics(std::string& out, const store::MemoryStoreStats& stats);
+
+// The HTTP server's connections: open now, and evicted or refused at its caps.
+void write_connection_metrics(std::string& out, const HttpServer::ConnectionStats& stats);
 
 }  // namespace sluice::http

@@ -36,6 +36,17 @@ Status named(const Status& status, std::string_view name) {
   return {status.code(), "policy " + std::string(name) + ": " + status.message()};
 }
 
+// A change is authorized against the version the server read, and the write is a compare-and-set
+// on the version the client names. Unless they are the same version, a caller could write over a
+// version it was never checked against (one another admin had just widened to an app the caller
+// does not own).
+Status based_on_checked_version(const Policy& checked, std::int64_t expected) {
+  if (checked.version == expected) return {};
+  return {StatusCode::kAborted, "conflict: policy " + checked.name + " is at version " +
+                                    std::to_string(checked.version) + ", not " +
+                                    std::to_string(expected)};
+}
+
 Response policy_response(int status, const Policy& stored) {
   Response response = json_response(status, policy::policy_to_json(stored));
   response.headers.push_back({"ETag", "\"" + std::to_string(stored.version) + "\""});
@@ -152,6 +163,9 @@ void AdminApi::update_policy(Exchange& exchange, const Principal& caller) {
     return respond_error(exchange, named(s, name));
   }
   const std::int64_t expected = wanted->version;
+  if (Status s = based_on_checked_version(*current, expected); !s.ok()) {
+    return respond_error(exchange, s);
+  }
   StatusOr<Policy> updated = policies_.update(std::move(*wanted), expected, caller.user.name);
   if (!updated.ok()) return respond_error(exchange, updated.status());
   policies_changed_();
@@ -176,6 +190,9 @@ void AdminApi::delete_policy(Exchange& exchange, const Principal& caller) {
           auth::authorize_policy(caller.user, auth::Operation::kDelete, {.before = current->apps});
       !s.ok()) {
     return respond_error(exchange, named(s, name));
+  }
+  if (Status s = based_on_checked_version(*current, expected.value_or(current->version)); !s.ok()) {
+    return respond_error(exchange, s);
   }
   if (Status s = policies_.remove(name, expected.value_or(current->version), caller.user.name);
       !s.ok()) {

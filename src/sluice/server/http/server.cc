@@ -1,6 +1,7 @@
 // The one translation unit of the server that includes Beast and Asio (DEPENDENCIES.md gotcha 2).
 #include "sluice/server/http/server.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
 #include <vector>
@@ -121,12 +123,34 @@ class HttpServer::Impl {
       fn();
     }
   }
-  void opened() { active_.fetch_add(1); }
-  void closed() { active_.fetch_sub(1); }
+  void opened(const std::string& peer) {
+    active_.fetch_add(1);
+    std::lock_guard lock(peers_mutex_);
+    ++peers_[peer];
+  }
+  void closed(const std::string& peer) {
+    active_.fetch_sub(1);
+    std::lock_guard lock(peers_mutex_);
+    if (auto it = peers_.find(peer); it != peers_.end() && --it->second == 0) peers_.erase(it);
+  }
+  ConnectionStats connection_stats() const {
+    return {.open = active_.load(), .evicted = evicted_.load(), .refused = refused_.load()};
+  }
+  std::size_t max_connections() const { return max_connections_; }
+  std::size_t max_connections_per_peer() const { return max_per_peer_; }
 
  private:
   void accept_next();
   void sweep(Worker& worker);
+  std::size_t open_from(const std::string& peer) {
+    std::lock_guard lock(peers_mutex_);
+    const auto it = peers_.find(peer);
+    return it == peers_.end() ? 0 : it->second;
+  }
+  // At a cap, makes room for `incoming` on its worker by closing the connection idle longest
+  // there (of the same peer when only the peer's cap is reached); false when none is idle.
+  // Workers check the counts apart, so a cap can be passed by at most one per I/O thread.
+  bool admit(Worker& worker, const Connection& incoming);
 
   HttpServerOptions options_;
   std::shared_ptr<const Router> router_;
@@ -139,6 +163,12 @@ class HttpServer::Impl {
   std::uint16_t port_ = 0;
   std::atomic<bool> draining_{false};
   std::atomic<std::size_t> active_{0};
+  std::atomic<std::uint64_t> evicted_{0};
+  std::atomic<std::uint64_t> refused_{0};
+  std::size_t max_connections_ = 0;
+  std::size_t max_per_peer_ = 0;
+  std::mutex peers_mutex_;
+  std::unordered_map<std::string, std::size_t> peers_;  // open connections per client address
   std::mutex shutdown_mutex_;
   bool stopped_ = false;
 };
@@ -154,15 +184,23 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
       : server_(server), worker_(worker), socket_(std::move(socket)) {
     error_code ec;
     const tcp::endpoint peer = socket_.remote_endpoint(ec);
-    if (!ec) remote_ = peer.address().to_string() + ":" + std::to_string(peer.port());
+    if (!ec) {
+      peer_ = peer.address().to_string();
+      remote_ = peer_ + ":" + std::to_string(peer.port());
+    }
     socket_.set_option(tcp::no_delay(true), ec);
   }
 
   void start() {
     worker_.connections.insert(this);
-    server_.opened();
+    server_.opened(peer_);
     next_request();
   }
+
+  const std::string& peer() const { return peer_; }
+  // Waiting for a request with nothing of it received: closing it loses nothing.
+  bool idle() const { return !busy_ && !closed_; }
+  TimePoint idle_since() const { return idle_since_; }
 
   // Drain: an idle connection closes now; a busy one after its response.
   void drain() {
@@ -178,7 +216,7 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
     if (closed_) return;
     closed_ = true;
     worker_.connections.erase(this);
-    server_.closed();
+    server_.closed(peer_);
     error_code ec;
     socket_.shutdown(tcp::socket::shutdown_both, ec);
     socket_.close(ec);
@@ -222,8 +260,11 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   std::size_t chunk_extension_bytes_ = 0;  // in the message being read
   std::string head_;                       // the response's status line and headers
   std::string body_;
-  std::string remote_ = "-";
+  std::string peer_ = "-";    // the client's address
+  std::string remote_ = "-";  // address:port, for the access log
   TimePoint deadline_ = kNever;
+  TimePoint idle_since_ = kNever;
+  bool answered_once_ = false;  // a first request gets first_request_timeout
   bool busy_ = false;
   bool closed_ = false;
   bool continue_sent_ = false;
@@ -272,7 +313,10 @@ void HttpServer::Impl::Connection::next_request() {
   if (server_.draining()) return close();
   parser_.reset();
   if (buffer_.size() > 0) return parse();  // a pipelined request is already here
-  set_deadline(server_.options().idle_timeout);
+  const HttpServerOptions& options = server_.options();
+  set_deadline(answered_once_ ? options.idle_timeout
+                              : std::min(options.first_request_timeout, options.idle_timeout));
+  idle_since_ = std::chrono::steady_clock::now();
   read_more();
 }
 
@@ -390,6 +434,7 @@ void HttpServer::Impl::Connection::fail(int status, std::string detail) {
 
 void HttpServer::Impl::Connection::handle(BeastRequest beast_request) {
   deadline_ = kNever;  // the handler may wait (a store call, a timer): no read timeout now
+  answered_once_ = true;
   started_ = steady_micros();
   keep_alive_ = beast_request.keep_alive();
   version_ = beast_request.version();
@@ -504,12 +549,26 @@ Status HttpServer::Impl::start() {
   }
   if (options_.read_timeout <= 0) return invalid_argument("read_timeout: must be positive");
   if (options_.idle_timeout <= 0) return invalid_argument("idle_timeout: must be positive");
+  if (options_.first_request_timeout <= 0) {
+    return invalid_argument("first_request_timeout: must be positive");
+  }
+  max_connections_ = options_.max_connections;
+  if (max_connections_ == 0) {
+    rlimit files{};
+    const rlim_t limit = ::getrlimit(RLIMIT_NOFILE, &files) == 0 ? files.rlim_cur : 1024;
+    max_connections_ = static_cast<std::size_t>(
+        std::clamp<rlim_t>(limit == RLIM_INFINITY ? 1'000'000 : limit, 144, 1'000'128) - 128);
+  }
+  max_per_peer_ = options_.max_connections_per_peer != 0
+                      ? options_.max_connections_per_peer
+                      : std::max<std::size_t>(1, max_connections_ / 2);
   if (options_.io_threads < 0) return invalid_argument("io_threads: must not be negative");
   if (options_.blocking_threads < 0) {
     return invalid_argument("blocking_threads: must not be negative");
   }
   // Deadlines are checked this often: a tenth of the shortest timeout, between 5 ms and 1 s.
-  const Micros shortest = std::min(options_.read_timeout, options_.idle_timeout);
+  const Micros shortest =
+      std::min({options_.read_timeout, options_.idle_timeout, options_.first_request_timeout});
   sweep_interval_ = std::chrono::microseconds(
       std::clamp<Micros>(shortest / 10, 5 * kMicrosPerMilli, kMicrosPerSecond));
   int threads = options_.io_threads;
@@ -586,10 +645,32 @@ void HttpServer::Impl::accept_next() {
     }
     asio::post(target.io, [this, &target, socket = std::move(socket)]() mutable {
       if (draining()) return;  // socket closes as it goes out of scope
-      std::make_shared<Connection>(*this, target, std::move(socket))->start();
+      auto connection = std::make_shared<Connection>(*this, target, std::move(socket));
+      if (!admit(target, *connection)) {
+        refused_.fetch_add(1);
+        return;  // closes as it goes out of scope
+      }
+      connection->start();
     });
     accept_next();
   });
+}
+
+bool HttpServer::Impl::admit(Worker& worker, const Connection& incoming) {
+  const bool over_total = active_.load() >= max_connections_;
+  const bool over_peer = open_from(incoming.peer()) >= max_per_peer_;
+  if (!over_total && !over_peer) return true;
+  Connection* longest_idle = nullptr;
+  for (Connection* connection : worker.connections) {
+    if (!connection->idle() || (over_peer && connection->peer() != incoming.peer())) continue;
+    if (longest_idle == nullptr || connection->idle_since() < longest_idle->idle_since()) {
+      longest_idle = connection;
+    }
+  }
+  if (longest_idle == nullptr) return false;
+  longest_idle->close();
+  evicted_.fetch_add(1);
+  return true;
 }
 
 void HttpServer::Impl::shutdown() {
@@ -655,5 +736,15 @@ std::uint16_t HttpServer::port() const { return impl_->port(); }
 void HttpServer::shutdown() { impl_->shutdown(); }
 
 std::size_t HttpServer::connections() const { return impl_->connections(); }
+
+HttpServer::ConnectionStats HttpServer::connection_stats() const {
+  return impl_->connection_stats();
+}
+
+std::size_t HttpServer::max_connections() const { return impl_->max_connections(); }
+
+std::size_t HttpServer::max_connections_per_peer() const {
+  return impl_->max_connections_per_peer();
+}
 
 }  // namespace sluice::http

@@ -32,6 +32,17 @@ struct HttpServerOptions {
   Micros read_timeout = 10 * kMicrosPerSecond;      // first byte to last byte of a request; writes
   Micros idle_timeout = 60 * kMicrosPerSecond;      // keep-alive connection waiting for a request
   Micros shutdown_timeout = 10 * kMicrosPerSecond;  // graceful drain; then connections are cut
+  // A new connection that has sent nothing yet waits at most this long (and never longer than
+  // idle_timeout): idle sockets opened only to hold descriptors go quickly.
+  Micros first_request_timeout = 5 * kMicrosPerSecond;
+  // Open connections at most. At the cap a new connection takes the place of the one that has
+  // been idle longest on its I/O thread, or is closed at once when none there is idle, so the
+  // server keeps answering whoever holds connections. 0: the descriptor limit (RLIMIT_NOFILE)
+  // less 128 for Redis, SQL and files, at least 16.
+  std::size_t max_connections = 0;
+  // Open connections from one client address at most, by the same rule among its own
+  // connections. 0: half of max_connections. Raise it behind a proxy that is one address for all.
+  std::size_t max_connections_per_peer = 0;
   bool access_log = true;
   // Receives each access-log line (without newline). Default: one write(2) to stderr.
   std::function<void(std::string_view line)> access_log_sink;
@@ -59,8 +70,17 @@ class HttpServer {
   // Returns once every thread has stopped. Idempotent; thread-safe; not from an I/O thread.
   void shutdown();
 
+  struct ConnectionStats {
+    std::size_t open = 0;       // right now
+    std::uint64_t evicted = 0;  // idle connections closed to admit a new one at a cap
+    std::uint64_t refused = 0;  // new connections closed at a cap with none idle to replace
+  };
+  ConnectionStats connection_stats() const;
   // Connections open right now.
   std::size_t connections() const;
+  // The caps in force (0s resolved at start).
+  std::size_t max_connections() const;
+  std::size_t max_connections_per_peer() const;
 
  private:
   class Impl;

@@ -549,6 +549,77 @@ TEST_F(ServerTest, SlowRequestsAreCutAfterTheReadTimeout) {
   EXPECT_TRUE(connection->closed_by_peer(2'000));
 }
 
+// Waits (bounded) until the server has accepted `count` connections.
+bool accepted(HttpServer& server, std::size_t count) {
+  for (int i = 0; i < 2000 && server.connections() < count; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return server.connections() == count;
+}
+
+// Issue 16: 1 100 idle connections against 1 024 descriptors made /healthz time out.
+TEST_F(ServerTest, AtTheConnectionCapANewConnectionReplacesTheLongestIdleOne) {
+  TestServer server(store_, {.io_threads = 1, .max_connections = 4, .max_connections_per_peer = 4});
+  std::vector<RawConnection> idle;
+  for (int i = 0; i < 4; ++i) {
+    StatusOr<RawConnection> connection = RawConnection::open(server.port());
+    ASSERT_TRUE(connection.ok());
+    idle.push_back(std::move(*connection));
+    ASSERT_TRUE(accepted(server.server(), idle.size()));
+  }
+  StatusOr<RawResponse> health = http_request(server.port(), "GET", "/healthz");
+  ASSERT_TRUE(health.ok()) << health.status().to_string();
+  EXPECT_EQ(health->status, 200);
+  EXPECT_TRUE(idle[0].closed_by_peer(2'000));  // idle the longest
+  const HttpServer::ConnectionStats stats = server.server().connection_stats();
+  EXPECT_EQ(stats.evicted, 1u);
+  EXPECT_EQ(stats.refused, 0u);
+  // The others still work.
+  ASSERT_TRUE(idle[3].send(test::format_request("GET", "/healthz")).ok());
+  EXPECT_EQ(idle[3].read()->status, 200);
+}
+
+TEST_F(ServerTest, OneAddressCannotTakeEveryConnectionAndBusyOnesAreNeverCut) {
+  TestServer server(store_,
+                    {.io_threads = 1, .max_connections = 100, .max_connections_per_peer = 2});
+  EXPECT_EQ(server.server().max_connections_per_peer(), 2u);
+  // Two requests from 127.0.0.1 that have started and not finished: busy, not idle.
+  std::vector<RawConnection> busy;
+  for (int i = 0; i < 2; ++i) {
+    StatusOr<RawConnection> connection = RawConnection::open(server.port());
+    ASSERT_TRUE(connection.ok());
+    ASSERT_TRUE(connection->send("GET /healthz HTTP/1.1\r\nHost: x\r\n").ok());
+    busy.push_back(std::move(*connection));
+  }
+  // Answered from another address, on the same I/O thread: the bytes above have been read.
+  StatusOr<RawConnection> other = RawConnection::open(server.port(), 2);
+  ASSERT_TRUE(other.ok()) << other.status().to_string();
+  ASSERT_TRUE(other->send(test::format_request("GET", "/healthz")).ok());
+  EXPECT_EQ(other->read()->status, 200);
+
+  StatusOr<RawConnection> third = RawConnection::open(server.port());
+  ASSERT_TRUE(third.ok());
+  EXPECT_TRUE(third->closed_by_peer(2'000));
+  EXPECT_EQ(server.server().connection_stats().refused, 1u);
+  for (RawConnection& connection : busy) {  // both finish their requests
+    ASSERT_TRUE(connection.send("\r\n").ok());
+    EXPECT_EQ(connection.read()->status, 200);
+  }
+  ASSERT_TRUE(other->send(test::format_request("GET", "/healthz")).ok());
+  EXPECT_EQ(other->read()->status, 200);
+}
+
+TEST_F(ServerTest, ANewConnectionThatSendsNothingIsClosedSoonerThanAnIdleKeepAlive) {
+  TestServer server(store_, {.first_request_timeout = 100 * kMicrosPerMilli});
+  StatusOr<RawConnection> silent = RawConnection::open(server.port());
+  StatusOr<RawConnection> answered = RawConnection::open(server.port());
+  ASSERT_TRUE(silent.ok() && answered.ok());
+  ASSERT_TRUE(answered->send(test::format_request("GET", "/healthz")).ok());
+  EXPECT_EQ(answered->read()->status, 200);
+  EXPECT_TRUE(silent->closed_by_peer(2'000));
+  EXPECT_FALSE(answered->closed_by_peer(300));  // the 60 s idle_timeout applies now
+}
+
 TEST_F(ServerTest, GracefulShutdownFinishesInFlightRequestsAndClosesIdleOnes) {
   TestServer server(store_);
   auto client = RemoteLimiter::create({.port = server.port()}).value();

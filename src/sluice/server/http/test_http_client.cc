@@ -20,9 +20,19 @@ std::optional<std::string> RawResponse::header(std::string_view name) const {
   return std::nullopt;
 }
 
-StatusOr<RawConnection> RawConnection::open(std::uint16_t port) {
+StatusOr<RawConnection> RawConnection::open(std::uint16_t port, std::uint8_t source_host) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return internal_error(std::string("socket: ") + std::strerror(errno));
+  if (source_host != 1) {
+    sockaddr_in source{};
+    source.sin_family = AF_INET;
+    source.sin_addr.s_addr = htonl((127u << 24) | source_host);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof source) != 0) {
+      const int error = errno;
+      ::close(fd);
+      return unavailable(std::string("bind: ") + std::strerror(error));
+    }
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);

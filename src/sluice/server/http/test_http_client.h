@@ -23,7 +23,9 @@ struct RawResponse {
 
 class RawConnection {
  public:
-  static StatusOr<RawConnection> open(std::uint16_t port);
+  // Connects to 127.0.0.1:port from 127.0.0.<source_host> (Linux routes all of 127/8 locally),
+  // so one test can be several client addresses.
+  static StatusOr<RawConnection> open(std::uint16_t port, std::uint8_t source_host = 1);
   RawConnection(RawConnection&& other) noexcept;
   RawConnection& operator=(RawConnection&& other) noexcept;
   ~RawConnection();
