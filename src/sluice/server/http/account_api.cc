@@ -140,6 +140,10 @@ void AdminApi::set_password(Exchange& exchange, const Principal& caller) {
   }
   if (!errors.empty()) return exchange.respond(invalid("invalid password change", errors));
   if (own) {
+    if (const std::optional<Micros> wait = auth_.take_password_guess(name)) {
+      return exchange.respond(
+          too_many_requests("too many password attempts for this user; try again later", *wait));
+    }
     StatusOr<std::string> stored = accounts_.password_hash(name);
     if (!stored.ok()) return respond_error(exchange, stored.status());
     if (!auth::verify_password(current, *stored).ok()) {

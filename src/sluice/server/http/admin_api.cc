@@ -130,10 +130,7 @@ void AdminApi::login(const std::shared_ptr<Exchange>& exchange) {
     }
     const LoginResult login = auth_.login(user, password);
     if (login.status.code() == StatusCode::kResourceExhausted) {
-      Response throttled = status_response(login.status);
-      const Micros seconds = (login.retry_after + kMicrosPerSecond - 1) / kMicrosPerSecond;
-      throttled.headers.push_back({"Retry-After", std::to_string(seconds)});
-      return exchange->respond(std::move(throttled));
+      return exchange->respond(too_many_requests(login.status.message(), login.retry_after));
     }
     if (!login.status.ok()) return respond_error(*exchange, login.status);
     Response response =

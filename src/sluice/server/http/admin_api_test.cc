@@ -626,6 +626,27 @@ TEST_F(AdminApiTest, ChangingAPasswordNeedsTheCurrentOneAndEndsSessions) {
             204);
 }
 
+// Issue 16: guessing current_password through a borrowed session was not throttled.
+TEST_F(AdminApiTest, GuessesAtTheCurrentPasswordShareTheUsersLoginBudget) {
+  const Caller alice = bearer("alice");
+  const json guess = {{"password", "a much better passphrase"}, {"current_password", "guess"}};
+  for (int i = 0; i < 9; ++i) {
+    EXPECT_EQ(call(alice, "PUT", "/v1/users/alice/password", guess).status, 400);
+  }
+  EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "alice"}, {"password", "nope"}}).status,
+            401);  // the tenth guess, by login
+  RawResponse throttled = call(alice, "PUT", "/v1/users/alice/password", guess);
+  EXPECT_EQ(throttled.status, 429);
+  EXPECT_EQ(throttled.header("Retry-After"), "6");
+  EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "alice"}, {"password", kPassword}}).status,
+            429);
+  clock_.advance(6 * kMicrosPerSecond);
+  EXPECT_EQ(call(alice, "PUT", "/v1/users/alice/password",
+                 {{"password", "a much better passphrase"}, {"current_password", kPassword}})
+                .status,
+            204);
+}
+
 TEST_F(AdminApiTest, ReadersPeekAtASubjectAndOwnersResetIt) {
   const Caller alice = bearer("alice");
   ASSERT_EQ(call(alice, "POST", "/v1/policies", checkout_policy()).status, 201);

@@ -125,18 +125,23 @@ Status AdminAuth::verify_unknown_user(std::string_view password) {
   return unauthenticated(kWrongLogin);
 }
 
+std::optional<Micros> AdminAuth::take_password_guess(std::string_view user) {
+  StatusOr<Decision> attempt = login_attempts_.acquire(
+      {.policy = "sluice.login", .limits = login_limit_, .subject = user}, 1);
+  if (!attempt.ok() || attempt->verdict.allowed) return std::nullopt;
+  return attempt->verdict.retry_after.value_or(options_.login_interval);
+}
+
 LoginResult AdminAuth::login(std::string_view user, std::string_view password) {
   // Before the throttle and the lookup: a name the database would match loosely ("admin\0",
   // "admin  ") must not get a throttle budget of its own and then log in as another name.
   if (Status valid = auth::validate_login_name(user, "user"); !valid.ok()) return {.status = valid};
   // Throttle before the expensive hash: guessing is slow, and a flood of logins for one name
   // costs one rejected lookup each, not 64 MiB of argon2.
-  StatusOr<Decision> attempt = login_attempts_.acquire(
-      {.policy = "sluice.login", .limits = login_limit_, .subject = user}, 1);
-  if (attempt.ok() && !attempt->verdict.allowed) {
+  if (const std::optional<Micros> wait = take_password_guess(user)) {
     return {.status = {StatusCode::kResourceExhausted,
                        "too many login attempts for this user; try again later"},
-            .retry_after = attempt->verdict.retry_after.value_or(options_.login_interval)};
+            .retry_after = *wait};
   }
   // The user (and its generation) before the hash: should the password change in between, the
   // session records the generation of before and is void at its first use.

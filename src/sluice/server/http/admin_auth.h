@@ -81,6 +81,11 @@ class AdminAuth {
   // Blocks for the hash.
   LoginResult login(std::string_view user, std::string_view password);
 
+  // Takes one guess at `user`'s password from the user's login budget: a login does, and so does
+  // a password change's current_password, so a borrowed session guesses no faster than a login
+  // could. nullopt when allowed; how long to wait when the budget is spent.
+  std::optional<Micros> take_password_guess(std::string_view user);
+
   // Ends one session / every session of `user` (password changed, user deleted).
   void logout(std::string_view session);
   void logout_user(std::string_view user);

@@ -116,6 +116,13 @@ Response status_response(const Status& status) {
   return problem_response(http_status_for(status.code()), status.message());
 }
 
+Response too_many_requests(std::string_view detail, Micros wait) {
+  Response response = problem_response(429, detail);
+  const Micros seconds = (wait + kMicrosPerSecond - 1) / kMicrosPerSecond;
+  response.headers.push_back({"Retry-After", std::to_string(seconds)});
+  return response;
+}
+
 std::string_view reason_phrase(int status) {
   switch (status) {
     case 200:

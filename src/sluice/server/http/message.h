@@ -71,6 +71,9 @@ Response problem_response(int status, std::string_view detail,
 // A problem response for a non-OK status.
 Response status_response(const Status& status);
 
+// 429 with `detail` and Retry-After: `wait` in whole seconds, rounded up.
+Response too_many_requests(std::string_view detail, Micros wait);
+
 // "Bad Request" for 400, ... ("Unknown" for codes it does not know).
 std::string_view reason_phrase(int status);
 
