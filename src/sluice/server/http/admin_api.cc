@@ -21,7 +21,8 @@ AdminApi::AdminApi(policy::PolicyRepository& policies, auth::AccountRepository& 
       password_hash_(options.password_hash),
       decisions_(options.decisions),
       history_(options.history),
-      work_(options.threads, options.queue) {}
+      work_(options.threads, options.queue),
+      login_work_(options.login_threads, options.login_queue) {}
 
 void AdminApi::add_routes(Router& router) {
   const auto add = [&](std::string_view method, std::string_view pattern,
@@ -64,8 +65,9 @@ void AdminApi::add_routes(Router& router) {
   add("DELETE", "/v1/tokens/{id}", &AdminApi::delete_token);
 }
 
-void AdminApi::queue(const std::shared_ptr<Exchange>& exchange, std::function<void()> fn) {
-  if (!work_.post(std::move(fn))) {
+void AdminApi::queue(WorkQueue& work, const std::shared_ptr<Exchange>& exchange,
+                     std::function<void()> fn) {
+  if (!work.post(std::move(fn))) {
     Response busy = problem_response(503, "the admin API is busy; try again shortly");
     busy.headers.push_back({"Retry-After", "1"});
     exchange->respond(std::move(busy));
@@ -73,7 +75,7 @@ void AdminApi::queue(const std::shared_ptr<Exchange>& exchange, std::function<vo
 }
 
 void AdminApi::authenticated(const std::shared_ptr<Exchange>& exchange, Call call) {
-  queue(exchange, [this, exchange, call = std::move(call)] {
+  queue(work_, exchange, [this, exchange, call = std::move(call)] {
     StatusOr<Principal> caller = auth_.authenticate(exchange->request());
     if (!caller.ok()) return respond_error(*exchange, caller.status());
     call(*exchange, *caller);
@@ -112,7 +114,13 @@ std::optional<json> read_object(Exchange& exchange,
 }
 
 void AdminApi::login(const std::shared_ptr<Exchange>& exchange) {
-  queue(exchange, [this, exchange] {
+  // On the I/O thread, before anything is queued: an address that floods logins gets 429 at the
+  // cost of a map lookup.
+  if (const std::optional<Micros> wait = auth_.take_login_from(exchange->request().peer)) {
+    return exchange->respond(
+        too_many_requests("too many logins from this address; try again later", *wait));
+  }
+  queue(login_work_, exchange, [this, exchange] {
     std::optional<json> body = read_object(*exchange, {"user", "password"});
     if (!body) return;
     std::string user;
@@ -128,7 +136,7 @@ void AdminApi::login(const std::shared_ptr<Exchange>& exchange) {
     if (!errors.empty()) {
       return exchange->respond(problem_response(400, "invalid login request", errors));
     }
-    const LoginResult login = auth_.login(user, password);
+    const LoginResult login = auth_.login(user, password, exchange->request().peer);
     if (login.status.code() == StatusCode::kResourceExhausted) {
       return exchange->respond(too_many_requests(login.status.message(), login.retry_after));
     }

@@ -31,6 +31,10 @@ namespace sluice::http {
 struct AdminApiOptions {
   int threads = 2;          // argon2 takes 64 MiB per hash: this bounds the memory logins use
   std::size_t queue = 256;  // admin requests waiting beyond it get 503
+  // Logins (POST /v1/session) wait apart, so unauthenticated callers cannot starve the
+  // authenticated ones; beyond this queue they get 503.
+  int login_threads = 1;
+  std::size_t login_queue = 32;
   auth::PasswordHashOptions password_hash;  // for passwords set through the API
   // The decision counters GET /v1/stats/decisions reports (the server's Limiter's); null: none.
   const service::DecisionMetrics* decisions = nullptr;
@@ -54,8 +58,9 @@ class AdminApi {
   using Call = std::function<void(Exchange& exchange, const Principal& caller)>;
   // Runs `call` on the work queue for an authenticated caller; answers 401/403/503 itself.
   void authenticated(const std::shared_ptr<Exchange>& exchange, Call call);
-  // Runs `fn` on the work queue, or answers 503 when it is full.
-  void queue(const std::shared_ptr<Exchange>& exchange, std::function<void()> fn);
+  // Runs `fn` on `work`, or answers 503 when it is full.
+  static void queue(WorkQueue& work, const std::shared_ptr<Exchange>& exchange,
+                    std::function<void()> fn);
 
   // Session (admin_api.cc).
   void login(const std::shared_ptr<Exchange>& exchange);
@@ -103,6 +108,7 @@ class AdminApi {
   const service::DecisionMetrics* decisions_;
   const service::DecisionHistory* history_;
   WorkQueue work_;
+  WorkQueue login_work_;
 };
 
 // Helpers shared by the admin handlers.

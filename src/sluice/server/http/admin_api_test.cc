@@ -128,6 +128,21 @@ class AdminApiTest : public ::testing::Test {
     return response.ok() ? *response : RawResponse{};
   }
 
+  // The same call from 127.0.0.<source> (a client address of its own).
+  RawResponse call_from(std::uint8_t source, const Caller& caller, std::string_view method,
+                        std::string_view target, const json& body = nullptr,
+                        std::uint16_t port = 0) {
+    StatusOr<test::RawConnection> connection =
+        test::RawConnection::open(port != 0 ? port : server_->port(), source);
+    EXPECT_TRUE(connection.ok()) << connection.status().to_string();
+    if (!connection.ok()) return {};
+    const std::string text = body.is_null() ? std::string() : body.dump();
+    EXPECT_TRUE(connection->send(test::format_request(method, target, text, caller.headers)).ok());
+    StatusOr<RawResponse> response = connection->read();
+    EXPECT_TRUE(response.ok()) << response.status().to_string();
+    return response.ok() ? *response : RawResponse{};
+  }
+
   static json body(const RawResponse& response) {
     return json::parse(response.body, nullptr, false);
   }
@@ -390,6 +405,75 @@ TEST_F(AdminApiTest, LoginsAreThrottledPerUserName) {
   clock_.advance(6 * kMicrosPerSecond);
   EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "bob"}, {"password", kPassword}}).status,
             200);
+}
+
+// Issue 16: failing logins under a user's name from elsewhere locked the user out.
+TEST_F(AdminApiTest, FailedLoginsFromAnotherAddressNeverLockAUserOut) {
+  const json wrong = {{"user", "bob"}, {"password", "guess guess guess"}};
+  for (int i = 0; i < 10; ++i)
+    EXPECT_EQ(call_from(2, {}, "POST", "/v1/session", wrong).status, 401);
+  EXPECT_EQ(call_from(2, {}, "POST", "/v1/session", wrong).status, 429);
+  EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "bob"}, {"password", kPassword}}).status,
+            200);
+}
+
+// Issue 16: one address spreading guesses over many names, before any lookup or hash.
+TEST_F(AdminApiTest, OneAddressGetsThirtyLoginsAtOnceWhateverTheNames) {
+  for (int i = 0; i < 30; ++i) {
+    const json guess = {{"user", "nobody" + std::to_string(i)}, {"password", "guess guess"}};
+    EXPECT_EQ(call_from(3, {}, "POST", "/v1/session", guess).status, 401) << i;
+  }
+  RawResponse throttled =
+      call_from(3, {}, "POST", "/v1/session", {{"user", "alice"}, {"password", kPassword}});
+  EXPECT_EQ(throttled.status, 429);
+  EXPECT_EQ(body(throttled)["detail"], "too many logins from this address; try again later");
+  EXPECT_EQ(throttled.header("Retry-After"), "1");
+  EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "alice"}, {"password", kPassword}}).status,
+            200);
+  clock_.advance(kMicrosPerSecond);
+  EXPECT_EQ(
+      call_from(3, {}, "POST", "/v1/session", {{"user", "alice"}, {"password", kPassword}}).status,
+      200);
+}
+
+// Issue 16: 300 clients posting logins made every token-authenticated call answer 503 for 15 s.
+// Logins now wait in a queue of their own: here one slow login thread and a queue of 2, flooded
+// from 12 addresses, while a token caller is answered.
+TEST_F(AdminApiTest, AFloodOfLoginsNeverStarvesAuthenticatedCalls) {
+  // A hash that takes a while to check, so the logins pile up.
+  StatusOr<std::string> slow_hash =
+      auth::hash_password(kPassword, {.time_cost = 3, .memory_kib = 32 * 1024});
+  ASSERT_TRUE(slow_hash.ok());
+  ASSERT_TRUE(stores_.accounts->create_user({.name = "slow"}, *slow_hash).ok());
+  AdminApi api(
+      *stores_.policies, *stores_.accounts, store_, *auth_, clock_, [] {},
+      AdminApiOptions{.threads = 1,
+                      .queue = 2,
+                      .login_threads = 1,
+                      .login_queue = 2,
+                      .password_hash = kFastHash});
+  auto router = std::make_shared<Router>();
+  api.add_routes(*router);
+  StatusOr<std::unique_ptr<HttpServer>> server =
+      HttpServer::start({.port = 0, .io_threads = 2, .access_log = false}, router);
+  ASSERT_TRUE(server.ok()) << server.status().to_string();
+  const std::uint16_t port = (*server)->port();
+  std::atomic<int> busy{0};
+  std::vector<std::thread> flood;
+  for (std::uint8_t source = 10; source < 22; ++source) {
+    flood.emplace_back([&, source] {
+      const int status = call_from(source, {}, "POST", "/v1/session",
+                                   {{"user", "slow"}, {"password", kPassword}}, port)
+                             .status;
+      if (status == 503) ++busy;
+    });
+  }
+  const Caller root = bearer("root");
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(call_from(1, root, "GET", "/v1/policies", nullptr, port).status, 200) << i;
+  }
+  for (std::thread& thread : flood) thread.join();
+  EXPECT_GT(busy.load(), 0);  // the login queue did fill up
 }
 
 TEST_F(AdminApiTest, LoginNameVariantsOfAThrottledUserGet400NamingUser) {

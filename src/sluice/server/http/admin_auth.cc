@@ -54,6 +54,9 @@ AdminAuth::AdminAuth(auth::AccountRepository& accounts, const Clock& clock,
       options_(options),
       login_limit_{algorithm::Gcra{
           .rate = 1, .period = options.login_interval, .burst = options.login_burst - 1}},
+      address_limit_{algorithm::Gcra{.rate = 1,
+                                     .period = options.address_login_interval,
+                                     .burst = options.address_login_burst - 1}},
       login_attempts_(clock, {.max_keys = 100'000, .shards = 4}) {}
 
 StatusOr<Principal> AdminAuth::authenticate(const Request& request) {
@@ -125,20 +128,34 @@ Status AdminAuth::verify_unknown_user(std::string_view password) {
   return unauthenticated(kWrongLogin);
 }
 
-std::optional<Micros> AdminAuth::take_password_guess(std::string_view user) {
-  StatusOr<Decision> attempt = login_attempts_.acquire(
-      {.policy = "sluice.login", .limits = login_limit_, .subject = user}, 1);
-  if (!attempt.ok() || attempt->verdict.allowed) return std::nullopt;
+std::optional<Micros> AdminAuth::take_attempt(std::string_view policy,
+                                              const std::vector<algorithm::Limit>& limits,
+                                              std::string subject) {
+  StatusOr<Decision> attempt =
+      login_attempts_.acquire({.policy = policy, .limits = limits, .subject = subject}, 1);
+  if (!attempt.ok()) return options_.login_interval;
+  if (attempt->verdict.allowed) return std::nullopt;
   return attempt->verdict.retry_after.value_or(options_.login_interval);
 }
 
-LoginResult AdminAuth::login(std::string_view user, std::string_view password) {
+std::optional<Micros> AdminAuth::take_login_from(std::string_view peer) {
+  return take_attempt("sluice.login.address", address_limit_, std::string(peer));
+}
+
+std::optional<Micros> AdminAuth::take_password_guess(std::string_view user,
+                                                     std::string_view peer) {
+  // An address holds no space, so "address user" names one pair.
+  return take_attempt("sluice.login", login_limit_, std::string(peer) + " " + std::string(user));
+}
+
+LoginResult AdminAuth::login(std::string_view user, std::string_view password,
+                             std::string_view peer) {
   // Before the throttle and the lookup: a name the database would match loosely ("admin\0",
   // "admin  ") must not get a throttle budget of its own and then log in as another name.
   if (Status valid = auth::validate_login_name(user, "user"); !valid.ok()) return {.status = valid};
   // Throttle before the expensive hash: guessing is slow, and a flood of logins for one name
   // costs one rejected lookup each, not 64 MiB of argon2.
-  if (const std::optional<Micros> wait = take_password_guess(user)) {
+  if (const std::optional<Micros> wait = take_password_guess(user, peer)) {
     return {.status = {StatusCode::kResourceExhausted,
                        "too many login attempts for this user; try again later"},
             .retry_after = *wait};

@@ -33,10 +33,16 @@ struct AdminAuthOptions {
   Micros session_ttl = Micros{12} * 3600 * kMicrosPerSecond;  // absolute lifetime of a login
   bool secure_cookies = false;  // add `Secure` (set it when clients reach Sluice over HTTPS)
   std::size_t max_sessions = 100'000;
-  // Login attempts per user name: a burst of `login_burst`, then one per `login_interval`
-  // (the limiter limiting itself: a gcra limit on an in-process store).
+  // Password guesses per user name and client address: a burst of `login_burst`, then one per
+  // `login_interval` (the limiter limiting itself: a gcra limit on an in-process store). Keyed
+  // by address too, so failures from elsewhere never lock a user out of their own logins.
   std::int64_t login_burst = 10;
   Micros login_interval = 6 * kMicrosPerSecond;
+  // Logins from one client address, whatever the names: checked before anything is queued,
+  // looked up or hashed, so one address can neither flood the login queue nor spread its
+  // guesses over many names.
+  std::int64_t address_login_burst = 30;
+  Micros address_login_interval = kMicrosPerSecond;
   // For the stand-in hash that unknown users are verified against (tests make it cheap).
   auth::PasswordHashOptions password_hash;
 };
@@ -79,12 +85,17 @@ class AdminAuth {
   // that fails auth::validate_login_name (before any lookup or throttling). The same
   // Unauthenticated answer for an unknown user and a wrong password, after the same work.
   // Blocks for the hash.
-  LoginResult login(std::string_view user, std::string_view password);
+  // `peer` is the client's address (Request::peer).
+  LoginResult login(std::string_view user, std::string_view password, std::string_view peer);
 
-  // Takes one guess at `user`'s password from the user's login budget: a login does, and so does
-  // a password change's current_password, so a borrowed session guesses no faster than a login
-  // could. nullopt when allowed; how long to wait when the budget is spent.
-  std::optional<Micros> take_password_guess(std::string_view user);
+  // Takes one login attempt from `peer`'s budget (address_login_*). nullopt when allowed; how
+  // long to wait when the budget is spent.
+  std::optional<Micros> take_login_from(std::string_view peer);
+
+  // Takes one guess at `user`'s password from `peer`: a login does, and so does a password
+  // change's current_password, so a borrowed session guesses no faster than a login could.
+  // nullopt when allowed; how long to wait when the budget is spent.
+  std::optional<Micros> take_password_guess(std::string_view user, std::string_view peer);
 
   // Ends one session / every session of `user` (password changed, user deleted).
   void logout(std::string_view session);
@@ -107,7 +118,14 @@ class AdminAuth {
   auth::AccountRepository& accounts_;
   const Clock& clock_;
   const AdminAuthOptions options_;
+  // One attempt against `limits` for `subject`; the wait when refused (also when the store is
+  // full: a throttle that cannot count says no).
+  std::optional<Micros> take_attempt(std::string_view policy,
+                                     const std::vector<algorithm::Limit>& limits,
+                                     std::string subject);
+
   const std::vector<algorithm::Limit> login_limit_;
+  const std::vector<algorithm::Limit> address_limit_;
   store::MemoryStore login_attempts_;
 
   std::mutex mutex_;  // guards the fields below

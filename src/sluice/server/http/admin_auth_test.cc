@@ -80,7 +80,7 @@ class AdminAuthTest : public ::testing::TestWithParam<Backend> {
   }
 
   std::string login(AdminAuth& auth, std::string_view user) {
-    const LoginResult result = auth.login(user, kPassword);
+    const LoginResult result = auth.login(user, kPassword, "127.0.0.1");
     EXPECT_TRUE(result.status.ok()) << result.status.to_string();
     return result.session;
   }
@@ -88,9 +88,11 @@ class AdminAuthTest : public ::testing::TestWithParam<Backend> {
   // Exhausts the login budget of `user` with wrong passwords.
   void throttle(std::string_view user) {
     for (int i = 0; i < 3; ++i) {
-      EXPECT_EQ(auth_->login(user, "wrong password").status.code(), StatusCode::kUnauthenticated);
+      EXPECT_EQ(auth_->login(user, "wrong password", "127.0.0.1").status.code(),
+                StatusCode::kUnauthenticated);
     }
-    ASSERT_EQ(auth_->login(user, kPassword).status.code(), StatusCode::kResourceExhausted);
+    ASSERT_EQ(auth_->login(user, kPassword, "127.0.0.1").status.code(),
+              StatusCode::kResourceExhausted);
   }
 
   ManualClock clock_{1'700'000'000'000'000};
@@ -125,12 +127,13 @@ TEST_P(AdminAuthTest, NameVariantsOfAThrottledUserAreRefusedWithoutLoggingIn) {
       ""};
   for (const std::string& variant : variants) {
     SCOPED_TRACE(::testing::PrintToString(variant));
-    const LoginResult result = auth_->login(variant, kPassword);
+    const LoginResult result = auth_->login(variant, kPassword, "127.0.0.1");
     EXPECT_EQ(result.status.code(), StatusCode::kInvalidArgument) << result.status.to_string();
     EXPECT_THAT(result.status.message(), ::testing::StartsWith("user: "));
     EXPECT_TRUE(result.session.empty());
   }
-  EXPECT_EQ(auth_->login("admin", kPassword).status.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(auth_->login("admin", kPassword, "127.0.0.1").status.code(),
+            StatusCode::kResourceExhausted);
 }
 
 TEST_P(AdminAuthTest, LookupsMatchTheStoredNameExactly) {
@@ -150,7 +153,7 @@ TEST_P(AdminAuthTest, LookupsMatchTheStoredNameExactly) {
   ASSERT_TRUE(admin.ok()) << admin.status().to_string();
   EXPECT_TRUE(admin->admin);
   EXPECT_TRUE(admin->roles.empty());
-  EXPECT_EQ(auth_->login("admin", kPassword).status.code(), StatusCode::kOk);
+  EXPECT_EQ(auth_->login("admin", kPassword, "127.0.0.1").status.code(), StatusCode::kOk);
 }
 
 TEST_P(AdminAuthTest, StoredNamesMustPassTheLoginRule) {
@@ -165,7 +168,7 @@ TEST_P(AdminAuthTest, StoredNamesMustPassTheLoginRule) {
 }
 
 TEST_P(AdminAuthTest, SessionPrincipalIsTheStoredUser) {
-  const LoginResult login = auth_->login("dave", kPassword);
+  const LoginResult login = auth_->login("dave", kPassword, "127.0.0.1");
   ASSERT_TRUE(login.status.ok()) << login.status.to_string();
   EXPECT_EQ(login.user.name, "dave");
   StatusOr<Principal> caller = auth_->authenticate(with_cookie("GET", login.session));
@@ -185,7 +188,7 @@ TEST_P(AdminAuthTest, PasswordChangedThroughAnotherPoolEndsTheSessions) {
 
   EXPECT_EQ(auth_->authenticate(with_cookie("GET", session)).status().code(),
             StatusCode::kUnauthenticated);
-  EXPECT_TRUE(auth_->login("dave", kOtherPassword).status.ok());
+  EXPECT_TRUE(auth_->login("dave", kOtherPassword, "127.0.0.1").status.ok());
 }
 
 TEST_P(AdminAuthTest, SessionsOnOneServerEndWhenAnotherChangesThePassword) {
