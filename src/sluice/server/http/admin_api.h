@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "sluice/auth/accounts.h"
+#include "sluice/auth/authorize.h"
 #include "sluice/auth/passwords.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/work_queue.h"
@@ -117,6 +118,12 @@ class AdminApi {
 // 400 (not JSON, not an object, or naming each unknown field).
 std::optional<nlohmann::json> read_object(Exchange& exchange,
                                           std::initializer_list<std::string_view> allowed);
+
+// auth::authorize_policy on the stored policy `name`, except that a caller who may not even read
+// it is told it does not exist (404 in the repository's words for a missing policy): probing
+// names teaches nothing. Callers who may read it and may not do `operation` get the 403.
+Status authorize_on_policy(const auth::User& caller, auth::Operation operation,
+                           std::string_view name, const auth::PolicyApps& apps);
 
 // Answers a non-OK status as problem+json (401 with WWW-Authenticate).
 void respond_error(Exchange& exchange, const Status& status);

@@ -274,7 +274,7 @@ TEST_F(AdminApiTest, PolicyLifecycleWithVersionsAndHistory) {
   EXPECT_EQ(changes[2]["action"], "delete");
   EXPECT_EQ(changes[2]["actor"], "alice");
   // A deleted policy's history keeps the permissions it last had.
-  EXPECT_EQ(call(bearer("bob"), "GET", "/v1/policies/orders.create/history").status, 403);
+  EXPECT_EQ(call(bearer("bob"), "GET", "/v1/policies/orders.create/history").status, 404);
   EXPECT_EQ(call(alice, "GET", "/v1/policies/never/history").status, 404);
 }
 
@@ -305,7 +305,17 @@ TEST_F(AdminApiTest, PerAppRolesAreEnforcedAndRefusalsChangeNothing) {
   json widened = body(call(alice, "GET", "/v1/policies/orders.create"));
   widened["apps"] = {"checkout", "mobile"};
   EXPECT_EQ(call(alice, "PUT", "/v1/policies/orders.create", widened).status, 403);
-  EXPECT_EQ(call(bob, "GET", "/v1/policies/orders.create").status, 403);
+  // Issue 16: bob may not read it, so it does not exist for him, in the words of a missing one.
+  RawResponse hidden = call(bob, "GET", "/v1/policies/orders.create");
+  EXPECT_EQ(hidden.status, 404);
+  EXPECT_EQ(body(hidden)["detail"], "policy orders.create not found");
+  EXPECT_EQ(body(call(bob, "GET", "/v1/policies/no.such"))["detail"], "policy no.such not found");
+  EXPECT_EQ(call(bob, "PUT", "/v1/policies/orders.create", widened).status, 404);
+  EXPECT_EQ(call(bob, "DELETE", "/v1/policies/orders.create").status, 404);
+  EXPECT_EQ(body(call(bob, "GET", "/v1/policies/orders.create/history"))["detail"],
+            "policy orders.create not found");
+  EXPECT_EQ(body(call(bob, "GET", "/v1/policies/no.such/history"))["detail"],
+            "policy no.such not found");
   EXPECT_EQ(body(call(bob, "GET", "/v1/policies"))["policies"].size(), 0u);
   EXPECT_EQ(body(call(alice, "GET", "/v1/policies"))["policies"].size(), 2u);
 
@@ -654,7 +664,7 @@ TEST_F(AdminApiTest, DecisionStatsCountThePoliciesTheCallerMayRead) {
   ASSERT_EQ(body(rates)["points"].size(), 1u);
   EXPECT_EQ(body(rates)["points"][0]["denied"], 1);
   EXPECT_EQ(body(rates)["points"][0]["allowed"], 0);
-  EXPECT_EQ(call(bearer("alice"), "GET", "/v1/policies/internal/rates").status, 403);
+  EXPECT_EQ(call(bearer("alice"), "GET", "/v1/policies/internal/rates").status, 404);
   EXPECT_EQ(call(bearer("root"), "GET", "/v1/policies/nothing/rates").status, 404);
 }
 
@@ -751,8 +761,8 @@ TEST_F(AdminApiTest, ReadersPeekAtASubjectAndOwnersResetIt) {
   EXPECT_EQ(body(call(alice, "GET", path))["limits"][0]["remaining"], 2);  // a peek takes nothing
 
   // bob may not look or reset; nothing changes.
-  EXPECT_EQ(call(bearer("bob"), "GET", path).status, 403);
-  EXPECT_EQ(call(bearer("bob"), "DELETE", path).status, 403);
+  EXPECT_EQ(call(bearer("bob"), "GET", path).status, 404);
+  EXPECT_EQ(call(bearer("bob"), "DELETE", path).status, 404);
   EXPECT_EQ(body(call(alice, "GET", path))["limits"][0]["remaining"], 2);
 
   EXPECT_EQ(call(alice, "DELETE", path).status, 204);

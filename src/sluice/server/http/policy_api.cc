@@ -55,6 +55,16 @@ Response policy_response(int status, const Policy& stored) {
 
 }  // namespace
 
+Status authorize_on_policy(const auth::User& caller, auth::Operation operation,
+                           std::string_view name, const auth::PolicyApps& apps) {
+  if (!auth::authorize_policy(caller, auth::Operation::kRead, {.before = apps.before}).ok()) {
+    return not_found("policy " + std::string(name) + " not found");
+  }
+  Status status = auth::authorize_policy(caller, operation, apps);
+  if (status.ok()) return status;
+  return {status.code(), "policy " + std::string(name) + ": " + status.message()};
+}
+
 void AdminApi::list_policies(Exchange& exchange, const Principal& caller) {
   const std::optional<std::string> app = exchange.request().query_param("app");
   StatusOr<std::vector<Policy>> all =
@@ -94,9 +104,9 @@ void AdminApi::policy_rates(Exchange& exchange, const Principal& caller) {
   StatusOr<Policy> stored = policies_.get(name);
   if (!stored.ok()) return respond_error(exchange, stored.status());
   if (Status s =
-          auth::authorize_policy(caller.user, auth::Operation::kRead, {.before = stored->apps});
+          authorize_on_policy(caller.user, auth::Operation::kRead, name, {.before = stored->apps});
       !s.ok()) {
-    return respond_error(exchange, named(s, name));
+    return respond_error(exchange, s);
   }
   json points = json::array();
   if (history_ != nullptr) {
@@ -132,9 +142,9 @@ void AdminApi::get_policy(Exchange& exchange, const Principal& caller) {
   StatusOr<Policy> stored = policies_.get(name);
   if (!stored.ok()) return respond_error(exchange, stored.status());
   if (Status s =
-          auth::authorize_policy(caller.user, auth::Operation::kRead, {.before = stored->apps});
+          authorize_on_policy(caller.user, auth::Operation::kRead, name, {.before = stored->apps});
       !s.ok()) {
-    return respond_error(exchange, named(s, name));
+    return respond_error(exchange, s);
   }
   exchange.respond(policy_response(200, *stored));
 }
@@ -157,10 +167,10 @@ void AdminApi::update_policy(Exchange& exchange, const Principal& caller) {
   }
   StatusOr<Policy> current = policies_.get(name);
   if (!current.ok()) return respond_error(exchange, current.status());
-  if (Status s = auth::authorize_policy(caller.user, auth::Operation::kUpdate,
-                                        {.before = current->apps, .after = wanted->apps});
+  if (Status s = authorize_on_policy(caller.user, auth::Operation::kUpdate, name,
+                                     {.before = current->apps, .after = wanted->apps});
       !s.ok()) {
-    return respond_error(exchange, named(s, name));
+    return respond_error(exchange, s);
   }
   const std::int64_t expected = wanted->version;
   if (Status s = based_on_checked_version(*current, expected); !s.ok()) {
@@ -186,10 +196,10 @@ void AdminApi::delete_policy(Exchange& exchange, const Principal& caller) {
   }
   StatusOr<Policy> current = policies_.get(name);
   if (!current.ok()) return respond_error(exchange, current.status());
-  if (Status s =
-          auth::authorize_policy(caller.user, auth::Operation::kDelete, {.before = current->apps});
+  if (Status s = authorize_on_policy(caller.user, auth::Operation::kDelete, name,
+                                     {.before = current->apps});
       !s.ok()) {
-    return respond_error(exchange, named(s, name));
+    return respond_error(exchange, s);
   }
   if (Status s = based_on_checked_version(*current, expected.value_or(current->version)); !s.ok()) {
     return respond_error(exchange, s);
@@ -207,7 +217,8 @@ void AdminApi::policy_history(Exchange& exchange, const Principal& caller) {
   StatusOr<std::vector<policy::PolicyChange>> history = policies_.history(name);
   if (!history.ok()) return respond_error(exchange, history.status());
   if (history->empty()) {
-    return respond_error(exchange, not_found("no policy named " + name + " and no history"));
+    // The words of a missing policy, which an unreadable one gets too.
+    return respond_error(exchange, not_found("policy " + name + " not found"));
   }
   // Read permission follows the policy as it is now or, once deleted, as it last was.
   StatusOr<Policy> current = policies_.get(name);
@@ -216,9 +227,9 @@ void AdminApi::policy_history(Exchange& exchange, const Principal& caller) {
   }
   const std::vector<std::string> apps =
       current.ok() ? current->apps : policy::last_listed_apps(*history);
-  if (Status s = auth::authorize_policy(caller.user, auth::Operation::kRead, {.before = apps});
+  if (Status s = authorize_on_policy(caller.user, auth::Operation::kRead, name, {.before = apps});
       !s.ok()) {
-    return respond_error(exchange, named(s, name));
+    return respond_error(exchange, s);
   }
   json changes = json::array();
   for (const policy::PolicyChange& change : *history) {

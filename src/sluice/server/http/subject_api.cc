@@ -15,7 +15,7 @@ void AdminApi::peek_subject(Exchange& exchange, const Principal& caller) {
   StatusOr<policy::Policy> stored = policies_.get(name);
   if (!stored.ok()) return respond_error(exchange, stored.status());
   if (Status s =
-          auth::authorize_policy(caller.user, auth::Operation::kRead, {.before = stored->apps});
+          authorize_on_policy(caller.user, auth::Operation::kRead, name, {.before = stored->apps});
       !s.ok()) {
     return respond_error(exchange, s);
   }
@@ -41,8 +41,8 @@ void AdminApi::reset_subject(Exchange& exchange, const Principal& caller) {
   const std::string name(exchange.param("name"));
   StatusOr<policy::Policy> stored = policies_.get(name);
   if (!stored.ok()) return respond_error(exchange, stored.status());
-  if (Status s = auth::authorize_policy(caller.user, auth::Operation::kUpdate,
-                                        {.before = stored->apps, .after = stored->apps});
+  if (Status s = authorize_on_policy(caller.user, auth::Operation::kUpdate, name,
+                                     {.before = stored->apps, .after = stored->apps});
       !s.ok()) {
     return respond_error(exchange, s);
   }
