@@ -18,16 +18,7 @@ sluice=build/release/src/sluice/cli/sluice
 
 dir=$(mktemp -d /tmp/sluice-http-bench-XXXXXX)
 chmod 755 "$dir"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+source scripts/lib/loopback.sh
 
 # A policy that always allows, so every check is the allowed path with all headers.
 cat >"$dir/bench.yaml" <<'YAML'
