@@ -56,6 +56,11 @@ class AdminApi {
   void add_routes(Router& router);
 
  private:
+  // The policy the route names, as stored, when `caller` may do `operation` on it (its apps as
+  // both before and after: nothing about them changes); nullopt after answering 404, 403 or the
+  // repository's error.
+  std::optional<policy::Policy> stored_policy(Exchange& exchange, const Principal& caller,
+                                              auth::Operation operation);
   using Call = std::function<void(Exchange& exchange, const Principal& caller)>;
   // Runs `call` on the work queue for an authenticated caller; answers 401/403/503 itself.
   void authenticated(const std::shared_ptr<Exchange>& exchange, Call call);

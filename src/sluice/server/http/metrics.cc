@@ -42,29 +42,39 @@ std::string Metrics::render(const service::DecisionMetrics* decisions) const {
   return out;
 }
 
+namespace {
+
+// One metric without labels: its HELP and TYPE lines, then its value.
+void write_unlabelled(std::string& out, std::string_view name, std::string_view type,
+                      std::string_view help, std::uint64_t value) {
+  service::write_help(out, name, type, help);
+  out.append(name).append(" ").append(std::to_string(value)).append("\n");
+}
+
+}  // namespace
+
 void write_memory_store_metrics(std::string& out, const store::MemoryStoreStats& stats) {
-  service::write_help(out, "sluice_memory_store_subjects", "gauge",
-                      "Subjects the in-process store holds (bounded by memory_max_keys).");
-  out += "sluice_memory_store_subjects " + std::to_string(stats.keys) + "\n";
-  service::write_help(out, "sluice_memory_store_refusals_total", "counter",
-                      "New subjects refused because the in-process store was full of live state; "
-                      "their policy's on_store_failure decided them.");
-  out += "sluice_memory_store_refusals_total " + std::to_string(stats.refusals) + "\n";
-  service::write_help(out, "sluice_memory_store_expirations_total", "counter",
-                      "Subjects the in-process store dropped because their state had expired.");
-  out += "sluice_memory_store_expirations_total " + std::to_string(stats.expirations) + "\n";
+  write_unlabelled(out, "sluice_memory_store_subjects", "gauge",
+                   "Subjects the in-process store holds (bounded by memory_max_keys).", stats.keys);
+  write_unlabelled(out, "sluice_memory_store_refusals_total", "counter",
+                   "New subjects refused because the in-process store was full of live state; "
+                   "their policy's on_store_failure decided them.",
+                   stats.refusals);
+  write_unlabelled(out, "sluice_memory_store_expirations_total", "counter",
+                   "Subjects the in-process store dropped because their state had expired.",
+                   stats.expirations);
 }
 
 void write_connection_metrics(std::string& out, const HttpServer::ConnectionStats& stats) {
-  service::write_help(out, "sluice_http_connections", "gauge", "HTTP connections open now.");
-  out += "sluice_http_connections " + std::to_string(stats.open) + "\n";
-  service::write_help(out, "sluice_http_connections_evicted_total", "counter",
-                      "Idle HTTP connections closed to admit a new one at max_connections or "
-                      "max_connections_per_peer.");
-  out += "sluice_http_connections_evicted_total " + std::to_string(stats.evicted) + "\n";
-  service::write_help(out, "sluice_http_connections_refused_total", "counter",
-                      "New HTTP connections closed at a cap because no connection was idle.");
-  out += "sluice_http_connections_refused_total " + std::to_string(stats.refused) + "\n";
+  write_unlabelled(out, "sluice_http_connections", "gauge", "HTTP connections open now.",
+                   stats.open);
+  write_unlabelled(out, "sluice_http_connections_evicted_total", "counter",
+                   "Idle HTTP connections closed to admit a new one at max_connections or "
+                   "max_connections_per_peer.",
+                   stats.evicted);
+  write_unlabelled(out, "sluice_http_connections_refused_total", "counter",
+                   "New HTTP connections closed at a cap because no connection was idle.",
+                   stats.refused);
 }
 
 }  // namespace sluice::http

@@ -100,17 +100,11 @@ void AdminApi::decision_stats(Exchange& exchange, const Principal& caller) {
 }
 
 void AdminApi::policy_rates(Exchange& exchange, const Principal& caller) {
-  const std::string name(exchange.param("name"));
-  StatusOr<Policy> stored = policies_.get(name);
-  if (!stored.ok()) return respond_error(exchange, stored.status());
-  if (Status s =
-          authorize_on_policy(caller.user, auth::Operation::kRead, name, {.before = stored->apps});
-      !s.ok()) {
-    return respond_error(exchange, s);
-  }
+  const std::optional<Policy> stored = stored_policy(exchange, caller, auth::Operation::kRead);
+  if (!stored) return;
   json points = json::array();
   if (history_ != nullptr) {
-    for (const service::DecisionHistory::Point& p : history_->points(name)) {
+    for (const service::DecisionHistory::Point& p : history_->points(stored->name)) {
       points.push_back({{"at", p.at},
                         {"allowed", p.allowed},
                         {"denied", p.denied},
@@ -118,7 +112,24 @@ void AdminApi::policy_rates(Exchange& exchange, const Principal& caller) {
                         {"degraded", p.degraded}});
     }
   }
-  exchange.respond(json_response(200, {{"policy", name}, {"points", std::move(points)}}));
+  exchange.respond(json_response(200, {{"policy", stored->name}, {"points", std::move(points)}}));
+}
+
+std::optional<Policy> AdminApi::stored_policy(Exchange& exchange, const Principal& caller,
+                                              auth::Operation operation) {
+  const std::string name(exchange.param("name"));
+  StatusOr<Policy> stored = policies_.get(name);
+  if (!stored.ok()) {
+    respond_error(exchange, stored.status());
+    return std::nullopt;
+  }
+  if (Status s = authorize_on_policy(caller.user, operation, name,
+                                     {.before = stored->apps, .after = stored->apps});
+      !s.ok()) {
+    respond_error(exchange, s);
+    return std::nullopt;
+  }
+  return std::move(*stored);
 }
 
 void AdminApi::create_policy(Exchange& exchange, const Principal& caller) {
@@ -138,14 +149,8 @@ void AdminApi::create_policy(Exchange& exchange, const Principal& caller) {
 }
 
 void AdminApi::get_policy(Exchange& exchange, const Principal& caller) {
-  const std::string name(exchange.param("name"));
-  StatusOr<Policy> stored = policies_.get(name);
-  if (!stored.ok()) return respond_error(exchange, stored.status());
-  if (Status s =
-          authorize_on_policy(caller.user, auth::Operation::kRead, name, {.before = stored->apps});
-      !s.ok()) {
-    return respond_error(exchange, s);
-  }
+  const std::optional<Policy> stored = stored_policy(exchange, caller, auth::Operation::kRead);
+  if (!stored) return;
   exchange.respond(policy_response(200, *stored));
 }
 
@@ -183,7 +188,6 @@ void AdminApi::update_policy(Exchange& exchange, const Principal& caller) {
 }
 
 void AdminApi::delete_policy(Exchange& exchange, const Principal& caller) {
-  const std::string name(exchange.param("name"));
   std::optional<std::int64_t> expected;
   if (const std::optional<std::string> text = exchange.request().query_param("version")) {
     std::int64_t value = 0;
@@ -194,17 +198,13 @@ void AdminApi::delete_policy(Exchange& exchange, const Principal& caller) {
     }
     expected = value;
   }
-  StatusOr<Policy> current = policies_.get(name);
-  if (!current.ok()) return respond_error(exchange, current.status());
-  if (Status s = authorize_on_policy(caller.user, auth::Operation::kDelete, name,
-                                     {.before = current->apps});
-      !s.ok()) {
-    return respond_error(exchange, s);
-  }
+  const std::optional<Policy> current = stored_policy(exchange, caller, auth::Operation::kDelete);
+  if (!current) return;
   if (Status s = based_on_checked_version(*current, expected.value_or(current->version)); !s.ok()) {
     return respond_error(exchange, s);
   }
-  if (Status s = policies_.remove(name, expected.value_or(current->version), caller.user.name);
+  if (Status s =
+          policies_.remove(current->name, expected.value_or(current->version), caller.user.name);
       !s.ok()) {
     return respond_error(exchange, s);
   }

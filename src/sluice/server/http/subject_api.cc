@@ -11,14 +11,9 @@ namespace sluice::http {
 using nlohmann::json;
 
 void AdminApi::peek_subject(Exchange& exchange, const Principal& caller) {
-  const std::string name(exchange.param("name"));
-  StatusOr<policy::Policy> stored = policies_.get(name);
-  if (!stored.ok()) return respond_error(exchange, stored.status());
-  if (Status s =
-          authorize_on_policy(caller.user, auth::Operation::kRead, name, {.before = stored->apps});
-      !s.ok()) {
-    return respond_error(exchange, s);
-  }
+  const std::optional<policy::Policy> stored =
+      stored_policy(exchange, caller, auth::Operation::kRead);
+  if (!stored) return;
   const store::SubjectRef ref{
       .policy = stored->name, .limits = stored->limits, .subject = exchange.param("key")};
   if (Status s = store::validate_subject_ref(ref); !s.ok()) return respond_error(exchange, s);
@@ -38,14 +33,9 @@ void AdminApi::peek_subject(Exchange& exchange, const Principal& caller) {
 }
 
 void AdminApi::reset_subject(Exchange& exchange, const Principal& caller) {
-  const std::string name(exchange.param("name"));
-  StatusOr<policy::Policy> stored = policies_.get(name);
-  if (!stored.ok()) return respond_error(exchange, stored.status());
-  if (Status s = authorize_on_policy(caller.user, auth::Operation::kUpdate, name,
-                                     {.before = stored->apps, .after = stored->apps});
-      !s.ok()) {
-    return respond_error(exchange, s);
-  }
+  const std::optional<policy::Policy> stored =
+      stored_policy(exchange, caller, auth::Operation::kUpdate);
+  if (!stored) return;
   const store::SubjectRef ref{
       .policy = stored->name, .limits = stored->limits, .subject = exchange.param("key")};
   if (Status s = store::validate_subject_ref(ref); !s.ok()) return respond_error(exchange, s);
