@@ -15,16 +15,8 @@ half=${2:-7}
 rate=${3:-2000}
 wait_expiry=${4:-}
 dir=$(mktemp -d /tmp/sluice-soak-XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/../../scripts/lib/loopback.sh"
 fail() { echo "soak: FAILED: $*" >&2; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
 # One policy per algorithm; the longest horizon (state kept after the last request) is 10 s, the
 # fixed window's, which goes last so its keys are there to check at the end. (The load
