@@ -25,8 +25,10 @@ export function SubjectInspector({ name, mayReset }) {
     setError(null);
     try {
       await api('DELETE', path());
+      // The message comes with the fresh state, never before it.
+      const fresh = await api('GET', path());
+      setState(fresh);
       setMessage(`${key} was reset: a fresh budget under every limit.`);
-      setState(await api('GET', path()));
     } catch (e) {
       setError(e);
     }
