@@ -142,8 +142,7 @@ std::optional<Micros> AdminAuth::take_login_from(std::string_view peer) {
   return take_attempt("sluice.login.address", address_limit_, std::string(peer));
 }
 
-std::optional<Micros> AdminAuth::take_password_guess(std::string_view user,
-                                                     std::string_view peer) {
+std::optional<Micros> AdminAuth::take_password_guess(std::string_view user, std::string_view peer) {
   // An address holds no space, so "address user" names one pair.
   return take_attempt("sluice.login", login_limit_, std::string(peer) + " " + std::string(user));
 }
