@@ -17,11 +17,6 @@ using policy::PolicyChange;
 
 namespace {
 
-Status conflict(std::string_view name, std::int64_t stored, std::int64_t expected) {
-  return {StatusCode::kAborted, "conflict: policy " + std::string(name) + " is at version " +
-                                    std::to_string(stored) + ", not " + std::to_string(expected)};
-}
-
 Status already_exists(std::string message) {
   return {StatusCode::kAlreadyExists, std::move(message)};
 }
@@ -105,7 +100,7 @@ StatusOr<Policy> FakePolicyRepository::update(Policy policy, std::int64_t expect
   const auto it = policies_.find(policy.name);
   if (it == policies_.end()) return not_found("no policy named " + policy.name);
   if (it->second.version != expected_version) {
-    return conflict(policy.name, it->second.version, expected_version);
+    return policy::version_conflict(policy.name, it->second.version, expected_version);
   }
   return store_update(std::move(policy), actor);
 }
@@ -117,7 +112,7 @@ Status FakePolicyRepository::remove(std::string_view name, std::int64_t expected
   const auto it = policies_.find(name);
   if (it == policies_.end()) return not_found("no policy named " + std::string(name));
   if (it->second.version != expected_version) {
-    return conflict(name, it->second.version, expected_version);
+    return policy::version_conflict(name, it->second.version, expected_version);
   }
   history_.push_back({.id = static_cast<std::int64_t>(history_.size()) + 1,
                       .policy = std::string(name),
@@ -228,8 +223,7 @@ Status FakeAccountRepository::delete_user(std::string_view name) {
   const auto admins = std::count_if(users_.begin(), users_.end(),
                                     [](const auto& entry) { return entry.second.user.admin; });
   if (it->second.user.admin && admins == 1) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "refused: " + std::string(name) + " is the last admin; make another first");
+    return auth::last_admin_refusal(name);
   }
   std::erase_if(tokens_, [name](const auto& entry) { return entry.second.user == name; });
   users_.erase(it);

@@ -76,6 +76,12 @@ class AccountRepository {
   virtual Status delete_token(std::string_view id) = 0;
 };
 
+// What delete_user answers for the last admin, from every repository.
+inline Status last_admin_refusal(std::string_view name) {
+  return {StatusCode::kFailedPrecondition,
+          "refused: " + std::string(name) + " is the last admin; make another first"};
+}
+
 // InvalidArgument naming `field` unless `name` is 1-128 of [A-Za-z0-9._-] (the policy-name
 // alphabet, safe in URLs, logs and Redis keys). "*" is not an app: it means any app.
 Status validate_app_name(std::string_view name, std::string_view field);

@@ -20,6 +20,13 @@ const FieldError* find_field(const std::vector<FieldError>& issues, std::string_
   return nullptr;
 }
 
+// The gRPC front end's descriptor index over imported policies.
+DescriptorIndex index_of(const std::vector<Policy>& imported) {
+  std::vector<std::shared_ptr<const Policy>> policies;
+  for (const Policy& policy : imported) policies.push_back(std::make_shared<const Policy>(policy));
+  return DescriptorIndex(policies);
+}
+
 algorithm::FixedWindow window_of(const Policy& policy) {
   EXPECT_EQ(policy.limits.size(), 1u);
   return std::get<algorithm::FixedWindow>(policy.limits.at(0));
@@ -206,11 +213,7 @@ descriptors:
             (std::vector<DescriptorEntry>{{"remote_address", std::nullopt}}));
   EXPECT_EQ(result.policies[1].name, "edge_proxy_per_ip.path__api__");
   EXPECT_TRUE(result.warnings.empty()) << join_errors(result.warnings);
-  std::vector<std::shared_ptr<const Policy>> policies;
-  for (const Policy& policy : result.policies) {
-    policies.push_back(std::make_shared<const Policy>(policy));
-  }
-  const DescriptorIndex index(policies);
+  const DescriptorIndex index = index_of(result.policies);
   const auto api = index.match("edge_proxy_per_ip", {{"path", "/api/users"}});
   ASSERT_TRUE(api);
   EXPECT_EQ(api->policy->name, "edge_proxy_per_ip.path__api__");
@@ -263,11 +266,7 @@ descriptors:
 )");
   ASSERT_TRUE(result.errors.empty()) << join_errors(result.errors);
   EXPECT_TRUE(result.warnings.empty()) << join_errors(result.warnings);
-  std::vector<std::shared_ptr<const Policy>> policies;
-  for (const Policy& policy : result.policies) {
-    policies.push_back(std::make_shared<const Policy>(policy));
-  }
-  const DescriptorIndex index(policies);
+  const DescriptorIndex index = index_of(result.policies);
   struct Case {
     std::string domain;
     std::vector<RequestEntry> entries;

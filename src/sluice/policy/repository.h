@@ -60,6 +60,13 @@ class PolicyRepository {
   virtual StatusOr<std::int64_t> revision() = 0;
 };
 
+// The answer to a write that names a version other than the stored one (409 over HTTP), in the
+// same words from every repository and from the admin API's own check.
+inline Status version_conflict(std::string_view name, std::int64_t stored, std::int64_t expected) {
+  return {StatusCode::kAborted, "conflict: policy " + std::string(name) + " is at version " +
+                                    std::to_string(stored) + ", not " + std::to_string(expected)};
+}
+
 // "sqlite:///var/lib/sluice.db" (or "sqlite::memory:"), "mysql://user:pass@host:port/db",
 // "postgresql://user:pass@host:port/db". Applies pending migrations. InvalidArgument for a bad
 // URL, Unavailable when the database cannot be reached.

@@ -265,8 +265,7 @@ class SqlAccountRepository final : public auth::AccountRepository {
           if (exists(sql, "SELECT COUNT(*) FROM users WHERE is_admin <> 0 AND " + named, name) &&
               !exists(sql, "SELECT COUNT(*) FROM users WHERE is_admin <> 0 AND NOT (" + named + ")",
                       name)) {
-            return Status(StatusCode::kFailedPrecondition,
-                          "refused: " + name + " is the last admin; make another first");
+            return auth::last_admin_refusal(name);
           }
           sql << "DELETE FROM tokens WHERE " + exact_match(dialect, "user_name", ":name"),
               soci::use(name);

@@ -59,12 +59,6 @@ std::optional<ChangeAction> parse_change_action(std::string_view name) {
   return std::nullopt;
 }
 
-Status conflict(const std::string& name, std::int64_t stored, std::int64_t expected) {
-  return Status(StatusCode::kAborted, "conflict: policy " + name + " is at version " +
-                                          std::to_string(stored) + ", not " +
-                                          std::to_string(expected));
-}
-
 Status policy_not_found(const std::string& name) {
   return not_found("policy " + name + " not found");
 }
@@ -281,7 +275,7 @@ class SqlPolicyRepository final : public PolicyRepository {
           std::optional<PolicyRow> row = select_policy(tx.sql(), policy.name);
           if (!row) return policy_not_found(policy.name);
           if (row->version != expected_version) {
-            return conflict(policy.name, row->version, expected_version);
+            return version_conflict(policy.name, row->version, expected_version);
           }
           return apply_update(tx, policy, *row, actor, stored);
         });
@@ -300,14 +294,15 @@ class SqlPolicyRepository final : public PolicyRepository {
           std::optional<PolicyRow> row = select_policy(tx.sql(), name);
           if (!row) return policy_not_found(name);
           if (row->version != expected_version) {
-            return conflict(name, row->version, expected_version);
+            return version_conflict(name, row->version, expected_version);
           }
           long long expected = expected_version;
           soci::statement st =
               (tx.sql().prepare << "DELETE FROM policies WHERE name = :name AND version = :version",
                soci::use(name), soci::use(expected));
           st.execute(true);
-          if (st.get_affected_rows() != 1) return conflict(name, row->version, expected_version);
+          if (st.get_affected_rows() != 1)
+            return version_conflict(name, row->version, expected_version);
           insert_history(tx.sql(), {.id = tx.next_revision(),
                                     .policy = name,
                                     .action = ChangeAction::kDelete,
@@ -405,9 +400,10 @@ class SqlPolicyRepository final : public PolicyRepository {
             // A version in the imported document (as exported) must still be current: the
             // import would otherwise overwrite a change made since the export.
             if (policy.version != 0 && policy.version != row->version) {
-              return Status(StatusCode::kAborted,
-                            "import refused, nothing changed: " +
-                                conflict(policy.name, row->version, policy.version).message());
+              return Status(
+                  StatusCode::kAborted,
+                  "import refused, nothing changed: " +
+                      version_conflict(policy.name, row->version, policy.version).message());
             }
             if (Status status = apply_update(tx, policy, *row, actor, stored); !status.ok()) {
               return status;
@@ -444,7 +440,7 @@ class SqlPolicyRepository final : public PolicyRepository {
     StatusOr<std::string> document = to_text(policy_to_json(stored), stored.name);
     if (!document.ok()) return document.status();
     if (!update_policy(tx.sql(), stored, *document, row.version)) {
-      return conflict(stored.name, row.version + 1, row.version);
+      return version_conflict(stored.name, row.version + 1, row.version);
     }
     insert_history(tx.sql(), {.id = tx.next_revision(),
                               .policy = stored.name,

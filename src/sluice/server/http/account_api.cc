@@ -141,7 +141,7 @@ void AdminApi::set_password(Exchange& exchange, const Principal& caller) {
   if (!errors.empty()) return exchange.respond(invalid("invalid password change", errors));
   if (own) {
     if (const std::optional<Micros> wait =
-            auth_.take_password_guess(name, exchange.request().peer)) {
+            auth_.take_password_guess(name, exchange.request().peer())) {
       return exchange.respond(
           too_many_requests("too many password attempts for this user; try again later", *wait));
     }

@@ -116,7 +116,7 @@ std::optional<json> read_object(Exchange& exchange,
 void AdminApi::login(const std::shared_ptr<Exchange>& exchange) {
   // On the I/O thread, before anything is queued: an address that floods logins gets 429 at the
   // cost of a map lookup.
-  if (const std::optional<Micros> wait = auth_.take_login_from(exchange->request().peer)) {
+  if (const std::optional<Micros> wait = auth_.take_login_from(exchange->request().peer())) {
     return exchange->respond(
         too_many_requests("too many logins from this address; try again later", *wait));
   }
@@ -136,7 +136,7 @@ void AdminApi::login(const std::shared_ptr<Exchange>& exchange) {
     if (!errors.empty()) {
       return exchange->respond(problem_response(400, "invalid login request", errors));
     }
-    const LoginResult login = auth_.login(user, password, exchange->request().peer);
+    const LoginResult login = auth_.login(user, password, exchange->request().peer());
     if (login.status.code() == StatusCode::kResourceExhausted) {
       return exchange->respond(too_many_requests(login.status.message(), login.retry_after));
     }

@@ -35,6 +35,10 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
+std::string_view Request::peer() const {
+  return std::string_view(remote).substr(0, remote.rfind(':'));
+}
+
 std::optional<std::string_view> Request::header(std::string_view name) const {
   for (const Header& h : headers) {
     if (iequals(h.name, name)) return std::string_view(h.value);

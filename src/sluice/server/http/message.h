@@ -32,8 +32,9 @@ struct Request {
   std::string body;
   std::string request_id;  // X-Request-Id as received (if acceptable) or generated
   std::string remote;      // "127.0.0.1:50412"
-  std::string peer;        // the client's address alone: "127.0.0.1"
 
+  // The client's address alone: `remote` without its port ("127.0.0.1", "::1").
+  std::string_view peer() const;
   // The first header named `name` (case-insensitive), or nullopt.
   std::optional<std::string_view> header(std::string_view name) const;
   // The first query parameter `name`, percent-decoded ('+' is a space), or nullopt.

@@ -16,6 +16,12 @@ TEST(MessageTest, HeaderLookupIsCaseInsensitiveAndTakesTheFirst) {
   EXPECT_EQ(request.header("X-Other"), std::nullopt);
 }
 
+TEST(MessageTest, ThePeerIsTheRemoteAddressWithoutItsPort) {
+  EXPECT_EQ(Request{.remote = "127.0.0.2:50412"}.peer(), "127.0.0.2");
+  EXPECT_EQ(Request{.remote = "::1:50412"}.peer(), "::1");
+  EXPECT_EQ(Request{.remote = "-"}.peer(), "-");
+}
+
 TEST(MessageTest, QueryParametersArePercentDecoded) {
   Request request{.query = "a=1&deny_status=403&key=caf%C3%A9+x&flag"};
   EXPECT_EQ(request.query_param("deny_status"), "403");

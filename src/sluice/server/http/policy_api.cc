@@ -42,9 +42,7 @@ Status named(const Status& status, std::string_view name) {
 // does not own).
 Status based_on_checked_version(const Policy& checked, std::int64_t expected) {
   if (checked.version == expected) return {};
-  return {StatusCode::kAborted, "conflict: policy " + checked.name + " is at version " +
-                                    std::to_string(checked.version) + ", not " +
-                                    std::to_string(expected)};
+  return policy::version_conflict(checked.name, checked.version, expected);
 }
 
 Response policy_response(int status, const Policy& stored) {

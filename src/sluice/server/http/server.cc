@@ -450,7 +450,6 @@ void HttpServer::Impl::Connection::handle(BeastRequest beast_request) {
   }
   request.body = std::move(beast_request.body());
   request.remote = remote_;
-  request.peer = peer_;
   const std::optional<std::string_view> id = request.header("X-Request-Id");
   request.request_id = id && acceptable_request_id(*id) ? std::string(*id) : new_request_id();
   method_ = request.method;

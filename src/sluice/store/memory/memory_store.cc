@@ -104,7 +104,9 @@ std::string_view key_of(const SubjectRef& ref) {
 // A hash table with chained buckets and an intrusive LRU list. Callers hold `mutex`.
 class MemoryStore::Shard {
  public:
-  // How many of a full shard's least recently used subjects make_room checks for expired state.
+  // How many of the least recently used subjects make_room checks for expired state: a couple on
+  // every insert, more when the store is full.
+  static constexpr int kInsertScan = 2;
   static constexpr int kFullScan = 64;
 
   // `total` counts subjects across all shards; the store as a whole never holds more than
@@ -136,9 +138,10 @@ class MemoryStore::Shard {
   // state is never dropped to make room: evicting it would reset someone's limit, which is what
   // a flood of new subjects would then do on purpose.
   bool make_room(Micros now) {
-    sweep_expired(now);
+    drop_expired(now, kInsertScan);
     // Counted first and given back on refusal, so concurrent inserts never overshoot the bound.
-    if (total_.fetch_add(1, std::memory_order_relaxed) < max_keys_ || drop_expired(now)) {
+    if (total_.fetch_add(1, std::memory_order_relaxed) < max_keys_ ||
+        drop_expired(now, kFullScan)) {
       return true;
     }
     total_.fetch_sub(1, std::memory_order_relaxed);
@@ -178,20 +181,13 @@ class MemoryStore::Shard {
   std::uint64_t expirations() const { return expirations_; }
 
  private:
-  // Idle subjects gather at the old end; dropping a couple of expired ones per insert keeps
-  // memory proportional to live subjects without a background thread.
-  void sweep_expired(Micros now) {
-    for (int i = 0; i < 2 && oldest_ != nullptr && oldest_->expires_at <= now; ++i) {
-      remove(oldest_);
-      ++expirations_;
-    }
-  }
-
-  // Drops every expired subject among the kFullScan least recently used; whether any was.
-  bool drop_expired(Micros now) {
+  // Drops every expired subject among the `scan` least recently used; whether any was. Idle
+  // subjects gather at the old end, so this keeps memory proportional to live subjects without
+  // a background thread.
+  bool drop_expired(Micros now, int scan) {
     bool dropped = false;
     Entry* entry = oldest_;
-    for (int i = 0; i < kFullScan && entry != nullptr; ++i) {
+    for (int i = 0; i < scan && entry != nullptr; ++i) {
       Entry* newer = entry->newer;
       if (entry->expires_at <= now) {
         remove(entry);
