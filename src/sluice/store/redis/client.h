@@ -24,6 +24,7 @@
 #include "sluice/status.h"
 #include "sluice/store/redis/redis_url.h"
 #include "sluice/store/redis/resp.h"
+#include "sluice/store/redis/script.h"
 #include "sluice/time.h"
 
 namespace sluice::redis {
@@ -32,25 +33,6 @@ namespace sluice::redis {
 // block (it stalls every request on that connection) or call the client's blocking methods.
 // Exceptions thrown from it are swallowed.
 using Callback = std::function<void(StatusOr<Reply>)>;
-
-// SHA-1 (FIPS 180-4) of `data` as 40 lowercase hex digits: the name Redis gives a script.
-std::string sha1_hex(std::string_view data);
-
-// A Lua script and its SHA-1, computed once when the Script is built. Cheap to copy (shared).
-class Script {
- public:
-  explicit Script(std::string source);
-
-  const std::string& source() const { return data_->source; }
-  const std::string& sha1() const { return data_->sha1; }
-
- private:
-  struct Data {
-    std::string source;
-    std::string sha1;
-  };
-  std::shared_ptr<const Data> data_;
-};
 
 // One command and what a router needs to send it to the right node.
 struct Request {
