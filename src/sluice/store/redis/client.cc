@@ -12,7 +12,10 @@
 #include <thread>
 #include <utility>
 
+#include "sluice/store/redis/cluster_router.h"
 #include "sluice/store/redis/connection.h"
+#include "sluice/store/redis/hash_slot.h"
+#include "sluice/store/redis/node_pool.h"
 #include "sluice/store/redis/resp_writer.h"
 
 namespace sluice::redis {
@@ -23,6 +26,8 @@ ClientOptions client_options_from_url(const RedisUrl& url, ClientOptions base) {
   base.username = url.username;
   base.password = url.password;
   base.db = url.db;
+  base.cluster_seeds.clear();
+  if (url.topology == RedisTopology::kCluster) base.cluster_seeds = url.nodes;
   return base;
 }
 
@@ -70,6 +75,16 @@ Status validate(const ClientOptions& options) {
   if (!options.username.empty() && options.password.empty()) {
     return error("username needs a password");
   }
+  if (!options.cluster_seeds.empty()) {
+    if (options.db != 0) return error("db must be 0 for a Redis Cluster");
+    for (const NodeAddress& seed : options.cluster_seeds) {
+      if (seed.host.empty() || seed.port == 0) return error("cluster seeds need a host and a port");
+    }
+    if (options.cluster_refresh_min_interval <= 0) {
+      return error("cluster_refresh_min_interval must be > 0");
+    }
+    if (options.max_redirections < 1) return error("max_redirections must be >= 1");
+  }
   return Status();
 }
 
@@ -81,11 +96,14 @@ class Client::Impl {
  public:
   explicit Impl(ClientOptions options)
       : options_(std::move(options)), io_(options_.io_threads), work_(asio::make_work_guard(io_)) {
-    std::random_device seeds;
-    for (int i = 0; i < options_.connections; ++i) {
-      connections_.push_back(std::make_shared<Connection>(io_, options_, counters_, seeds()));
+    if (options_.cluster_seeds.empty()) {
+      standalone_ = std::make_unique<NodePool>(io_, options_, counters_);
+    } else {
+      cluster_ = std::make_unique<ClusterRouter>(io_, options_, counters_,
+                                                 [this](Completion done, Status status) {
+                                                   fail_later(std::move(done), std::move(status));
+                                                 });
     }
-    for (const auto& connection : connections_) connection->start();
     try {
       for (int i = 0; i < options_.io_threads; ++i) {
         threads_.emplace_back([this] {
@@ -112,7 +130,8 @@ class Client::Impl {
 
   // Fails outstanding requests with Cancelled (their callbacks run), then lets the loop drain.
   void shutdown() {
-    for (const auto& connection : connections_) connection->close();
+    if (standalone_) standalone_->close();
+    if (cluster_) cluster_->close();
     work_.reset();
     for (std::thread& thread : threads_) {
       if (thread.joinable()) thread.join();
@@ -147,14 +166,14 @@ class Client::Impl {
     }
     std::string& formatted = scratch_buffer();
     append_command(formatted, args);
-    route(formatted, key_index, errors, std::move(done));
+    route(formatted, slot_of(args, key_index), errors, std::move(done));
   }
 
   // Sends one formatted command and blocks the calling thread until its outcome.
-  StatusOr<Reply> submit_and_wait(std::string_view formatted, std::optional<std::size_t> key_index,
+  StatusOr<Reply> submit_and_wait(std::string_view formatted, std::optional<int> slot,
                                   ErrorReplies errors) {
     ReplyWaiter waiter;
-    route(formatted, key_index, errors, Completion{.callback = nullptr, .waiter = &waiter});
+    route(formatted, slot, errors, Completion{.callback = nullptr, .waiter = &waiter});
     return waiter.wait();
   }
 
@@ -171,8 +190,7 @@ class Client::Impl {
   // as EVAL from the calling thread.
   StatusOr<Reply> eval_and_wait(const Script& script, std::span<const std::string> keys,
                                 std::span<const std::string> args) {
-    const std::optional<std::size_t> key_index =
-        keys.empty() ? std::nullopt : std::optional<std::size_t>(3);
+    const std::optional<int> slot = slot_of(keys, keys.empty() ? std::nullopt : std::optional(0));
     const auto format = [&](std::string_view command, std::string_view body) -> std::string& {
       std::string& out = scratch_buffer();
       append_array_header(out, 3 + keys.size() + args.size());
@@ -184,42 +202,34 @@ class Client::Impl {
       return out;
     };
     StatusOr<Reply> result =
-        submit_and_wait(format("EVALSHA", script.sha1()), key_index, ErrorReplies::kAsReply);
+        submit_and_wait(format("EVALSHA", script.sha1()), slot, ErrorReplies::kAsReply);
     if (result.ok() && is_noscript(*result)) {
       // The server lost its script cache: EVAL runs the script and caches it again.
       bump(counters_.script_reloads);
-      return submit_and_wait(format("EVAL", script.source()), key_index, ErrorReplies::kAsStatus);
+      return submit_and_wait(format("EVAL", script.source()), slot, ErrorReplies::kAsStatus);
     }
     if (result.ok() && result->is_error()) return error_reply_status(result->as_string());
     return result;
   }
 
-  // Picks the connection for a command. Single node: round robin over ready connections, then
-  // over connections still connecting; none usable -> fail fast. This is the seam for Redis
-  // Cluster: a router would map hash_slot(args[key_index]) to the owning node's connections.
-  void route(std::string_view formatted, std::optional<std::size_t> /*key_index*/,
-             ErrorReplies errors, Completion done) {
-    const std::size_t n = connections_.size();
-    const std::size_t start = next_.fetch_add(1, std::memory_order_relaxed) % n;
-    for (const bool want_ready : {true, false}) {
-      for (std::size_t i = 0; i < n; ++i) {
-        Connection& connection = *connections_[(start + i) % n];
-        const ConnState state = connection.state();
-        const bool usable =
-            want_ready ? state == ConnState::kReady
-                       : (state == ConnState::kConnecting || state == ConnState::kHandshaking);
-        if (usable && connection.try_submit(formatted, done, errors)) return;
-      }
+  // The hash slot of args[key_index] when the client routes by slot (Redis Cluster).
+  std::optional<int> slot_of(std::span<const std::string> args,
+                             std::optional<std::size_t> key_index) const {
+    if (!cluster_ || !key_index || *key_index >= args.size()) return std::nullopt;
+    return key_hash_slot(args[*key_index]);
+  }
+
+  // Standalone: round robin over the server's ready connections, then over connections still
+  // connecting; none usable -> fail fast. Cluster: the slot's master (cluster_router.h).
+  void route(std::string_view formatted, std::optional<int> slot, ErrorReplies errors,
+             Completion done) {
+    if (cluster_) {
+      cluster_->submit(formatted, slot, errors, std::move(done));
+      return;
     }
+    if (standalone_->try_submit(formatted, done, errors)) return;
     bump(counters_.rejected);
-    // Keep the code of the last failure when it says more than "unavailable": a wrong password
-    // stays Unauthenticated while the client keeps retrying.
-    const Status last = connections_[start]->last_error();
-    const StatusCode code =
-        last.ok() || last.code() == StatusCode::kCancelled ? StatusCode::kUnavailable : last.code();
-    fail_later(std::move(done),
-               Status(code, "redis " + options_.host + ":" + std::to_string(options_.port) +
-                                " is unavailable" + (last.ok() ? "" : ": " + last.message())));
+    fail_later(std::move(done), standalone_->unavailable_status());
   }
 
   ClientStats stats() const {
@@ -232,8 +242,14 @@ class Client::Impl {
     out.connects = counters_.connects.load(std::memory_order_relaxed);
     out.connect_failures = counters_.connect_failures.load(std::memory_order_relaxed);
     out.script_reloads = counters_.script_reloads.load(std::memory_order_relaxed);
-    for (const auto& connection : connections_) {
-      if (connection->state() == ConnState::kReady) ++out.ready_connections;
+    out.redirections = counters_.redirections.load(std::memory_order_relaxed);
+    out.retries = counters_.retries.load(std::memory_order_relaxed);
+    out.map_refreshes = counters_.map_refreshes.load(std::memory_order_relaxed);
+    if (cluster_) {
+      out.ready_connections = cluster_->ready_connections();
+      out.masters = cluster_->masters();
+    } else {
+      out.ready_connections = standalone_->ready_connections();
     }
     return out;
   }
@@ -242,9 +258,9 @@ class Client::Impl {
   Counters counters_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
-  std::vector<std::shared_ptr<Connection>> connections_;
+  std::unique_ptr<NodePool> standalone_;    // redis://
+  std::unique_ptr<ClusterRouter> cluster_;  // redis+cluster://
   std::vector<std::thread> threads_;
-  std::atomic<std::size_t> next_{0};
 };
 
 // ---------------------------------------------------------------------------------------------

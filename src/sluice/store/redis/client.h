@@ -37,9 +37,9 @@ using Callback = std::function<void(StatusOr<Reply>)>;
 // One command and what a router needs to send it to the right node.
 struct Request {
   std::vector<std::string> args;  // command name first; arbitrary bytes
-  // Index in `args` of a key the command touches. A Redis Cluster router sends the command to the
-  // node owning that key's hash slot (every key of one command must share the slot). nullopt:
-  // keyless, any node will do. The single-node client ignores it.
+  // Index in `args` of a key the command touches. In a Redis Cluster the command goes to the
+  // master serving that key's hash slot (every key of one command must share the slot). nullopt:
+  // keyless, any master will do. A standalone client ignores it.
   std::optional<std::size_t> key_index;
 };
 
@@ -73,9 +73,18 @@ struct ClientOptions {
   // at max, with jitter in [½·delay, delay]. Microseconds.
   Micros reconnect_backoff_min = 10 * kMicrosPerMilli;
   Micros reconnect_backoff_max = 2 * kMicrosPerSecond;
+
+  // Redis Cluster (cluster_router.h). Non-empty: the client routes every command to the master
+  // serving its key's slot, learning the masters from these seeds; `host`, `port` and `db` are
+  // then unused (`connections` is per master).
+  std::vector<NodeAddress> cluster_seeds;
+  // At most one read of the slot map per interval, however many replies say it is stale.
+  Micros cluster_refresh_min_interval = 100 * kMicrosPerMilli;
+  // MOVED/ASK followed per command before it fails with Unavailable.
+  int max_redirections = 5;
 };
 
-// Host, port, credentials and db from `url`; everything else from `base`.
+// Host, port, credentials and db (or the cluster's seeds) from `url`; everything else from `base`.
 ClientOptions client_options_from_url(const RedisUrl& url, ClientOptions base = {});
 
 // Monotonic counters since the client was created (a snapshot; each field is read atomically).
@@ -88,7 +97,11 @@ struct ClientStats {
   std::uint64_t connects = 0;          // successful connects (including the handshake)
   std::uint64_t connect_failures = 0;  // failed attempts and lost connections
   std::uint64_t script_reloads = 0;    // EVALSHA answered NOSCRIPT and was re-sent as EVAL
-  int ready_connections = 0;           // now, not cumulative
+  std::uint64_t redirections = 0;      // Redis Cluster: MOVED and ASK followed
+  std::uint64_t retries = 0;           // Redis Cluster: TRYAGAIN / CLUSTERDOWN re-sent later
+  std::uint64_t map_refreshes = 0;     // Redis Cluster: slot map reads started
+  int ready_connections = 0;           // now, not cumulative (over every node)
+  int masters = 0;                     // Redis Cluster: masters in the slot map now
 };
 
 class Client {

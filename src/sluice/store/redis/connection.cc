@@ -65,7 +65,8 @@ Status Connection::last_error() const {
   return last_error_;
 }
 
-bool Connection::try_submit(std::string_view formatted, Completion& done, ErrorReplies errors) {
+bool Connection::try_submit(std::string_view formatted, Completion& done, ErrorReplies errors,
+                            bool asking) {
   const SteadyClock::time_point deadline = SteadyClock::now() + micros(options_.command_timeout);
   const bool writes_itself = done.waiter != nullptr || done.submitter_writes;
   bool write_here = false;
@@ -75,6 +76,14 @@ bool Connection::try_submit(std::string_view formatted, Completion& done, ErrorR
   {
     std::lock_guard lock(mu_);
     if (state_ == ConnState::kBackoff || state_ == ConnState::kClosed) return false;
+    if (asking) {
+      // ASKING holds for the next command on this connection only: both leave in one write,
+      // and its "+OK" goes to a completion that discards it.
+      static constexpr std::string_view kAsking = "*1\r\n$6\r\nASKING\r\n";
+      outbox_ += kAsking;
+      ++outbox_count_;
+      pending_.push_back(Pending{Completion{}, deadline, ErrorReplies::kAsStatus});
+    }
     outbox_ += formatted;
     ++outbox_count_;
     pending_.push_back(Pending{std::move(done), deadline, errors});

@@ -132,7 +132,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // instead of writing one command each, which would cost Redis a read and a write per command.
   // Submitters arriving while a write is under way only append: the writer loops until the outbox
   // is empty.
-  bool try_submit(std::string_view formatted, Completion& done, ErrorReplies errors);
+  // `asking`: ASKING goes first, in the same write (a Redis Cluster ASK redirection).
+  bool try_submit(std::string_view formatted, Completion& done, ErrorReplies errors,
+                  bool asking = false);
 
  private:
   void set_state_locked(ConnState state);

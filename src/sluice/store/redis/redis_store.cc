@@ -1,9 +1,11 @@
 #include "sluice/store/redis/redis_store.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
+#include "sluice/store/redis/hash_slot.h"
 #include "sluice/store/redis/redis_url.h"
 #include "sluice/store/redis/script_set.h"
 
@@ -76,13 +78,21 @@ Status RedisStore::check_configuration() {
   // read as an outage. INFO may be denied to a user that may run the scripts, and does not
   // answer when Redis is down: only a clear "cluster" answer counts.
   StatusOr<redis::Reply> info = client_->command({"INFO", "cluster"});
-  if (info.ok() && info->is_string() &&
-      info->as_string().find("cluster_enabled:1") != std::string::npos) {
+  const bool answered = info.ok() && info->is_string();
+  const bool cluster_node =
+      answered && info->as_string().find("cluster_enabled:1") != std::string::npos;
+  if (cluster_node && !routes_by_slot()) {
     return {StatusCode::kFailedPrecondition,
             "redis " + address() +
                 " is a Redis Cluster node: a redis:// URL names one server, and the cluster "
-                "would refuse (MOVED) every key another node holds. Point Sluice at a standalone "
-                "Redis; it does not route across a cluster yet"};
+                "would refuse (MOVED) every key another node holds. Use "
+                "redis+cluster://host:port[,host:port...] to route across the cluster"};
+  }
+  if (answered && !cluster_node && routes_by_slot()) {
+    return {StatusCode::kFailedPrecondition,
+            "redis " + address() +
+                " is not a Redis Cluster node (cluster_enabled:0): use redis://host:port for a "
+                "standalone Redis"};
   }
   const algorithm::Limit probe = algorithm::FixedWindow{.limit = 1, .window = kMicrosPerSecond};
   const SubjectRef ref{.policy = "sluice.check", .limits = {&probe, 1}, .subject = "start"};
@@ -94,6 +104,13 @@ Status RedisStore::check_configuration() {
 
 std::string RedisStore::address() const {
   const redis::ClientOptions& options = client_->options();
+  if (routes_by_slot()) {
+    std::string seeds = "cluster ";
+    for (const redis::NodeAddress& seed : options.cluster_seeds) {
+      seeds += (seeds.size() > 8 ? "," : "") + seed.text();
+    }
+    return seeds;
+  }
   const bool ipv6 = options.host.find(':') != std::string::npos;
   return (ipv6 ? "[" + options.host + "]" : options.host) + ":" + std::to_string(options.port) +
          "/" + std::to_string(options.db);
@@ -104,12 +121,35 @@ RedisStore::RedisStore(std::shared_ptr<redis::Client> client, RedisStoreOptions 
       options_(options),
       scripts_(std::make_unique<ScriptSet>(options.pinned_clock_for_tests != nullptr)) {
   if (options_.max_batch > 1) {
-    batcher_ = std::make_unique<DecisionBatcher>(
-        client_, scripts_->get(ScriptOperation::kAcquire),
-        DecisionBatcherOptions{.max_batch = options_.max_batch,
-                               .batches_in_flight = options_.batches_in_flight,
-                               .pinned_clock_for_tests = options_.pinned_clock_for_tests});
+    batchers_ = std::make_unique<std::atomic<DecisionBatcher*>[]>(
+        routes_by_slot() ? redis::kClusterSlots : 1);
   }
+}
+
+bool RedisStore::routes_by_slot() const { return !client_->options().cluster_seeds.empty(); }
+
+DecisionBatcher* RedisStore::batcher_for(const SubjectRef& ref) {
+  if (batchers_ == nullptr) return nullptr;
+  // In a cluster one script call reaches one slot, so decisions batch per slot; a subject's keys
+  // all share its slot (core/key.h).
+  const std::size_t index = routes_by_slot() ? static_cast<std::size_t>(redis::key_hash_slot(
+                                                   redis_limit_key(ref.policy, ref.subject, 0)))
+                                             : 0;
+  std::atomic<DecisionBatcher*>& slot = batchers_[index];
+  if (DecisionBatcher* batcher = slot.load(std::memory_order_acquire); batcher != nullptr) {
+    return batcher;
+  }
+  std::lock_guard lock(batchers_mu_);
+  if (DecisionBatcher* batcher = slot.load(std::memory_order_acquire); batcher != nullptr) {
+    return batcher;
+  }
+  owned_batchers_.push_back(std::make_unique<DecisionBatcher>(
+      client_, scripts_->get(ScriptOperation::kAcquire),
+      DecisionBatcherOptions{.max_batch = options_.max_batch,
+                             .batches_in_flight = options_.batches_in_flight,
+                             .pinned_clock_for_tests = options_.pinned_clock_for_tests}));
+  slot.store(owned_batchers_.back().get(), std::memory_order_release);
+  return owned_batchers_.back().get();
 }
 
 RedisStore::~RedisStore() = default;
@@ -123,9 +163,9 @@ std::vector<std::string> RedisStore::unbatched_args(std::string request) {
 
 StatusOr<std::string> RedisStore::evaluate(const SubjectRef& ref, ScriptOperation operation,
                                            std::string request) {
-  if (batcher_ != nullptr) {
+  if (DecisionBatcher* batcher = batcher_for(ref); batcher != nullptr) {
     const std::size_t verdicts = verdict_count(operation, ref.limits.size());
-    return batcher_->decide(limit_keys(ref), std::move(request), verdicts * kVerdictBytes);
+    return batcher->decide(limit_keys(ref), std::move(request), verdicts * kVerdictBytes);
   }
   return script_bytes(client_->eval_script(scripts_->get(operation), limit_keys(ref),
                                            unbatched_args(std::move(request))));
@@ -158,8 +198,8 @@ void RedisStore::acquire_async(const SubjectRef& ref, std::int64_t cost, Acquire
                  done = std::move(done)](const StatusOr<std::string>& bytes) {
     done(decision_in(bytes, limits, lease));
   };
-  if (batcher_ != nullptr) {
-    batcher_->decide_async(limit_keys(ref), std::move(*request), kVerdictBytes, std::move(finish));
+  if (DecisionBatcher* batcher = batcher_for(ref); batcher != nullptr) {
+    batcher->decide_async(limit_keys(ref), std::move(*request), kVerdictBytes, std::move(finish));
     return;
   }
   client_->async_eval_script(
@@ -253,7 +293,17 @@ Status RedisStore::reset(const SubjectRef& ref) {
 }
 
 DecisionBatchStats RedisStore::batch_stats() const {
-  if (batcher_ != nullptr) return batcher_->stats();
+  if (batchers_ != nullptr) {
+    DecisionBatchStats total;
+    std::lock_guard lock(batchers_mu_);
+    for (const auto& batcher : owned_batchers_) {
+      const DecisionBatchStats stats = batcher->stats();
+      total.decisions += stats.decisions;
+      total.calls += stats.calls;
+      total.most_in_flight = std::max(total.most_in_flight, stats.most_in_flight);
+    }
+    return total;
+  }
   const std::uint64_t decisions = unbatched_decisions_.load(std::memory_order_relaxed);
   return {.decisions = decisions, .calls = decisions};
 }

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -100,7 +101,15 @@ class RedisStore final : public Store {
   std::shared_ptr<redis::Client> client_;
   RedisStoreOptions options_;
   std::unique_ptr<ScriptSet> scripts_;
-  std::unique_ptr<DecisionBatcher> batcher_;  // null when max_batch is 1
+  // Whether the client routes by hash slot (Redis Cluster): then decisions batch per slot.
+  bool routes_by_slot() const;
+  // The batcher for the subject's slot, made on first use; null when max_batch is 1.
+  DecisionBatcher* batcher_for(const SubjectRef& ref);
+
+  // One entry (standalone) or one per cluster slot; null when max_batch is 1.
+  std::unique_ptr<std::atomic<DecisionBatcher*>[]> batchers_;
+  mutable std::mutex batchers_mu_;  // guards owned_batchers_ and the creation of entries
+  std::vector<std::unique_ptr<DecisionBatcher>> owned_batchers_;
   std::atomic<std::uint64_t> unbatched_decisions_{0};
 };
 

@@ -96,68 +96,20 @@ StatusOr<int> parse_db(std::string_view text) {
   return value;
 }
 
-}  // namespace
-
-StatusOr<RedisUrl> parse_redis_url(std::string_view url) {
-  const std::size_t scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) {
-    return url_error("missing scheme; expected redis://[[user]:password@]host[:port][/db]");
-  }
-  const std::string_view scheme = url.substr(0, scheme_end);
-  if (iequals(scheme, "rediss")) {
-    return Status(StatusCode::kUnimplemented,
-                  "redis URL: rediss:// (TLS) is not supported yet; use redis://");
-  }
-  if (!iequals(scheme, "redis")) {
-    return url_error("unsupported scheme \"" + std::string(scheme) + "\"; expected redis://");
-  }
-  std::string_view rest = url.substr(scheme_end + 3);
-
-  if (const std::size_t mark = rest.find_first_of("?#"); mark != std::string_view::npos) {
-    return url_error(rest[mark] == '?' ? "query parameters are not supported"
-                                       : "fragments are not supported");
-  }
-
-  // The authority ends at the first '/'; a password containing '/' must be percent-encoded.
-  std::string_view authority = rest;
-  std::string_view path;
-  if (const std::size_t slash = rest.find('/'); slash != std::string_view::npos) {
-    authority = rest.substr(0, slash);
-    path = rest.substr(slash + 1);
-  }
-
-  RedisUrl parsed;
-  // The last '@' ends the userinfo, so an unencoded '@' in a password still parses.
-  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    const std::string_view userinfo = authority.substr(0, at);
-    authority = authority.substr(at + 1);
-    std::string_view user_part;
-    std::string_view password_part = userinfo;
-    if (const std::size_t colon = userinfo.find(':'); colon != std::string_view::npos) {
-      user_part = userinfo.substr(0, colon);
-      password_part = userinfo.substr(colon + 1);
-    }
-    StatusOr<std::string> username = percent_decode(user_part, "username");
-    if (!username.ok()) return username.status();
-    StatusOr<std::string> password = percent_decode(password_part, "password");
-    if (!password.ok()) return password.status();
-    if (!username->empty() && password->empty()) {
-      return url_error("username \"" + *username + "\" needs a password (user:password@host)");
-    }
-    parsed.username = std::move(*username);
-    parsed.password = std::move(*password);
-  }
-
+// "host[:port]" or "[v6]:port"; the port defaults to 6379.
+StatusOr<NodeAddress> parse_host_port(std::string_view authority) {
+  NodeAddress address;
+  address.port = kDefaultRedisPort;
   std::string_view port_text;
   bool has_port = false;
   if (!authority.empty() && authority.front() == '[') {
     const std::size_t close = authority.find(']');
     if (close == std::string_view::npos) return url_error("IPv6 host is missing its closing ']'");
-    parsed.host = std::string(authority.substr(1, close - 1));
-    if (parsed.host.empty()) return url_error("missing host");
-    for (char c : parsed.host) {
+    address.host = std::string(authority.substr(1, close - 1));
+    if (address.host.empty()) return url_error("missing host");
+    for (char c : address.host) {
       if (!is_ipv6_char(c)) {
-        return url_error("host \"[" + parsed.host + "]\" is not an IPv6 address");
+        return url_error("host \"[" + address.host + "]\" is not an IPv6 address");
       }
     }
     const std::string_view after = authority.substr(close + 1);
@@ -185,13 +137,107 @@ StatusOr<RedisUrl> parse_redis_url(std::string_view url) {
                          "\" has a character that is not allowed in a host name");
       }
     }
-    parsed.host = std::string(authority);
+    address.host = std::string(authority);
   }
   if (has_port) {
     StatusOr<std::uint16_t> port = parse_port(port_text);
     if (!port.ok()) return port.status();
-    parsed.port = *port;
+    address.port = *port;
   }
+
+  return address;
+}
+
+}  // namespace
+
+std::string NodeAddress::text() const {
+  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+StatusOr<RedisUrl> parse_redis_url(std::string_view url) {
+  const std::size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) {
+    return url_error("missing scheme; expected redis://[[user]:password@]host[:port][/db]");
+  }
+  const std::string_view scheme = url.substr(0, scheme_end);
+  RedisUrl parsed;
+  if (iequals(scheme, "rediss") || iequals(scheme, "rediss+cluster") ||
+      iequals(scheme, "rediss+sentinel")) {
+    return Status(StatusCode::kUnimplemented,
+                  "redis URL: " + std::string(scheme) +
+                      ":// (TLS) is not supported yet; use redis:// or redis+cluster://");
+  }
+  if (iequals(scheme, "redis+sentinel")) {
+    return Status(StatusCode::kUnimplemented,
+                  "redis URL: redis+sentinel:// is not supported yet; use redis:// or "
+                  "redis+cluster://");
+  }
+  if (iequals(scheme, "redis+cluster")) {
+    parsed.topology = RedisTopology::kCluster;
+  } else if (!iequals(scheme, "redis")) {
+    return url_error("unsupported scheme \"" + std::string(scheme) +
+                     "\"; expected redis:// or redis+cluster://");
+  }
+  std::string_view rest = url.substr(scheme_end + 3);
+
+  if (const std::size_t mark = rest.find_first_of("?#"); mark != std::string_view::npos) {
+    return url_error(rest[mark] == '?' ? "query parameters are not supported"
+                                       : "fragments are not supported");
+  }
+
+  // The authority ends at the first '/'; a password containing '/' must be percent-encoded.
+  std::string_view authority = rest;
+  std::string_view path;
+  if (const std::size_t slash = rest.find('/'); slash != std::string_view::npos) {
+    authority = rest.substr(0, slash);
+    path = rest.substr(slash + 1);
+  }
+
+  // The last '@' ends the userinfo, so an unencoded '@' in a password still parses.
+  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    const std::string_view userinfo = authority.substr(0, at);
+    authority = authority.substr(at + 1);
+    std::string_view user_part;
+    std::string_view password_part = userinfo;
+    if (const std::size_t colon = userinfo.find(':'); colon != std::string_view::npos) {
+      user_part = userinfo.substr(0, colon);
+      password_part = userinfo.substr(colon + 1);
+    }
+    StatusOr<std::string> username = percent_decode(user_part, "username");
+    if (!username.ok()) return username.status();
+    StatusOr<std::string> password = percent_decode(password_part, "password");
+    if (!password.ok()) return password.status();
+    if (!username->empty() && password->empty()) {
+      return url_error("username \"" + *username + "\" needs a password (user:password@host)");
+    }
+    parsed.username = std::move(*username);
+    parsed.password = std::move(*password);
+  }
+
+  if (parsed.topology == RedisTopology::kCluster) {
+    // Seed nodes, comma-separated; one that answers is enough to learn the rest.
+    for (std::size_t start = 0; start <= authority.size();) {
+      std::size_t comma = authority.find(',', start);
+      if (comma == std::string_view::npos) comma = authority.size();
+      StatusOr<NodeAddress> node = parse_host_port(authority.substr(start, comma - start));
+      if (!node.ok()) return node.status();
+      parsed.nodes.push_back(std::move(*node));
+      start = comma + 1;
+    }
+    if (!path.empty() && path != "0") {
+      return url_error("a Redis Cluster has only database 0; remove \"/" + std::string(path) +
+                       "\" from the redis+cluster:// URL");
+    }
+    parsed.host = parsed.nodes.front().host;
+    parsed.port = parsed.nodes.front().port;
+    return parsed;
+  }
+  StatusOr<NodeAddress> address = parse_host_port(authority);
+  if (!address.ok()) return address.status();
+  parsed.host = std::move(address->host);
+  parsed.port = address->port;
+  parsed.nodes.push_back(NodeAddress{parsed.host, parsed.port});
 
   StatusOr<int> db = parse_db(path);
   if (!db.ok()) return db.status();

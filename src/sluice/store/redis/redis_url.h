@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sluice/status.h"
 
@@ -12,7 +13,27 @@ namespace sluice::redis {
 
 inline constexpr std::uint16_t kDefaultRedisPort = 6379;
 
+// One Redis server's address.
+struct NodeAddress {
+  std::string host;  // a name or an IP address (IPv6 without brackets)
+  std::uint16_t port = 0;
+
+  // "host:port" ("[::1]:7000" for IPv6): how messages name the node.
+  std::string text() const;
+  friend bool operator==(const NodeAddress&, const NodeAddress&) = default;
+  friend auto operator<=>(const NodeAddress&, const NodeAddress&) = default;
+};
+
+enum class RedisTopology : std::uint8_t {
+  kStandalone,  // redis://: one server (a primary; replicas are not followed)
+  kCluster,     // redis+cluster://: a Redis Cluster, reached through seed nodes
+};
+
 struct RedisUrl {
+  RedisTopology topology = RedisTopology::kStandalone;
+  // Standalone: the one server (as host and port). Cluster: the seed nodes, in the URL's order;
+  // host and port repeat the first.
+  std::vector<NodeAddress> nodes;
   std::string host;  // a name, an IPv4 address or an IPv6 address (no brackets)
   std::uint16_t port = kDefaultRedisPort;
   std::string username;  // empty: Redis's `default` user
@@ -20,10 +41,12 @@ struct RedisUrl {
   int db = 0;            // SELECT index
 };
 
-// Parses `redis://[[username]:password@]host[:port][/db]`.
+// Parses `redis://[[username]:password@]host[:port][/db]` and
+// `redis+cluster://[[username]:password@]host[:port][,host[:port]…]` (seed nodes; db 0 only).
 //
-// - The scheme is case-insensitive. `rediss://` (TLS) is refused with Unimplemented for now; every
-//   other scheme is InvalidArgument.
+// - The scheme is case-insensitive. `rediss://`, `rediss+cluster://` (TLS) and
+//   `redis+sentinel://` are refused with Unimplemented for now; every other scheme is
+//   InvalidArgument.
 // - Userinfo follows redis-cli: `user:pass@` is an ACL user and its password, `:pass@` and `pass@`
 //   are a password for the default user. Both parts are percent-decoded (`%40` for `@`).
 // - IPv6 hosts go in brackets: `redis://[::1]:6380`.

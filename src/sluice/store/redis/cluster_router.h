@@ -1,0 +1,97 @@
+// sluice::redis::internal::ClusterRouter: sends each command to the master that serves its key's
+// hash slot in a Redis Cluster, and follows the cluster as it changes. Internal to the client.
+//
+// - The slot map comes from CLUSTER SHARDS (CLUSTER SLOTS on servers before 7.0), asked of the
+//   seeds at start and again, throttled to one read per `cluster_refresh_min_interval`, whenever
+//   the cluster says the map is stale: MOVED, a master that cannot be reached, READONLY (the node
+//   became a replica) or CLUSTERDOWN.
+// - MOVED: the slot's entry is updated at once and the command re-sent to the new owner. ASK:
+//   the command is re-sent once to the named node, preceded by ASKING on the same connection.
+//   TRYAGAIN and CLUSTERDOWN: re-sent after a short backoff while the command's time allows.
+//   These replies prove the command did not run, so a re-send never applies it twice; a command
+//   whose connection was lost is never re-sent (it may have run): it fails with Unavailable.
+// - Only masters are ever addressed: nothing is read from or written to a replica.
+// - A command for a slot nobody is known to serve (the map is not loaded yet) goes to a seed,
+//   whose MOVED teaches the map.
+// Thread-safe: commands come from any thread; replies are handled on the client's I/O threads.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/store/redis/cluster_topology.h"
+#include "sluice/store/redis/connection.h"
+#include "sluice/store/redis/node_pool.h"
+
+namespace sluice::redis::internal {
+
+class ClusterRouter {
+ public:
+  // `fail_later` completes a command that never reached a connection without running its
+  // callback inside the submitting call.
+  using FailLater = std::function<void(Completion, Status)>;
+  ClusterRouter(asio::io_context& io, const ClientOptions& options, Counters& counters,
+                FailLater fail_later);
+
+  ClusterRouter(const ClusterRouter&) = delete;
+  ClusterRouter& operator=(const ClusterRouter&) = delete;
+
+  // Sends `formatted` to the master of `slot` (any master when nullopt: a keyless command).
+  void submit(std::string_view formatted, std::optional<int> slot, ErrorReplies errors,
+              Completion done);
+
+  // Stops refreshing and closes every connection (outstanding commands fail with Cancelled).
+  void close();
+
+  int ready_connections() const;
+  // Masters that serve at least one slot in the current map.
+  int masters() const;
+
+ private:
+  struct Command;
+
+  NodePool* pool_for_slot(std::optional<int> slot);
+  // The pool for `address`, created (and connecting) on first use.
+  NodePool* pool_at(const NodeAddress& address);
+  void send(const std::shared_ptr<Command>& command, NodePool* pool, bool asking);
+  void on_reply(const std::shared_ptr<Command>& command, NodePool* pool, StatusOr<Reply> result);
+  void retry_later(const std::shared_ptr<Command>& command);
+  void finish(const std::shared_ptr<Command>& command, StatusOr<Reply> result);
+
+  // Asks for a map read now, or once the throttle allows; one read at a time.
+  void request_refresh();
+  // Reads the map from candidates[i], falling back to the next on failure.
+  void refresh_from(std::shared_ptr<std::vector<NodePool*>> candidates, std::size_t i,
+                    bool use_cluster_slots);
+  void install(const std::vector<SlotRange>& ranges);
+  void end_refresh();
+
+  asio::io_context& io_;
+  const ClientOptions& options_;
+  Counters& counters_;
+  const FailLater fail_later_;
+  std::vector<NodeAddress> seeds_;
+
+  mutable std::mutex pools_mu_;
+  std::map<NodeAddress, std::unique_ptr<NodePool>> pools_;  // never erased before close()
+
+  mutable std::shared_mutex map_mu_;
+  std::vector<NodePool*> slot_owner_;  // kClusterSlots entries; null: unknown
+
+  std::mutex refresh_mu_;
+  bool refresh_running_ = false;
+  bool refresh_scheduled_ = false;
+  bool closed_ = false;
+  std::chrono::steady_clock::time_point last_refresh_{};
+  asio::steady_timer refresh_timer_;
+};
+
+}  // namespace sluice::redis::internal

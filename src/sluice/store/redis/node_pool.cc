@@ -1,0 +1,57 @@
+#include "sluice/store/redis/node_pool.h"
+
+#include <random>
+
+namespace sluice::redis::internal {
+
+NodePool::NodePool(asio::io_context& io, ClientOptions options, Counters& counters)
+    : options_(std::move(options)), name_(options_.host + ":" + std::to_string(options_.port)) {
+  std::random_device seeds;
+  for (int i = 0; i < options_.connections; ++i) {
+    connections_.push_back(std::make_shared<Connection>(io, options_, counters, seeds()));
+  }
+  for (const auto& connection : connections_) connection->start();
+}
+
+void NodePool::close() {
+  for (const auto& connection : connections_) connection->close();
+}
+
+bool NodePool::try_submit(std::string_view formatted, Completion& done, ErrorReplies errors,
+                          bool asking) {
+  const std::size_t n = connections_.size();
+  const std::size_t start = next_.fetch_add(1, std::memory_order_relaxed) % n;
+  for (const bool want_ready : {true, false}) {
+    for (std::size_t i = 0; i < n; ++i) {
+      Connection& connection = *connections_[(start + i) % n];
+      const ConnState state = connection.state();
+      const bool usable =
+          want_ready ? state == ConnState::kReady
+                     : (state == ConnState::kConnecting || state == ConnState::kHandshaking);
+      if (usable && connection.try_submit(formatted, done, errors, asking)) return true;
+    }
+  }
+  return false;
+}
+
+Status NodePool::unavailable_status() const {
+  Status last;
+  for (const auto& connection : connections_) {
+    last = connection->last_error();
+    if (!last.ok()) break;
+  }
+  const StatusCode code =
+      last.ok() || last.code() == StatusCode::kCancelled ? StatusCode::kUnavailable : last.code();
+  return Status(code,
+                "redis " + name_ + " is unavailable" + (last.ok() ? "" : ": " + last.message()));
+}
+
+int NodePool::ready_connections() const {
+  int ready = 0;
+  for (const auto& connection : connections_) {
+    if (connection->state() == ConnState::kReady) ++ready;
+  }
+  return ready;
+}
+
+}  // namespace sluice::redis::internal

@@ -1,0 +1,47 @@
+// sluice::redis::internal::NodePool: the connections to one Redis server (a standalone server or
+// one master of a cluster), and how a formatted command picks one of them. Internal to the client.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/store/redis/connection.h"
+
+namespace sluice::redis::internal {
+
+class NodePool {
+ public:
+  // Starts `options.connections` connections to options.host:options.port.
+  NodePool(asio::io_context& io, ClientOptions options, Counters& counters);
+
+  NodePool(const NodePool&) = delete;
+  NodePool& operator=(const NodePool&) = delete;
+
+  // Queues the command on a ready connection (round robin), else on one still connecting. False
+  // when none is usable (all are backing off after failures, or closed); `done` is then untouched.
+  bool try_submit(std::string_view formatted, Completion& done, ErrorReplies errors,
+                  bool asking = false);
+
+  // Why the pool could not take a command: Unavailable naming the server and its last failure,
+  // or the handshake's own code (a wrong password stays Unauthenticated while retries go on).
+  Status unavailable_status() const;
+
+  // Fails everything outstanding with Cancelled and stops reconnecting.
+  void close();
+
+  int ready_connections() const;
+  const std::string& name() const { return name_; }  // "host:port"
+  const ClientOptions& options() const { return options_; }
+
+ private:
+  const ClientOptions options_;  // the connections keep a reference: stable for the pool's life
+  const std::string name_;
+  std::vector<std::shared_ptr<Connection>> connections_;
+  std::atomic<std::size_t> next_{0};
+};
+
+}  // namespace sluice::redis::internal
