@@ -1,11 +1,13 @@
 // Replays every conformance trace on a real redis-server through the Lua scripts, with time
-// pinned to the trace's instants. Same traces, same expectations as the memory store.
+// pinned to the trace's instants, on a standalone server and on a Redis Cluster. Same traces, same
+// expectations as the memory store.
 #include <gtest/gtest.h>
 
 #include <cctype>
 
 #include "sluice/core/clock.h"
 #include "sluice/store/redis/redis_store.h"
+#include "testing/redis_cluster.h"
 #include "testing/redis_server.h"
 #include "trace.h"
 
@@ -43,14 +45,52 @@ TEST_P(RedisConformanceTest, ReplaysTraceExactly) {
   for (const std::string& problem : problems) ADD_FAILURE() << problem;
 }
 
+std::string trace_name(const testing::TestParamInfo<std::filesystem::path>& param) {
+  std::string name = param.param.stem().string();
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
 INSTANTIATE_TEST_SUITE_P(Traces, RedisConformanceTest, testing::ValuesIn(trace_files()),
-                         [](const testing::TestParamInfo<std::filesystem::path>& param) {
-                           std::string name = param.param.stem().string();
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+                         trace_name);
+
+// The same traces through a Redis Cluster of three masters (redis+cluster://): routing by slot
+// and per-slot batching change nothing in what is decided.
+class RedisClusterConformanceTest : public testing::TestWithParam<std::filesystem::path> {
+ protected:
+  static void SetUpTestSuite() {
+    StatusOr<std::unique_ptr<sluice::test::RedisCluster>> cluster =
+        sluice::test::RedisCluster::start({.masters = 3, .replicas_per_master = 0});
+    ASSERT_TRUE(cluster.ok()) << cluster.status().to_string();
+    cluster_ = std::move(*cluster).release();
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  static sluice::test::RedisCluster* cluster_;
+};
+
+sluice::test::RedisCluster* RedisClusterConformanceTest::cluster_ = nullptr;
+
+TEST_P(RedisClusterConformanceTest, ReplaysTraceExactly) {
+  ASSERT_NE(cluster_, nullptr);
+  for (std::size_t i = 0; i < cluster_->nodes().size(); ++i) {
+    ASSERT_TRUE(cluster_->cli(i, {"FLUSHALL"}).ok());
+  }
+  ManualClock clock(0);
+  StatusOr<std::unique_ptr<store::RedisStore>> store =
+      store::RedisStore::open(cluster_->url(), {}, {.pinned_clock_for_tests = &clock});
+  ASSERT_TRUE(store.ok()) << store.status().to_string();
+  const std::vector<std::string> problems =
+      replay(load_trace(GetParam()), **store, [&](Micros now) { clock.set(now); });
+  for (const std::string& problem : problems) ADD_FAILURE() << problem;
+}
+
+INSTANTIATE_TEST_SUITE_P(Traces, RedisClusterConformanceTest, testing::ValuesIn(trace_files()),
+                         trace_name);
 
 }  // namespace
 }  // namespace sluice::conformance
