@@ -61,6 +61,11 @@ TEST(RedisUrlTest, RefusesMalformedUrlsNamingTheProblem) {
       {"localhost:6379", StatusCode::kInvalidArgument, "missing scheme"},
       {"http://h", StatusCode::kInvalidArgument, "unsupported scheme \"http\""},
       {"rediss://h:6380", StatusCode::kUnimplemented, "TLS"},
+      {"rediss+cluster://h:6380", StatusCode::kUnimplemented, "TLS"},
+      {"redis+sentinel://s:26379/mymaster", StatusCode::kUnimplemented, "sentinel"},
+      {"redis+cluster://a:7000,", StatusCode::kInvalidArgument, "missing host"},
+      {"redis+cluster://a:7000,b:x", StatusCode::kInvalidArgument, "port \"x\" is not a number"},
+      {"redis+cluster://a:7000/3", StatusCode::kInvalidArgument, "only database 0"},
       {"redis://", StatusCode::kInvalidArgument, "missing host"},
       {"redis://:6379", StatusCode::kInvalidArgument, "missing host"},
       {"redis://h:", StatusCode::kInvalidArgument, "missing port"},
@@ -94,6 +99,30 @@ TEST(RedisUrlTest, RefusesMalformedUrlsNamingTheProblem) {
     EXPECT_THAT(parsed.status().message(), HasSubstr(c.message_part));
     EXPECT_THAT(parsed.status().message(), HasSubstr("redis URL"));
   }
+}
+
+TEST(RedisUrlTest, AClusterUrlListsItsSeedNodesInOrder) {
+  StatusOr<RedisUrl> parsed =
+      parse_redis_url("redis+cluster://alice:pw@10.0.0.1:7000,[::1]:7001,cache-3");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+  EXPECT_EQ(parsed->topology, RedisTopology::kCluster);
+  const std::vector<NodeAddress> expected = {
+      {"10.0.0.1", 7000}, {"::1", 7001}, {"cache-3", kDefaultRedisPort}};
+  EXPECT_EQ(parsed->nodes, expected);
+  EXPECT_EQ(parsed->username, "alice");
+  EXPECT_EQ(parsed->password, "pw");
+  EXPECT_EQ(parsed->nodes[1].text(), "[::1]:7001");
+
+  const ClientOptions options = client_options_from_url(*parsed, {.connections = 3});
+  EXPECT_EQ(options.cluster_seeds, expected);
+  EXPECT_EQ(options.connections, 3);
+  EXPECT_EQ(options.password, "pw");
+
+  StatusOr<RedisUrl> standalone = parse_redis_url("redis://h:7000");
+  ASSERT_TRUE(standalone.ok());
+  EXPECT_EQ(standalone->topology, RedisTopology::kStandalone);
+  EXPECT_TRUE(client_options_from_url(*standalone, options).cluster_seeds.empty())
+      << "a standalone URL clears seeds inherited from the base options";
 }
 
 TEST(RedisUrlTest, ErrorsNeverEchoThePassword) {
