@@ -32,6 +32,8 @@ struct ClientOptions {
   // Where decisions are made:
   //   "memory:"                                in this process; state ends with it
   //   "redis://[user:password@]host[:port][/db]" in Redis, on Redis's clock, shared by every client
+  //   "redis+cluster://[user:password@]host:port[,host:port…]"  the same on a Redis Cluster,
+  //                                            reached through these seed nodes
   //   "http://host:port"                        by a `sluice serve`, which holds the policies
   std::string store = "memory:";
   // The app this client speaks for: a policy answers only the apps it lists (or "*").

@@ -41,13 +41,7 @@ std::string_view target_kind_name(TargetKind kind) {
 std::string redacted_redis_url(std::string_view url) {
   StatusOr<redis::RedisUrl> parsed = redis::parse_redis_url(url);
   if (!parsed.ok()) return "(invalid redis URL)";
-  std::string host =
-      parsed->host.find(':') != std::string::npos ? "[" + parsed->host + "]" : parsed->host;
-  std::string user;
-  if (!parsed->username.empty()) user = parsed->username + ":***@";
-  if (parsed->username.empty() && !parsed->password.empty()) user = ":***@";
-  return "redis://" + user + host + ":" + std::to_string(parsed->port) + "/" +
-         std::to_string(parsed->db);
+  return redis::redacted_url(*parsed);
 }
 
 Status check_target_flags(TargetKind kind, const std::vector<std::string>& given) {
@@ -119,7 +113,10 @@ class LimiterTarget final : public Target {
     // Wait for every connection so the first measured second is not carried by fewer of them.
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::microseconds(client_options.connect_timeout);
-    while (shared->stats().ready_connections < client_options.connections &&
+    // A cluster client also waits for its slot map.
+    const bool cluster = !client_options.cluster_seeds.empty();
+    while ((shared->stats().ready_connections < client_options.connections ||
+            (cluster && shared->stats().masters == 0)) &&
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }

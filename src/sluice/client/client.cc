@@ -251,9 +251,11 @@ Status check_options(const ClientOptions& options) {
         "policy_text/policy_file/policy_database",
         sources == 0 ? "name where the policies come from" : "name only one source of policies");
   }
-  if (!remote && options.store != "memory:" && !options.store.starts_with("redis://")) {
+  if (!remote && options.store != "memory:" && !options.store.starts_with("redis://") &&
+      !options.store.starts_with("redis+cluster://")) {
     return option_error("store",
-                        "expected memory:, redis://… or http://…, not \"" + options.store + "\"");
+                        "expected memory:, redis://…, redis+cluster://… or http://…, not \"" +
+                            options.store + "\"");
   }
   return {};
 }

@@ -20,6 +20,7 @@
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/store/memory/memory_store.h"
+#include "testing/redis_cluster.h"
 #include "testing/redis_server.h"
 
 namespace sluice {
@@ -85,9 +86,10 @@ TEST(ClientOptionsTest, EveryMistakeNamesItsOption) {
 
   ClientOptions unknown_store = memory_options();
   unknown_store.store = "memcached://x";
-  EXPECT_EQ(open_error(unknown_store),
-            "INVALID_ARGUMENT: store: expected memory:, redis://… or http://…, not "
-            "\"memcached://x\"");
+  EXPECT_EQ(
+      open_error(unknown_store),
+      "INVALID_ARGUMENT: store: expected memory:, redis://…, redis+cluster://… or http://…, not "
+      "\"memcached://x\"");
 
   ClientOptions bad_redis = memory_options();
   bad_redis.store = "redis://127.0.0.1:99999";
@@ -333,6 +335,21 @@ TEST_F(ClientRedisTest, AnUnreachableRedisIsDecidedByTheFailureMode) {
     }
   }
   EXPECT_EQ(answered.load(), 20);
+}
+
+// The same calls on a Redis Cluster of three masters (redis+cluster://, one seed given).
+TEST(ClientRedisClusterTest, DecidesOnARedisCluster) {
+  StatusOr<std::unique_ptr<test::RedisCluster>> cluster =
+      test::RedisCluster::start({.masters = 3, .replicas_per_master = 0});
+  ASSERT_TRUE(cluster.ok()) << cluster.status().to_string();
+  ClientOptions options = memory_options();
+  options.store = (*cluster)->url_with_one_seed();
+  options.store_timeout = milliseconds(1000);
+  Client client = open_or_die(options);
+  expect_decisions(client);
+  expect_leases(client);
+  expect_async(client);
+  expect_pacing(client);
 }
 
 // The remote backend against a real decision server on a free port.

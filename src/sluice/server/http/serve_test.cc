@@ -19,6 +19,7 @@
 
 #include "sluice/client/remote_limiter.h"
 #include "sluice/server/http/test_http_client.h"
+#include "testing/redis_cluster.h"
 #include "testing/redis_server.h"
 #include "testing/subprocess.h"
 
@@ -549,6 +550,8 @@ TEST(ServeRedisConfigTest, AClusterNodeBehindARedisUrlStopsAtStart) {
   ASSERT_FALSE(serve.ok()) << "serves on a cluster node";
   EXPECT_NE(serve.status().message().find("is a Redis Cluster node"), std::string::npos)
       << serve.status().message();
+  EXPECT_NE(serve.status().message().find("redis+cluster://"), std::string::npos)
+      << "names the right scheme: " << serve.status().message();
   const char* source = std::getenv("SLUICE_SOURCE_DIR");
   ASSERT_NE(source, nullptr) << "run through ctest (SLUICE_SOURCE_DIR)";
   const Ran acquire =
@@ -556,6 +559,53 @@ TEST(ServeRedisConfigTest, AClusterNodeBehindARedisUrlStopsAtStart) {
            std::string(source) + "/examples/demo-policy.yaml", "--key", "k", "--redis", url});
   EXPECT_EQ(acquire.code, 5) << acquire.err;
   EXPECT_NE(acquire.err.find("is a Redis Cluster node"), std::string::npos) << acquire.err;
+}
+
+// `--redis redis+cluster://` routes every subject to its slot's master: decisions across the
+// three masters are exact and never degraded, from `serve` and from `acquire`. The reverse
+// mistake, a cluster URL naming a standalone server, stops at start naming redis://.
+TEST(ServeRedisConfigTest, ServesOnARedisClusterAndRefusesAClusterUrlForAStandaloneServer) {
+  StatusOr<std::unique_ptr<test::RedisCluster>> cluster =
+      test::RedisCluster::start({.masters = 3, .replicas_per_master = 0});
+  ASSERT_TRUE(cluster.ok()) << cluster.status().to_string();
+  TempDir dir;
+  write_file(dir.path() / "three.yaml",
+             "name: three\napps: [\"*\"]\non_store_failure: fail_closed\nlimits:\n"
+             "  - algorithm: fixed_window\n    limit: 3\n    window: 1h\n"
+             "  - algorithm: gcra\n    rate: 100\n    period: 1s\n    burst: 10\n");
+  StatusOr<std::unique_ptr<Serve>> serve =
+      Serve::start({"--redis", (*cluster)->url_with_one_seed(), "--policy-file",
+                    (dir.path() / "three.yaml").string()});
+  ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+  const std::uint16_t port = (*serve)->port();
+  int allowed = 0;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    for (int k = 0; k < 30; ++k) {
+      const std::string body =
+          json{{"app", "web"}, {"policy", "three"}, {"key", "user" + std::to_string(k)}}.dump();
+      StatusOr<RawResponse> response = http_request(port, "POST", "/v1/acquire", body);
+      ASSERT_TRUE(response.ok()) << response.status().to_string();
+      const json decision = json::parse(response->body);
+      EXPECT_EQ(decision.value("degraded", true), false) << decision.dump();
+      if (decision.value("allowed", false)) ++allowed;
+    }
+  }
+  EXPECT_EQ(allowed, 30 * 3);
+  EXPECT_EQ(http_request(port, "GET", "/readyz")->status, 200);
+
+  const Ran acquire =
+      run({SLUICE_BINARY, "acquire", "--policy-file", (dir.path() / "three.yaml").string(), "--key",
+           "user0", "--redis", (*cluster)->url()});
+  EXPECT_EQ(acquire.err, "");
+  EXPECT_NE(acquire.out.find("denied"), std::string::npos) << acquire.out;
+
+  StatusOr<std::unique_ptr<test::RedisServer>> standalone = test::RedisServer::start();
+  ASSERT_TRUE(standalone.ok());
+  StatusOr<std::unique_ptr<Serve>> wrong = Serve::start(
+      {"--redis", "redis+cluster://127.0.0.1:" + std::to_string((*standalone)->port())});
+  ASSERT_FALSE(wrong.ok()) << "serves a cluster URL on a standalone server";
+  EXPECT_NE(wrong.status().message().find("not a Redis Cluster node"), std::string::npos)
+      << wrong.status().message();
 }
 
 // A Redis down at start: /readyz answers 503 and decisions follow the failure mode until Redis

@@ -245,4 +245,17 @@ StatusOr<RedisUrl> parse_redis_url(std::string_view url) {
   return parsed;
 }
 
+std::string redacted_url(const RedisUrl& url) {
+  std::string out = url.topology == RedisTopology::kCluster ? "redis+cluster://" : "redis://";
+  if (!url.username.empty()) out += url.username + ":***@";
+  if (url.username.empty() && !url.password.empty()) out += ":***@";
+  if (url.topology == RedisTopology::kCluster) {
+    for (std::size_t i = 0; i < url.nodes.size(); ++i) {
+      out += (i > 0 ? "," : "") + url.nodes[i].text();
+    }
+    return out;
+  }
+  return out + NodeAddress{url.host, url.port}.text() + "/" + std::to_string(url.db);
+}
+
 }  // namespace sluice::redis

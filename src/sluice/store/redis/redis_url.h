@@ -58,4 +58,8 @@ struct RedisUrl {
 // the password. Thread-safe (pure function).
 StatusOr<RedisUrl> parse_redis_url(std::string_view url);
 
+// The URL back as text with any credentials masked ("redis://:***@h:6379/0",
+// "redis+cluster://alice:***@a:7000,b:7001"): how logs and reports name it.
+std::string redacted_url(const RedisUrl& url);
+
 }  // namespace sluice::redis

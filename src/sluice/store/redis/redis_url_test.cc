@@ -125,6 +125,15 @@ TEST(RedisUrlTest, AClusterUrlListsItsSeedNodesInOrder) {
       << "a standalone URL clears seeds inherited from the base options";
 }
 
+TEST(RedisUrlTest, RedactedUrlsMaskCredentialsAndListEverySeed) {
+  StatusOr<RedisUrl> cluster = parse_redis_url("redis+cluster://alice:pw@a:7000,[::1]:7001");
+  ASSERT_TRUE(cluster.ok());
+  EXPECT_EQ(redacted_url(*cluster), "redis+cluster://alice:***@a:7000,[::1]:7001");
+  StatusOr<RedisUrl> standalone = parse_redis_url("redis://:pw@h/2");
+  ASSERT_TRUE(standalone.ok());
+  EXPECT_EQ(redacted_url(*standalone), "redis://:***@h:6379/2");
+}
+
 TEST(RedisUrlTest, ErrorsNeverEchoThePassword) {
   for (const std::string url :
        {"redis://alice:hunter2@h:99999", "redis://:hunter2@h/x", "redis://hunter2%zz@h",
