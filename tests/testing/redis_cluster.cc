@@ -71,8 +71,14 @@ StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::start(RedisClusterOptions 
   std::unique_ptr<RedisCluster> cluster(new RedisCluster(options));
   const int count = options.masters * (1 + options.replicas_per_master);
   for (int i = 0; i < count; ++i) {
+    // The cluster bus listens on its own free port (by default port + 10 000, which may be taken
+    // or beyond 65535).
+    StatusOr<std::uint16_t> bus = RedisServer::pick_free_port();
+    if (!bus.ok()) return bus.status();
     RedisServerOptions node;
-    node.extra_args = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+    node.extra_args = {"--cluster-port",
+                       std::to_string(*bus),
+                       "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                        "--cluster-node-timeout", std::to_string(options.node_timeout.count()),
                        "--cluster-require-full-coverage", "no",
                        // A replica of a killed master must not wait for data it cannot get.
