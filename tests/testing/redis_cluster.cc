@@ -83,6 +83,16 @@ StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::start(RedisClusterOptions 
                        "--cluster-require-full-coverage", "no",
                        // A replica of a killed master must not wait for data it cannot get.
                        "--cluster-replica-validity-factor", "0"};
+    if (options.tls != nullptr) {
+      StatusOr<std::uint16_t> tls_port = RedisServer::pick_free_port();
+      if (!tls_port.ok()) return tls_port.status();
+      cluster->tls_ports_.push_back(*tls_port);
+      node.extra_args.insert(
+          node.extra_args.end(),
+          {"--tls-port", std::to_string(*tls_port), "--tls-cert-file", options.tls->server_cert,
+           "--tls-key-file", options.tls->server_key, "--tls-ca-cert-file", options.tls->ca_cert,
+           "--tls-auth-clients", "no", "--tls-cluster", "yes", "--tls-replication", "yes"});
+    }
     StatusOr<std::unique_ptr<RedisServer>> server = RedisServer::start(std::move(node));
     if (!server.ok()) return server.status();
     cluster->nodes_.push_back(std::move(*server));
@@ -103,6 +113,12 @@ StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::start(RedisClusterOptions 
 std::string RedisCluster::url() const { return seed_list(nodes_, nodes_.size()); }
 
 std::string RedisCluster::url_with_one_seed() const { return seed_list(nodes_, 1); }
+
+std::string RedisCluster::tls_url() const {
+  if (options_.tls == nullptr || tls_ports_.empty()) return "";
+  return "rediss+cluster://127.0.0.1:" + std::to_string(tls_ports_[0]) +
+         "?tls_ca=" + options_.tls->ca_cert;
+}
 
 StatusOr<std::string> RedisCluster::cli(std::size_t i, const std::vector<std::string>& args) const {
   std::vector<std::string> argv = {"redis-cli", "-p", std::to_string(nodes_[i]->port())};

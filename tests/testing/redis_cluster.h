@@ -13,6 +13,7 @@
 
 #include "sluice/status.h"
 #include "testing/redis_server.h"
+#include "testing/test_certificates.h"
 
 namespace sluice::test {
 
@@ -22,6 +23,9 @@ struct RedisClusterOptions {
   // How long a master must be unreachable before the others mark it failed and its replica takes
   // over (cluster-node-timeout).
   std::chrono::milliseconds node_timeout{1000};
+  // Not null: every node also listens for TLS on a port of its own (tls_port(i)), and the
+  // cluster bus and replication run over TLS, with these certificates.
+  const TestCertificates* tls = nullptr;
 };
 
 class RedisCluster {
@@ -37,6 +41,10 @@ class RedisCluster {
   std::string url() const;
   // "redis+cluster://127.0.0.1:p" of one seed node only.
   std::string url_with_one_seed() const;
+  // With options.tls: node i's TLS port, and "rediss+cluster://127.0.0.1:<tls port of node 0>"
+  // with the CA as tls_ca.
+  std::uint16_t tls_port(std::size_t i) const { return tls_ports_[i]; }
+  std::string tls_url() const;
 
   // `redis-cli -p <port of node i> <args…>`, its output trimmed; error when it exits non-zero.
   StatusOr<std::string> cli(std::size_t i, const std::vector<std::string>& args) const;
@@ -54,6 +62,7 @@ class RedisCluster {
 
   RedisClusterOptions options_;
   std::vector<std::unique_ptr<RedisServer>> nodes_;
+  std::vector<std::uint16_t> tls_ports_;
 };
 
 }  // namespace sluice::test

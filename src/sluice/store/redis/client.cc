@@ -17,6 +17,7 @@
 #include "sluice/store/redis/hash_slot.h"
 #include "sluice/store/redis/node_pool.h"
 #include "sluice/store/redis/resp_writer.h"
+#include "sluice/store/redis/tls_context.h"
 
 namespace sluice::redis {
 
@@ -26,6 +27,7 @@ ClientOptions client_options_from_url(const RedisUrl& url, ClientOptions base) {
   base.username = url.username;
   base.password = url.password;
   base.db = url.db;
+  base.tls = url.tls;
   base.cluster_seeds.clear();
   if (url.topology == RedisTopology::kCluster) base.cluster_seeds = url.nodes;
   return base;
@@ -94,15 +96,18 @@ Status validate(const ClientOptions& options) {
 
 class Client::Impl {
  public:
-  explicit Impl(ClientOptions options)
-      : options_(std::move(options)), io_(options_.io_threads), work_(asio::make_work_guard(io_)) {
+  Impl(ClientOptions options, std::unique_ptr<asio::ssl::context> tls)
+      : options_(std::move(options)),
+        tls_(std::move(tls)),
+        io_(options_.io_threads),
+        work_(asio::make_work_guard(io_)) {
     if (options_.cluster_seeds.empty()) {
-      standalone_ = std::make_unique<NodePool>(io_, options_, counters_);
+      standalone_ = std::make_unique<NodePool>(io_, options_, counters_, tls_.get());
     } else {
-      cluster_ = std::make_unique<ClusterRouter>(io_, options_, counters_,
-                                                 [this](Completion done, Status status) {
-                                                   fail_later(std::move(done), std::move(status));
-                                                 });
+      cluster_ = std::make_unique<ClusterRouter>(
+          io_, options_, counters_,
+          [this](Completion done, Status status) { fail_later(std::move(done), std::move(status)); },
+          tls_.get());
     }
     try {
       for (int i = 0; i < options_.io_threads; ++i) {
@@ -255,6 +260,7 @@ class Client::Impl {
   }
 
   const ClientOptions options_;
+  const std::unique_ptr<asio::ssl::context> tls_;  // null without TLS
   Counters counters_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
@@ -267,8 +273,15 @@ class Client::Impl {
 
 StatusOr<std::unique_ptr<Client>> Client::create(ClientOptions options) {
   if (Status status = validate(options); !status.ok()) return status;
+  std::unique_ptr<asio::ssl::context> tls;
+  if (options.tls.enabled) {
+    StatusOr<std::unique_ptr<asio::ssl::context>> context = make_tls_context(options.tls);
+    if (!context.ok()) return context.status();
+    tls = std::move(*context);
+  }
   try {
-    return std::unique_ptr<Client>(new Client(std::make_unique<Impl>(std::move(options))));
+    return std::unique_ptr<Client>(
+        new Client(std::make_unique<Impl>(std::move(options), std::move(tls))));
   } catch (const std::exception& e) {
     // Thread creation or the entropy source failed: report, don't throw across the module.
     return internal_error(std::string("redis client could not start: ") + e.what());

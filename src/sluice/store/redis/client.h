@@ -60,6 +60,7 @@ struct ClientOptions {
   std::string username;  // ACL user; empty: `AUTH <password>` for the default user
   std::string password;  // empty: no AUTH
   int db = 0;            // SELECTed on every connection when not 0
+  TlsOptions tls;
   int connections = 2;   // shared by all callers
   int io_threads = 1;    // threads running the client's event loop (and the callbacks)
   // Resolve + TCP connect + AUTH/SELECT, per attempt. Microseconds.

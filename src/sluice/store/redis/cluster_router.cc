@@ -34,11 +34,12 @@ struct ClusterRouter::Command {
 };
 
 ClusterRouter::ClusterRouter(asio::io_context& io, const ClientOptions& options, Counters& counters,
-                             FailLater fail_later)
+                             FailLater fail_later, asio::ssl::context* tls)
     : io_(io),
       options_(options),
       counters_(counters),
       fail_later_(std::move(fail_later)),
+      tls_(tls),
       seeds_(options.cluster_seeds),
       slot_owner_(kClusterSlots, nullptr),
       refresh_timer_(io) {
@@ -54,7 +55,7 @@ NodePool* ClusterRouter::pool_at(const NodeAddress& address) {
     node.host = address.host;
     node.port = address.port;
     node.cluster_seeds.clear();
-    pool = std::make_unique<NodePool>(io_, std::move(node), counters_);
+    pool = std::make_unique<NodePool>(io_, std::move(node), counters_, tls_);
   }
   return pool.get();
 }
@@ -241,7 +242,7 @@ void ClusterRouter::refresh_from(std::shared_ptr<std::vector<NodePool*>> candida
       if (result.ok() && !result->is_error()) {
         StatusOr<std::vector<SlotRange>> ranges = use_cluster_slots
                                                       ? slot_ranges_from_slots(*result, address)
-                                                      : slot_ranges_from_shards(*result, address);
+                                                      : slot_ranges_from_shards(*result, address, tls_ != nullptr);
         if (ranges.ok() && !ranges->empty()) {
           install(*ranges);
           end_refresh();

@@ -39,7 +39,7 @@ class ClusterRouter {
   // callback inside the submitting call.
   using FailLater = std::function<void(Completion, Status)>;
   ClusterRouter(asio::io_context& io, const ClientOptions& options, Counters& counters,
-                FailLater fail_later);
+                FailLater fail_later, asio::ssl::context* tls = nullptr);
 
   ClusterRouter(const ClusterRouter&) = delete;
   ClusterRouter& operator=(const ClusterRouter&) = delete;
@@ -78,6 +78,7 @@ class ClusterRouter {
   const ClientOptions& options_;
   Counters& counters_;
   const FailLater fail_later_;
+  asio::ssl::context* const tls_;
   std::vector<NodeAddress> seeds_;
 
   mutable std::mutex pools_mu_;

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,8 @@
 #include "sluice/store/redis/hash_slot.h"
 #include "sluice/store/redis/redis_store.h"
 #include "testing/redis_cluster.h"
+#include "testing/subprocess.h"
+#include "testing/test_certificates.h"
 
 namespace sluice::store {
 namespace {
@@ -333,6 +336,42 @@ TEST_F(RedisClusterTest, EveryKeyExpiresOnEveryMaster) {
     }
   }
   EXPECT_EQ(keys, 120);
+}
+
+// rediss+cluster://: the slot map's TLS ports, MOVED over TLS, decisions on every master.
+TEST(RedisClusterTlsTest, DecidesOverTlsOnEveryMaster) {
+  StatusOr<std::string> dir = test::make_temp_dir("sluice-cluster-tls-");
+  ASSERT_TRUE(dir.ok());
+  StatusOr<test::TestCertificates> certificates = test::make_test_certificates(*dir);
+  ASSERT_TRUE(certificates.ok()) << certificates.status().to_string();
+  StatusOr<std::unique_ptr<RedisCluster>> cluster =
+      RedisCluster::start({.masters = 3, .replicas_per_master = 0, .tls = &*certificates});
+  ASSERT_TRUE(cluster.ok()) << cluster.status().to_string();
+  std::shared_ptr<redis::Client> client = cluster_client((*cluster)->tls_url());
+  ASSERT_NE(client, nullptr);
+  RedisStore store(client);
+  const std::vector<algorithm::Limit> limits = {
+      algorithm::FixedWindow{.limit = 2, .window = kMicrosPerHour}};
+  int allowed = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    for (int s = 0; s < 50; ++s) {
+      StatusOr<Decision> decision = store.acquire(ref(limits, "tls" + std::to_string(s)), 1);
+      ASSERT_TRUE(decision.ok()) << decision.status().to_string();
+      if (decision->verdict.allowed) ++allowed;
+    }
+  }
+  EXPECT_EQ(allowed, 100);
+  EXPECT_EQ(client->stats().masters, 3);
+  // Every connection the client holds is a TLS one: the plain ports were never used.
+  for (std::size_t i = 0; i < (*cluster)->nodes().size(); ++i) {
+    StatusOr<std::string> clients = (*cluster)->cli(i, {"CLIENT", "LIST"});
+    ASSERT_TRUE(clients.ok());
+    EXPECT_EQ(clients->find("laddr=127.0.0.1:" + std::to_string((*cluster)->node(i).port())) !=
+                  std::string::npos,
+              true)
+        << "only redis-cli itself on the plain port";
+  }
+  std::filesystem::remove_all(*dir);
 }
 
 // Load: `threads` callers deciding round robin over `subjects`, each decision's outcome kept per

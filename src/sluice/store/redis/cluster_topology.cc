@@ -50,7 +50,7 @@ std::optional<std::uint16_t> port_of(std::optional<std::int64_t> port) {
 }  // namespace
 
 StatusOr<std::vector<SlotRange>> slot_ranges_from_shards(const Reply& reply,
-                                                         const NodeAddress& asked) {
+                                                         const NodeAddress& asked, bool tls) {
   static constexpr std::string_view kCommand = "CLUSTER SHARDS";
   if (!reply.is_array()) return malformed(kCommand, "not an array");
   std::vector<SlotRange> ranges;
@@ -65,7 +65,9 @@ StatusOr<std::vector<SlotRange>> slot_ranges_from_shards(const Reply& reply,
     std::optional<NodeAddress> master;
     for (const Reply& node : nodes->elements()) {
       if (text_of(field(node, "role")) != "master") continue;
-      const std::optional<std::uint16_t> port = port_of(integer_of(field(node, "port")));
+      const Reply* tls_port = tls ? field(node, "tls-port") : nullptr;
+      const std::optional<std::uint16_t> port =
+          port_of(integer_of(tls_port != nullptr ? tls_port : field(node, "port")));
       if (!port) return malformed(kCommand, "a master without a valid port");
       std::string host = text_of(field(node, "endpoint"));
       if (host.empty() || host == "?") host = text_of(field(node, "ip"));

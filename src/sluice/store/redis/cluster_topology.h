@@ -26,12 +26,15 @@ struct SlotRange {
 // bounds) and "nodes" (maps with "endpoint", "ip", "port", "role", …); the node whose role is
 // "master" serves the shard's slots. A master's endpoint "?" or "" (unknown, or announced as
 // such) falls back to its "ip"; an empty ip falls back to `asked` (the node that answered), as
-// redis-cli does. Shards without slots (new masters, or replicas only) are skipped.
+// redis-cli does. `tls`: the master's "tls-port" is used when it has one (a node may listen for
+// both). Shards without slots (new masters, or replicas only) are skipped.
 // InvalidArgument naming what is malformed.
 StatusOr<std::vector<SlotRange>> slot_ranges_from_shards(const Reply& reply,
-                                                         const NodeAddress& asked);
+                                                         const NodeAddress& asked,
+                                                         bool tls = false);
 
-// The ranges of a CLUSTER SLOTS reply: per range [first, last, [host, port, id…], replicas…].
+// The ranges of a CLUSTER SLOTS reply: per range [first, last, [host, port, id…], replicas…]
+// (Redis gives the TLS port there when the asking connection is TLS).
 StatusOr<std::vector<SlotRange>> slot_ranges_from_slots(const Reply& reply,
                                                         const NodeAddress& asked);
 

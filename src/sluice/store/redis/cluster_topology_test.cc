@@ -71,6 +71,20 @@ TEST(ClusterTopologyTest, ShardsGiveEachRangeToItsMaster) {
   EXPECT_EQ((*ranges)[2].master, (NodeAddress{"seed", 7002}));
 }
 
+TEST(ClusterTopologyTest, ATlsClientTakesTheMastersTlsPort) {
+  Reply master = node("10.0.0.1", "10.0.0.1", 7000, "master");
+  master.elements().push_back(Reply::bulk("tls-port"));
+  master.elements().push_back(Reply::integer(7400));
+  const Reply reply =
+      Reply::array({map({{"slots", Reply::array({Reply::integer(0), Reply::integer(16383)})},
+                         {"nodes", Reply::array({master})}})});
+  StatusOr<std::vector<SlotRange>> plain = slot_ranges_from_shards(reply, {"seed", 7000});
+  StatusOr<std::vector<SlotRange>> tls = slot_ranges_from_shards(reply, {"seed", 7000}, true);
+  ASSERT_TRUE(plain.ok() && tls.ok());
+  EXPECT_EQ((*plain)[0].master.port, 7000);
+  EXPECT_EQ((*tls)[0].master.port, 7400);
+}
+
 TEST(ClusterTopologyTest, MalformedShardsAreRefusedNamingTheProblem) {
   const NodeAddress asked{"seed", 7000};
   EXPECT_THAT(slot_ranges_from_shards(Reply::integer(1), asked).status().message(),

@@ -68,7 +68,9 @@ Status Connection::last_error() const {
 bool Connection::try_submit(std::string_view formatted, Completion& done, ErrorReplies errors,
                             bool asking) {
   const SteadyClock::time_point deadline = SteadyClock::now() + micros(options_.command_timeout);
-  const bool writes_itself = done.waiter != nullptr || done.submitter_writes;
+  // Through TLS only the strand writes: OpenSSL's state is not shared across threads.
+  const bool writes_itself =
+      tls_context_ == nullptr && (done.waiter != nullptr || done.submitter_writes);
   bool write_here = false;
   bool post_write = false;
   bool arm = false;
@@ -238,6 +240,61 @@ void Connection::on_connected() {
   socket_.set_option(tcp::no_delay(true), ignored);
   // Lets the kernel notice a peer that vanished while the connection sits idle.
   socket_.set_option(asio::socket_base::keep_alive(true), ignored);
+  if (tls_context_ != nullptr) {
+    start_tls();
+    return;
+  }
+  on_transport_ready();
+}
+
+void Connection::start_tls() {
+  tls_ = std::make_shared<TlsStream>(socket_, *tls_context_);
+  SSL* ssl = tls_->native_handle();
+  const std::string& name =
+      options_.tls.server_name.empty() ? options_.host : options_.tls.server_name;
+  boost::system::error_code not_ip;
+  asio::ip::make_address(name, not_ip);
+  if (not_ip) {
+    // A host name: sent as SNI and matched against the certificate's DNS names.
+    SSL_set_tlsext_host_name(ssl, name.c_str());
+    SSL_set1_host(ssl, name.c_str());
+  } else {
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name.c_str());
+  }
+  tls_->set_verify_mode(asio::ssl::verify_peer);
+  const std::uint64_t gen = gen_;
+  tls_->async_handshake(asio::ssl::stream_base::client, [self = shared_from_this(), tls = tls_,
+                                                         gen](const boost::system::error_code& ec) {
+    if (gen != self->gen_) return;
+    if (!ec) {
+      self->on_transport_ready();
+      return;
+    }
+    if (ec.category() == asio::error::get_ssl_category()) {
+      // A certificate that does not verify, a server that does not speak TLS: configuration,
+      // not an outage, so `serve` stops at start instead of running degraded.
+      std::string reason = ec.message();
+      const long verify = SSL_get_verify_result(tls->native_handle());
+      if (verify != X509_V_OK) reason = X509_verify_cert_error_string(verify);
+      self->fail(Status(StatusCode::kFailedPrecondition,
+                        "TLS handshake with redis " + self->endpoint_name_ + " failed: " + reason));
+      return;
+    }
+    self->fail(self->lost(ec));
+  });
+}
+
+void Connection::write_all(asio::const_buffer bytes, IoHandler handler) {
+  if (tls_) {
+    asio::async_write(*tls_, bytes,
+                      [tls = tls_, handler = std::move(handler)](
+                          const boost::system::error_code& ec, std::size_t n) { handler(ec, n); });
+  } else {
+    asio::async_write(socket_, bytes, std::move(handler));
+  }
+}
+
+void Connection::on_transport_ready() {
   start_read();
 
   handshake_.clear();
@@ -272,8 +329,8 @@ void Connection::on_connected() {
     set_state_locked(ConnState::kHandshaking);
   }
   const std::uint64_t gen = gen_;
-  asio::async_write(
-      socket_, asio::buffer(handshake_),
+  write_all(
+      asio::buffer(handshake_),
       [self = shared_from_this(), gen](const boost::system::error_code& ec, std::size_t) {
         if (gen != self->gen_ || !ec) return;
         self->fail(self->lost(ec));
@@ -326,8 +383,8 @@ void Connection::do_write() {
   bump(counters_.writes);
   if (arm) arm_deadline(arm_at);
   const std::uint64_t gen = gen_;
-  asio::async_write(
-      socket_, asio::buffer(writing_),
+  write_all(
+      asio::buffer(writing_),
       [self = shared_from_this(), gen](const boost::system::error_code& ec, std::size_t) {
         if (gen != self->gen_) return;
         if (ec) {
@@ -377,16 +434,24 @@ void Connection::on_deadline() {
 }
 
 void Connection::start_read() {
-  socket_.async_read_some(asio::buffer(read_buffer_),
-                          [self = shared_from_this(), gen = gen_](
+  IoHandler on_data = [self = shared_from_this(), gen = gen_](const boost::system::error_code& ec,
+                                                              std::size_t size) {
+    if (gen != self->gen_) return;
+    if (ec) {
+      self->fail(self->lost(ec));
+      return;
+    }
+    self->on_read(size);
+  };
+  if (tls_) {
+    tls_->async_read_some(asio::buffer(read_buffer_),
+                          [tls = tls_, on_data = std::move(on_data)](
                               const boost::system::error_code& ec, std::size_t size) {
-                            if (gen != self->gen_) return;
-                            if (ec) {
-                              self->fail(self->lost(ec));
-                              return;
-                            }
-                            self->on_read(size);
+                            on_data(ec, size);
                           });
+  } else {
+    socket_.async_read_some(asio::buffer(read_buffer_), std::move(on_data));
+  }
 }
 
 void Connection::on_read(std::size_t size) {
@@ -514,6 +579,7 @@ void Connection::fail(const Status& why) {
     socket_.close(ignored);
     socket_gen_ = 0;
   }
+  tls_.reset();  // pending handlers hold their own reference
   resolver_.cancel();
   connect_timer_.cancel();
   deadline_timer_.cancel();

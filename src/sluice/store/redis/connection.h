@@ -18,12 +18,15 @@
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -94,8 +97,12 @@ struct Pending {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(asio::io_context& io, const ClientOptions& options, Counters& counters, unsigned seed)
+  // `tls`: when not null, every connection attempt runs a TLS handshake (verifying the server's
+  // certificate for options.tls.server_name, or the host) before AUTH/SELECT.
+  Connection(asio::io_context& io, const ClientOptions& options, Counters& counters, unsigned seed,
+             asio::ssl::context* tls = nullptr)
       : options_(options),
+        tls_context_(tls),
         counters_(counters),
         endpoint_name_(options.host + ":" + std::to_string(options.port)),
         strand_(asio::make_strand(io)),
@@ -193,7 +200,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void schedule_reconnect();
 
+  // TLS: the handshake after TCP connect, then Redis's own handshake (AUTH/SELECT).
+  void start_tls();
+  void on_transport_ready();
+  // Reads and writes through TLS when it is on. Strand only.
+  using IoHandler = std::function<void(const boost::system::error_code&, std::size_t)>;
+  void write_all(asio::const_buffer bytes, IoHandler handler);
+
   const ClientOptions& options_;
+  asio::ssl::context* const tls_context_;
+  // A new stream per connection attempt (TLS state does not survive a reconnect); handlers keep
+  // their own reference, so one torn down with operations pending stays alive until they end.
+  using TlsStream = asio::ssl::stream<tcp::socket&>;
+  std::shared_ptr<TlsStream> tls_;
   Counters& counters_;
   const std::string endpoint_name_;
 

@@ -4,11 +4,12 @@
 
 namespace sluice::redis::internal {
 
-NodePool::NodePool(asio::io_context& io, ClientOptions options, Counters& counters)
+NodePool::NodePool(asio::io_context& io, ClientOptions options, Counters& counters,
+                   asio::ssl::context* tls)
     : options_(std::move(options)), name_(options_.host + ":" + std::to_string(options_.port)) {
   std::random_device seeds;
   for (int i = 0; i < options_.connections; ++i) {
-    connections_.push_back(std::make_shared<Connection>(io, options_, counters, seeds()));
+    connections_.push_back(std::make_shared<Connection>(io, options_, counters, seeds(), tls));
   }
   for (const auto& connection : connections_) connection->start();
 }

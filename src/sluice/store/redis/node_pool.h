@@ -15,8 +15,10 @@ namespace sluice::redis::internal {
 
 class NodePool {
  public:
-  // Starts `options.connections` connections to options.host:options.port.
-  NodePool(asio::io_context& io, ClientOptions options, Counters& counters);
+  // Starts `options.connections` connections to options.host:options.port, through TLS when
+  // `tls` is not null.
+  NodePool(asio::io_context& io, ClientOptions options, Counters& counters,
+           asio::ssl::context* tls = nullptr);
 
   NodePool(const NodePool&) = delete;
   NodePool& operator=(const NodePool&) = delete;

@@ -148,6 +148,37 @@ StatusOr<NodeAddress> parse_host_port(std::string_view authority) {
   return address;
 }
 
+// `tls_ca=…&tls_cert=…&tls_key=…&tls_server_name=…` of a rediss:// URL.
+Status parse_tls_query(std::string_view query, TlsOptions& tls) {
+  for (std::size_t start = 0; start <= query.size();) {
+    std::size_t end = query.find('&', start);
+    if (end == std::string_view::npos) end = query.size();
+    const std::string_view pair = query.substr(start, end - start);
+    start = end + 1;
+    if (pair.empty()) continue;
+    const std::size_t equals = pair.find('=');
+    const std::string_view name = pair.substr(0, equals);
+    if (equals == std::string_view::npos) {
+      return url_error("query parameter \"" + std::string(name) + "\" has no value");
+    }
+    StatusOr<std::string> value = percent_decode(pair.substr(equals + 1), name);
+    if (!value.ok()) return value.status();
+    if (name == "tls_ca") {
+      tls.ca_file = std::move(*value);
+    } else if (name == "tls_cert") {
+      tls.cert_file = std::move(*value);
+    } else if (name == "tls_key") {
+      tls.key_file = std::move(*value);
+    } else if (name == "tls_server_name") {
+      tls.server_name = std::move(*value);
+    } else {
+      return url_error("unknown query parameter \"" + std::string(name) +
+                       "\"; expected tls_ca, tls_cert, tls_key or tls_server_name");
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string NodeAddress::text() const {
@@ -162,28 +193,30 @@ StatusOr<RedisUrl> parse_redis_url(std::string_view url) {
   }
   const std::string_view scheme = url.substr(0, scheme_end);
   RedisUrl parsed;
-  if (iequals(scheme, "rediss") || iequals(scheme, "rediss+cluster") ||
-      iequals(scheme, "rediss+sentinel")) {
+  if (iequals(scheme, "redis+sentinel") || iequals(scheme, "rediss+sentinel")) {
     return Status(StatusCode::kUnimplemented,
                   "redis URL: " + std::string(scheme) +
-                      ":// (TLS) is not supported yet; use redis:// or redis+cluster://");
+                      ":// is not supported yet; use redis://, rediss://, redis+cluster:// or "
+                      "rediss+cluster://");
   }
-  if (iequals(scheme, "redis+sentinel")) {
-    return Status(StatusCode::kUnimplemented,
-                  "redis URL: redis+sentinel:// is not supported yet; use redis:// or "
-                  "redis+cluster://");
-  }
-  if (iequals(scheme, "redis+cluster")) {
+  if (iequals(scheme, "redis+cluster") || iequals(scheme, "rediss+cluster")) {
     parsed.topology = RedisTopology::kCluster;
-  } else if (!iequals(scheme, "redis")) {
+  } else if (!iequals(scheme, "redis") && !iequals(scheme, "rediss")) {
     return url_error("unsupported scheme \"" + std::string(scheme) +
-                     "\"; expected redis:// or redis+cluster://");
+                     "\"; expected redis://, rediss://, redis+cluster:// or rediss+cluster://");
   }
+  parsed.tls.enabled = iequals(scheme, "rediss") || iequals(scheme, "rediss+cluster");
   std::string_view rest = url.substr(scheme_end + 3);
 
-  if (const std::size_t mark = rest.find_first_of("?#"); mark != std::string_view::npos) {
-    return url_error(rest[mark] == '?' ? "query parameters are not supported"
-                                       : "fragments are not supported");
+  if (const std::size_t hash = rest.find('#'); hash != std::string_view::npos) {
+    return url_error("fragments are not supported");
+  }
+  if (const std::size_t mark = rest.find('?'); mark != std::string_view::npos) {
+    if (!parsed.tls.enabled) return url_error("query parameters are not supported");
+    if (Status status = parse_tls_query(rest.substr(mark + 1), parsed.tls); !status.ok()) {
+      return status;
+    }
+    rest = rest.substr(0, mark);
   }
 
   // The authority ends at the first '/'; a password containing '/' must be percent-encoded.
@@ -246,7 +279,8 @@ StatusOr<RedisUrl> parse_redis_url(std::string_view url) {
 }
 
 std::string redacted_url(const RedisUrl& url) {
-  std::string out = url.topology == RedisTopology::kCluster ? "redis+cluster://" : "redis://";
+  std::string out = std::string(url.tls.enabled ? "rediss" : "redis") +
+                    (url.topology == RedisTopology::kCluster ? "+cluster://" : "://");
   if (!url.username.empty()) out += url.username + ":***@";
   if (url.username.empty() && !url.password.empty()) out += ":***@";
   if (url.topology == RedisTopology::kCluster) {

@@ -24,6 +24,16 @@ struct NodeAddress {
   friend auto operator<=>(const NodeAddress&, const NodeAddress&) = default;
 };
 
+// TLS to Redis (rediss://, rediss+cluster://). The server's certificate is always verified: it must
+// chain to `ca_file` (or the system's trust store) and name the host (or `server_name`).
+struct TlsOptions {
+  bool enabled = false;
+  std::string ca_file;      // PEM; empty: the system's trust store
+  std::string cert_file;    // PEM client certificate, for servers that require one
+  std::string key_file;     // its private key (PEM); needed with cert_file
+  std::string server_name;  // the name the certificate must carry (and SNI); empty: the host
+};
+
 enum class RedisTopology : std::uint8_t {
   kStandalone,  // redis://: one server (a primary; replicas are not followed)
   kCluster,     // redis+cluster://: a Redis Cluster, reached through seed nodes
@@ -36,6 +46,7 @@ struct RedisUrl {
   std::vector<NodeAddress> nodes;
   std::string host;  // a name, an IPv4 address or an IPv6 address (no brackets)
   std::uint16_t port = kDefaultRedisPort;
+  TlsOptions tls;        // rediss://, rediss+cluster://
   std::string username;  // empty: Redis's `default` user
   std::string password;  // empty: no AUTH
   int db = 0;            // SELECT index
@@ -44,15 +55,17 @@ struct RedisUrl {
 // Parses `redis://[[username]:password@]host[:port][/db]` and
 // `redis+cluster://[[username]:password@]host[:port][,host[:port]…]` (seed nodes; db 0 only).
 //
-// - The scheme is case-insensitive. `rediss://`, `rediss+cluster://` (TLS) and
-//   `redis+sentinel://` are refused with Unimplemented for now; every other scheme is
-//   InvalidArgument.
+// - The scheme is case-insensitive. `rediss://` and `rediss+cluster://` are the same over TLS; their
+//   query may set `tls_ca`, `tls_cert`, `tls_key` and `tls_server_name` (file paths and a name,
+//   percent-decoded; see TlsOptions). `redis+sentinel://` is refused with Unimplemented for now;
+//   every other scheme is InvalidArgument.
 // - Userinfo follows redis-cli: `user:pass@` is an ACL user and its password, `:pass@` and `pass@`
 //   are a password for the default user. Both parts are percent-decoded (`%40` for `@`).
 // - IPv6 hosts go in brackets: `redis://[::1]:6380`.
 // - `port` defaults to 6379 and must be 1–65535; `db` defaults to 0 and must be a non-negative
 //   integer.
-// - Query strings and fragments are refused rather than silently ignored.
+// - Other query parameters (and any on redis://), and fragments, are refused rather than silently
+//   ignored.
 //
 // Errors are InvalidArgument with a message naming the part that is wrong. Messages never contain
 // the password. Thread-safe (pure function).

@@ -60,9 +60,12 @@ TEST(RedisUrlTest, RefusesMalformedUrlsNamingTheProblem) {
   const std::vector<Bad> cases = {
       {"localhost:6379", StatusCode::kInvalidArgument, "missing scheme"},
       {"http://h", StatusCode::kInvalidArgument, "unsupported scheme \"http\""},
-      {"rediss://h:6380", StatusCode::kUnimplemented, "TLS"},
-      {"rediss+cluster://h:6380", StatusCode::kUnimplemented, "TLS"},
       {"redis+sentinel://s:26379/mymaster", StatusCode::kUnimplemented, "sentinel"},
+      {"rediss://h?tls_ca", StatusCode::kInvalidArgument, "\"tls_ca\" has no value"},
+      {"rediss://h?tls_insecure=1", StatusCode::kInvalidArgument,
+       "unknown query parameter \"tls_insecure\""},
+      {"rediss://h?tls_ca=%zz", StatusCode::kInvalidArgument, "tls_ca has a '%'"},
+      {"redis://h?tls_ca=x", StatusCode::kInvalidArgument, "query parameters"},
       {"redis+cluster://a:7000,", StatusCode::kInvalidArgument, "missing host"},
       {"redis+cluster://a:7000,b:x", StatusCode::kInvalidArgument, "port \"x\" is not a number"},
       {"redis+cluster://a:7000/3", StatusCode::kInvalidArgument, "only database 0"},
@@ -123,6 +126,29 @@ TEST(RedisUrlTest, AClusterUrlListsItsSeedNodesInOrder) {
   EXPECT_EQ(standalone->topology, RedisTopology::kStandalone);
   EXPECT_TRUE(client_options_from_url(*standalone, options).cluster_seeds.empty())
       << "a standalone URL clears seeds inherited from the base options";
+}
+
+TEST(RedisUrlTest, RedissUrlsTurnTlsOnWithTheirFiles) {
+  StatusOr<RedisUrl> parsed = parse_redis_url(
+      "rediss://:pw@cache:6380/1?tls_ca=%2Fetc%2Fca.pem&tls_cert=c.pem&tls_key=k.pem"
+      "&tls_server_name=redis.internal");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+  EXPECT_TRUE(parsed->tls.enabled);
+  EXPECT_EQ(parsed->tls.ca_file, "/etc/ca.pem");
+  EXPECT_EQ(parsed->tls.cert_file, "c.pem");
+  EXPECT_EQ(parsed->tls.key_file, "k.pem");
+  EXPECT_EQ(parsed->tls.server_name, "redis.internal");
+  EXPECT_EQ(parsed->db, 1);
+  EXPECT_TRUE(client_options_from_url(*parsed).tls.enabled);
+  EXPECT_EQ(redacted_url(*parsed), "rediss://:***@cache:6380/1");
+
+  StatusOr<RedisUrl> cluster = parse_redis_url("rediss+cluster://a:7000,b:7001");
+  ASSERT_TRUE(cluster.ok()) << cluster.status().to_string();
+  EXPECT_TRUE(cluster->tls.enabled);
+  EXPECT_EQ(cluster->topology, RedisTopology::kCluster);
+  StatusOr<RedisUrl> plain = parse_redis_url("redis://h");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->tls.enabled);
 }
 
 TEST(RedisUrlTest, RedactedUrlsMaskCredentialsAndListEverySeed) {
