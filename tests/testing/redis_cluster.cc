@@ -76,10 +76,9 @@ StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::start(RedisClusterOptions 
     StatusOr<std::uint16_t> bus = RedisServer::pick_free_port();
     if (!bus.ok()) return bus.status();
     RedisServerOptions node;
-    node.extra_args = {"--cluster-port",
-                       std::to_string(*bus),
-                       "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                       "--cluster-node-timeout", std::to_string(options.node_timeout.count()),
+    node.extra_args = {"--cluster-port", std::to_string(*bus), "--cluster-enabled", "yes",
+                       "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
+                       std::to_string(options.node_timeout.count()),
                        "--cluster-require-full-coverage", "no",
                        // A replica of a killed master must not wait for data it cannot get.
                        "--cluster-replica-validity-factor", "0"};
@@ -97,7 +96,8 @@ StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::start(RedisClusterOptions 
     if (!server.ok()) return server.status();
     cluster->nodes_.push_back(std::move(*server));
   }
-  std::vector<std::string> create = {"redis-cli", "--cluster", "create"};
+  // `timeout`: redis-cli waits for the nodes to join forever when they cannot reach each other.
+  std::vector<std::string> create = {"timeout", "60", "redis-cli", "--cluster", "create"};
   for (const auto& node : cluster->nodes_) {
     create.push_back("127.0.0.1:" + std::to_string(node->port()));
   }

@@ -49,10 +49,10 @@ StatusOr<TestCertificates> make_test_certificates(const std::string& dir) {
       !status.ok()) {
     return status;
   }
-  if (Status status =
-          make_signed(dir, "server", "localhost",
-                      "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth",
-                      ca_key, out.ca_cert);
+  if (Status status = make_signed(
+          dir, "server", "localhost",
+          "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth",
+          ca_key, out.ca_cert);
       !status.ok()) {
     return status;
   }

@@ -11,8 +11,9 @@
 namespace sluice::test {
 
 struct TestCertificates {
-  std::string ca_cert;     // the CA that signed server_* and client_*
-  std::string server_cert;  // CN localhost; SAN DNS:localhost, IP:127.0.0.1
+  std::string ca_cert;  // the CA that signed server_* and client_*
+  std::string
+      server_cert;  // CN localhost; SAN DNS:localhost, IP:127.0.0.1; also a client (cluster bus)
   std::string server_key;
   std::string client_cert;  // CN sluice-test-client
   std::string client_key;

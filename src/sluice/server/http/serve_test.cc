@@ -22,6 +22,7 @@
 #include "testing/redis_cluster.h"
 #include "testing/redis_server.h"
 #include "testing/subprocess.h"
+#include "testing/test_certificates.h"
 
 extern char** environ;
 
@@ -606,6 +607,42 @@ TEST(ServeRedisConfigTest, ServesOnARedisClusterAndRefusesAClusterUrlForAStandal
   ASSERT_FALSE(wrong.ok()) << "serves a cluster URL on a standalone server";
   EXPECT_NE(wrong.status().message().find("not a Redis Cluster node"), std::string::npos)
       << wrong.status().message();
+}
+
+// rediss://: the right CA decides over TLS; a wrong CA stops `acquire` and `serve` at start with
+// the handshake's reason, never serving degraded.
+TEST(ServeRedisConfigTest, RedissDecidesOverTlsAndAWrongCaStopsAtStart) {
+  TempDir dir;
+  StatusOr<test::TestCertificates> certificates = test::make_test_certificates(dir.path().string());
+  ASSERT_TRUE(certificates.ok()) << certificates.status().to_string();
+  StatusOr<std::uint16_t> tls_port = test::RedisServer::pick_free_port();
+  ASSERT_TRUE(tls_port.ok());
+  StatusOr<std::unique_ptr<test::RedisServer>> redis = test::RedisServer::start(
+      {.extra_args = {"--tls-port", std::to_string(*tls_port), "--tls-cert-file",
+                      certificates->server_cert, "--tls-key-file", certificates->server_key,
+                      "--tls-ca-cert-file", certificates->ca_cert, "--tls-auth-clients", "no"}});
+  ASSERT_TRUE(redis.ok()) << redis.status().to_string();
+  const char* source = std::getenv("SLUICE_SOURCE_DIR");
+  ASSERT_NE(source, nullptr) << "run through ctest (SLUICE_SOURCE_DIR)";
+  const std::string demo = std::string(source) + "/examples/demo-policy.yaml";
+  const std::string base = "rediss://localhost:" + std::to_string(*tls_port) + "?tls_ca=";
+
+  const Ran right = run({SLUICE_BINARY, "acquire", "--policy-file", demo, "--key", "k", "--redis",
+                         base + certificates->ca_cert});
+  EXPECT_EQ(right.code, 0) << right.err;
+  EXPECT_EQ(right.err, "");
+
+  const Ran wrong = run({SLUICE_BINARY, "acquire", "--policy-file", demo, "--key", "k", "--redis",
+                         base + certificates->other_ca_cert});
+  EXPECT_EQ(wrong.code, 5) << wrong.err;  // a failed precondition, as for a cluster node
+  EXPECT_NE(wrong.err.find("TLS handshake with redis localhost:" + std::to_string(*tls_port)),
+            std::string::npos)
+      << wrong.err;
+  StatusOr<std::unique_ptr<Serve>> serve =
+      Serve::start({"--redis", base + certificates->other_ca_cert});
+  ASSERT_FALSE(serve.ok()) << "serves with a certificate it cannot verify";
+  EXPECT_NE(serve.status().message().find("TLS handshake"), std::string::npos)
+      << serve.status().message();
 }
 
 // A Redis down at start: /readyz answers 503 and decisions follow the failure mode until Redis

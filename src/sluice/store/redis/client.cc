@@ -106,7 +106,9 @@ class Client::Impl {
     } else {
       cluster_ = std::make_unique<ClusterRouter>(
           io_, options_, counters_,
-          [this](Completion done, Status status) { fail_later(std::move(done), std::move(status)); },
+          [this](Completion done, Status status) {
+            fail_later(std::move(done), std::move(status));
+          },
           tls_.get());
     }
     try {

@@ -61,8 +61,8 @@ struct ClientOptions {
   std::string password;  // empty: no AUTH
   int db = 0;            // SELECTed on every connection when not 0
   TlsOptions tls;
-  int connections = 2;   // shared by all callers
-  int io_threads = 1;    // threads running the client's event loop (and the callbacks)
+  int connections = 2;  // shared by all callers
+  int io_threads = 1;   // threads running the client's event loop (and the callbacks)
   // Resolve + TCP connect + AUTH/SELECT, per attempt. Microseconds.
   Micros connect_timeout = 1 * kMicrosPerSecond;
   // Per request, from the moment it is queued on a ready connection (or the connection becomes

@@ -445,11 +445,11 @@ class ClientTlsTest : public ::testing::Test {
     StatusOr<std::uint16_t> port = RedisServer::pick_free_port();
     EXPECT_TRUE(port.ok());
     tls_port = port.ok() ? *port : 0;
-    return start_server({.extra_args = {"--tls-port", std::to_string(tls_port), "--tls-cert-file",
-                                        certificates_.server_cert, "--tls-key-file",
-                                        certificates_.server_key, "--tls-ca-cert-file",
-                                        certificates_.ca_cert, "--tls-auth-clients",
-                                        std::move(auth_clients)}});
+    return start_server(
+        {.extra_args = {"--tls-port", std::to_string(tls_port), "--tls-cert-file",
+                        certificates_.server_cert, "--tls-key-file", certificates_.server_key,
+                        "--tls-ca-cert-file", certificates_.ca_cert, "--tls-auth-clients",
+                        std::move(auth_clients)}});
   }
 
   static ClientOptions tls_options(std::uint16_t port, TlsOptions tls) {
@@ -507,7 +507,8 @@ TEST_F(ClientTlsTest, AWrongCaOrNameIsAClearConfigurationError) {
   const std::vector<Case> cases = {
       // OpenSSL names it by what it found: the server's chain ends in a CA it does not trust.
       {"another CA", {.ca_file = certificates_.other_ca_cert}, "certificate"},
-      {"another name", {.ca_file = certificates_.ca_cert, .server_name = "cache.example"},
+      {"another name",
+       {.ca_file = certificates_.ca_cert, .server_name = "cache.example"},
        "hostname mismatch"},
   };
   for (const Case& c : cases) {
@@ -534,10 +535,10 @@ TEST_F(ClientTlsTest, AServerThatRequiresClientCertificatesAdmitsOnlyAClientWith
   std::uint16_t port = 0;
   auto server = start_tls_server("yes", port);
   ASSERT_NE(server, nullptr);
-  StatusOr<std::unique_ptr<Client>> with = Client::create(
-      tls_options(port, {.ca_file = certificates_.ca_cert,
-                         .cert_file = certificates_.client_cert,
-                         .key_file = certificates_.client_key}));
+  StatusOr<std::unique_ptr<Client>> with =
+      Client::create(tls_options(port, {.ca_file = certificates_.ca_cert,
+                                        .cert_file = certificates_.client_cert,
+                                        .key_file = certificates_.client_key}));
   ASSERT_TRUE(with.ok()) << with.status().to_string();
   EXPECT_EQ(value((*with)->command({"PING"})), Reply::status("PONG"));
 
@@ -555,7 +556,9 @@ TEST_F(ClientTlsTest, UnreadableFilesAreRefusedAtCreateNamingTheOption) {
   };
   const std::vector<Case> cases = {
       {{.ca_file = missing}, "ca_file \"" + missing + "\""},
-      {{.ca_file = certificates_.ca_cert, .cert_file = missing, .key_file = certificates_.client_key},
+      {{.ca_file = certificates_.ca_cert,
+        .cert_file = missing,
+        .key_file = certificates_.client_key},
        "cert_file"},
       {{.ca_file = certificates_.ca_cert,
         .cert_file = certificates_.client_cert,

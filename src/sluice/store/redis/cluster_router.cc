@@ -231,26 +231,26 @@ void ClusterRouter::refresh_from(std::shared_ptr<std::vector<NodePool*>> candida
                                  bool use_cluster_slots) {
   for (; i < candidates->size(); ++i) {
     NodePool* pool = (*candidates)[i];
-    Completion asked{.callback = [this, candidates, i, pool,
-                                  use_cluster_slots](StatusOr<Reply> result) {
-      const NodeAddress address{pool->options().host, pool->options().port};
-      if (result.ok() && result->is_error() && !use_cluster_slots &&
-          result->as_string().find("nknown subcommand") != std::string::npos) {
-        refresh_from(candidates, i, true);  // before Redis 7.0: CLUSTER SLOTS
-        return;
-      }
-      if (result.ok() && !result->is_error()) {
-        StatusOr<std::vector<SlotRange>> ranges = use_cluster_slots
-                                                      ? slot_ranges_from_slots(*result, address)
-                                                      : slot_ranges_from_shards(*result, address, tls_ != nullptr);
-        if (ranges.ok() && !ranges->empty()) {
-          install(*ranges);
-          end_refresh();
-          return;
-        }
-      }
-      refresh_from(candidates, i + 1, false);
-    }};
+    Completion asked{
+        .callback = [this, candidates, i, pool, use_cluster_slots](StatusOr<Reply> result) {
+          const NodeAddress address{pool->options().host, pool->options().port};
+          if (result.ok() && result->is_error() && !use_cluster_slots &&
+              result->as_string().find("nknown subcommand") != std::string::npos) {
+            refresh_from(candidates, i, true);  // before Redis 7.0: CLUSTER SLOTS
+            return;
+          }
+          if (result.ok() && !result->is_error()) {
+            StatusOr<std::vector<SlotRange>> ranges =
+                use_cluster_slots ? slot_ranges_from_slots(*result, address)
+                                  : slot_ranges_from_shards(*result, address, tls_ != nullptr);
+            if (ranges.ok() && !ranges->empty()) {
+              install(*ranges);
+              end_refresh();
+              return;
+            }
+          }
+          refresh_from(candidates, i + 1, false);
+        }};
     if (pool->try_submit(use_cluster_slots ? kClusterSlotsCommand : kClusterShardsCommand, asked,
                          ErrorReplies::kAsReply)) {
       return;

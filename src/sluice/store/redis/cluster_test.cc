@@ -362,14 +362,25 @@ TEST(RedisClusterTlsTest, DecidesOverTlsOnEveryMaster) {
   }
   EXPECT_EQ(allowed, 100);
   EXPECT_EQ(client->stats().masters, 3);
-  // Every connection the client holds is a TLS one: the plain ports were never used.
+  // Every connection the client holds is a TLS one: on each master, the only client on the plain
+  // port is the redis-cli asking, and the client's connections arrived on the TLS port.
+  const auto count = [](const std::string& text, const std::string& needle) {
+    int n = 0;
+    for (std::size_t at = text.find(needle); at != std::string::npos;
+         at = text.find(needle, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
   for (std::size_t i = 0; i < (*cluster)->nodes().size(); ++i) {
-    StatusOr<std::string> clients = (*cluster)->cli(i, {"CLIENT", "LIST"});
+    StatusOr<std::string> clients = (*cluster)->cli(i, {"CLIENT", "LIST", "TYPE", "normal"});
     ASSERT_TRUE(clients.ok());
-    EXPECT_EQ(clients->find("laddr=127.0.0.1:" + std::to_string((*cluster)->node(i).port())) !=
-                  std::string::npos,
-              true)
-        << "only redis-cli itself on the plain port";
+    EXPECT_EQ(
+        count(*clients, "laddr=127.0.0.1:" + std::to_string((*cluster)->node(i).port()) + " "), 1)
+        << *clients;
+    EXPECT_GE(count(*clients, "laddr=127.0.0.1:" + std::to_string((*cluster)->tls_port(i)) + " "),
+              1)
+        << *clients;
   }
   std::filesystem::remove_all(*dir);
 }
@@ -485,14 +496,14 @@ TEST(RedisClusterReshardTest, SlotsMovedUnderLoadGiveNoWrongAnswerAndNoOverGrant
   }
 }
 
-// SLUICE_CLUSTER_NODE_TIMEOUT_MS sets cluster-node-timeout (default 1000): bench/cluster_failover.sh
-// runs this test at several timeouts and collects the printed gap.
+// SLUICE_CLUSTER_NODE_TIMEOUT_MS sets cluster-node-timeout (default 1000):
+// bench/cluster_failover.sh runs this test at several timeouts and collects the printed gap.
 TEST(RedisClusterFailoverTest, AKilledMastersSlotsFailOverWhileOtherSlotsNeverDegrade) {
   const char* timeout_env = std::getenv("SLUICE_CLUSTER_NODE_TIMEOUT_MS");
   const std::chrono::milliseconds node_timeout(timeout_env != nullptr ? std::atoi(timeout_env)
                                                                       : 1000);
-  StatusOr<std::unique_ptr<RedisCluster>> started = RedisCluster::start(
-      {.masters = 3, .replicas_per_master = 1, .node_timeout = node_timeout});
+  StatusOr<std::unique_ptr<RedisCluster>> started =
+      RedisCluster::start({.masters = 3, .replicas_per_master = 1, .node_timeout = node_timeout});
   ASSERT_TRUE(started.ok()) << started.status().to_string();
   std::unique_ptr<RedisCluster> cluster = std::move(*started);
   ASSERT_NE(cluster, nullptr);

@@ -329,12 +329,11 @@ void Connection::on_transport_ready() {
     set_state_locked(ConnState::kHandshaking);
   }
   const std::uint64_t gen = gen_;
-  write_all(
-      asio::buffer(handshake_),
-      [self = shared_from_this(), gen](const boost::system::error_code& ec, std::size_t) {
-        if (gen != self->gen_ || !ec) return;
-        self->fail(self->lost(ec));
-      });
+  write_all(asio::buffer(handshake_),
+            [self = shared_from_this(), gen](const boost::system::error_code& ec, std::size_t) {
+              if (gen != self->gen_ || !ec) return;
+              self->fail(self->lost(ec));
+            });
 }
 
 void Connection::become_ready() {
@@ -383,16 +382,15 @@ void Connection::do_write() {
   bump(counters_.writes);
   if (arm) arm_deadline(arm_at);
   const std::uint64_t gen = gen_;
-  write_all(
-      asio::buffer(writing_),
-      [self = shared_from_this(), gen](const boost::system::error_code& ec, std::size_t) {
-        if (gen != self->gen_) return;
-        if (ec) {
-          self->fail(self->lost(ec));
-          return;
-        }
-        self->do_write();
-      });
+  write_all(asio::buffer(writing_),
+            [self = shared_from_this(), gen](const boost::system::error_code& ec, std::size_t) {
+              if (gen != self->gen_) return;
+              if (ec) {
+                self->fail(self->lost(ec));
+                return;
+              }
+              self->do_write();
+            });
 }
 
 void Connection::arm_deadline(SteadyClock::time_point when) {
@@ -444,11 +442,9 @@ void Connection::start_read() {
     self->on_read(size);
   };
   if (tls_) {
-    tls_->async_read_some(asio::buffer(read_buffer_),
-                          [tls = tls_, on_data = std::move(on_data)](
-                              const boost::system::error_code& ec, std::size_t size) {
-                            on_data(ec, size);
-                          });
+    tls_->async_read_some(asio::buffer(read_buffer_), [tls = tls_, on_data = std::move(on_data)](
+                                                          const boost::system::error_code& ec,
+                                                          std::size_t size) { on_data(ec, size); });
   } else {
     socket_.async_read_some(asio::buffer(read_buffer_), std::move(on_data));
   }

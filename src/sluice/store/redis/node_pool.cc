@@ -36,13 +36,18 @@ bool NodePool::try_submit(std::string_view formatted, Completion& done, ErrorRep
 }
 
 Status NodePool::unavailable_status() const {
+  // The most telling failure: a refusal (a wrong password, a certificate that does not verify)
+  // says more than "connection lost", whichever connection saw it.
   Status last;
   for (const auto& connection : connections_) {
-    last = connection->last_error();
-    if (!last.ok()) break;
+    const Status error = connection->last_error();
+    if (error.ok() || error.code() == StatusCode::kCancelled) continue;
+    if (last.ok() ||
+        (last.code() == StatusCode::kUnavailable && error.code() != StatusCode::kUnavailable)) {
+      last = error;
+    }
   }
-  const StatusCode code =
-      last.ok() || last.code() == StatusCode::kCancelled ? StatusCode::kUnavailable : last.code();
+  const StatusCode code = last.ok() ? StatusCode::kUnavailable : last.code();
   return Status(code,
                 "redis " + name_ + " is unavailable" + (last.ok() ? "" : ": " + last.message()));
 }

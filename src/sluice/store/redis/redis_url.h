@@ -55,7 +55,8 @@ struct RedisUrl {
 // Parses `redis://[[username]:password@]host[:port][/db]` and
 // `redis+cluster://[[username]:password@]host[:port][,host[:port]…]` (seed nodes; db 0 only).
 //
-// - The scheme is case-insensitive. `rediss://` and `rediss+cluster://` are the same over TLS; their
+// - The scheme is case-insensitive. `rediss://` and `rediss+cluster://` are the same over TLS;
+// their
 //   query may set `tls_ca`, `tls_cert`, `tls_key` and `tls_server_name` (file paths and a name,
 //   percent-decoded; see TlsOptions). `redis+sentinel://` is refused with Unimplemented for now;
 //   every other scheme is InvalidArgument.
