@@ -35,7 +35,8 @@ enum class ScriptOperation : std::uint8_t { kAcquire, kInspect, kLease };
 int script_kind(const algorithm::Limit& limit);
 
 // One decision's ARGV entry for the `evaluate` script: acquire (cost, and `lease` when not empty)
-// or inspect (cost 0, no lease). The test-only pinned clock, when used, goes after all requests.
+// or inspect (each limit decided for `cost` and nothing written: a peek at cost 0, a dry run
+// above; no lease). The test-only pinned clock, when used, goes after all requests.
 std::string decision_request(ScriptOperation operation, std::span<const algorithm::Limit> limits,
                              std::int64_t cost, std::string_view lease = {});
 
