@@ -62,6 +62,12 @@ describe('console', () => {
     await signIn(page, server.url, 'admin', server.password);
     await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
     await screenshot(page, 'password-change-1280');
+    // The server holds the session to the same rule: nothing but the change until it is made.
+    const cookie = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    const pending = await fetch(server.url + '/v1/policies', { headers: { Cookie: cookie } });
+    assert.equal(pending.status, 403);
+    assert.match((await pending.json()).detail, /^password change required: admin signed in with a one-time password/);
+    assert.equal((await fetch(server.url + '/v1/session', { headers: { Cookie: cookie } })).status, 200);
     // Too short: the server's message is shown beside the field.
     await page.getByLabel('New password', { exact: true }).fill('short');
     await page.getByLabel('Repeat the new password', { exact: true }).fill('short');
