@@ -70,7 +70,8 @@ export function SubjectInspector({ name, mayReset }) {
           </table>
           <p aria-label="Dry run" class={state.dry_run.allowed ? 'ok' : 'bad'}>{dryRunSentence(state.dry_run)}</p>
           {state.limits.filter((l) => l.leases).map((l) => (
-            <Leases limit={l} mayRelease={mayReset && state.leases_full_ids} onRelease={release} />
+            <Leases limit={l} fullIds={state.leases_full_ids} mayRelease={mayReset && state.leases_full_ids}
+              onRelease={release} />
           ))}
         </>
       )}
@@ -78,7 +79,7 @@ export function SubjectInspector({ name, mayReset }) {
   );
 }
 
-function Leases({ limit, mayRelease, onRelease }) {
+function Leases({ limit, fullIds, mayRelease, onRelease }) {
   const label = `Leases of limit ${limit.index + 1}`;
   return (
     <div>
@@ -94,7 +95,7 @@ function Leases({ limit, mayRelease, onRelease }) {
           <tbody>
             {limit.leases.map((lease) => (
               <tr>
-                <td><code title={mayRelease ? lease.id : undefined}>{shortLease(lease.id)}</code></td>
+                <td><code title={fullIds ? lease.id : undefined}>{shortLease(lease.id, !fullIds)}</code></td>
                 <td>{lease.cost}</td>
                 <td>{waitWords(lease.expires_after_ms)}</td>
                 {mayRelease && (

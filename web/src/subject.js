@@ -32,7 +32,8 @@ export function dryRunSentence(dryRun) {
   return `${what} would be denied; it may retry in ${waitWords(dryRun.retry_after_ms)} (${decider} decides).`;
 }
 
-// A lease id as listed: the first 8 characters (the API sends no more to readers).
-export function shortLease(id) {
-  return id.length > 8 ? `${id.slice(0, 8)}…` : id;
+// A lease id as listed: its first 8 characters and an ellipsis. `truncated`: the server sent only
+// a prefix (to readers, who may not release leases).
+export function shortLease(id, truncated = false) {
+  return id.length > 8 || truncated ? `${id.slice(0, 8)}…` : id;
 }

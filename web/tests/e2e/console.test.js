@@ -418,6 +418,22 @@ describe('console', () => {
     assert.equal(await held.locator('tbody tr').first().locator('code').innerText(), first);
     await screenshot(page, 'inspector-1280');
 
+    // bob views shop: he sees the leases, by a prefix, and no Release or Reset.
+    const viewer = await newPage(browser);
+    await signIn(viewer, server.url, 'bob', 'bob-password-1234');
+    await viewer.getByRole('heading', { name: 'Apps' }).waitFor();
+    await viewer.goto(server.url + '/#/policies/pool.db');
+    const bobs = viewer.getByRole('region', { name: 'Subject inspector' });
+    await bobs.getByLabel('Key', { exact: true }).fill('worker-1');
+    await bobs.getByRole('button', { name: 'Peek' }).click();
+    const seen = bobs.getByRole('table', { name: 'Leases of limit 1' });
+    await seen.waitFor();
+    assert.equal(await seen.locator('tbody tr').count(), 2);
+    assert.equal(await seen.locator('tbody tr').first().locator('code').innerText(), first);
+    assert.equal(await bobs.getByRole('button', { name: /Release|Reset/ }).count(), 0);
+    assert.deepEqual(viewer.problems, []);
+    await viewer.context().close();
+
     await inspector.getByRole('button', { name: `Release lease ${first}` }).click();
     await inspector.getByText(`Lease ${first} released.`).waitFor();
     assert.equal(await held.locator('tbody tr').count(), 1);

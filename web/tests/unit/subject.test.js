@@ -33,5 +33,6 @@ describe('shortLease', () => {
   it('keeps 8 characters of a full id and leaves a short one alone', () => {
     expect(shortLease('0123456789abcdef0123456789abcdef')).toBe('01234567…');
     expect(shortLease('01234567')).toBe('01234567');
+    expect(shortLease('01234567', true)).toBe('01234567…');
   });
 });
