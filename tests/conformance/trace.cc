@@ -29,6 +29,34 @@ json decision_fields(const Decision& decision) {
           {"limit_index", decision.limit_index}};
 }
 
+json verdict_fields(const algorithm::Verdict& v) {
+  return {{"allowed", v.allowed},         {"limit", v.limit},
+          {"remaining", v.remaining},     {"retry_after", optional_number(v.retry_after)},
+          {"reset_after", v.reset_after}, {"delay", optional_number(v.delay)}};
+}
+
+// A lease listing as a trace writes it: each lease by the index of the step that took it.
+json leases_fields(const std::vector<store::LimitLeases>& listing,
+                   const std::map<std::size_t, std::string>& taken_by) {
+  json limits = json::array();
+  for (const store::LimitLeases& held : listing) {
+    json leases = json::array();
+    for (const store::HeldLease& lease : held.leases) {
+      json step = lease.id;  // unknown to the trace: shown as is, matching nothing
+      for (const auto& [index, id] : taken_by) {
+        if (id == lease.id) step = index;
+      }
+      leases.push_back(
+          {{"lease_of", step}, {"expires_after", lease.expires_after}, {"cost", lease.cost}});
+    }
+    limits.push_back({{"limit_index", held.limit_index},
+                      {"count", held.count},
+                      {"units", held.units},
+                      {"leases", std::move(leases)}});
+  }
+  return limits;
+}
+
 }  // namespace
 
 std::vector<std::filesystem::path> trace_files() {
@@ -85,6 +113,24 @@ std::vector<std::string> replay(const json& trace, store::Store& store,
         continue;
       }
       actual = {{op == "release" ? "released" : "renewed", *done}};
+    } else if (op == "dry_run") {
+      StatusOr<store::DryRun> run = store.dry_run(ref, step.value("cost", 1));
+      if (!run.ok()) {
+        problems.push_back(where + ": error " + run.status().to_string());
+        continue;
+      }
+      actual =
+          decision_fields({.verdict = run->policy.verdict, .limit_index = run->policy.limit_index});
+      actual["limits"] = json::array();
+      for (const algorithm::Verdict& v : run->limits) actual["limits"].push_back(verdict_fields(v));
+    } else if (op == "leases") {
+      StatusOr<std::vector<store::LimitLeases>> listing =
+          store.leases(ref, step.value("max", std::size_t{100}));
+      if (!listing.ok()) {
+        problems.push_back(where + ": error " + listing.status().to_string());
+        continue;
+      }
+      actual = {{"leases", leases_fields(*listing, leases)}};
     } else if (op == "reset") {
       if (Status status = store.reset(ref); !status.ok()) {
         problems.push_back(where + ": error " + status.to_string());

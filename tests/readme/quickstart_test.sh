@@ -147,7 +147,8 @@ expect() {  # expect TEXT PATTERN: that command's output matches the extended re
 expect "/v1/acquire" '"allowed":true'
 expect "/v1/check" '^HTTP/1\.1 (200|429)'
 expect "/v1/check" '^RateLimit-Policy:'
-expect "/v1/session" '"csrf_token".*"name":"admin"'
+expect '{"user":"admin","password":"choose-your-own-password"}' \
+  '"csrf_token".*"password_change_required":false.*"name":"admin"'
 expect "/v1/policies" '"demo\.api"'
 expect "policy list" 'demo\.api'
 expect "--key bob --count 7 --json" '"allowed":false.*"degraded":false'

@@ -103,6 +103,23 @@ PolicyVerdict evaluate(std::span<const Limit> limits, std::span<LimitState> stat
   return result;
 }
 
+PolicyVerdict combine_verdicts(std::span<const Verdict> verdicts) {
+  assert(!verdicts.empty());
+  PolicyVerdict result;
+  std::optional<Micros> longest_delay;
+  for (std::size_t i = 0; i < verdicts.size(); ++i) {
+    if (verdicts[i].delay) {
+      longest_delay = std::max(verdicts[i].delay.value_or(0), longest_delay.value_or(0));
+    }
+    if (i == 0 || is_tighter(verdicts[i], result.verdict)) {
+      result.verdict = verdicts[i];
+      result.limit_index = i;
+    }
+  }
+  if (result.verdict.allowed) result.verdict.delay = longest_delay;
+  return result;
+}
+
 bool release_lease(std::span<const Limit> limits, std::span<LimitState> states,
                    std::string_view lease_id, Micros now) {
   bool released = false;

@@ -36,6 +36,10 @@ Micros expires_at(const Limit& limit, const LimitState& state);
 PolicyVerdict evaluate(std::span<const Limit> limits, std::span<LimitState> states,
                        std::int64_t cost, Micros now, std::string_view lease_id);
 
+// The policy's verdict from each limit's own verdict for one cost (in limit order, non-empty),
+// chosen as evaluate chooses it: for stores that decide limit by limit (a dry run).
+PolicyVerdict combine_verdicts(std::span<const Verdict> verdicts);
+
 // Frees / extends lease `lease_id` in every concurrency limit; true if any had it live.
 bool release_lease(std::span<const Limit> limits, std::span<LimitState> states,
                    std::string_view lease_id, Micros now);

@@ -16,6 +16,14 @@ Status validate_subject_ref(const SubjectRef& ref) {
   return validate_subject(ref.subject);
 }
 
+StatusOr<DryRun> Store::dry_run(const SubjectRef& /*ref*/, std::int64_t /*cost*/) {
+  return Status(StatusCode::kUnimplemented, "this store cannot decide a dry run");
+}
+
+StatusOr<std::vector<LimitLeases>> Store::leases(const SubjectRef& /*ref*/, std::size_t /*max*/) {
+  return Status(StatusCode::kUnimplemented, "this store cannot list leases");
+}
+
 // From OpenSSL's CSPRNG: a lease id is a capability (whoever knows it releases or renews the
 // lease), and the mt19937_64 used before was seeded with 32 bits and continued the same sequence
 // in both processes after a fork. OpenSSL reseeds after a fork.

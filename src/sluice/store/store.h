@@ -40,6 +40,30 @@ inline Decision decision_from(const algorithm::PolicyVerdict& verdict) {
 // 128 random bits as 32 hex digits: unique across processes without coordination.
 std::string new_lease_id();
 
+// What acquire would decide now for a cost, without recording it (Store::dry_run).
+struct DryRun {
+  std::vector<algorithm::Verdict> limits;  // each limit's verdict for the cost, in limit order
+  algorithm::PolicyVerdict policy;         // the policy's, chosen as acquire chooses it
+};
+
+// One live lease of a concurrency limit (Store::leases).
+struct HeldLease {
+  std::string id;
+  Micros expires_after = 0;  // from the store's now (Redis: its TIME), > 0
+  std::int64_t cost = 0;     // units it holds
+  friend bool operator==(const HeldLease&, const HeldLease&) = default;
+};
+
+// The live leases of one concurrency limit of a policy.
+struct LimitLeases {
+  std::size_t limit_index = 0;  // in the policy's limits
+  std::size_t count = 0;        // live leases, all of them
+  std::int64_t units = 0;       // units they hold together
+  // The first `max` of them by expiry, soonest first (ties by id).
+  std::vector<HeldLease> leases;
+  friend bool operator==(const LimitLeases&, const LimitLeases&) = default;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -83,6 +107,16 @@ class Store {
   virtual StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) = 0;
   // Forgets the subject's state under every limit: it is as if never seen.
   virtual Status reset(const SubjectRef& ref) = 0;
+
+  // What acquire(ref, cost) would decide now, computed as it would be (Redis: by the same
+  // script, on Redis's clock), but recorded nowhere and taking no lease: for the admin
+  // inspector's "when may a denied caller retry". Changes nothing. The default answers
+  // Unimplemented (stores for tests); the memory and Redis stores implement it.
+  virtual StatusOr<DryRun> dry_run(const SubjectRef& ref, std::int64_t cost);
+
+  // The live leases of each concurrency limit of the policy (none: an empty list), each listing
+  // at most `max` of them. Changes nothing. Default: Unimplemented, as dry_run.
+  virtual StatusOr<std::vector<LimitLeases>> leases(const SubjectRef& ref, std::size_t max);
 };
 
 }  // namespace sluice::store

@@ -62,6 +62,12 @@ describe('console', () => {
     await signIn(page, server.url, 'admin', server.password);
     await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
     await screenshot(page, 'password-change-1280');
+    // The server holds the session to the same rule: nothing but the change until it is made.
+    const cookie = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    const pending = await fetch(server.url + '/v1/policies', { headers: { Cookie: cookie } });
+    assert.equal(pending.status, 403);
+    assert.match((await pending.json()).detail, /^password change required: admin signed in with a one-time password/);
+    assert.equal((await fetch(server.url + '/v1/session', { headers: { Cookie: cookie } })).status, 200);
     // Too short: the server's message is shown beside the field.
     await page.getByLabel('New password', { exact: true }).fill('short');
     await page.getByLabel('Repeat the new password', { exact: true }).fill('short');
@@ -371,6 +377,73 @@ describe('console', () => {
     await inspector.getByRole('button', { name: 'Reset this key' }).click();
     await inspector.getByText('user-42 was reset').waitFor();
     assert.equal(await remaining(), 5);
+    // A dry run of a cost above the bucket's capacity: never, whatever the timing.
+    await inspector.getByLabel('Cost', { exact: true }).fill('6');
+    await inspector.getByRole('button', { name: 'Peek' }).click();
+    await inspector.getByText('A request of cost 6 can never be allowed: limit 1 grants less.').waitFor();
+    assert.equal(await state.locator('tbody tr td').nth(5).innerText(), 'never (more than the limit grants)');
+    assert.equal(await remaining(), 5, 'the dry run took nothing');
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
+  test('the inspector shows when a denied caller may retry, lists leases, and an owner releases one', async () => {
+    const created = await admin('POST', '/v1/policies', { name: 'pool.db', apps: ['shop'],
+      limits: [{ algorithm: 'concurrency', limit: 2, lease_ttl: '1h' }] });
+    assert.equal(created.status, 201);
+    const leases = [];
+    for (let i = 0; i < 3; i++) {
+      const answer = await fetch(server.url + '/v1/acquire', { method: 'POST',
+        body: JSON.stringify({ app: 'shop', policy: 'pool.db', key: 'worker-1' }) });
+      const decision = await answer.json();
+      assert.equal(decision.allowed, i < 2);
+      if (decision.lease) leases.push(decision.lease);
+    }
+    const page = await alicePage();
+    await page.goto(server.url + '/#/policies/pool.db');
+    const inspector = page.getByRole('region', { name: 'Subject inspector' });
+    await inspector.getByLabel('Key', { exact: true }).fill('worker-1');
+    await inspector.getByRole('button', { name: 'Peek' }).click();
+    // Both leases end in an hour: the first of them frees a unit.
+    const dryRun = inspector.getByLabel('Dry run');
+    await dryRun.waitFor();
+    assert.match(await dryRun.innerText(),
+      /^A request of cost 1 would be denied; it may retry in (59 min \d+ s|1 h) \(limit 1 decides\)\.$/);
+    const state = inspector.getByRole('table', { name: 'State of worker-1' });
+    assert.match(await state.locator('tbody tr td').nth(5).innerText(), /^retry in (59 min \d+ s|1 h)$/);
+    const held = inspector.getByRole('table', { name: 'Leases of limit 1' });
+    assert.equal(await held.locator('tbody tr').count(), 2);
+    await inspector.getByText('2 held, 2 of 2 units.').waitFor();
+    const first = `${leases[0].slice(0, 8)}…`;
+    assert.equal(await held.locator('tbody tr').first().locator('code').innerText(), first);
+    await screenshot(page, 'inspector-1280');
+
+    // bob views shop: he sees the leases, by a prefix, and no Release or Reset.
+    const viewer = await newPage(browser);
+    await signIn(viewer, server.url, 'bob', 'bob-password-1234');
+    await viewer.getByRole('heading', { name: 'Apps' }).waitFor();
+    await viewer.goto(server.url + '/#/policies/pool.db');
+    const bobs = viewer.getByRole('region', { name: 'Subject inspector' });
+    await bobs.getByLabel('Key', { exact: true }).fill('worker-1');
+    await bobs.getByRole('button', { name: 'Peek' }).click();
+    const seen = bobs.getByRole('table', { name: 'Leases of limit 1' });
+    await seen.waitFor();
+    assert.equal(await seen.locator('tbody tr').count(), 2);
+    assert.equal(await seen.locator('tbody tr').first().locator('code').innerText(), first);
+    assert.equal(await bobs.getByRole('button', { name: /Release|Reset/ }).count(), 0);
+    assert.deepEqual(viewer.problems, []);
+    await viewer.context().close();
+
+    await inspector.getByRole('button', { name: `Release lease ${first}` }).click();
+    await inspector.getByText(`Lease ${first} released.`).waitFor();
+    assert.equal(await held.locator('tbody tr').count(), 1);
+    assert.equal(await dryRun.innerText(), 'A request of cost 1 would be allowed now.');
+    // The released unit is free for a real caller, and only one.
+    for (const expected of [true, false]) {
+      const answer = await fetch(server.url + '/v1/acquire', { method: 'POST',
+        body: JSON.stringify({ app: 'shop', policy: 'pool.db', key: 'worker-1' }) });
+      assert.equal((await answer.json()).allowed, expected);
+    }
     assert.deepEqual(page.problems, []);
     await page.close();
   });

@@ -25,17 +25,24 @@ AdminApi::AdminApi(policy::PolicyRepository& policies, auth::AccountRepository& 
       login_work_(options.login_threads, options.login_queue) {}
 
 void AdminApi::add_routes(Router& router) {
+  using Pending = WhilePasswordChangePending;
   const auto add = [&](std::string_view method, std::string_view pattern,
-                       void (AdminApi::*handler)(Exchange&, const Principal&)) {
-    router.add(method, pattern, [this, handler](const std::shared_ptr<Exchange>& exchange) {
-      authenticated(exchange, [this, handler](Exchange& e, const Principal& caller) {
-        (this->*handler)(e, caller);
-      });
-    });
+                       void (AdminApi::*handler)(Exchange&, const Principal&),
+                       Pending pending = Pending::kRefused) {
+    router.add(
+        method, pattern, [this, handler, pending](const std::shared_ptr<Exchange>& exchange) {
+          authenticated(exchange, [this, handler, pending](Exchange& e, const Principal& caller) {
+            if (caller.password_change_required && !allowed_while_pending(pending, e, caller)) {
+              return respond_error(e, password_change_pending(caller.user.name));
+            }
+            (this->*handler)(e, caller);
+          });
+        });
   };
   router.add("POST", "/v1/session", [this](const std::shared_ptr<Exchange>& e) { login(e); });
-  add("GET", "/v1/session", &AdminApi::whoami);
-  add("DELETE", "/v1/session", &AdminApi::logout);
+  // What the console's "Choose a new password" needs: who is signed in, the change, logging out.
+  add("GET", "/v1/session", &AdminApi::whoami, Pending::kAllowed);
+  add("DELETE", "/v1/session", &AdminApi::logout, Pending::kAllowed);
 
   add("GET", "/v1/policies", &AdminApi::list_policies);
   add("POST", "/v1/policies", &AdminApi::create_policy);
@@ -47,12 +54,14 @@ void AdminApi::add_routes(Router& router) {
   add("GET", "/v1/policies/{name}/rates", &AdminApi::policy_rates);
   add("GET", "/v1/policies/{name}/subjects/{key}", &AdminApi::peek_subject);
   add("DELETE", "/v1/policies/{name}/subjects/{key}", &AdminApi::reset_subject);
+  add("POST", "/v1/policies/{name}/subjects/{key}/leases/{lease}/release",
+      &AdminApi::release_subject_lease);
 
   add("GET", "/v1/users", &AdminApi::list_users);
   add("POST", "/v1/users", &AdminApi::create_user);
   add("GET", "/v1/users/{name}", &AdminApi::get_user);
   add("DELETE", "/v1/users/{name}", &AdminApi::delete_user);
-  add("PUT", "/v1/users/{name}/password", &AdminApi::set_password);
+  add("PUT", "/v1/users/{name}/password", &AdminApi::set_password, Pending::kOwnUserOnly);
   add("PUT", "/v1/users/{name}/roles/{app}", &AdminApi::set_role);
   add("DELETE", "/v1/users/{name}/roles/{app}", &AdminApi::remove_role);
 
@@ -63,6 +72,30 @@ void AdminApi::add_routes(Router& router) {
   add("GET", "/v1/tokens", &AdminApi::list_tokens);
   add("POST", "/v1/tokens", &AdminApi::create_token);
   add("DELETE", "/v1/tokens/{id}", &AdminApi::delete_token);
+}
+
+bool AdminApi::allowed_while_pending(WhilePasswordChangePending pending, const Exchange& exchange,
+                                     const Principal& caller) {
+  switch (pending) {
+    case WhilePasswordChangePending::kAllowed:
+      return true;
+    case WhilePasswordChangePending::kOwnUserOnly:
+      return exchange.param("name") == caller.user.name;
+    case WhilePasswordChangePending::kRefused:
+      return false;
+  }
+  return false;
+}
+
+Status password_change_pending(std::string_view user) {
+  const std::string name(user);
+  return {StatusCode::kPermissionDenied,
+          "password change required: " + name +
+              " signed in with a one-time password and must choose a new one first (PUT "
+              "/v1/users/" +
+              name +
+              "/password); until then this session may only do that, read GET /v1/session and "
+              "log out"};
 }
 
 void AdminApi::queue(WorkQueue& work, const std::shared_ptr<Exchange>& exchange,

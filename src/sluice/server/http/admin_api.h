@@ -61,7 +61,12 @@ class AdminApi {
   // repository's error.
   std::optional<policy::Policy> stored_policy(Exchange& exchange, const Principal& caller,
                                               auth::Operation operation);
+  // What a session opened with a one-time password may call before choosing a new password.
+  enum class WhilePasswordChangePending { kRefused, kAllowed, kOwnUserOnly };
   using Call = std::function<void(Exchange& exchange, const Principal& caller)>;
+  // Whether a route marked `pending` serves a caller whose password change is pending.
+  static bool allowed_while_pending(WhilePasswordChangePending pending, const Exchange& exchange,
+                                    const Principal& caller);
   // Runs `call` on the work queue for an authenticated caller; answers 401/403/503 itself.
   void authenticated(const std::shared_ptr<Exchange>& exchange, Call call);
   // Runs `fn` on `work`, or answers 503 when it is full.
@@ -85,9 +90,11 @@ class AdminApi {
   // One policy's per-second decision counts over the last minutes (the console's live chart).
   void policy_rates(Exchange& exchange, const Principal& caller);
 
-  // One subject's state under a policy (subject_api.cc): readers peek, owners reset.
+  // One subject's state under a policy (subject_api.cc): readers peek (with a dry run and the
+  // leases), owners reset it or release one of its leases.
   void peek_subject(Exchange& exchange, const Principal& caller);
   void reset_subject(Exchange& exchange, const Principal& caller);
+  void release_subject_lease(Exchange& exchange, const Principal& caller);
 
   // Users, apps, tokens (account_api.cc).
   void list_users(Exchange& exchange, const Principal& caller);
@@ -129,6 +136,9 @@ std::optional<nlohmann::json> read_object(Exchange& exchange,
 // names teaches nothing. Callers who may read it and may not do `operation` get the 403.
 Status authorize_on_policy(const auth::User& caller, auth::Operation operation,
                            std::string_view name, const auth::PolicyApps& apps);
+
+// The 403 of a call made before `user`, signed in with a one-time password, chose a new one.
+Status password_change_pending(std::string_view user);
 
 // Answers a non-OK status as problem+json (401 with WWW-Authenticate).
 void respond_error(Exchange& exchange, const Status& status);

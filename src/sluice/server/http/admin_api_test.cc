@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "sluice/auth/tokens.h"
 #include "sluice/policy/sql/stores.h"
@@ -194,6 +195,7 @@ TEST_F(AdminApiTest, EveryRouteAnswers401WithoutCredentialsAndChangesNothing) {
       {"GET", "/v1/policies/x/history"},
       {"GET", "/v1/policies/x/subjects/k"},
       {"DELETE", "/v1/policies/x/subjects/k"},
+      {"POST", "/v1/policies/x/subjects/k/leases/l/release"},
       {"GET", "/v1/users"},
       {"POST", "/v1/users"},
       {"GET", "/v1/users/alice"},
@@ -771,6 +773,159 @@ TEST_F(AdminApiTest, ReadersPeekAtASubjectAndOwnersResetIt) {
   EXPECT_EQ(
       call(alice, "GET", "/v1/policies/orders.create/subjects/" + std::string(1100, 'k')).status,
       400);
+}
+
+// The inspector's peek: when a request of ?cost= would be allowed (each limit and the policy), the
+// leases of a concurrency limit (full ids for owners, who may release them; a prefix for
+// readers), and an owner's release of one lease.
+TEST_F(AdminApiTest, ThePeekShowsRetryTimesAndLeasesAndOwnersReleaseOne) {
+  const Caller alice = bearer("alice");
+  ASSERT_TRUE(stores_.accounts->set_role("bob", "checkout", auth::Role::kViewer).ok());
+  const Caller bob = bearer("bob");
+  json pool = {{"name", "db.pool"},
+               {"apps", {"checkout"}},
+               {"limits",
+                {{{"algorithm", "concurrency"}, {"limit", 2}, {"lease_ttl", "30s"}},
+                 {{"algorithm", "fixed_window"}, {"limit", 100}, {"window", "1h"}}}}};
+  ASSERT_EQ(call(alice, "POST", "/v1/policies", pool).status, 201);
+  const policy::Policy stored = *stores_.policies->get("db.pool");
+  const store::SubjectRef ref{.policy = stored.name, .limits = stored.limits, .subject = "w1"};
+  const StatusOr<Decision> first = store_.acquire(ref, 1);  // ends at +30 s
+  clock_.advance(kMicrosPerSecond);
+  const StatusOr<Decision> second = store_.acquire(ref, 1);  // ends at +31 s
+  ASSERT_TRUE(first.ok() && first->lease && second.ok() && second->lease);
+  const std::string path = "/v1/policies/db.pool/subjects/w1";
+
+  RawResponse peek = call(alice, "GET", path);  // cost 1 by default
+  ASSERT_EQ(peek.status, 200) << peek.body;
+  json answer = body(peek);
+  EXPECT_EQ(answer["dry_run"], json({{"cost", 1},
+                                     {"allowed", false},
+                                     {"retry_after_ms", 29'000},
+                                     {"never", false},
+                                     {"limit_index", 0}}));
+  const json& leases = answer["limits"][0];
+  EXPECT_EQ(leases["remaining"], 0);
+  EXPECT_EQ(leases["allowed"], false);
+  EXPECT_EQ(leases["retry_after_ms"], 29'000);
+  EXPECT_EQ(leases["lease_count"], 2);
+  EXPECT_EQ(leases["leased_units"], 2);
+  EXPECT_EQ(leases["leases"],
+            json::array({{{"id", *first->lease}, {"expires_after_ms", 29'000}, {"cost", 1}},
+                         {{"id", *second->lease}, {"expires_after_ms", 30'000}, {"cost", 1}}}));
+  EXPECT_EQ(answer["limits"][1]["allowed"], true);
+  EXPECT_EQ(answer["limits"][1]["retry_after_ms"], nullptr);
+  EXPECT_FALSE(answer["limits"][1].contains("leases"));
+  EXPECT_EQ(answer["leases_full_ids"], true);
+
+  answer = body(call(alice, "GET", path + "?cost=3"));  // more than 2 at once: never
+  EXPECT_EQ(answer["dry_run"]["never"], true);
+  EXPECT_EQ(answer["dry_run"]["retry_after_ms"], nullptr);
+  EXPECT_EQ(answer["limits"][1]["allowed"], true);
+  for (const char* bad : {"-1", "x", "1.5", ""}) {
+    SCOPED_TRACE(bad);
+    RawResponse refused = call(alice, "GET", path + "?cost=" + bad);
+    EXPECT_EQ(refused.status, 400);
+    EXPECT_EQ(body(refused)["errors"][0]["field"], "cost");
+  }
+
+  // A reader sees that leases exist, not ids that would release them, and may not release.
+  answer = body(call(bob, "GET", path));
+  EXPECT_EQ(answer["leases_full_ids"], false);
+  EXPECT_EQ(answer["limits"][0]["leases"][0]["id"], first->lease->substr(0, 8));
+  const std::string release = path + "/leases/" + *first->lease + "/release";
+  EXPECT_EQ(call(bob, "POST", release).status, 403);
+  EXPECT_EQ(body(call(alice, "GET", path))["limits"][0]["lease_count"], 2);
+
+  RawResponse released = call(alice, "POST", release);
+  ASSERT_EQ(released.status, 200) << released.body;
+  EXPECT_EQ(body(released), json({{"released", true}}));
+  EXPECT_EQ(body(call(alice, "POST", release)), json({{"released", false}}));  // idempotent
+  answer = body(call(alice, "GET", path));
+  EXPECT_EQ(answer["limits"][0]["lease_count"], 1);
+  EXPECT_EQ(answer["dry_run"]["allowed"], true);
+  EXPECT_EQ(answer["dry_run"]["retry_after_ms"], nullptr);
+  // The peeks and dry runs took nothing: exactly one more lease fits.
+  EXPECT_TRUE(store_.acquire(ref, 1)->verdict.allowed);
+  EXPECT_FALSE(store_.acquire(ref, 1)->verdict.allowed);
+}
+
+// A session opened with a one-time password may only change it (and say who it is, and log out):
+// every other call is refused with 403 naming the reason, and changes nothing. Tokens are not
+// sessions and are not held back (docs/admin-api.md).
+TEST_F(AdminApiTest, AOneTimePasswordSessionMayOnlyChangeThatPassword) {
+  RawResponse created =
+      call(bearer("root"), "POST", "/v1/users", {{"name", "erin"}, {"admin", true}});
+  ASSERT_EQ(created.status, 201) << created.body;
+  const std::string one_time = body(created)["password"];
+  const auto open_session = [&]() -> Caller {
+    RawResponse login = call({}, "POST", "/v1/session", {{"user", "erin"}, {"password", one_time}});
+    EXPECT_EQ(login.status, 200) << login.body;
+    EXPECT_EQ(body(login)["password_change_required"], true);
+    const std::string cookie = login.header("Set-Cookie").value_or("");
+    return {{{"Cookie", cookie.substr(0, cookie.find(';'))},
+             {"X-CSRF-Token", body(login)["csrf_token"].get<std::string>()}}};
+  };
+
+  // Logging out is allowed.
+  const Caller short_lived = open_session();
+  EXPECT_EQ(call(short_lived, "DELETE", "/v1/session").status, 204);
+  EXPECT_EQ(call(short_lived, "GET", "/v1/session").status, 401);
+
+  const Caller erin = open_session();
+  const std::vector<std::tuple<std::string, std::string, json>> refused = {
+      {"GET", "/v1/policies", nullptr},
+      {"POST", "/v1/policies", checkout_policy()},
+      {"GET", "/v1/policies/orders.create", nullptr},
+      {"GET", "/v1/users", nullptr},
+      {"GET", "/v1/users/erin", nullptr},
+      {"POST", "/v1/users", {{"name", "mallory"}}},
+      {"PUT", "/v1/users/root/password", {{"password", "a root password of mine"}}},
+      {"PUT", "/v1/users/alice/roles/checkout", {{"role", "viewer"}}},
+      {"GET", "/v1/apps", nullptr},
+      {"GET", "/v1/tokens", nullptr},
+      {"POST", "/v1/tokens", {{"description", "keep access"}}},
+      {"GET", "/v1/stats/decisions", nullptr},
+      {"GET", "/v1/policies/orders.create/subjects/k", nullptr}};
+  for (const auto& [method, target, request] : refused) {
+    SCOPED_TRACE(method + " " + target);
+    RawResponse answer = call(erin, method, target, request);
+    EXPECT_EQ(answer.status, 403);
+    const std::string detail = body(answer).value("detail", "");
+    EXPECT_NE(detail.find("password change required"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("PUT /v1/users/erin/password"), std::string::npos) << detail;
+  }
+  EXPECT_EQ(policy_count(), 0u);
+  EXPECT_FALSE(stores_.accounts->get_user("mallory").ok());
+  EXPECT_TRUE(stores_.accounts->list_tokens("erin")->empty());
+  EXPECT_EQ(stores_.accounts->get_user("alice")->roles.at("checkout"), auth::Role::kOwner);
+  EXPECT_EQ(call({}, "POST", "/v1/session", {{"user", "root"}, {"password", kPassword}}).status,
+            200);
+
+  RawResponse me = call(erin, "GET", "/v1/session");
+  ASSERT_EQ(me.status, 200);
+  EXPECT_EQ(body(me)["password_change_required"], true);
+  ASSERT_EQ(call(erin, "PUT", "/v1/users/erin/password",
+                 {{"password", "erin's own password"}, {"current_password", one_time}})
+                .status,
+            204);
+  RawResponse login =
+      call({}, "POST", "/v1/session", {{"user", "erin"}, {"password", "erin's own password"}});
+  ASSERT_EQ(login.status, 200);
+  const std::string cookie = login.header("Set-Cookie").value_or("");
+  const Caller changed{{{"Cookie", cookie.substr(0, cookie.find(';'))}}};
+  EXPECT_EQ(call(changed, "GET", "/v1/policies").status, 200);
+  EXPECT_EQ(call(changed, "GET", "/v1/users").status, 200);
+}
+
+// A token is a credential of its own, issued on purpose: a user whose password is still one-time
+// can use one (docs/admin-api.md).
+TEST_F(AdminApiTest, ATokenIsNotHeldBackByAPendingPasswordChange) {
+  RawResponse created = call(bearer("root"), "POST", "/v1/users", {{"name", "erin"}});
+  ASSERT_EQ(created.status, 201) << created.body;
+  const Caller token = bearer("erin");
+  EXPECT_EQ(body(call(token, "GET", "/v1/session"))["password_change_required"], true);
+  EXPECT_EQ(call(token, "GET", "/v1/policies").status, 200);
 }
 
 // Sessions opened, used and closed from several threads at once stay apart (run under TSan too).

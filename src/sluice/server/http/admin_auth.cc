@@ -96,7 +96,10 @@ StatusOr<Principal> AdminAuth::authenticate(const Request& request) {
     logout(*cookie);
     return unauthenticated(kBadCredentials);
   }
-  return Principal{.user = std::move(*user), .session = *cookie, .csrf_token = session->csrf_token};
+  return Principal{.user = std::move(*user),
+                   .session = *cookie,
+                   .csrf_token = session->csrf_token,
+                   .password_change_required = session->password_change_required};
 }
 
 std::optional<AdminAuth::Session> AdminAuth::find_session(std::string_view id) {
@@ -195,7 +198,8 @@ LoginResult AdminAuth::login(std::string_view user, std::string_view password,
   sessions_[result.session] = {.user = result.user.name,
                                .generation = result.user.generation,
                                .csrf_token = result.csrf_token,
-                               .expires_at = result.expires_at};
+                               .expires_at = result.expires_at,
+                               .password_change_required = result.password_change_required};
   return result;
 }
 

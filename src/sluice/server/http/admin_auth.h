@@ -55,6 +55,10 @@ struct Principal {
   // The session's CSRF token (empty for a token): GET /v1/session hands it to the console's
   // other tabs and reloads; only same-origin script can read that answer.
   std::string csrf_token;
+  // A session opened with a one-time password (auth::kOneTimeMark): until the user chooses a
+  // new one, the admin API answers only the calls that do that (AdminApi). Never set for a
+  // token. The session ends when the password changes, so this never needs clearing.
+  bool password_change_required = false;
 };
 
 struct LoginResult {
@@ -111,6 +115,7 @@ class AdminAuth {
     std::int64_t generation = 0;  // the user's at login (auth::User::generation)
     std::string csrf_token;
     Micros expires_at = 0;
+    bool password_change_required = false;  // opened with a one-time password
   };
   std::optional<Session> find_session(std::string_view id);
   Status verify_unknown_user(std::string_view password);

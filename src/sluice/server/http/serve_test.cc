@@ -380,7 +380,17 @@ TEST(ServeAdminTest, FirstStartSeedsThenPolicyChangesApplyAtOnceAndSurviveAResta
   EXPECT_NE((*serve)->log().find("first start: added the demo policies"), std::string::npos);
   const std::uint16_t port = (*serve)->port();
   EXPECT_EQ(http_request(port, "GET", "/v1/policies")->status, 401);
-  StatusOr<Login> admin = log_in(port, "admin", password);
+  StatusOr<Login> one_time = log_in(port, "admin", password);
+  ASSERT_TRUE(one_time.ok()) << one_time.status().to_string();
+  // The one-time password's session may only replace it.
+  EXPECT_EQ(http_request(port, "GET", "/v1/policies", "", one_time->headers)->status, 403);
+  const std::string chosen = "the admin's own password";
+  ASSERT_EQ(http_request(port, "PUT", "/v1/users/admin/password",
+                         json{{"password", chosen}, {"current_password", password}}.dump(),
+                         one_time->headers)
+                ->status,
+            204);
+  StatusOr<Login> admin = log_in(port, "admin", chosen);
   ASSERT_TRUE(admin.ok()) << admin.status().to_string();
 
   const std::string policy = R"({"name": "orders.create", "apps": ["web"], "limits": [
@@ -405,7 +415,7 @@ TEST(ServeAdminTest, FirstStartSeedsThenPolicyChangesApplyAtOnceAndSurviveAResta
   EXPECT_EQ((*again)->log().find("demo policies"), std::string::npos) << (*again)->log();
   EXPECT_EQ(http_request((*again)->port(), "POST", "/v1/acquire", acquire)->status, 200);
   EXPECT_EQ(http_request((*again)->port(), "POST", "/v1/acquire", acquire_body("k"))->status, 404);
-  StatusOr<Login> relogin = log_in((*again)->port(), "admin", password);
+  StatusOr<Login> relogin = log_in((*again)->port(), "admin", chosen);
   ASSERT_TRUE(relogin.ok()) << relogin.status().to_string();
   StatusOr<RawResponse> history =
       http_request((*again)->port(), "GET", "/v1/policies/demo.api/history", "", relogin->headers);

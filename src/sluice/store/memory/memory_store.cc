@@ -339,9 +339,7 @@ StatusOr<bool> MemoryStore::renew(const SubjectRef& ref, std::string_view lease)
   return renewed;
 }
 
-StatusOr<std::vector<algorithm::Verdict>> MemoryStore::inspect(const SubjectRef& ref) {
-  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
-  const Micros now = clock_.now();
+std::vector<LimitState> MemoryStore::current_states(const SubjectRef& ref, Micros now) {
   const std::string_view key = key_of(ref);
   const std::uint64_t hash = std::hash<std::string_view>{}(key);
   Shard& shard = shard_for(hash);
@@ -358,13 +356,55 @@ StatusOr<std::vector<algorithm::Verdict>> MemoryStore::inspect(const SubjectRef&
     for (const Limit& limit : ref.limits) states.push_back(algorithm::initial_state(limit, now));
   }
   refresh(ref.limits, states, now);
-  std::vector<algorithm::Verdict> verdicts;
+  return states;
+}
+
+StatusOr<std::vector<algorithm::Verdict>> MemoryStore::inspect(const SubjectRef& ref) {
+  StatusOr<DryRun> peek = dry_run(ref, 0);
+  if (!peek.ok()) return peek.status();
+  return std::move(peek->limits);
+}
+
+StatusOr<DryRun> MemoryStore::dry_run(const SubjectRef& ref, std::int64_t cost) {
+  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
+  if (Status status = algorithm::validate_cost(cost); !status.ok()) return status;
+  const Micros now = clock_.now();
+  std::vector<LimitState> states = current_states(ref, now);
+  DryRun run;
+  // Limit by limit on the copy (evaluate charges a copy it allows; it is thrown away), as the
+  // Redis script's inspect decides each limit on its own.
   for (std::size_t i = 0; i < ref.limits.size(); ++i) {
-    verdicts.push_back(
-        algorithm::evaluate(ref.limits.subspan(i, 1), std::span(states).subspan(i, 1), 0, now, {})
+    LimitState scratch = states[i];
+    run.limits.push_back(
+        algorithm::evaluate(ref.limits.subspan(i, 1), std::span(&scratch, 1), cost, now, {})
             .verdict);
   }
-  return verdicts;
+  run.policy = algorithm::combine_verdicts(run.limits);
+  return run;
+}
+
+StatusOr<std::vector<LimitLeases>> MemoryStore::leases(const SubjectRef& ref, std::size_t max) {
+  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
+  const Micros now = clock_.now();
+  const std::vector<LimitState> states = current_states(ref, now);
+  std::vector<LimitLeases> listing;
+  for (std::size_t i = 0; i < ref.limits.size(); ++i) {
+    if (!std::holds_alternative<algorithm::Concurrency>(ref.limits[i])) continue;
+    LimitLeases held{.limit_index = i};
+    for (const algorithm::Lease& lease : std::get<algorithm::ConcurrencyState>(states[i]).leases) {
+      if (lease.expires_at <= now) continue;
+      ++held.count;
+      held.units += lease.cost;
+      held.leases.push_back(
+          {.id = lease.id, .expires_after = lease.expires_at - now, .cost = lease.cost});
+    }
+    std::sort(held.leases.begin(), held.leases.end(), [](const auto& a, const auto& b) {
+      return a.expires_after != b.expires_after ? a.expires_after < b.expires_after : a.id < b.id;
+    });
+    if (held.leases.size() > max) held.leases.resize(max);
+    listing.push_back(std::move(held));
+  }
+  return listing;
 }
 
 Status MemoryStore::reset(const SubjectRef& ref) {

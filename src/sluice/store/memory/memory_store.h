@@ -45,12 +45,17 @@ class MemoryStore final : public Store {
   StatusOr<bool> renew(const SubjectRef& ref, std::string_view lease) override;
   StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) override;
   Status reset(const SubjectRef& ref) override;
+  StatusOr<DryRun> dry_run(const SubjectRef& ref, std::int64_t cost) override;
+  StatusOr<std::vector<LimitLeases>> leases(const SubjectRef& ref, std::size_t max) override;
 
   MemoryStoreStats stats() const;
 
  private:
   class Shard;
   Shard& shard_for(std::uint64_t hash);
+  // A copy of the subject's states as a decision at `now` would start from (stale or absent
+  // ones made initial). Stores nothing.
+  std::vector<algorithm::LimitState> current_states(const SubjectRef& ref, Micros now);
 
   const Clock& clock_;
   std::atomic<std::size_t> total_keys_{0};

@@ -193,6 +193,92 @@ TEST(MemoryStoreTest, LeasesAreReleasedRenewedAndExpire) {
   EXPECT_TRUE(allowed(store, ref(two, "db")));
 }
 
+TEST(MemoryStoreTest, ADryRunDecidesLikeAcquireAndRecordsNothing) {
+  ManualClock clock(kEpoch + 250'000);  // 250 ms into a 1 s window
+  MemoryStore store(clock);
+  const std::vector<Limit> limits = {
+      algorithm::FixedWindow{.limit = 5, .window = kMicrosPerSecond},
+      algorithm::FixedWindow{.limit = 100, .window = kMicrosPerHour}};
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(allowed(store, ref(limits, "alice")));
+  const std::size_t keys = store.stats().keys;
+
+  StatusOr<DryRun> run = store.dry_run(ref(limits, "alice"), 1);
+  ASSERT_TRUE(run.ok()) << run.status().to_string();
+  ASSERT_EQ(run->limits.size(), 2u);
+  EXPECT_FALSE(run->limits[0].allowed);
+  EXPECT_EQ(run->limits[0].retry_after, 750'000);  // the window's end
+  EXPECT_TRUE(run->limits[1].allowed);
+  EXPECT_EQ(run->limits[1].remaining, 94);  // 100 - 5 - 1: what it would leave
+  EXPECT_EQ(run->policy.limit_index, 0u);
+  EXPECT_FALSE(run->policy.verdict.allowed);
+  EXPECT_EQ(run->policy.verdict.retry_after, 750'000);
+
+  // Exactly what acquire answers, which the dry run did not charge.
+  StatusOr<Decision> real = store.acquire(ref(limits, "alice"), 1);
+  ASSERT_TRUE(real.ok());
+  EXPECT_EQ(real->verdict, run->policy.verdict);
+  EXPECT_EQ(real->limit_index, run->policy.limit_index);
+
+  // An allowed dry run charges nothing and stores no new subject.
+  StatusOr<DryRun> fresh = store.dry_run(ref(limits, "bob"), 3);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_TRUE(fresh->policy.verdict.allowed);
+  EXPECT_EQ(fresh->policy.verdict.remaining, 2);
+  EXPECT_EQ(store.stats().keys, keys);
+  StatusOr<std::vector<algorithm::Verdict>> peek = store.inspect(ref(limits, "bob"));
+  ASSERT_TRUE(peek.ok());
+  EXPECT_EQ((*peek)[0].remaining, 5);
+
+  EXPECT_EQ(store.dry_run(ref(limits, "alice"), -1).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(MemoryStoreTest, ListsLiveLeasesSoonestExpiryFirstUpToACap) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock);
+  const std::vector<Limit> limits = {
+      algorithm::FixedWindow{.limit = 100, .window = kMicrosPerSecond},
+      algorithm::Concurrency{.limit = 10, .lease_ttl = 10 * kMicrosPerSecond}};
+  std::vector<std::string> ids;
+  for (const std::int64_t cost : {1, 2, 3}) {
+    StatusOr<Decision> decision = store.acquire(ref(limits, "db"), cost);
+    ASSERT_TRUE(decision.ok() && decision->lease);
+    ids.push_back(*decision->lease);
+    clock.advance(kMicrosPerSecond);
+  }
+  // +3 s: the leases expire at +10, +11 and +12 s.
+  ASSERT_TRUE(*store.renew(ref(limits, "db"), ids[0]));  // now +13 s: last
+
+  StatusOr<std::vector<LimitLeases>> listing = store.leases(ref(limits, "db"), 2);
+  ASSERT_TRUE(listing.ok()) << listing.status().to_string();
+  ASSERT_EQ(listing->size(), 1u);
+  const LimitLeases& held = (*listing)[0];
+  EXPECT_EQ(held.limit_index, 1u);
+  EXPECT_EQ(held.count, 3u);
+  EXPECT_EQ(held.units, 6);
+  EXPECT_EQ(held.leases, (std::vector<HeldLease>{
+                             {.id = ids[1], .expires_after = 8 * kMicrosPerSecond, .cost = 2},
+                             {.id = ids[2], .expires_after = 9 * kMicrosPerSecond, .cost = 3}}));
+
+  // A lease is gone at its expiry exactly; a released one at once.
+  clock.set(kEpoch + 11 * kMicrosPerSecond);
+  ASSERT_TRUE(*store.release(ref(limits, "db"), ids[2]));
+  listing = store.leases(ref(limits, "db"), 100);
+  ASSERT_TRUE(listing.ok());
+  EXPECT_EQ((*listing)[0].count, 1u);
+  EXPECT_EQ(
+      (*listing)[0].leases,
+      (std::vector<HeldLease>{{.id = ids[0], .expires_after = 2 * kMicrosPerSecond, .cost = 1}}));
+
+  // Nothing held, no concurrency limit: empty.
+  listing = store.leases(ref(limits, "nobody"), 100);
+  ASSERT_TRUE(listing.ok());
+  EXPECT_EQ((*listing)[0].count, 0u);
+  EXPECT_TRUE((*listing)[0].leases.empty());
+  listing = store.leases(ref(kFivePerSecond, "db"), 100);
+  ASSERT_TRUE(listing.ok());
+  EXPECT_TRUE(listing->empty());
+}
+
 TEST(MemoryStoreTest, ResetForgetsTheSubject) {
   ManualClock clock(kEpoch);
   MemoryStore store(clock);

@@ -273,15 +273,71 @@ StatusOr<bool> RedisStore::renew(const SubjectRef& ref, std::string_view lease) 
 }
 
 StatusOr<std::vector<algorithm::Verdict>> RedisStore::inspect(const SubjectRef& ref) {
+  StatusOr<DryRun> peek = dry_run(ref, 0);
+  if (!peek.ok()) return peek.status();
+  return std::move(peek->limits);
+}
+
+StatusOr<DryRun> RedisStore::dry_run(const SubjectRef& ref, std::int64_t cost) {
   if (Status status = validate_subject_ref(ref); !status.ok()) return status;
+  if (Status status = algorithm::validate_cost(cost); !status.ok()) return status;
   StatusOr<std::vector<algorithm::PolicyVerdict>> unpacked =
       verdicts_in(evaluate(ref, ScriptOperation::kInspect,
-                           decision_request(ScriptOperation::kInspect, ref.limits, 0)),
+                           decision_request(ScriptOperation::kInspect, ref.limits, cost)),
                   ref.limits.size(), ref.limits.size());
   if (!unpacked.ok()) return unpacked.status();
-  std::vector<algorithm::Verdict> verdicts;
-  for (const algorithm::PolicyVerdict& verdict : *unpacked) verdicts.push_back(verdict.verdict);
-  return verdicts;
+  DryRun run;
+  for (const algorithm::PolicyVerdict& verdict : *unpacked) run.limits.push_back(verdict.verdict);
+  run.policy = algorithm::combine_verdicts(run.limits);
+  return run;
+}
+
+namespace {
+
+// One key's part of the lease script's list reply (lease.lua): count, units, then id,
+// expires_after, cost per lease.
+StatusOr<LimitLeases> limit_leases_in(const redis::Reply& entry, std::size_t limit_index,
+                                      std::size_t max) {
+  const std::vector<redis::Reply>& items = entry.elements();
+  if (!entry.is_array() || items.size() < 2 || (items.size() - 2) % 3 != 0 ||
+      (items.size() - 2) / 3 > max || !items[0].is_integer() || !items[1].is_integer()) {
+    return unexpected(entry);
+  }
+  LimitLeases held{.limit_index = limit_index,
+                   .count = static_cast<std::size_t>(items[0].as_integer()),
+                   .units = items[1].as_integer()};
+  for (std::size_t j = 2; j < items.size(); j += 3) {
+    if (!items[j].is_string() || !items[j + 1].is_integer() || !items[j + 2].is_integer()) {
+      return unexpected(entry);
+    }
+    held.leases.push_back({.id = items[j].as_string(),
+                           .expires_after = items[j + 1].as_integer(),
+                           .cost = items[j + 2].as_integer()});
+  }
+  return held;
+}
+
+}  // namespace
+
+StatusOr<std::vector<LimitLeases>> RedisStore::leases(const SubjectRef& ref, std::size_t max) {
+  StatusOr<std::optional<LeaseCall>> call = lease_call(ref, "list", std::to_string(max));
+  if (!call.ok()) return call.status();
+  std::vector<LimitLeases> listing;
+  if (!call->has_value()) return listing;
+  StatusOr<redis::Reply> reply =
+      client_->eval_script(scripts_->get(ScriptOperation::kLease, ref.limits),
+                           std::move((*call)->keys), std::move((*call)->args));
+  if (!reply.ok()) return reply.status();
+  std::size_t key = 0;
+  for (std::size_t i = 0; i < ref.limits.size(); ++i) {
+    if (!std::holds_alternative<algorithm::Concurrency>(ref.limits[i])) continue;
+    if (!reply->is_array() || key >= reply->elements().size()) return unexpected(*reply);
+    StatusOr<LimitLeases> held = limit_leases_in(reply->elements()[key++], i, max);
+    if (!held.ok()) return held.status();
+    listing.push_back(std::move(*held));
+  }
+  if (key != reply->elements().size()) return unexpected(*reply);
+  return listing;
 }
 
 Status RedisStore::reset(const SubjectRef& ref) {

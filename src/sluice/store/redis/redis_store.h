@@ -60,6 +60,11 @@ class RedisStore final : public Store {
   void renew_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) override;
   StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) override;
   Status reset(const SubjectRef& ref) override;
+  // The `evaluate` script's inspect at `cost`: each limit decided on Redis's clock exactly as an
+  // acquire would decide it, nothing written.
+  StatusOr<DryRun> dry_run(const SubjectRef& ref, std::int64_t cost) override;
+  // The `lease` script's list: live leases by Redis's clock.
+  StatusOr<std::vector<LimitLeases>> leases(const SubjectRef& ref, std::size_t max) override;
 
   // Whether this Redis will serve decisions, asked once at start so that a configuration error
   // is not mistaken for an outage: a Redis Cluster node answers FailedPrecondition (keys of

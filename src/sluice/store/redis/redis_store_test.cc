@@ -31,6 +31,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -425,6 +426,8 @@ struct Coverage {
   int denied_never = 0;
   int peeks = 0;
   int inspects = 0;
+  int dry_runs_with_retry = 0;  // dry runs of a positive cost denied with a retry_after
+  int leases_listed = 0;        // live leases both stores listed alike
   int resets = 0;
   int leases_freed = 0;
   int leases_renewed = 0;
@@ -533,7 +536,7 @@ class Differential {
         call << "inspect";
         must_not_write = true;
         ++coverage_.inspects;
-        compare_inspect(r, call);
+        compare_inspect(r, cost, call);
       } else if (kind >= 94) {
         call << "reset";
         ++coverage_.resets;
@@ -568,6 +571,8 @@ class Differential {
           fail("lease result differs: memory " + std::to_string(*m) + ", redis " +
                std::to_string(*x));
       }
+      // Inspects come only while no lease is held: the listing is compared here too.
+      compare_leases(lease_ref, call);
       log_.push_back(call.str());
       check_keys(lease_ref, keys_of(lease.subject), /*must_not_write=*/false,
                  /*must_set_ttl=*/false);
@@ -607,7 +612,8 @@ class Differential {
     return m->verdict.allowed;
   }
 
-  void compare_inspect(const SubjectRef& r, std::ostringstream& call) {
+  // A peek, a dry run of `cost` and the lease listing: each must agree and write nothing.
+  void compare_inspect(const SubjectRef& r, std::int64_t cost, std::ostringstream& call) {
     const StatusOr<std::vector<Verdict>> m = memory_.inspect(r);
     const StatusOr<std::vector<Verdict>> x = redis_.inspect(r);
     if (!m.ok() || !x.ok()) {
@@ -622,6 +628,66 @@ class Differential {
       }
     }
     if (m->size() != x->size()) fail("inspect returned different counts");
+    compare_dry_run(r, cost, call);
+    compare_leases(r, call);
+  }
+
+  void compare_dry_run(const SubjectRef& r, std::int64_t cost, std::ostringstream& call) {
+    const StatusOr<DryRun> m = memory_.dry_run(r, cost);
+    const StatusOr<DryRun> x = redis_.dry_run(r, cost);
+    if (!m.ok() || !x.ok()) {
+      return fail("dry run failed: " + m.status().to_string() + " / " + x.status().to_string());
+    }
+    call << " dry run cost=" << cost << " -> " << show(m->policy.verdict);
+    if (m->limits != x->limits || m->policy.verdict != x->policy.verdict ||
+        m->policy.limit_index != x->policy.limit_index) {
+      fail("dry run cost=" + std::to_string(cost) + " differs:\n  memory " +
+           show(m->policy.verdict) + "\n  redis  " + show(x->policy.verdict));
+    }
+    if (cost > 0 && !m->policy.verdict.allowed && m->policy.verdict.retry_after) {
+      ++coverage_.dry_runs_with_retry;
+    }
+  }
+
+  // Lease ids differ between the stores: Redis's are mapped to memory's through leases_.
+  void compare_leases(const SubjectRef& r, std::ostringstream& call) {
+    for (const std::size_t max : {std::size_t{1}, std::size_t{1000}}) {
+      const StatusOr<std::vector<LimitLeases>> m = memory_.leases(r, max);
+      StatusOr<std::vector<LimitLeases>> x = redis_.leases(r, max);
+      if (!m.ok() || !x.ok()) {
+        return fail("leases failed: " + m.status().to_string() + " / " + x.status().to_string());
+      }
+      for (LimitLeases& listed : *x) {
+        for (HeldLease& lease : listed.leases) {
+          for (const LeasePair& pair : leases_) {
+            if (pair.redis == lease.id) lease.id = pair.memory;
+          }
+        }
+        // Ties in expiry are ordered by id, which the mapping does not keep.
+        std::sort(listed.leases.begin(), listed.leases.end(), [](const auto& a, const auto& b) {
+          return std::tie(a.expires_after, a.id) < std::tie(b.expires_after, b.id);
+        });
+      }
+      if (max == 1) {
+        // Capped: the full counts, and the soonest expiry (of tied leases each store lists the
+        // one whose id is first, and the ids differ).
+        const auto summary = [](const std::vector<LimitLeases>& listing) {
+          std::vector<std::tuple<std::size_t, std::size_t, std::int64_t, std::size_t, Micros>> out;
+          for (const LimitLeases& l : listing) {
+            out.emplace_back(l.limit_index, l.count, l.units, l.leases.size(),
+                             l.leases.empty() ? 0 : l.leases[0].expires_after);
+          }
+          return out;
+        };
+        if (summary(*m) != summary(*x)) fail("capped lease listings differ");
+        continue;
+      }
+      for (const LimitLeases& listed : *m) {
+        coverage_.leases_listed += static_cast<int>(listed.leases.size());
+        call << " leases of limit " << listed.limit_index << ": " << listed.count;
+      }
+      if (*m != *x) fail("lease listings (max " + std::to_string(max) + ") differ");
+    }
   }
 
   // After a call: a key changed only by a call allowed to write; every key has a TTL or is one
@@ -771,6 +837,8 @@ TEST_F(RedisStoreTest, DecidesFieldForFieldLikeTheMemoryStoreOnRandomSequences) 
   EXPECT_GE(coverage.denied_never, 1000);
   EXPECT_GE(coverage.peeks, 800);
   EXPECT_GE(coverage.inspects, 200);
+  EXPECT_GE(coverage.dry_runs_with_retry, 10);
+  EXPECT_GE(coverage.leases_listed, 10);
   EXPECT_GE(coverage.resets, 90);
   EXPECT_GE(coverage.leases_freed, 35);
   EXPECT_GE(coverage.leases_renewed, 30);
@@ -1310,6 +1378,63 @@ TEST_F(RedisStoreTest, ACrashedHoldersLeaseExpiresAfterLeaseTtl) {
   EXPECT_FALSE(store.acquire(ref(limits, "db"), 1)->verdict.allowed);
   EXPECT_TRUE(*store.release(ref(limits, "db"), *next->lease));
   EXPECT_TRUE(store.acquire(ref(limits, "db"), 1)->verdict.allowed);
+}
+
+// On Redis's own clock (the production scripts, nothing pinned): the inspector's dry run and lease
+// list answer from Redis's TIME and leave every key byte for byte and TTL as it was.
+TEST_F(RedisStoreTest, ADryRunAndTheLeaseListUseRedisClockAndWriteNothing) {
+  RedisStore store(client_);
+  constexpr Micros kTtl = 60 * kMicrosPerSecond;
+  const std::vector<Limit> limits = {Concurrency{.limit = 2, .lease_ttl = kTtl},
+                                     FixedWindow{.limit = 100, .window = kMicrosPerHour}};
+  const StatusOr<Decision> first = store.acquire(ref(limits, "db"), 1);
+  const StatusOr<Decision> second = store.acquire(ref(limits, "db"), 1);
+  ASSERT_TRUE(first.ok() && first->lease && second.ok() && second->lease);
+  const std::vector<std::string> keys = {documented_key("test.policy", "db", 0),
+                                         documented_key("test.policy", "db", 1)};
+  const Snapshot before = snapshot(*client_, keys, /*persist=*/false);
+
+  const StatusOr<DryRun> run = store.dry_run(ref(limits, "db"), 1);
+  ASSERT_TRUE(run.ok()) << run.status().to_string();
+  ASSERT_EQ(run->limits.size(), 2u);
+  EXPECT_FALSE(run->limits[0].allowed);
+  ASSERT_TRUE(run->limits[0].retry_after);
+  EXPECT_GT(*run->limits[0].retry_after, kTtl - 10 * kMicrosPerSecond);  // the first lease's end
+  EXPECT_LE(*run->limits[0].retry_after, kTtl);
+  EXPECT_TRUE(run->limits[1].allowed);
+  EXPECT_EQ(run->limits[1].remaining, 97);
+  EXPECT_EQ(run->policy.limit_index, 0u);
+  EXPECT_EQ(run->policy.verdict, run->limits[0]);
+
+  const StatusOr<std::vector<LimitLeases>> listing = store.leases(ref(limits, "db"), 1);
+  ASSERT_TRUE(listing.ok()) << listing.status().to_string();
+  ASSERT_EQ(listing->size(), 1u);
+  const LimitLeases& held = (*listing)[0];
+  EXPECT_EQ(held.limit_index, 0u);
+  EXPECT_EQ(held.count, 2u);
+  EXPECT_EQ(held.units, 2);
+  ASSERT_EQ(held.leases.size(), 1u);            // the cap
+  EXPECT_EQ(held.leases[0].id, *first->lease);  // the sooner to expire
+  EXPECT_EQ(held.leases[0].cost, 1);
+  EXPECT_GT(held.leases[0].expires_after, kTtl - 10 * kMicrosPerSecond);
+  EXPECT_LE(held.leases[0].expires_after, kTtl);
+
+  const Snapshot after = snapshot(*client_, keys, /*persist=*/false);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    SCOPED_TRACE(keys[i]);
+    ASSERT_TRUE(before.keys[i].value);
+    EXPECT_EQ(after.keys[i].value, before.keys[i].value);
+    EXPECT_EQ(after.keys[i].expires_at_ms, before.keys[i].expires_at_ms);
+  }
+
+  // The listed id releases its lease; the dry run then allows, and still charges nothing.
+  ASSERT_TRUE(*store.release(ref(limits, "db"), held.leases[0].id));
+  const StatusOr<DryRun> freed = store.dry_run(ref(limits, "db"), 1);
+  ASSERT_TRUE(freed.ok());
+  EXPECT_TRUE(freed->policy.verdict.allowed);
+  EXPECT_EQ(freed->policy.verdict.remaining, 0);
+  EXPECT_EQ((*store.leases(ref(limits, "db"), 100))[0].count, 1u);
+  EXPECT_TRUE(store.leases(ref({limits[1]}, "db"), 100)->empty());  // no concurrency limit
 }
 
 // ---- 4. every key expires; denied and peeked subjects store nothing (real time) -----------------

@@ -105,7 +105,7 @@ std::string decision_request(ScriptOperation operation, std::span<const algorith
   request.reserve(8 * (4 + 5 * limits.size()) + lease.size());
   append_double(request, 1);  // repeats (set_request_repeats)
   append_double(request, inspect ? 1 : 0);
-  append_double(request, static_cast<double>(inspect ? 0 : cost));
+  append_double(request, static_cast<double>(cost));
   append_double(request, static_cast<double>(limits.size()));
   for (const algorithm::Limit& limit : limits) {
     const LimitRecord record = limit_record(limit);

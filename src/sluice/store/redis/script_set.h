@@ -2,9 +2,10 @@
 //
 // Two scripts, assembled once from the embedded sources (scripts/*.lua): `evaluate` (acquire and
 // inspect) = clock + common + evaluate.lua with every algorithm's block spliced into its loop,
-// and `lease` (release / renew) = clock + common + lease.lua. Redis runs a script's whole chunk on
-// every call, so the scripts define no functions and carry every algorithm inline: a block that
-// does not run costs nothing, and one script serves every policy. See docs/redis-scripts.md.
+// and `lease` (release / renew, and the admin inspector's list) = clock + common + lease.lua.
+// Redis runs a script's whole chunk on every call, so the scripts define no functions and carry
+// every algorithm inline: a block that does not run costs nothing, and one script serves every
+// policy. See docs/redis-scripts.md.
 //
 // `evaluate` decides one or more subjects in one call (the store's decision batches): each ARGV is
 // a request, packed little-endian doubles (repeat count, operation, cost, limit count, then kind
@@ -35,7 +36,8 @@ enum class ScriptOperation : std::uint8_t { kAcquire, kInspect, kLease };
 int script_kind(const algorithm::Limit& limit);
 
 // One decision's ARGV entry for the `evaluate` script: acquire (cost, and `lease` when not empty)
-// or inspect (cost 0, no lease). The test-only pinned clock, when used, goes after all requests.
+// or inspect (each limit decided for `cost` and nothing written: a peek at cost 0, a dry run
+// above; no lease). The test-only pinned clock, when used, goes after all requests.
 std::string decision_request(ScriptOperation operation, std::span<const algorithm::Limit> limits,
                              std::int64_t cost, std::string_view lease = {});
 

@@ -12,7 +12,8 @@
 -- KEYS:    the state keys of decision 1's n limits in order, then decision 2's, and so on.
 -- Reply:   every decision's verdicts in order, concatenated, seven packed doubles each: allowed,
 --          limit, remaining, retry_after, reset_after, delay, limit_index (from 0). acquire: the
---          deciding limit's; inspect: one per limit, in order, for a cost-0 peek.
+--          deciding limit's; inspect: one per limit, in order, for the request's cost, exactly as
+--          acquire decides each limit but written nowhere (cost 0: a peek; above: a dry run).
 -- acquire writes only when every limit allows and cost > 0, and every key it writes has a TTL.
 local replies = {}
 -- A TTL's decimal text by its whole ms, per call: the decisions of one window in a batch expire
