@@ -86,6 +86,7 @@ struct ServeSettings {
   Micros hsts_max_age = Micros{365} * 24 * 3600 * kMicrosPerSecond;
   Micros max_wait = 60 * kMicrosPerSecond;
   std::int64_t max_batch = 1000;
+  std::int64_t max_pending_decisions = 10'000;
   http::HeaderSets rate_limit_headers;
   std::string check_app_header = "X-Sluice-App";
   std::string check_policy_header = "X-Sluice-Policy";
@@ -319,6 +320,11 @@ const std::vector<Setting>& settings() {
     add("max_batch", "Most requests in one POST /v1/acquire/batch",
         integer_setter(&ServeSettings::max_batch, 1, 100'000),
         [](const ServeSettings& s) { return std::to_string(s.max_batch); });
+    add("max_pending_decisions",
+        "Decisions in flight at most (waiting for the store or a wait_ms retry); beyond it a "
+        "decision request gets 503 with Retry-After (gRPC: UNAVAILABLE) at once (0: no bound)",
+        integer_setter(&ServeSettings::max_pending_decisions, 0, 100'000'000),
+        [](const ServeSettings& s) { return std::to_string(s.max_pending_decisions); });
     add(
         "rate_limit_headers",
         "Rate-limit header sets on decisions: all, none, or a comma list of github "
@@ -666,17 +672,19 @@ int run_serve(const ServeCommand& command) {
       {.local_fraction = s.local_fraction,
        .store_timeout = s.redis_timeout,
        .policies = &lookup,
-       .on_store_refusal = [&refusal_log, &redis_address](const Status& status) {
-         if (std::optional<std::uint64_t> count = refusal_log.occurred()) {
-           log_json({{"level", "error"},
-                     {"msg",
-                      "redis refuses sluice's credentials or permissions; each policy's "
-                      "on_store_failure decides until they are fixed"},
-                     {"redis", redis_address},
-                     {"error", status.message()},
-                     {"refused_calls", *count}});
-         }
-       }});
+       .on_store_refusal =
+           [&refusal_log, &redis_address](const Status& status) {
+             if (std::optional<std::uint64_t> count = refusal_log.occurred()) {
+               log_json({{"level", "error"},
+                         {"msg",
+                          "redis refuses sluice's credentials or permissions; each policy's "
+                          "on_store_failure decides until they are fixed"},
+                         {"redis", redis_address},
+                         {"error", status.message()},
+                         {"refused_calls", *count}});
+             }
+           },
+       .max_pending = static_cast<std::size_t>(s.max_pending_decisions)});
   http::Metrics metrics;
   // The HTTP server starts after the API it serves; /metrics reads its connection counts once set.
   std::atomic<const http::HttpServer*> http_server{nullptr};
