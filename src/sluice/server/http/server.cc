@@ -122,7 +122,7 @@ StatusOr<std::shared_ptr<asio::ssl::context>> make_tls_context(const TlsOptions&
   if (!tls.client_ca_file.empty()) {
     if (Status status = readable("tls_client_ca", tls.client_ca_file); !status.ok()) return status;
   }
-  if (tls.hsts_max_age < 0) return invalid_argument("tls hsts_max_age: must not be negative");
+  if (tls.hsts_max_age < 0) return invalid_argument("hsts_max_age: must not be negative");
   ERR_clear_error();
   auto context = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
   SSL_CTX* native = context->native_handle();
