@@ -292,6 +292,8 @@ TEST(ServeTest, BadSettingsExitTwoNamingTheSetting) {
   EXPECT_NE(policy.err.find("invalid policy"), std::string::npos) << policy.err;
 }
 
+std::string first_admin_password(const std::string& log);  // defined below
+
 // HTTPS end to end: `sluice serve --tls-cert --tls-key` answered by curl trusting the test's CA,
 // and every TLS file problem stopping the start with exit 2 and a line naming the setting.
 TEST(ServeTest, HttpsAnswersCurlAndBadTlsFilesStopTheStartNamingTheSetting) {
@@ -327,6 +329,16 @@ TEST(ServeTest, HttpsAnswersCurlAndBadTlsFilesStopTheStartNamingTheSetting) {
   const Ran untrusted =
       run({"/usr/bin/curl", "-sS", "--max-time", "10", url});  // the system's CAs only
   EXPECT_NE(untrusted.code, 0) << untrusted.out;
+  // Over HTTPS the session cookie is Secure without --secure-cookies.
+  const std::string password = first_admin_password((*serve)->log());
+  ASSERT_FALSE(password.empty()) << (*serve)->log();
+  const Ran login = run({"/usr/bin/curl", "-sS", "-i", "--max-time", "10", "--cacert", cert, "-H",
+                         "Content-Type: application/json", "-d",
+                         json{{"user", "admin"}, {"password", password}}.dump(),
+                         "https://127.0.0.1:" + std::to_string((*serve)->port()) + "/v1/session"});
+  ASSERT_EQ(login.code, 0) << login.err;
+  EXPECT_NE(login.out.find("HTTP/1.1 200 OK"), std::string::npos) << login.out;
+  EXPECT_NE(login.out.find("; Secure"), std::string::npos) << login.out;
   EXPECT_EQ((*serve)->process().signal_and_wait(SIGTERM), 0);
 
   struct Case {
