@@ -316,4 +316,11 @@ Status FakeAccountRepository::delete_token(std::string_view id) {
   return {};
 }
 
+StatusOr<std::size_t> FakeAccountRepository::delete_user_tokens(std::string_view user) {
+  std::lock_guard lock(mutex_);
+  if (!failure_.ok()) return failure_;
+  if (!users_.contains(user)) return not_found("no user named " + std::string(user));
+  return std::erase_if(tokens_, [user](const auto& entry) { return entry.second.user == user; });
+}
+
 }  // namespace sluice::test

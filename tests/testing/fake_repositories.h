@@ -70,6 +70,7 @@ class FakeAccountRepository final : public auth::AccountRepository {
   StatusOr<auth::TokenRecord> get_token(std::string_view id) override;
   StatusOr<std::vector<auth::TokenRecord>> list_tokens(std::string_view user) override;
   Status delete_token(std::string_view id) override;
+  StatusOr<std::size_t> delete_user_tokens(std::string_view user) override;
 
   // Every later call returns `status` until fail_with(Status{}) clears it.
   void fail_with(Status status);

@@ -69,6 +69,8 @@ export function UsersView({ user }) {
   const [formError, setFormError] = useState(null);
   const [created, setCreated] = useState(null);
   const [tokenDescription, setTokenDescription] = useState('');
+  const [tokenExpiresIn, setTokenExpiresIn] = useState('');
+  const [tokenError, setTokenError] = useState(null);
   const [tokenUser, setTokenUser] = useState(user.name);
   const [secret, setSecret] = useState('');
 
@@ -102,15 +104,17 @@ export function UsersView({ user }) {
   };
   const createToken = async (event) => {
     event.preventDefault();
-    setError(null);
+    setTokenError(null);
     try {
       const body = tokenDescription ? { description: tokenDescription } : {};
       if (tokenUser !== user.name) body.user = tokenUser;
+      if (tokenExpiresIn) body.expires_in = tokenExpiresIn;
       setSecret((await api('POST', '/v1/tokens', body)).token);
       setTokenDescription('');
+      setTokenExpiresIn('');
       await load();
     } catch (e) {
-      setError(e);
+      setTokenError(e);
     }
   };
   const errors = formError?.fieldErrors ?? {};
@@ -148,17 +152,18 @@ export function UsersView({ user }) {
       )}
       <h2>API tokens</h2>
       <table class="list" aria-label="Tokens">
-        <thead><tr><th>Id</th><th>User</th><th>Description</th><th>Created</th><th></th></tr></thead>
+        <thead><tr><th>Id</th><th>User</th><th>Description</th><th>Created</th><th>Expires</th><th></th></tr></thead>
         <tbody>
           {tokens.map((t) => (
             <tr>
               <td><code>{t.id}</code></td><td>{t.user}</td><td>{t.description}</td>
               <td>{formatTime(t.created_at)}</td>
+              <td>{t.expires_at == null ? 'never' : formatTime(t.expires_at)}</td>
               <td><button type="button" class="danger" aria-label={`Revoke token ${t.id}`}
                 onClick={() => api('DELETE', `/v1/tokens/${enc(t.id)}`).then(load, setError)}>Revoke</button></td>
             </tr>
           ))}
-          {tokens.length === 0 && <tr><td colspan="5" class="muted">No tokens.</td></tr>}
+          {tokens.length === 0 && <tr><td colspan="6" class="muted">No tokens.</td></tr>}
         </tbody>
       </table>
       <form class="card" aria-label="Create a token" onSubmit={createToken}>
@@ -172,6 +177,10 @@ export function UsersView({ user }) {
           </div>
         )}
         <Field label="Description" value={tokenDescription} onInput={setTokenDescription} />
+        <Field label="Expires in" value={tokenExpiresIn} onInput={setTokenExpiresIn}
+          error={tokenError?.fieldErrors?.expires_in}
+          hint="a duration such as 30d or 12h; empty: until revoked" />
+        <Problem error={tokenError} fields={['expires_in']} />
         <button type="submit">Create token</button>
         <Secret label="The token" value={secret} />
       </form>

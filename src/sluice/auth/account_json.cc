@@ -27,7 +27,9 @@ nlohmann::json token_to_json(const TokenRecord& token) {
   return {{"id", token.id},
           {"user", token.user},
           {"description", token.description},
-          {"created_at", token.created_at}};
+          {"created_at", token.created_at},
+          {"expires_at",
+           token.expires_at ? nlohmann::json(*token.expires_at) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace sluice::auth

@@ -43,6 +43,8 @@ struct TokenRecord {
   std::string description;
   std::string secret_hash;  // hex SHA-256 of the secret part
   Micros created_at = 0;
+  // From this instant on the token is refused like a revoked one; nullopt: never expires.
+  std::optional<Micros> expires_at;
 };
 
 class AccountRepository {
@@ -74,6 +76,9 @@ class AccountRepository {
   virtual StatusOr<TokenRecord> get_token(std::string_view id) = 0;
   virtual StatusOr<std::vector<TokenRecord>> list_tokens(std::string_view user) = 0;
   virtual Status delete_token(std::string_view id) = 0;
+  // Revokes every token of `user` (none is not an error); returns how many. NotFound for an
+  // unknown user.
+  virtual StatusOr<std::size_t> delete_user_tokens(std::string_view user) = 0;
 };
 
 // What delete_user answers for the last admin, from every repository.

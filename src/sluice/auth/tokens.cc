@@ -17,7 +17,8 @@ Status invalid_token() { return {StatusCode::kUnauthenticated, "invalid token"};
 
 }  // namespace
 
-StatusOr<IssuedToken> issue_token(std::string_view user, std::string_view description, Micros now) {
+StatusOr<IssuedToken> issue_token(std::string_view user, std::string_view description, Micros now,
+                                  std::optional<Micros> expires_at) {
   StatusOr<std::string> id = random_base62(kTokenIdLength);
   if (!id.ok()) return id.status();
   StatusOr<std::string> secret = random_base62(kTokenSecretLength);
@@ -28,7 +29,8 @@ StatusOr<IssuedToken> issue_token(std::string_view user, std::string_view descri
                               .user = std::string(user),
                               .description = std::string(description),
                               .secret_hash = hash_token_secret(*secret),
-                              .created_at = now};
+                              .created_at = now,
+                              .expires_at = expires_at};
   return issued;
 }
 
@@ -55,9 +57,13 @@ bool token_secret_matches(const TokenRecord& record, std::string_view secret) {
 }
 
 StatusOr<IssuedToken> create_token(AccountRepository& accounts, std::string_view user,
-                                   std::string_view description, Micros now) {
+                                   std::string_view description, Micros now,
+                                   std::optional<Micros> expires_at) {
+  if (expires_at && *expires_at <= now) {
+    return invalid_argument("expires_at: must be in the future");
+  }
   for (int attempt = 0;; ++attempt) {
-    StatusOr<IssuedToken> issued = issue_token(user, description, now);
+    StatusOr<IssuedToken> issued = issue_token(user, description, now, expires_at);
     if (!issued.ok()) return issued.status();
     const Status stored = accounts.create_token(issued->record);
     if (stored.ok()) return issued;
@@ -66,7 +72,8 @@ StatusOr<IssuedToken> create_token(AccountRepository& accounts, std::string_view
   }
 }
 
-StatusOr<TokenRecord> verify_token(AccountRepository& accounts, std::string_view token) {
+StatusOr<TokenRecord> verify_token(AccountRepository& accounts, std::string_view token,
+                                   Micros now) {
   StatusOr<ParsedToken> parsed = parse_token(token);
   if (!parsed.ok()) return invalid_token();
   StatusOr<TokenRecord> record = accounts.get_token(parsed->id);
@@ -77,6 +84,7 @@ StatusOr<TokenRecord> verify_token(AccountRepository& accounts, std::string_view
   if (record->id != parsed->id || !token_secret_matches(*record, parsed->secret)) {
     return invalid_token();
   }
+  if (token_expired(*record, now)) return Status(StatusCode::kUnauthenticated, "token expired");
   return record;
 }
 

@@ -6,6 +6,7 @@
 // against it in constant time.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,8 +30,10 @@ struct IssuedToken {
   TokenRecord record;  // what the repository stores
 };
 
-// A fresh token for `user`, not yet stored. Internal if the CSPRNG fails.
-StatusOr<IssuedToken> issue_token(std::string_view user, std::string_view description, Micros now);
+// A fresh token for `user`, not yet stored, valid until `expires_at` (nullopt: until revoked).
+// Internal if the CSPRNG fails.
+StatusOr<IssuedToken> issue_token(std::string_view user, std::string_view description, Micros now,
+                                  std::optional<Micros> expires_at = std::nullopt);
 
 // Splits a presented token. Unauthenticated ("malformed token") unless it is exactly
 // "sluice_" + kTokenIdLength base62 + "_" + kTokenSecretLength base62 characters.
@@ -44,13 +47,21 @@ bool token_secret_matches(const TokenRecord& record, std::string_view secret);
 
 // Issues a token and stores it, retrying on the (astronomically unlikely) id collision.
 // Returns the token text, to be shown once. Errors from the repository are passed on.
+// InvalidArgument ("expires_at: ...") when `expires_at` is not after `now`.
 StatusOr<IssuedToken> create_token(AccountRepository& accounts, std::string_view user,
-                                   std::string_view description, Micros now);
+                                   std::string_view description, Micros now,
+                                   std::optional<Micros> expires_at = std::nullopt);
+
+// Whether `record` is past its expiry at `now` (expires_at itself is already expired).
+inline bool token_expired(const TokenRecord& record, Micros now) {
+  return record.expires_at && now >= *record.expires_at;
+}
 
 // The record of a presented token: parsed, looked up by id, its secret's hash compared in
 // constant time. Unauthenticated ("invalid token") for a malformed, unknown or wrong token —
-// the same answer for each, so the reply does not say which ids exist. Other repository errors
-// (e.g. Unavailable) are passed on.
-StatusOr<TokenRecord> verify_token(AccountRepository& accounts, std::string_view token);
+// the same answer for each, so the reply does not say which ids exist. Unauthenticated
+// ("token expired") for the right token at or past its expires_at: only its holder learns that.
+// Other repository errors (e.g. Unavailable) are passed on.
+StatusOr<TokenRecord> verify_token(AccountRepository& accounts, std::string_view token, Micros now);
 
 }  // namespace sluice::auth

@@ -68,7 +68,7 @@ TEST(Tokens, ParseRefusesMalformedTokens) {
 TEST_F(TokensTest, RoundTripThroughTheRepository) {
   StatusOr<IssuedToken> issued = create_token(accounts_, "alice", "laptop", kNow);
   ASSERT_TRUE(issued.ok()) << issued.status().to_string();
-  StatusOr<TokenRecord> record = verify_token(accounts_, issued->token);
+  StatusOr<TokenRecord> record = verify_token(accounts_, issued->token, kNow);
   ASSERT_TRUE(record.ok()) << record.status().to_string();
   EXPECT_EQ(record->user, "alice");
   EXPECT_EQ(record->id, issued->record.id);
@@ -84,7 +84,7 @@ TEST_F(TokensTest, TamperedSecretIsRefused) {
     std::string tampered = issued->token;
     tampered[i] = tampered[i] == 'a' ? 'b' : 'a';
     SCOPED_TRACE(tampered);
-    const StatusOr<TokenRecord> record = verify_token(accounts_, tampered);
+    const StatusOr<TokenRecord> record = verify_token(accounts_, tampered, kNow);
     EXPECT_EQ(record.status().code(), StatusCode::kUnauthenticated);
     EXPECT_EQ(record.status().message(), "invalid token");
   }
@@ -96,14 +96,14 @@ TEST_F(TokensTest, SecretOfAnotherTokenIsRefused) {
   ASSERT_TRUE(a.ok() && b.ok());
   const std::string swapped =
       "sluice_" + a->record.id + "_" + b->token.substr(b->token.size() - kTokenSecretLength);
-  EXPECT_EQ(verify_token(accounts_, swapped).status().code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(verify_token(accounts_, swapped, kNow).status().code(), StatusCode::kUnauthenticated);
 }
 
 TEST_F(TokensTest, UnknownIdAndMalformedTokensGetTheSameAnswer) {
   StatusOr<IssuedToken> unstored = issue_token("alice", "", kNow);
   ASSERT_TRUE(unstored.ok());
-  const Status unknown = verify_token(accounts_, unstored->token).status();
-  const Status malformed = verify_token(accounts_, "not a token").status();
+  const Status unknown = verify_token(accounts_, unstored->token, kNow).status();
+  const Status malformed = verify_token(accounts_, "not a token", kNow).status();
   EXPECT_EQ(unknown, (Status{StatusCode::kUnauthenticated, "invalid token"}));
   EXPECT_EQ(malformed, unknown);
 }
@@ -112,14 +112,38 @@ TEST_F(TokensTest, RevokedTokenIsRefused) {
   StatusOr<IssuedToken> issued = create_token(accounts_, "alice", "", kNow);
   ASSERT_TRUE(issued.ok());
   ASSERT_TRUE(accounts_.delete_token(issued->record.id).ok());
-  EXPECT_EQ(verify_token(accounts_, issued->token).status().code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(verify_token(accounts_, issued->token, kNow).status().code(),
+            StatusCode::kUnauthenticated);
+}
+
+TEST_F(TokensTest, ExpiredTokenIsRefusedFromItsExpiryOnAndOnlyWithTheRightSecret) {
+  const Micros expiry = kNow + 3600 * kMicrosPerSecond;
+  StatusOr<IssuedToken> issued = create_token(accounts_, "alice", "", kNow, expiry);
+  ASSERT_TRUE(issued.ok()) << issued.status().to_string();
+  EXPECT_EQ(issued->record.expires_at, expiry);
+  EXPECT_TRUE(verify_token(accounts_, issued->token, expiry - 1).ok());
+  const Status expired{StatusCode::kUnauthenticated, "token expired"};
+  EXPECT_EQ(verify_token(accounts_, issued->token, expiry).status(), expired);
+  EXPECT_EQ(verify_token(accounts_, issued->token, expiry + 1).status(), expired);
+  // A wrong secret learns nothing about the expiry.
+  std::string tampered = issued->token;
+  tampered.back() = tampered.back() == 'a' ? 'b' : 'a';
+  EXPECT_EQ(verify_token(accounts_, tampered, expiry).status().message(), "invalid token");
+}
+
+TEST_F(TokensTest, ExpiryMustBeAfterNow) {
+  for (const Micros expiry : {kNow, kNow - 1}) {
+    EXPECT_EQ(create_token(accounts_, "alice", "", kNow, expiry).status(),
+              invalid_argument("expires_at: must be in the future"));
+  }
+  EXPECT_TRUE(create_token(accounts_, "alice", "", kNow, kNow + 1).ok());
 }
 
 TEST_F(TokensTest, RepositoryOutageIsNotReportedAsABadToken) {
   StatusOr<IssuedToken> issued = create_token(accounts_, "alice", "", kNow);
   ASSERT_TRUE(issued.ok());
   accounts_.fail_with(unavailable("database is down"));
-  EXPECT_EQ(verify_token(accounts_, issued->token).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(verify_token(accounts_, issued->token, kNow).status().code(), StatusCode::kUnavailable);
 }
 
 TEST(Tokens, StoredHashOfTheWrongShapeNeverMatches) {

@@ -13,6 +13,7 @@
 #include "sluice/auth/tokens.h"
 #include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
+#include "sluice/core/duration.h"
 
 namespace sluice::cli {
 namespace {
@@ -29,8 +30,11 @@ struct AdminOptions {
   std::string description;
   std::string token_id;
   std::string format = "table";
+  std::string expires_in;  // token create: a duration from now
+  std::string expires_at;  // token create: an RFC 3339 instant
   bool admin = false;
   bool password_stdin = false;
+  bool keep_tokens = false;  // user password: leave the user's API tokens valid
 };
 
 Micros now(const Environment& env) { return env.clock != nullptr ? env.clock->now() : 0; }
@@ -171,6 +175,12 @@ int run_user_password(const Run& run, const AdminOptions& options) {
     return run.fail(s);
   }
   run.note() << "set the password of " << options.user << "\n";
+  if (!options.keep_tokens) {
+    StatusOr<std::size_t> revoked = session->accounts->delete_user_tokens(options.user);
+    if (!revoked.ok()) return run.fail(revoked.status());
+    run.note() << "revoked " << *revoked << " API token" << (*revoked == 1 ? "" : "s") << " of "
+               << options.user << " (--keep-tokens keeps them)\n";
+  }
   if (generated) print_secret(run, "the new one-time password", *password);
   return kExitOk;
 }
@@ -237,10 +247,35 @@ int run_token_create(const Run& run, const AdminOptions& options) {
     return run.fail(invalid_argument("--user: required (whose token is it?) unless --as is given"));
   }
   if (Status s = authorize_tokens(*session, owner); !s.ok()) return run.fail(s);
+  const Micros created = now(run.env());
+  std::optional<Micros> expires_at;
+  if (!options.expires_in.empty() && !options.expires_at.empty()) {
+    return run.fail(invalid_argument("--expires-at: give --expires-in or --expires-at, not both"));
+  }
+  if (!options.expires_in.empty()) {
+    StatusOr<Micros> duration = parse_duration(options.expires_in);
+    if (!duration.ok()) {
+      return run.fail(invalid_argument("--expires-in: " + duration.status().message()));
+    }
+    if (*duration <= 0 || *duration > kMaxTimestamp - created) {
+      return run.fail(invalid_argument("--expires-in: must be positive and end by the year 9999"));
+    }
+    expires_at = created + *duration;
+  } else if (!options.expires_at.empty()) {
+    StatusOr<Micros> instant = parse_timestamp(options.expires_at);
+    if (!instant.ok()) {
+      return run.fail(invalid_argument("--expires-at: " + instant.status().message()));
+    }
+    if (*instant <= created)
+      return run.fail(invalid_argument("--expires-at: must be in the future"));
+    expires_at = *instant;
+  }
   StatusOr<auth::IssuedToken> issued =
-      auth::create_token(*session->accounts, owner, options.description, now(run.env()));
+      auth::create_token(*session->accounts, owner, options.description, created, expires_at);
   if (!issued.ok()) return run.fail(issued.status());
-  run.note() << "created token " << issued->record.id << " for " << owner << "\n";
+  run.note() << "created token " << issued->record.id << " for " << owner;
+  if (expires_at) run.note() << ", expires " << format_timestamp(*expires_at);
+  run.note() << "\n";
   print_secret(run, "the token", issued->token);
   return kExitOk;
 }
@@ -274,9 +309,16 @@ int run_token_list(const Run& run, const AdminOptions& options) {
     run.out() << list.dump(2) << "\n";
     return kExitOk;
   }
-  std::vector<std::vector<std::string>> rows = {{"ID", "USER", "CREATED", "DESCRIPTION"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"ID", "USER", "CREATED", "EXPIRES", "DESCRIPTION"}};
+  const Micros at = now(run.env());
   for (const auth::TokenRecord& token : tokens) {
-    rows.push_back({token.id, token.user, format_time(token.created_at), token.description});
+    const std::string expires = !token.expires_at ? std::string("never")
+                                : auth::token_expired(token, at)
+                                    ? format_time(*token.expires_at) + " (expired)"
+                                    : format_time(*token.expires_at);
+    rows.push_back(
+        {token.id, token.user, format_time(token.created_at), expires, token.description});
   }
   run.out() << format_table(rows);
   return kExitOk;
@@ -361,6 +403,8 @@ void add_admin_command(CLI::App& app, std::shared_ptr<const Environment> env) {
       "Set a user's password: generated and printed once, or --password-stdin", run_user_password);
   user_password->add_option("name", options->user, "User name")->required();
   add_password_stdin(user_password);
+  user_password->add_flag("--keep-tokens", options->keep_tokens,
+                          "Keep the user's API tokens (default: a new password revokes them)");
 
   CLI::App* role = group->add_subcommand("role", "Grant or revoke per-app roles");
   role->require_subcommand(1);
@@ -395,6 +439,11 @@ void add_admin_command(CLI::App& app, std::shared_ptr<const Environment> env) {
                            "Whose token (default: the --as user; required without --as)");
   token_create->add_option("--description", options->description,
                            "What the token is for, e.g. \"ci deploys\"");
+  token_create->add_option("--expires-in", options->expires_in,
+                           "Refuse the token after this long, e.g. 30d, 12h (default: never)");
+  token_create->add_option("--expires-at", options->expires_at,
+                           "Refuse the token from this RFC 3339 instant, e.g. "
+                           "2027-01-01T00:00:00Z (default: never)");
   CLI::App* token_list =
       leaf(token, "list", "token list",
            "List token ids and descriptions (never secrets): one user's, or all (only the "

@@ -5,6 +5,7 @@
 #include "sluice/auth/tokens.h"
 #include "sluice/cli/cli_test_support.h"
 #include "sluice/cli/command_support.h"
+#include "sluice/core/duration.h"
 
 namespace sluice::cli {
 namespace {
@@ -144,8 +145,8 @@ TEST_F(AdminCommandTest, ListingsPrintCreationTimesAsIsoUtcWithMicroseconds) {
             "checkout  2023-11-14T22:13:21.123456Z  the shop\n");
   const CliResult tokens = run({"admin", "token", "list"});
   EXPECT_EQ(tokens.out, "ID" + std::string(id.size(), ' ') +
-                            "USER  CREATED                      DESCRIPTION\n" + id +
-                            "  bob   2026-11-24T09:15:02.123456Z  deploys\n");
+                            "USER  CREATED                      EXPIRES  DESCRIPTION\n" + id +
+                            "  bob   2026-11-24T09:15:02.123456Z  never    deploys\n");
 
   EXPECT_THAT(run({"admin", "user", "list", "--format", "json"}).out,
               HasSubstr("\"created_at\": 1700000061123457"));
@@ -167,7 +168,7 @@ TEST_F(AdminCommandTest, TokenCreatePrintsTheTokenOnceAndStoresOnlyItsHash) {
   const CliResult r = run({"admin", "token", "create", "--user", "ci", "--description", "deploys"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   const std::string token = first_line(r.out);
-  const StatusOr<auth::TokenRecord> record = auth::verify_token(*accounts, token);
+  const StatusOr<auth::TokenRecord> record = auth::verify_token(*accounts, token, clock.now());
   ASSERT_TRUE(record.ok()) << record.status().to_string();
   EXPECT_EQ(record->user, "ci");
   EXPECT_EQ(record->description, "deploys");
@@ -178,8 +179,62 @@ TEST_F(AdminCommandTest, TokenCreatePrintsTheTokenOnceAndStoresOnlyItsHash) {
 
   const CliResult revoked = run({"admin", "token", "revoke", record->id});
   EXPECT_EQ(revoked.code, kExitOk) << revoked.err;
-  EXPECT_FALSE(auth::verify_token(*accounts, token).ok());
+  EXPECT_FALSE(auth::verify_token(*accounts, token, clock.now()).ok());
   EXPECT_EQ(run({"admin", "token", "revoke", record->id}).code, kExitNotFound);
+}
+
+TEST_F(AdminCommandTest, TokenCreateWithAnExpiryIsRefusedFromThatInstantAndListedSo) {
+  add_user("ci");
+  const CliResult r = run({"admin", "token", "create", "--user", "ci", "--expires-in", "30d"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const std::string token = first_line(r.out);
+  const Micros expiry = clock.now() + 30 * 24 * 3600 * kMicrosPerSecond;
+  EXPECT_THAT(r.err, HasSubstr("expires " + format_timestamp(expiry)));
+  StatusOr<auth::TokenRecord> record = auth::verify_token(*accounts, token, expiry - 1);
+  ASSERT_TRUE(record.ok()) << record.status().to_string();
+  EXPECT_EQ(record->expires_at, expiry);
+  EXPECT_EQ(auth::verify_token(*accounts, token, expiry).status(),
+            (Status{StatusCode::kUnauthenticated, "token expired"}));
+  EXPECT_THAT(run({"admin", "token", "list"}).out, HasSubstr(format_timestamp(expiry)));
+  EXPECT_THAT(run({"admin", "token", "list", "--format", "json"}).out,
+              HasSubstr("\"expires_at\": " + std::to_string(expiry)));
+  clock.set(expiry);
+  EXPECT_THAT(run({"admin", "token", "list"}).out,
+              HasSubstr(format_timestamp(expiry) + " (expired)"));
+
+  const CliResult at =
+      run({"admin", "token", "create", "--user", "ci", "--expires-at", "2099-01-01T00:00:00Z"});
+  ASSERT_EQ(at.code, kExitOk) << at.err;
+  EXPECT_THAT(at.err, HasSubstr("expires 2099-01-01T00:00:00.000000Z"));
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--expires-in", "30 days"},
+        std::vector<std::string>{"--expires-in", "0s"},
+        std::vector<std::string>{"--expires-at", "2001-01-01T00:00:00Z"},
+        std::vector<std::string>{"--expires-at", "tomorrow"},
+        std::vector<std::string>{"--expires-in", "1d", "--expires-at", "2099-01-01T00:00:00Z"}}) {
+    std::vector<std::string> args = {"admin", "token", "create", "--user", "ci"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const CliResult refused = run(args);
+    SCOPED_TRACE(bad.front() + " " + bad[1]);
+    EXPECT_EQ(refused.code, kExitInvalid);
+    EXPECT_THAT(refused.err, HasSubstr(bad.size() > 2 ? "--expires-at" : bad.front()));
+  }
+}
+
+TEST_F(AdminCommandTest, UserPasswordRevokesTheUsersTokensUnlessKeepTokens) {
+  add_user("ci");
+  add_user("other");
+  const std::string first = first_line(run({"admin", "token", "create", "--user", "ci"}).out);
+  const std::string others = first_line(run({"admin", "token", "create", "--user", "other"}).out);
+  const CliResult kept = run({"admin", "user", "password", "ci", "--keep-tokens"});
+  ASSERT_EQ(kept.code, kExitOk) << kept.err;
+  EXPECT_TRUE(auth::verify_token(*accounts, first, clock.now()).ok());
+  const CliResult reset = run({"admin", "user", "password", "ci"});
+  ASSERT_EQ(reset.code, kExitOk) << reset.err;
+  EXPECT_THAT(reset.err, HasSubstr("revoked 1 API token of ci"));
+  EXPECT_EQ(auth::verify_token(*accounts, first, clock.now()).status().code(),
+            StatusCode::kUnauthenticated);
+  EXPECT_TRUE(auth::verify_token(*accounts, others, clock.now()).ok());
 }
 
 TEST_F(AdminCommandTest, TokenCreateNeedsAnOwner) {

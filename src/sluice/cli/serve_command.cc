@@ -79,8 +79,14 @@ struct ServeSettings {
   std::int64_t max_connections = 0;           // 0: from the descriptor limit
   std::int64_t max_connections_per_peer = 0;  // 0: half of max_connections
   Micros shutdown_timeout = 10 * kMicrosPerSecond;
+  std::string tls_cert;  // empty (with tls_key): plain HTTP
+  std::string tls_key;
+  std::string tls_client_ca;
+  Micros tls_handshake_timeout = 5 * kMicrosPerSecond;
+  Micros hsts_max_age = Micros{365} * 24 * 3600 * kMicrosPerSecond;
   Micros max_wait = 60 * kMicrosPerSecond;
   std::int64_t max_batch = 1000;
+  std::int64_t max_pending_decisions = 10'000;
   http::HeaderSets rate_limit_headers;
   std::string check_app_header = "X-Sluice-App";
   std::string check_policy_header = "X-Sluice-Policy";
@@ -287,12 +293,38 @@ const std::vector<Setting>& settings() {
         "On SIGTERM/SIGINT: how long in-flight requests may take before connections are cut",
         duration_setter(&ServeSettings::shutdown_timeout, true),
         [](const ServeSettings& s) { return format_duration(s.shutdown_timeout); });
+    add("tls_cert",
+        "HTTPS: PEM certificate chain (server certificate first); with tls_key, the HTTP port "
+        "serves TLS 1.2+ only (default: plain HTTP)",
+        string_setter(&ServeSettings::tls_cert, true),
+        [](const ServeSettings& s) { return s.tls_cert; });
+    add("tls_key", "HTTPS: the certificate's PEM private key (unencrypted; keep it mode 0600)",
+        string_setter(&ServeSettings::tls_key, true),
+        [](const ServeSettings& s) { return s.tls_key; });
+    add("tls_client_ca",
+        "HTTPS: require client certificates signed by a CA in this PEM file (default: none "
+        "asked)",
+        string_setter(&ServeSettings::tls_client_ca, true),
+        [](const ServeSettings& s) { return s.tls_client_ca; });
+    add("tls_handshake_timeout",
+        "HTTPS: how long a new connection may take to finish its handshake",
+        duration_setter(&ServeSettings::tls_handshake_timeout, false),
+        [](const ServeSettings& s) { return format_duration(s.tls_handshake_timeout); });
+    add("hsts_max_age",
+        "HTTPS: Strict-Transport-Security max-age sent on every response over TLS (0: none)",
+        duration_setter(&ServeSettings::hsts_max_age, true),
+        [](const ServeSettings& s) { return format_duration(s.hsts_max_age); });
     add("max_wait", "Largest wait_ms a POST /v1/acquire may ask for",
         duration_setter(&ServeSettings::max_wait, true),
         [](const ServeSettings& s) { return format_duration(s.max_wait); });
     add("max_batch", "Most requests in one POST /v1/acquire/batch",
         integer_setter(&ServeSettings::max_batch, 1, 100'000),
         [](const ServeSettings& s) { return std::to_string(s.max_batch); });
+    add("max_pending_decisions",
+        "Decisions in flight at most (waiting for the store or a wait_ms retry); beyond it a "
+        "decision request gets 503 with Retry-After (gRPC: UNAVAILABLE) at once (0: no bound)",
+        integer_setter(&ServeSettings::max_pending_decisions, 0, 100'000'000),
+        [](const ServeSettings& s) { return std::to_string(s.max_pending_decisions); });
     add(
         "rate_limit_headers",
         "Rate-limit header sets on decisions: all, none, or a comma list of github "
@@ -578,6 +610,28 @@ int run_serve(const ServeCommand& command) {
     }
     grpc_listen = *split;
   }
+  if (s.tls_cert.empty() != s.tls_key.empty()) {
+    std::cerr << "sluice serve: " << (s.tls_cert.empty() ? "tls_key" : "tls_cert") << ": set, but "
+              << (s.tls_cert.empty() ? "tls_cert" : "tls_key")
+              << " is not; HTTPS needs both (--tls-cert and --tls-key)\n";
+    return 2;
+  }
+  if (s.tls_cert.empty() && !s.tls_client_ca.empty()) {
+    std::cerr << "sluice serve: tls_client_ca: needs HTTPS (--tls-cert and --tls-key)\n";
+    return 2;
+  }
+  std::optional<http::TlsOptions> tls;
+  if (!s.tls_cert.empty()) {
+    tls = http::TlsOptions{.cert_file = s.tls_cert,
+                           .key_file = s.tls_key,
+                           .client_ca_file = s.tls_client_ca,
+                           .hsts_max_age = s.hsts_max_age};
+    // Load the files now, before any database or Redis is opened: never start half-configured.
+    if (Status status = http::check_tls_options(*tls); !status.ok()) {
+      std::cerr << "sluice serve: " << status.message() << "\n";
+      return 2;
+    }
+  }
   StatusOr<std::vector<policy::Policy>> files = policy::load_policy_files(s.policy_files);
   StatusOr<std::vector<policy::Policy>> demo =
       policy::parse_policy_texts({{"built-in demo policy", std::string(demo_policies())}});
@@ -618,17 +672,19 @@ int run_serve(const ServeCommand& command) {
       {.local_fraction = s.local_fraction,
        .store_timeout = s.redis_timeout,
        .policies = &lookup,
-       .on_store_refusal = [&refusal_log, &redis_address](const Status& status) {
-         if (std::optional<std::uint64_t> count = refusal_log.occurred()) {
-           log_json({{"level", "error"},
-                     {"msg",
-                      "redis refuses sluice's credentials or permissions; each policy's "
-                      "on_store_failure decides until they are fixed"},
-                     {"redis", redis_address},
-                     {"error", status.message()},
-                     {"refused_calls", *count}});
-         }
-       }});
+       .on_store_refusal =
+           [&refusal_log, &redis_address](const Status& status) {
+             if (std::optional<std::uint64_t> count = refusal_log.occurred()) {
+               log_json({{"level", "error"},
+                         {"msg",
+                          "redis refuses sluice's credentials or permissions; each policy's "
+                          "on_store_failure decides until they are fixed"},
+                         {"redis", redis_address},
+                         {"error", status.message()},
+                         {"refused_calls", *count}});
+             }
+           },
+       .max_pending = static_cast<std::size_t>(s.max_pending_decisions)});
   http::Metrics metrics;
   // The HTTP server starts after the API it serves; /metrics reads its connection counts once set.
   std::atomic<const http::HttpServer*> http_server{nullptr};
@@ -662,7 +718,9 @@ int run_serve(const ServeCommand& command) {
     }
   });
   http::AdminAuth admin_auth(*policies->accounts, SystemClock::instance(),
-                             {.session_ttl = s.session_ttl, .secure_cookies = s.secure_cookies});
+                             {.session_ttl = s.session_ttl,
+                              // Over HTTPS a session cookie never needs to travel in clear.
+                              .secure_cookies = s.secure_cookies || tls.has_value()});
   http::AdminApi admin(*policies->policies, *policies->accounts, store, admin_auth,
                        SystemClock::instance(),
                        [cache = policies->cache.get()] { (void)cache->refresh_now(); },
@@ -686,6 +744,8 @@ int run_serve(const ServeCommand& command) {
        .first_request_timeout = s.first_request_timeout,
        .max_connections = static_cast<std::size_t>(s.max_connections),
        .max_connections_per_peer = static_cast<std::size_t>(s.max_connections_per_peer),
+       .tls = tls,
+       .tls_handshake_timeout = s.tls_handshake_timeout,
        .access_log = s.access_log,
        .on_response = [&metrics](
                           std::string_view route, int status,
@@ -693,7 +753,7 @@ int run_serve(const ServeCommand& command) {
       router);
   if (!server.ok()) {
     std::cerr << "sluice serve: " << server.status().message() << "\n";
-    return 1;
+    return server.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
   http_server.store(server->get());
   log_json({{"msg", "listening"},
@@ -701,6 +761,8 @@ int run_serve(const ServeCommand& command) {
             {"max_connections", (*server)->max_connections()},
             {"max_connections_per_peer", (*server)->max_connections_per_peer()},
             {"port", (*server)->port()},
+            {"scheme", tls ? "https" : "http"},
+            {"client_certificates", !s.tls_client_ca.empty()},
             {"store", redis ? "redis" : "memory"},
             {"policies", policies->cache->snapshot()->policies.size()}});
   std::unique_ptr<grpc_server::GrpcServer> grpc;

@@ -129,6 +129,13 @@ void DecisionMetrics::write(std::string& out) const {
              "WRONGPASS, NOPERM): a configuration to fix, not an outage. Also counted in "
              "sluice_store_errors_total.");
   out += "sluice_store_refusals_total " + std::to_string(store_refusals()) + "\n";
+  write_help(out, "sluice_decisions_pending", "gauge",
+             "Decisions in flight: asked of the store and not answered, or waiting to retry.");
+  out += "sluice_decisions_pending " + std::to_string(pending()) + "\n";
+  write_help(out, "sluice_decisions_overloaded_total", "counter",
+             "Decision requests refused at once because max_pending decisions were in flight "
+             "(HTTP 503 with Retry-After, gRPC UNAVAILABLE).");
+  out += "sluice_decisions_overloaded_total " + std::to_string(overloaded()) + "\n";
   write_help(out, "sluice_decision_duration_seconds", "histogram",
              "From a decision request reaching the limiter to its answer, waiting included.");
   for (const auto& [policy, counters] : policies_) {

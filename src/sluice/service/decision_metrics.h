@@ -9,6 +9,8 @@
 //                                            or permissions (NOAUTH, WRONGPASS, NOPERM)
 //   sluice_decision_duration_seconds{policy} histogram: request handed to the Limiter -> answer,
 //                                            waiting included
+//   sluice_decisions_pending                 gauge: decisions in flight (max_pending bounds it)
+//   sluice_decisions_overloaded_total        requests refused at max_pending (503 / UNAVAILABLE)
 // Label values are bounded: policies that exist. Thread-safe.
 #pragma once
 
@@ -57,6 +59,14 @@ class DecisionMetrics {
   }
   std::uint64_t store_errors() const { return store_errors_.load(std::memory_order_relaxed); }
   std::uint64_t store_refusals() const { return store_refusals_.load(std::memory_order_relaxed); }
+  // Decisions in flight: the Limiter takes and gives back places here (LimiterOptions::
+  // max_pending), so the gauge is the bound's own count.
+  std::atomic<std::size_t>& pending() { return pending_; }
+  std::size_t pending() const { return pending_.load(std::memory_order_relaxed); }
+  void record_overloaded(std::size_t requests) {
+    overloaded_.fetch_add(requests, std::memory_order_relaxed);
+  }
+  std::uint64_t overloaded() const { return overloaded_.load(std::memory_order_relaxed); }
 
   // Appends the exposition text of every metric above.
   void write(std::string& out) const;
@@ -85,6 +95,8 @@ class DecisionMetrics {
   std::map<std::string, std::unique_ptr<PolicyCounters>, std::less<>> policies_;
   std::atomic<std::uint64_t> store_errors_{0};
   std::atomic<std::uint64_t> store_refusals_{0};
+  std::atomic<std::size_t> pending_{0};
+  std::atomic<std::uint64_t> overloaded_{0};
 };
 
 // Escapes a label value for the text format (backslash, double quote, newline).

@@ -65,6 +65,7 @@ struct Limiter::Attempt {
   std::shared_ptr<const policy::Policy> looked_up;  // keeps `policy` alive when found by name
   const policy::Policy* policy = nullptr;
   DecisionCallback done;
+  bool reserved = false;  // holds a place among max_pending until answered
   Micros started = 0;     // steady clock
   Micros wait_until = 0;  // steady clock: no retry is scheduled past it
 };
@@ -101,16 +102,48 @@ StatusOr<std::shared_ptr<const policy::Policy>> Limiter::find(std::string_view n
   return policy;
 }
 
+Status overloaded(std::size_t max_pending) {
+  return unavailable("overloaded: " + std::to_string(max_pending) +
+                     " decisions are in flight (max_pending); retry shortly");
+}
+
+bool is_overloaded(const Status& status) {
+  return status.code() == StatusCode::kUnavailable && status.message().starts_with("overloaded: ");
+}
+
+bool Limiter::reserve(std::size_t count) {
+  if (options_.max_pending == 0) return true;
+  std::atomic<std::size_t>& pending = metrics_.pending();
+  std::size_t now = pending.load(std::memory_order_relaxed);
+  do {
+    if (count > options_.max_pending || now > options_.max_pending - count) {
+      metrics_.record_overloaded(count);
+      return false;
+    }
+  } while (!pending.compare_exchange_weak(now, now + count, std::memory_order_relaxed));
+  return true;
+}
+
 void Limiter::acquire(AcquireRequest request, DecisionCallback done) {
+  if (!reserve(1)) return done(overloaded(options_.max_pending));
+  acquire_reserved(std::move(request), std::move(done));
+}
+
+void Limiter::acquire_reserved(AcquireRequest request, DecisionCallback done) {
   std::vector<algorithm::FieldError> errors;
   if (request.wait < 0) errors.push_back({"wait", "must not be negative"});
   if (request.store_timeout < 0) errors.push_back({"store_timeout", "must not be negative"});
   if (!errors.empty()) {
+    unreserve(1);
     return done(invalid_argument(errors.front().field + ": " + errors.front().message));
   }
   StatusOr<std::shared_ptr<const policy::Policy>> policy = find(request.policy, request.app);
-  if (!policy.ok()) return done(policy.status());
+  if (!policy.ok()) {
+    unreserve(1);
+    return done(policy.status());
+  }
   auto attempt = std::make_shared<Attempt>();
+  attempt->reserved = options_.max_pending != 0;
   attempt->started = steady_.now();
   attempt->wait_until = attempt->started + request.wait;
   attempt->policy = policy->get();
@@ -127,7 +160,9 @@ void Limiter::acquire(AcquireRequest request, DecisionCallback done) {
 void Limiter::try_acquire_async(const policy::Policy& policy, std::string_view app,
                                 std::string_view subject, std::int64_t cost, DecisionCallback done,
                                 Micros store_timeout) {
+  if (!reserve(1)) return done(overloaded(options_.max_pending));
   auto attempt = std::make_shared<Attempt>();
+  attempt->reserved = options_.max_pending != 0;
   attempt->started = steady_.now();
   attempt->wait_until = attempt->started;
   attempt->policy = &policy;
@@ -181,12 +216,15 @@ void Limiter::acquire_all(std::vector<AcquireRequest> requests, BatchCallback do
     BatchCallback done;
   };
   if (requests.empty()) return done({});
+  if (!reserve(requests.size())) {
+    return done(std::vector<StatusOr<Decision>>(requests.size(), overloaded(options_.max_pending)));
+  }
   auto batch = std::make_shared<Batch>();
   batch->answers.resize(requests.size());
   batch->left.store(requests.size());
   batch->done = std::move(done);
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    acquire(std::move(requests[i]), [batch, i](StatusOr<Decision> decision) {
+    acquire_reserved(std::move(requests[i]), [batch, i](StatusOr<Decision> decision) {
       batch->answers[i].emplace(std::move(decision));
       if (batch->left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
       std::vector<StatusOr<Decision>> answers;
@@ -242,6 +280,10 @@ void Limiter::answer(Attempt& attempt, StatusOr<Decision> decision) {
     if (decision->shadow_denied) ++shadow_denied_;
     if (decision->degraded) ++degraded_;
     metrics_.record(*decision, steady_.now() - attempt.started);
+  }
+  if (attempt.reserved) {
+    attempt.reserved = false;
+    unreserve(1);
   }
   const DecisionCallback done = std::move(attempt.done);
   done(std::move(decision));
@@ -358,7 +400,9 @@ LimiterStats Limiter::stats() const {
           .shadow_denied = shadow_denied_.load(),
           .degraded = degraded_.load(),
           .store_errors = metrics_.store_errors(),
-          .store_refusals = metrics_.store_refusals()};
+          .store_refusals = metrics_.store_refusals(),
+          .overloaded = metrics_.overloaded(),
+          .pending = std::as_const(metrics_).pending()};
 }
 
 }  // namespace sluice::service

@@ -51,6 +51,12 @@ struct LimiterOptions {
   // Deadlines and waits, and the clock that times them. Null: the limiter runs a TimerQueue of
   // its own on the steady clock, started on first need.
   TimerQueue* timers = nullptr;
+  // Decisions in flight at most: asked of the store and not answered yet, or waiting for a
+  // retry (wait). Beyond it acquire, acquire_all and try_acquire_async answer at once with
+  // overloaded() (a batch all or nothing), so a saturated store costs neither unbounded memory
+  // nor unbounded latency. 0: no bound — the default, so embedders (the library, sluice bench)
+  // keep getting failure-mode answers; `sluice serve` sets max_pending_decisions (10 000).
+  std::size_t max_pending = 0;
 };
 
 struct LimiterStats {
@@ -60,7 +66,15 @@ struct LimiterStats {
   std::uint64_t degraded = 0;        // decided by the failure mode
   std::uint64_t store_errors = 0;    // store calls that failed or passed their deadline
   std::uint64_t store_refusals = 0;  // of those, refused for credentials or permissions
+  std::uint64_t overloaded = 0;      // requests refused at max_pending
+  std::size_t pending = 0;           // decisions in flight now
 };
+
+// The answer to a decision request beyond LimiterOptions::max_pending: Unavailable, so HTTP says
+// 503 and gRPC UNAVAILABLE; front ends add their retry hint.
+Status overloaded(std::size_t max_pending);
+// Whether `status` is overloaded()'s answer.
+bool is_overloaded(const Status& status);
 
 // One decision request, as every front end hands it over.
 struct AcquireRequest {
@@ -158,6 +172,13 @@ class Limiter {
   Decision degrade(const policy::Policy& policy, std::string_view subject, std::int64_t cost);
   void count_store_error(const Status& status);
   void lease_operation(LeaseRequest request, bool release, LeaseCallback done);
+  // Takes `count` places among max_pending, all or none; false when they do not fit (counted).
+  bool reserve(std::size_t count);
+  void unreserve(std::size_t count) {
+    if (options_.max_pending != 0) metrics_.pending().fetch_sub(count, std::memory_order_relaxed);
+  }
+  // acquire() for a request whose place is already reserved; gives it back on every answer.
+  void acquire_reserved(AcquireRequest request, DecisionCallback done);
   TimerQueue& timers();
 
   store::Store& store_;

@@ -117,6 +117,54 @@ TEST_F(LimiterPipelineTest, StoreThatNeverAnswersIsDecidedByTheFailureModeAtTheD
   EXPECT_EQ(timers_.pending(), 0u);
 }
 
+TEST_F(LimiterPipelineTest, BeyondMaxPendingRequestsAreRefusedAtOnceAndPlacesComeBack) {
+  SilentStore silent;
+  Limiter limiter(silent, &memory_, {.policies = &lookup_, .timers = &timers_, .max_pending = 2});
+  Answers held;
+  limiter.acquire({.app = "web", .policy = "open", .subject = "a"}, held.callback());
+  limiter.acquire({.app = "web", .policy = "open", .subject = "b"}, held.callback());
+  EXPECT_EQ(limiter.stats().pending, 2u);
+  Answers refused;
+  limiter.acquire({.app = "web", .policy = "open", .subject = "c"}, refused.callback());
+  ASSERT_EQ(refused.received.size(), 1u);  // at once, without asking the store
+  EXPECT_TRUE(is_overloaded(refused.received[0].status()));
+  EXPECT_EQ(refused.received[0].status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(silent.held.size(), 2u);
+  // A batch that does not fit whole is refused whole; so is a held-policy call.
+  std::optional<std::vector<StatusOr<Decision>>> batch;
+  limiter.acquire_all({{.app = "web", .policy = "open", .subject = "d"}},
+                      [&batch](std::vector<StatusOr<Decision>> answers) { batch = answers; });
+  ASSERT_TRUE(batch.has_value());
+  ASSERT_EQ(batch->size(), 1u);
+  EXPECT_TRUE(is_overloaded(batch->front().status()));
+  limiter.try_acquire_async(*lookup_.find("open"), "web", "e", 1, refused.callback());
+  ASSERT_EQ(refused.received.size(), 2u);
+  EXPECT_TRUE(is_overloaded(refused.received[1].status()));
+  EXPECT_EQ(limiter.stats().overloaded, 3u);
+  EXPECT_EQ(silent.held.size(), 2u);
+
+  // An answer gives its place back; so do requests refused for their own reasons.
+  silent.held[0](Decision{.verdict = {.allowed = true, .limit = 4}});
+  EXPECT_EQ(held.received.size(), 1u);
+  EXPECT_EQ(limiter.stats().pending, 1u);
+  limiter.acquire({.app = "web", .policy = "nope", .subject = "x"}, refused.callback());
+  EXPECT_EQ(refused.received.back().status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(limiter.stats().pending, 1u);
+  limiter.acquire({.app = "web", .policy = "open", .subject = "f"}, held.callback());
+  EXPECT_EQ(silent.held.size(), 3u);
+  EXPECT_EQ(limiter.stats().pending, 2u);
+  // A deadline answers too, and frees the place.
+  clock_.advance(kMicrosPerSecond);
+  timers_.fire_due();
+  EXPECT_EQ(held.received.size(), 3u);
+  EXPECT_EQ(limiter.stats().pending, 0u);
+  EXPECT_EQ(limiter.stats().overloaded, 3u);
+  std::string text;
+  limiter.metrics().write(text);
+  EXPECT_NE(text.find("sluice_decisions_overloaded_total 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("sluice_decisions_pending 0\n"), std::string::npos) << text;
+}
+
 TEST_F(LimiterPipelineTest, AnAnswerBeforeTheDeadlineCancelsIt) {
   SilentStore silent;
   Limiter limiter(silent, &memory_, {.policies = &lookup_, .timers = &timers_});

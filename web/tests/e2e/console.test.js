@@ -460,12 +460,17 @@ describe('console', () => {
     await page.getByRole('table', { name: 'Users' }).getByRole('cell', { name: 'dave', exact: true }).waitFor();
 
     const tokenForm = page.getByRole('form', { name: 'Create a token' });
+    await tokenForm.getByLabel('Expires in', { exact: true }).fill('30 days');
+    await tokenForm.getByRole('button', { name: 'Create token' }).click();
+    await tokenForm.locator('.field.invalid').getByText(/unit/).waitFor();
     await tokenForm.getByLabel('Description', { exact: true }).fill('ci');
+    await tokenForm.getByLabel('Expires in', { exact: true }).fill('30d');
     await tokenForm.getByRole('button', { name: 'Create token' }).click();
     const token = await tokenForm.locator('code.secret').innerText();
     const whoami = await fetch(server.url + '/v1/session', { headers: { Authorization: `Bearer ${token}` } });
     assert.equal(whoami.status, 200);
     const row = page.getByRole('table', { name: 'Tokens' }).getByRole('row', { name: /ci/ });
+    assert.notEqual(await row.getByRole('cell').nth(4).innerText(), 'never');
     await row.getByRole('button', { name: /Revoke token/ }).click();
     await row.waitFor({ state: 'detached' });
     const revoked = await fetch(server.url + '/v1/session', { headers: { Authorization: `Bearer ${token}` } });

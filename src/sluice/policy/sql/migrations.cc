@@ -167,10 +167,18 @@ void add_user_generation(soci::session& sql, Dialect dialect) {
   sql << "ALTER TABLE users ADD COLUMN generation BIGINT NOT NULL DEFAULT 0";
 }
 
+// tokens.expires_at (auth::TokenRecord::expires_at): NULL for tokens that never expire, which
+// every token of before is. Re-runnable for the same reason as add_user_generation.
+void add_token_expiry(soci::session& sql, Dialect dialect) {
+  if (column_exists(sql, dialect, "tokens", "expires_at")) return;
+  sql << "ALTER TABLE tokens ADD COLUMN expires_at BIGINT NULL";
+}
+
 const std::vector<Migration>& all_migrations() {
   static const auto* list = new std::vector<Migration>{
       {.version = 1, .name = "policies, history, revisions and accounts", .apply = initial_schema},
       {.version = 2, .name = "users.generation", .apply = add_user_generation},
+      {.version = 3, .name = "tokens.expires_at", .apply = add_token_expiry},
   };
   return *list;
 }

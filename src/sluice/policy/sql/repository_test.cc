@@ -1035,16 +1035,98 @@ TEST_P(RepositoryTest, GenerationMigrationRerunsOverAnExistingColumn) {
   ASSERT_OK(accounts().create_user({.name = "dave"}, "hash"));
   StatusOr<auth::User> before = accounts().get_user("dave");
   ASSERT_OK(before);
-  ASSERT_OK(stores_.database->run("forgetting migration 2", [](soci::session& session) {
-    session << "DELETE FROM schema_migrations WHERE version = 2";
+  ASSERT_OK(stores_.database->run("forgetting migrations 2 and later", [](soci::session& session) {
+    // With the later ones (tokens.expires_at too): each re-runs over its existing column.
+    session << "DELETE FROM schema_migrations WHERE version >= 2";
     return Status();
   }));
   StatusOr<int> applied = sql::apply_migrations(*stores_.database);
   ASSERT_OK(applied);
-  EXPECT_EQ(*applied, 1);
+  EXPECT_EQ(*applied, static_cast<int>(sql::schema_migrations().size()) - 1);
   StatusOr<auth::User> after = accounts().get_user("dave");
   ASSERT_OK(after);
   EXPECT_EQ(after->generation, before->generation);
+}
+
+TEST_P(RepositoryTest, TokenExpiryIsStoredAndAUsersTokensAreRevokedTogether) {
+  ASSERT_OK(accounts().create_user({.name = "bob"}, "hash"));
+  ASSERT_OK(accounts().create_user({.name = "alice"}, "hash"));
+  const std::string secret_hash(64, 'f');
+  const Micros expiry = kEpoch + 30 * 24 * 3600 * kMicrosPerSecond;
+  ASSERT_OK(accounts().create_token(
+      {.id = "expiring", .user = "bob", .secret_hash = secret_hash, .expires_at = expiry}));
+  ASSERT_OK(accounts().create_token({.id = "forever", .user = "bob", .secret_hash = secret_hash}));
+  ASSERT_OK(accounts().create_token({.id = "alices", .user = "alice", .secret_hash = secret_hash}));
+  StatusOr<auth::TokenRecord> expiring = accounts().get_token("expiring");
+  ASSERT_OK(expiring);
+  EXPECT_EQ(expiring->expires_at, expiry);
+  StatusOr<auth::TokenRecord> forever = accounts().get_token("forever");
+  ASSERT_OK(forever);
+  EXPECT_EQ(forever->expires_at, std::nullopt);
+
+  StatusOr<std::size_t> revoked = accounts().delete_user_tokens("bob");
+  ASSERT_OK(revoked);
+  EXPECT_EQ(*revoked, 2u);
+  EXPECT_EQ(accounts().get_token("expiring").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(accounts().get_token("forever").status().code(), StatusCode::kNotFound);
+  EXPECT_OK(accounts().get_token("alices"));
+  revoked = accounts().delete_user_tokens("bob");
+  ASSERT_OK(revoked);
+  EXPECT_EQ(*revoked, 0u);
+  EXPECT_EQ(accounts().delete_user_tokens("nobody").status().code(), StatusCode::kNotFound);
+  // Names are exact on every backend: a padded variant is another (unknown) user.
+  EXPECT_EQ(accounts().delete_user_tokens("alice ").status().code(), StatusCode::kNotFound);
+  EXPECT_OK(accounts().get_token("alices"));
+}
+
+// A database of before tokens.expires_at (schema version 2, with a token in it) opened by this
+// build: migration 3 adds the column and the token is kept, never expiring.
+TEST_P(RepositoryTest, TokensOfASchemaWithoutExpiryUpgradeIntact) {
+  ASSERT_OK(accounts().create_user({.name = "bob"}, "hash"));
+  ASSERT_OK(stores_.database->run("going back to schema version 2", [](soci::session& session) {
+    session << "DROP TABLE tokens";
+    session << "DELETE FROM schema_migrations WHERE version >= 3";
+    return Status();
+  }));
+  const sql::Dialect dialect = stores_.database->dialect();
+  ASSERT_OK(stores_.database->run("the version-1 tokens table", [&](soci::session& session) {
+    sql::schema_migrations()[0].apply(session, dialect);  // CREATE TABLE IF NOT EXISTS ...
+    session << "INSERT INTO tokens (id, user_name, description, secret_hash, created_at) "
+               "VALUES ('old', 'bob', 'from before', '" +
+                   std::string(64, 'e') + "', 17)";
+    return Status();
+  }));
+  StatusOr<std::int64_t> old_version = sql::schema_version(*stores_.database);
+  ASSERT_OK(old_version);
+  EXPECT_EQ(*old_version, 2);
+
+  std::shared_ptr<auth::AccountRepository> reopened;
+  if (in_memory()) {
+    StatusOr<int> applied = sql::apply_migrations(*stores_.database);
+    ASSERT_OK(applied);
+    EXPECT_EQ(*applied, 1);
+  } else {
+    StatusOr<sql::SqlStores> separate = sql::open_sql_stores(url_, &clock_, {.share = false});
+    ASSERT_OK(separate);
+    reopened = std::move(separate->accounts);
+  }
+  auth::AccountRepository& upgraded = reopened ? *reopened : accounts();
+  StatusOr<std::int64_t> new_version = sql::schema_version(*stores_.database);
+  ASSERT_OK(new_version);
+  EXPECT_EQ(*new_version, sql::schema_migrations().back().version);
+  StatusOr<auth::TokenRecord> old = upgraded.get_token("old");
+  ASSERT_OK(old);
+  EXPECT_EQ(old->user, "bob");
+  EXPECT_EQ(old->description, "from before");
+  EXPECT_EQ(old->secret_hash, std::string(64, 'e'));
+  EXPECT_EQ(old->created_at, 17);
+  EXPECT_EQ(old->expires_at, std::nullopt);
+  // And the new column takes values.
+  ASSERT_OK(upgraded.create_token(
+      {.id = "new", .user = "bob", .secret_hash = std::string(64, 'f'), .expires_at = kEpoch + 1}));
+  StatusOr<auth::TokenRecord> fresh = upgraded.get_token("new");
+  ASSERT_OK(fresh);
+  EXPECT_EQ(fresh->expires_at, kEpoch + 1);
 }
 
 TEST_P(RepositoryTest, PoliciesAndAccountsOpenedSeparatelyShareTheDatabase) {

@@ -401,10 +401,13 @@ class SqlAccountRepository final : public auth::AccountRepository {
             return Status(StatusCode::kAlreadyExists, "token " + token.id + " already exists");
           }
           long long created_at = token.created_at != 0 ? token.created_at : clock_->now();
-          sql << "INSERT INTO tokens (id, user_name, description, secret_hash, created_at) "
-                 "VALUES (:id, :user_name, :description, :secret_hash, :created_at)",
+          long long expires_at = token.expires_at.value_or(0);
+          soci::indicator expires = token.expires_at ? soci::i_ok : soci::i_null;
+          sql << "INSERT INTO tokens (id, user_name, description, secret_hash, created_at, "
+                 "expires_at) VALUES (:id, :user_name, :description, :secret_hash, :created_at, "
+                 ":expires_at)",
               soci::use(token.id), soci::use(token.user), soci::use(token.description),
-              soci::use(token.secret_hash), soci::use(created_at);
+              soci::use(token.secret_hash), soci::use(created_at), soci::use(expires_at, expires);
           tx.next_revision();
           return Status();
         });
@@ -430,6 +433,26 @@ class SqlAccountRepository final : public auth::AccountRepository {
       return a.created_at != b.created_at ? a.created_at < b.created_at : a.id < b.id;
     });
     return tokens;
+  }
+
+  StatusOr<std::size_t> delete_user_tokens(std::string_view user_view) override {
+    const std::string user(user_view);
+    if (!can_name_a_user(user)) return user_not_found(user);
+    std::size_t deleted = 0;
+    Status status = db_->write(
+        "revoking the tokens of user " + user, Counter::kAccounts,
+        [&](WriteTransaction& tx) -> Status {
+          soci::session& sql = tx.sql();
+          if (!user_exists(sql, tx.dialect(), user)) return user_not_found(user);
+          deleted = static_cast<std::size_t>(
+              affected((sql.prepare << "DELETE FROM tokens WHERE " +
+                                           exact_match(tx.dialect(), "user_name", ":user"),
+                        soci::use(user))));
+          tx.next_revision();
+          return Status();
+        });
+    if (!status.ok()) return status;
+    return deleted;
   }
 
   Status delete_token(std::string_view id_view) override {
@@ -461,15 +484,18 @@ class SqlAccountRepository final : public auth::AccountRepository {
     return db_->run(what, [&](soci::session& sql) -> Status {
       TokenRecord row;
       long long created_at = 0;
+      long long expires_at = 0;
+      soci::indicator expires = soci::i_null;
       soci::statement st =
-          (sql.prepare << "SELECT id, user_name, description, secret_hash, created_at FROM tokens "
-                          "WHERE " +
+          (sql.prepare << "SELECT id, user_name, description, secret_hash, created_at, expires_at "
+                          "FROM tokens WHERE " +
                               exact_match(db_->dialect(), column, ":key"),
            soci::use(key), soci::into(row.id), soci::into(row.user), soci::into(row.description),
-           soci::into(row.secret_hash), soci::into(created_at));
+           soci::into(row.secret_hash), soci::into(created_at), soci::into(expires_at, expires));
       st.execute();
       while (st.fetch()) {
         row.created_at = created_at;
+        row.expires_at = expires == soci::i_ok ? std::optional<Micros>(expires_at) : std::nullopt;
         out.push_back(row);
       }
       return Status();

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "envoy/service/ratelimit/v3/rls.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -388,6 +389,48 @@ TEST_P(GrpcTest, StalledStoreIsAnsweredByTheFailureModeWithinTheDeadline) {
   EXPECT_LT(elapsed, std::chrono::milliseconds(500));
   EXPECT_GE(limiter_->stats().degraded, 2u);
   (void)(*pauser)->command({"CLIENT", "UNPAUSE"});
+}
+
+// Issue 16 (overload): beyond max_pending decisions in flight a call is answered UNAVAILABLE at
+// once, while the one in flight is answered when Redis wakes up.
+TEST_P(GrpcTest, BeyondMaxPendingACallIsUnavailableAtOnce) {
+  if (GetParam() != Backend::kRedis) GTEST_SKIP() << "the memory store answers in process";
+  service::Limiter limiter(
+      *redis_store_, &memory_,
+      {.store_timeout = 10 * kMicrosPerSecond, .policies = &lookup_, .max_pending = 1});
+  StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start({}, limiter, lookup_);
+  ASSERT_TRUE(server.ok()) << server.status().to_string();
+  auto stub = rls::RateLimitService::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string((*server)->port()), grpc::InsecureChannelCredentials()));
+  StatusOr<std::unique_ptr<redis::Client>> pauser =
+      redis::Client::create({.host = "127.0.0.1", .port = redis_server_->port()});
+  ASSERT_TRUE(pauser.ok());
+  // WRITE mode stalls every script yet lets CLIENT UNPAUSE through.
+  ASSERT_TRUE((*pauser)->command({"CLIENT", "PAUSE", "10000", "WRITE"}).ok());
+  const auto ask = [&stub](std::string_view user) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    rls::RateLimitResponse response;
+    return stub->ShouldRateLimit(&context, request_of("web", {{"user", std::string(user)}}),
+                                 &response);
+  };
+  grpc::Status held;
+  std::thread first([&] { held = ask("held"); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (limiter.stats().pending < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(limiter.stats().pending, 1u);
+  const grpc::Status refused = ask("second");
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(refused.error_message().find("overloaded"), std::string::npos)
+      << refused.error_message();
+  EXPECT_EQ(limiter.stats().overloaded, 1u);
+  ASSERT_TRUE((*pauser)->command({"CLIENT", "UNPAUSE"}).ok());
+  first.join();
+  EXPECT_TRUE(held.ok()) << held.error_message();
+  EXPECT_EQ(limiter.stats().pending, 0u);
+  (*server)->shutdown();
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, GrpcTest, ::testing::Values(Backend::kMemory, Backend::kRedis),

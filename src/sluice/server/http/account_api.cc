@@ -5,6 +5,7 @@
 #include "sluice/auth/authorize.h"
 #include "sluice/auth/passwords.h"
 #include "sluice/auth/tokens.h"
+#include "sluice/core/duration.h"
 #include "sluice/server/http/admin_api.h"
 #include "sluice/server/http/json_fields.h"
 
@@ -125,12 +126,16 @@ void AdminApi::set_password(Exchange& exchange, const Principal& caller) {
       return respond_error(exchange, s);
     }
   }
-  std::optional<json> body = read_object(exchange, {"password", "current_password"});
+  std::optional<json> body =
+      read_object(exchange, {"password", "current_password", "revoke_tokens"});
   if (!body) return;
   std::string password;
   std::string current;
+  // On by default: whoever learned the old password may have made tokens with it.
+  bool revoke_tokens = true;
   std::vector<FieldError> errors;
   read_string(*body, "password", password, false, errors);
+  read_optional_bool(*body, "revoke_tokens", revoke_tokens, errors);
   // Changing one's own password takes the current one, so a borrowed session cannot.
   if (own) read_string(*body, "current_password", current, false, errors);
   if (errors.empty()) {
@@ -158,6 +163,12 @@ void AdminApi::set_password(Exchange& exchange, const Principal& caller) {
     return respond_error(exchange, s);
   }
   auth_.logout_user(name);  // every session of the old password ends
+  // After the password: a token made meanwhile with the old password goes too.
+  if (revoke_tokens) {
+    if (StatusOr<std::size_t> revoked = accounts_.delete_user_tokens(name); !revoked.ok()) {
+      return respond_error(exchange, revoked.status());
+    }
+  }
   exchange.respond(no_content());
 }
 
@@ -247,6 +258,63 @@ void AdminApi::delete_app(Exchange& exchange, const Principal& caller) {
   exchange.respond(no_content());
 }
 
+namespace {
+
+// The expiry a token request asks for: expires_in (a duration from now, "30d") or expires_at
+// (an RFC 3339 instant, or µs since the epoch as listings show it), not both; nullopt: none.
+std::optional<Micros> read_token_expiry(const json& body, Micros now,
+                                        std::vector<FieldError>& errors) {
+  const auto in = body.find("expires_in");
+  const auto at = body.find("expires_at");
+  if (in != body.end() && at != body.end()) {
+    errors.push_back({"expires_at", "give expires_in or expires_at, not both"});
+    return std::nullopt;
+  }
+  if (in != body.end()) {
+    if (!in->is_string()) {
+      errors.push_back(
+          {"expires_in", "must be a duration such as \"30d\", not " + std::string(json_type(*in))});
+      return std::nullopt;
+    }
+    StatusOr<Micros> duration = parse_duration(in->get<std::string>());
+    if (!duration.ok()) {
+      errors.push_back({"expires_in", duration.status().message()});
+    } else if (*duration <= 0) {
+      errors.push_back({"expires_in", "must be positive"});
+    } else if (*duration > kMaxTimestamp - now) {
+      errors.push_back({"expires_in", "ends after the year 9999"});
+    } else {
+      return now + *duration;
+    }
+    return std::nullopt;
+  }
+  if (at == body.end()) return std::nullopt;
+  std::optional<Micros> instant;
+  if (at->is_string()) {
+    StatusOr<Micros> parsed = parse_timestamp(at->get<std::string>());
+    if (!parsed.ok()) {
+      errors.push_back({"expires_at", parsed.status().message()});
+      return std::nullopt;
+    }
+    instant = *parsed;
+  } else if (at->is_number_integer() && at->get<std::int64_t>() <= kMaxTimestamp) {
+    instant = at->get<std::int64_t>();
+  } else {
+    errors.push_back({"expires_at",
+                      "must be an RFC 3339 instant or microseconds since the "
+                      "epoch, not " +
+                          std::string(json_type(*at))});
+    return std::nullopt;
+  }
+  if (*instant <= now) {
+    errors.push_back({"expires_at", "must be in the future"});
+    return std::nullopt;
+  }
+  return instant;
+}
+
+}  // namespace
+
 void AdminApi::list_tokens(Exchange& exchange, const Principal& caller) {
   const std::string owner = exchange.request().query_param("user").value_or(caller.user.name);
   if (Status s = auth::authorize_tokens(caller.user, owner); !s.ok()) {
@@ -260,19 +328,22 @@ void AdminApi::list_tokens(Exchange& exchange, const Principal& caller) {
 }
 
 void AdminApi::create_token(Exchange& exchange, const Principal& caller) {
-  std::optional<json> body = read_object(exchange, {"user", "description"});
+  std::optional<json> body =
+      read_object(exchange, {"user", "description", "expires_in", "expires_at"});
   if (!body) return;
   std::string owner = caller.user.name;
   std::string description;
   std::vector<FieldError> errors;
   read_optional_string(*body, "user", owner, errors);
   read_optional_string(*body, "description", description, errors);
+  const Micros now = clock_.now();
+  const std::optional<Micros> expires_at = read_token_expiry(*body, now, errors);
   if (!errors.empty()) return exchange.respond(invalid("invalid token request", errors));
   if (Status s = auth::authorize_tokens(caller.user, owner); !s.ok()) {
     return respond_error(exchange, s);
   }
   StatusOr<auth::IssuedToken> issued =
-      auth::create_token(accounts_, owner, description, clock_.now());
+      auth::create_token(accounts_, owner, description, now, expires_at);
   if (!issued.ok()) return respond_error(exchange, issued.status());
   json answer = auth::token_to_json(issued->record);
   answer["token"] = issued->token;  // shown exactly once, here

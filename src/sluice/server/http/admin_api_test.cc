@@ -695,6 +695,66 @@ TEST_F(AdminApiTest, TokensBelongToTheirUserAndStopWorkingWhenRevoked) {
   EXPECT_EQ(call(alice, "DELETE", "/v1/tokens/" + id).status, 404);
 }
 
+TEST_F(AdminApiTest, ATokenWithAnExpiryIsRefusedFromThatInstantLikeARevokedOne) {
+  const Caller alice = bearer("alice");
+  RawResponse issued = call(alice, "POST", "/v1/tokens", {{"expires_in", "30d"}});
+  ASSERT_EQ(issued.status, 201) << issued.body;
+  const Micros expiry = clock_.now() + 30 * 24 * 3600 * kMicrosPerSecond;
+  EXPECT_EQ(body(issued)["expires_at"], expiry);
+  const Caller expiring{{{"Authorization", "Bearer " + body(issued)["token"].get<std::string>()}}};
+  RawResponse at = call(alice, "POST", "/v1/tokens", {{"expires_at", "2099-01-01T00:00:00Z"}});
+  ASSERT_EQ(at.status, 201) << at.body;
+  EXPECT_EQ(body(at)["expires_at"], 4'070'908'800'000'000);
+  RawResponse listed = call(alice, "GET", "/v1/tokens");
+  ASSERT_EQ(listed.status, 200);
+  ASSERT_EQ(body(listed)["tokens"].size(), 3u);
+  int never = 0;  // the fixture's token
+  const json tokens = body(listed)["tokens"];
+  for (const json& token : tokens) never += token["expires_at"].is_null() ? 1 : 0;
+  EXPECT_EQ(never, 1) << listed.body;
+
+  clock_.set(expiry - 1);
+  EXPECT_EQ(call(expiring, "GET", "/v1/session").status, 200);
+  clock_.set(expiry);
+  RawResponse refused = call(expiring, "GET", "/v1/session");
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_EQ(body(refused)["detail"], "token expired");
+  EXPECT_EQ(call(alice, "GET", "/v1/session").status, 200);
+
+  for (const json& bad : {json{{"expires_in", "30 days"}}, json{{"expires_in", "0s"}},
+                          json{{"expires_in", 30}}, json{{"expires_at", "2001-01-01T00:00:00Z"}},
+                          json{{"expires_at", "soon"}}, json{{"expires_at", true}},
+                          json{{"expires_in", "1d"}, {"expires_at", "2099-01-01T00:00:00Z"}}}) {
+    SCOPED_TRACE(bad.dump());
+    RawResponse response = call(alice, "POST", "/v1/tokens", bad);
+    EXPECT_EQ(response.status, 400);
+    const std::string field = body(response)["errors"][0]["field"];
+    EXPECT_TRUE(bad.contains(field)) << response.body;
+  }
+  EXPECT_EQ(body(call(alice, "GET", "/v1/tokens"))["tokens"].size(), 3u);  // none made
+}
+
+TEST_F(AdminApiTest, APasswordChangeRevokesTheUsersTokensUnlessAskedNotTo) {
+  const Caller bobs = bearer("bob");
+  const Caller alices = bearer("alice");
+  const Caller root = bearer("root");
+  EXPECT_EQ(call(root, "PUT", "/v1/users/bob/password",
+                 {{"password", "reset by the admin today"}, {"revoke_tokens", false}})
+                .status,
+            204);
+  EXPECT_EQ(call(bobs, "GET", "/v1/session").status, 200);
+  EXPECT_EQ(call(root, "PUT", "/v1/users/bob/password", {{"password", "reset by the admin again"}})
+                .status,
+            204);
+  EXPECT_EQ(call(bobs, "GET", "/v1/session").status, 401);
+  EXPECT_EQ(body(call(root, "GET", "/v1/tokens?user=bob"))["tokens"].size(), 0u);
+  EXPECT_EQ(call(alices, "GET", "/v1/session").status, 200);  // others keep theirs
+  RawResponse bad = call(root, "PUT", "/v1/users/bob/password",
+                         {{"password", "reset by the admin thrice"}, {"revoke_tokens", "no"}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(body(bad)["errors"][0]["field"], "revoke_tokens");
+}
+
 TEST_F(AdminApiTest, ChangingAPasswordNeedsTheCurrentOneAndEndsSessions) {
   RawResponse login = call({}, "POST", "/v1/session", {{"user", "bob"}, {"password", kPassword}});
   const std::string cookie = login.header("Set-Cookie").value_or("");

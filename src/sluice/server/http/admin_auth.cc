@@ -67,7 +67,7 @@ StatusOr<Principal> AdminAuth::authenticate(const Request& request) {
       return unauthenticated("Authorization: only \"Bearer <token>\" is supported");
     }
     StatusOr<auth::TokenRecord> token =
-        auth::verify_token(accounts_, trim(authorization->substr(kBearer.size())));
+        auth::verify_token(accounts_, trim(authorization->substr(kBearer.size())), clock_.now());
     if (!token.ok()) return token.status();
     StatusOr<auth::User> user = accounts_.get_user(token->user);
     if (!user.ok()) {

@@ -26,6 +26,15 @@ std::int64_t steady_micros() {
       .count();
 }
 
+// A decision request that could not be decided: the status's problem, and for an overloaded
+// server (max_pending decisions in flight) 503 with Retry-After, so clients back off instead of
+// queueing without bound.
+Response decision_error(const Status& status) {
+  Response response = status_response(status);
+  if (service::is_overloaded(status)) response.headers.push_back({"Retry-After", "1"});
+  return response;
+}
+
 Response invalid_request(std::string_view detail, const std::vector<FieldError>& errors) {
   return problem_response(400, detail, errors);
 }
@@ -154,7 +163,7 @@ void DecisionApi::acquire(std::shared_ptr<Exchange> exchange) {
   limiter_.acquire(to_request(std::move(*parsed.input)),
                    [this, exchange](StatusOr<service::Decision> decision) {
                      if (!decision.ok()) {
-                       return exchange->respond(status_response(decision.status()));
+                       return exchange->respond(decision_error(decision.status()));
                      }
                      exchange->respond(decision_response(*decision));
                    });
@@ -199,6 +208,11 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
   limiter_.acquire_all(std::move(requests),
                        [exchange, refused = std::move(refused), positions = std::move(positions)](
                            std::vector<StatusOr<service::Decision>> answers) mutable {
+                         // A batch is admitted whole or refused whole (Limiter::acquire_all).
+                         if (!answers.empty() && !answers.front().ok() &&
+                             service::is_overloaded(answers.front().status())) {
+                           return exchange->respond(decision_error(answers.front().status()));
+                         }
                          std::vector<std::string> texts(refused.size());
                          for (std::size_t i = 0; i < refused.size(); ++i) {
                            if (refused[i]) texts[i] = dump_json(*refused[i]);
@@ -303,7 +317,7 @@ void DecisionApi::check(const std::shared_ptr<Exchange>& exchange) {
   const std::int64_t cost = input.cost;
   limiter_.acquire(to_request(std::move(input)),
                    [this, exchange, cost, deny_status](StatusOr<service::Decision> decided) {
-                     if (!decided.ok()) return exchange->respond(status_response(decided.status()));
+                     if (!decided.ok()) return exchange->respond(decision_error(decided.status()));
                      exchange->respond(check_response(*decided, cost, deny_status));
                    });
 }

@@ -75,6 +75,10 @@ void write_connection_metrics(std::string& out, const HttpServer::ConnectionStat
   write_unlabelled(out, "sluice_http_connections_refused_total", "counter",
                    "New HTTP connections closed at a cap because no connection was idle.",
                    stats.refused);
+  write_unlabelled(out, "sluice_http_tls_handshake_failures_total", "counter",
+                   "TLS handshakes refused (protocol, certificate, plain HTTP on the HTTPS "
+                   "port), broken off, or past tls_handshake_timeout.",
+                   stats.tls_handshake_failures);
 }
 
 }  // namespace sluice::http

@@ -294,6 +294,82 @@ TEST(ServeTest, BadSettingsExitTwoNamingTheSetting) {
   EXPECT_NE(policy.err.find("invalid policy"), std::string::npos) << policy.err;
 }
 
+std::string first_admin_password(const std::string& log);  // defined below
+
+// HTTPS end to end: `sluice serve --tls-cert --tls-key` answered by curl trusting the test's CA,
+// and every TLS file problem stopping the start with exit 2 and a line naming the setting.
+TEST(ServeTest, HttpsAnswersCurlAndBadTlsFilesStopTheStartNamingTheSetting) {
+  if (::access("/usr/bin/curl", X_OK) != 0 || ::access("/usr/bin/openssl", X_OK) != 0) {
+    GTEST_SKIP() << "curl or openssl is not installed";
+  }
+  TempDir dir;
+  const std::string d = dir.path().string();
+  const Ran made = run({"/bin/sh", "-c",
+                        "cd '" + d +
+                            "' && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
+                            "-nodes -days 2 -subj /CN=localhost -addext "
+                            "subjectAltName=IP:127.0.0.1 -keyout key.pem -out cert.pem && "
+                            "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 "
+                            "-out other.pem"});
+  ASSERT_EQ(made.code, 0) << made.err;
+  const std::string cert = d + "/cert.pem";
+  const std::string key = d + "/key.pem";
+  write_file(dir.path() / "tls.yaml", "tls_cert: " + cert + "\ntls_key: " + key + "\n");
+  StatusOr<std::unique_ptr<Serve>> serve =
+      Serve::start({"--config", (dir.path() / "tls.yaml").string()});
+  ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+  EXPECT_NE((*serve)->log().find("\"scheme\":\"https\""), std::string::npos) << (*serve)->log();
+  const std::string url = "https://127.0.0.1:" + std::to_string((*serve)->port()) + "/healthz";
+  const Ran curl = run({"/usr/bin/curl", "-sS", "-i", "--max-time", "10", "--cacert", cert, url});
+  ASSERT_EQ(curl.code, 0) << curl.err << curl.out;
+  EXPECT_NE(curl.out.find("HTTP/1.1 200 OK"), std::string::npos) << curl.out;
+  EXPECT_NE(curl.out.find("Strict-Transport-Security: max-age=31536000"), std::string::npos)
+      << curl.out;
+  const Ran old = run({"/usr/bin/curl", "-sS", "--max-time", "10", "--tls-max", "1.1", "--cacert",
+                       cert, "--ciphers", "DEFAULT@SECLEVEL=0", url});
+  EXPECT_NE(old.code, 0) << old.out;
+  const Ran untrusted =
+      run({"/usr/bin/curl", "-sS", "--max-time", "10", url});  // the system's CAs only
+  EXPECT_NE(untrusted.code, 0) << untrusted.out;
+  // Over HTTPS the session cookie is Secure without --secure-cookies.
+  const std::string password = first_admin_password((*serve)->log());
+  ASSERT_FALSE(password.empty()) << (*serve)->log();
+  const Ran login = run({"/usr/bin/curl", "-sS", "-i", "--max-time", "10", "--cacert", cert, "-H",
+                         "Content-Type: application/json", "-d",
+                         json{{"user", "admin"}, {"password", password}}.dump(),
+                         "https://127.0.0.1:" + std::to_string((*serve)->port()) + "/v1/session"});
+  ASSERT_EQ(login.code, 0) << login.err;
+  EXPECT_NE(login.out.find("HTTP/1.1 200 OK"), std::string::npos) << login.out;
+  EXPECT_NE(login.out.find("; Secure"), std::string::npos) << login.out;
+  EXPECT_EQ((*serve)->process().signal_and_wait(SIGTERM), 0);
+
+  struct Case {
+    std::vector<std::string> flags;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {{"--tls-cert", d + "/missing.pem", "--tls-key", key},
+       "sluice serve: tls_cert " + d + "/missing.pem: cannot be read: No such file or directory"},
+      {{"--tls-cert", cert, "--tls-key", d + "/other.pem"},
+       "sluice serve: tls_key " + d + "/other.pem: does not match the certificate in " + cert},
+      {{"--tls-cert", cert, "--tls-key", cert},
+       "sluice serve: tls_key " + cert + ": not an unencrypted PEM private key"},
+      {{"--tls-cert", cert}, "sluice serve: tls_cert: set, but tls_key is not"},
+      {{"--tls-client-ca", cert}, "sluice serve: tls_client_ca: needs HTTPS"},
+      {{"--tls-cert", cert, "--tls-key", key, "--tls-client-ca", d + "/tls.yaml"},
+       "sluice serve: tls_client_ca " + d + "/tls.yaml: "},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {SLUICE_BINARY, "serve", "--listen", "127.0.0.1:0"};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    const Ran refused = run(args);
+    SCOPED_TRACE(c.expected);
+    EXPECT_EQ(refused.code, 2);
+    EXPECT_EQ(refused.err.rfind(c.expected, 0), 0u) << refused.err;
+    EXPECT_EQ(refused.err.find("listening"), std::string::npos);
+  }
+}
+
 TEST(ServeTest, HelpExplainsEverySetting) {
   const Ran help = run({SLUICE_BINARY, "serve", "--help"});
   ASSERT_EQ(help.code, 0);

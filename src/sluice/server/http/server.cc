@@ -1,6 +1,9 @@
 // The one translation unit of the server that includes Beast and Asio (DEPENDENCIES.md gotcha 2).
 #include "sluice/server/http/server.h"
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -11,6 +14,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
@@ -19,7 +24,9 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
+#include <cstring>
 #include <ctime>
+#include <fstream>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -84,6 +91,84 @@ void write_stderr(std::string_view line) {
   }
 }
 
+// The reason OpenSSL gives for the last failure (the asio error_code's message is often only
+// "asio.ssl error").
+std::string openssl_reason(const error_code& ec) {
+  const unsigned long code = ERR_get_error();
+  ERR_clear_error();
+  if (code == 0) return ec.message();
+  char text[256];
+  ERR_error_string_n(code, text, sizeof text);
+  return text;
+}
+
+// A readable file, or an error naming the setting and the reason (before OpenSSL, whose reasons
+// for a missing file are obscure).
+Status readable(std::string_view setting, const std::string& path) {
+  if (path.empty()) return invalid_argument(std::string(setting) + ": must name a PEM file");
+  std::ifstream file(path);
+  if (!file) {
+    return invalid_argument(std::string(setting) + " " + path +
+                            ": cannot be read: " + std::strerror(errno));
+  }
+  return Status();
+}
+
+// TLS 1.2 and later; for TLS 1.2 only ECDHE key exchange with AEAD ciphers (TLS 1.3's suites
+// are all of that kind already); no compression, no renegotiation.
+StatusOr<std::shared_ptr<asio::ssl::context>> make_tls_context(const TlsOptions& tls) {
+  if (Status status = readable("tls_cert", tls.cert_file); !status.ok()) return status;
+  if (Status status = readable("tls_key", tls.key_file); !status.ok()) return status;
+  if (!tls.client_ca_file.empty()) {
+    if (Status status = readable("tls_client_ca", tls.client_ca_file); !status.ok()) return status;
+  }
+  if (tls.hsts_max_age < 0) return invalid_argument("hsts_max_age: must not be negative");
+  ERR_clear_error();
+  auto context = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
+  SSL_CTX* native = context->native_handle();
+  SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
+  SSL_CTX_set_options(
+      native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_cipher_list(native,
+                          "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+                          "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+                          "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305");
+  error_code ec;
+  if (context->use_certificate_chain_file(tls.cert_file, ec); ec) {
+    return invalid_argument("tls_cert " + tls.cert_file +
+                            ": not a PEM certificate chain: " + openssl_reason(ec));
+  }
+  context->use_private_key_file(tls.key_file, asio::ssl::context::pem, ec);
+  // Asio took OpenSSL's error code off its queue into `ec`.
+  const bool mismatch =
+      ec && ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == X509_R_KEY_VALUES_MISMATCH;
+  if (ec && !mismatch) {
+    return invalid_argument("tls_key " + tls.key_file +
+                            ": not an unencrypted PEM private key: " + openssl_reason(ec));
+  }
+  if (ec || SSL_CTX_check_private_key(native) != 1) {
+    ERR_clear_error();
+    return invalid_argument("tls_key " + tls.key_file + ": does not match the certificate in " +
+                            tls.cert_file);
+  }
+  if (!tls.client_ca_file.empty()) {
+    if (context->load_verify_file(tls.client_ca_file, ec); ec) {
+      return invalid_argument("tls_client_ca " + tls.client_ca_file +
+                              ": not a PEM CA certificate: " + openssl_reason(ec));
+    }
+    // Tell clients which CAs are accepted, so they pick the right certificate.
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(tls.client_ca_file.c_str());
+    if (names == nullptr) {
+      ERR_clear_error();
+      return invalid_argument("tls_client_ca " + tls.client_ca_file + ": holds no certificate");
+    }
+    SSL_CTX_set_client_CA_list(native, names);
+    context->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert, ec);
+  }
+  ERR_clear_error();
+  return context;
+}
+
 }  // namespace
 
 class HttpServer::Impl {
@@ -134,8 +219,16 @@ class HttpServer::Impl {
     if (auto it = peers_.find(peer); it != peers_.end() && --it->second == 0) peers_.erase(it);
   }
   ConnectionStats connection_stats() const {
-    return {.open = active_.load(), .evicted = evicted_.load(), .refused = refused_.load()};
+    return {.open = active_.load(),
+            .evicted = evicted_.load(),
+            .refused = refused_.load(),
+            .tls_handshake_failures = tls_failures_.load()};
   }
+  // Null: plain HTTP.
+  asio::ssl::context* tls_context() const { return tls_context_.get(); }
+  // The Strict-Transport-Security value for responses over TLS; empty: none.
+  const std::string& hsts() const { return hsts_; }
+  void tls_failed() { tls_failures_.fetch_add(1); }
   std::size_t max_connections() const { return max_connections_; }
   std::size_t max_connections_per_peer() const { return max_per_peer_; }
 
@@ -165,6 +258,9 @@ class HttpServer::Impl {
   std::atomic<std::size_t> active_{0};
   std::atomic<std::uint64_t> evicted_{0};
   std::atomic<std::uint64_t> refused_{0};
+  std::atomic<std::uint64_t> tls_failures_{0};
+  std::shared_ptr<asio::ssl::context> tls_context_;
+  std::string hsts_;
   std::size_t max_connections_ = 0;
   std::size_t max_per_peer_ = 0;
   std::mutex peers_mutex_;
@@ -189,11 +285,16 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
       remote_ = peer_ + ":" + std::to_string(peer.port());
     }
     socket_.set_option(tcp::no_delay(true), ec);
+    if (asio::ssl::context* context = server_.tls_context()) {
+      tls_.emplace(std::move(socket_), *context);
+    }
   }
 
   void start() {
     worker_.connections.insert(this);
     server_.opened(peer_);
+    idle_since_ = std::chrono::steady_clock::now();
+    if (tls_) return handshake();
     next_request();
   }
 
@@ -217,12 +318,14 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
     closed_ = true;
     worker_.connections.erase(this);
     server_.closed(peer_);
+    // Over TLS without close_notify: every response states its length, so a cut after it
+    // loses nothing, and waiting for the peer's close_notify would hold the descriptor.
     error_code ec;
-    socket_.shutdown(tcp::socket::shutdown_both, ec);
-    socket_.close(ec);
+    tcp_socket().shutdown(tcp::socket::shutdown_both, ec);
+    tcp_socket().close(ec);
   }
 
-  asio::any_io_executor executor() { return socket_.get_executor(); }
+  asio::any_io_executor executor() { return tcp_socket().get_executor(); }
   Impl& server() { return server_; }
 
   void write(Response response);
@@ -233,6 +336,19 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   void set_deadline(Micros timeout) {
     deadline_ = std::chrono::steady_clock::now() + micros(timeout);
   }
+  tcp::socket& tcp_socket() { return tls_ ? tls_->next_layer() : socket_; }
+  // Reads and writes go through TLS when it is on; everything else is the same.
+  template <typename Buffers, typename Handler>
+  void async_read_some(const Buffers& data, Handler&& handler) {
+    if (tls_) return tls_->async_read_some(data, std::forward<Handler>(handler));
+    socket_.async_read_some(data, std::forward<Handler>(handler));
+  }
+  template <typename Buffers, typename Handler>
+  void async_write_all(const Buffers& data, Handler&& handler) {
+    if (tls_) return asio::async_write(*tls_, data, std::forward<Handler>(handler));
+    asio::async_write(socket_, data, std::forward<Handler>(handler));
+  }
+  void handshake();
   void next_request();
   void read_more();
   void on_read(error_code ec, std::size_t bytes);
@@ -250,7 +366,8 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
 
   Impl& server_;
   Worker& worker_;
-  tcp::socket socket_;
+  tcp::socket socket_;  // moved into tls_ when serving HTTPS
+  std::optional<asio::ssl::stream<tcp::socket>> tls_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::function<void(std::uint64_t, beast::string_view, error_code&)> chunk_header_callback_ =
@@ -320,8 +437,20 @@ void HttpServer::Impl::Connection::next_request() {
   read_more();
 }
 
+void HttpServer::Impl::Connection::handshake() {
+  // Counted like a connection that has sent nothing: evictable at a cap, and bounded in time.
+  set_deadline(server_.options().tls_handshake_timeout);
+  tls_->async_handshake(asio::ssl::stream_base::server, [self = shared_from_this()](error_code ec) {
+    if (ec) {
+      self->server_.tls_failed();
+      return self->close();
+    }
+    self->next_request();
+  });
+}
+
 void HttpServer::Impl::Connection::read_more() {
-  socket_.async_read_some(
+  async_read_some(
       buffer_.prepare(kFirstRead),
       [self = shared_from_this()](error_code ec, std::size_t bytes) { self->on_read(ec, bytes); });
 }
@@ -370,11 +499,11 @@ void HttpServer::Impl::Connection::parse() {
     const auto& header = parser_->get();
     const auto expect = header.find(bhttp::field::expect);
     if (expect != header.end() && beast::iequals(expect->value(), "100-continue")) {
-      asio::async_write(socket_, asio::buffer(kContinue.data(), kContinue.size()),
-                        [self = shared_from_this()](error_code ec, std::size_t) {
-                          if (ec) return self->close();
-                          self->read_more();
-                        });
+      async_write_all(asio::buffer(kContinue.data(), kContinue.size()),
+                      [self = shared_from_this()](error_code ec, std::size_t) {
+                        if (ec) return self->close();
+                        self->read_more();
+                      });
       return;
     }
   }
@@ -502,6 +631,9 @@ void HttpServer::Impl::Connection::write(Response response) {
     head_.append("\r\nContent-Length: ").append(std::to_string(response.body.size()));
   }
   head_.append("\r\nX-Request-Id: ").append(request_id_);
+  if (tls_ && !server_.hsts().empty()) {
+    head_.append("\r\nStrict-Transport-Security: ").append(server_.hsts());
+  }
   for (const Header& header : response.headers) {
     if (!header_safe(header.name) || !header_safe(header.value)) continue;
     head_.append("\r\n").append(header.name).append(": ").append(header.value);
@@ -532,10 +664,9 @@ void HttpServer::Impl::Connection::write(Response response) {
   busy_ = true;
   set_deadline(options.read_timeout);
   const std::array<asio::const_buffer, 2> buffers = {asio::buffer(head_), asio::buffer(body_)};
-  asio::async_write(socket_, buffers,
-                    [self = shared_from_this(), keep_alive](error_code ec, std::size_t) {
-                      self->on_written(ec, keep_alive);
-                    });
+  async_write_all(buffers, [self = shared_from_this(), keep_alive](error_code ec, std::size_t) {
+    self->on_written(ec, keep_alive);
+  });
 }
 
 void HttpServer::Impl::Connection::on_written(error_code ec, bool keep_alive) {
@@ -552,6 +683,17 @@ Status HttpServer::Impl::start() {
   if (options_.first_request_timeout <= 0) {
     return invalid_argument("first_request_timeout: must be positive");
   }
+  if (options_.tls) {
+    if (options_.tls_handshake_timeout <= 0) {
+      return invalid_argument("tls_handshake_timeout: must be positive");
+    }
+    StatusOr<std::shared_ptr<asio::ssl::context>> context = make_tls_context(*options_.tls);
+    if (!context.ok()) return context.status();
+    tls_context_ = std::move(*context);
+    if (options_.tls->hsts_max_age > 0) {
+      hsts_ = "max-age=" + std::to_string(options_.tls->hsts_max_age / kMicrosPerSecond);
+    }
+  }
   max_connections_ = options_.max_connections;
   if (max_connections_ == 0) {
     rlimit files{};
@@ -567,8 +709,9 @@ Status HttpServer::Impl::start() {
     return invalid_argument("blocking_threads: must not be negative");
   }
   // Deadlines are checked this often: a tenth of the shortest timeout, between 5 ms and 1 s.
-  const Micros shortest =
+  Micros shortest =
       std::min({options_.read_timeout, options_.idle_timeout, options_.first_request_timeout});
+  if (options_.tls) shortest = std::min(shortest, options_.tls_handshake_timeout);
   sweep_interval_ = std::chrono::microseconds(
       std::clamp<Micros>(shortest / 10, 5 * kMicrosPerMilli, kMicrosPerSecond));
   int threads = options_.io_threads;
@@ -718,6 +861,8 @@ void HttpServer::Impl::shutdown() {
   accept_retry_.reset();
   workers_.clear();
 }
+
+Status check_tls_options(const TlsOptions& tls) { return make_tls_context(tls).status(); }
 
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 

@@ -4,13 +4,16 @@
 // Expect: 100-continue, limits on header and body size (431 / 413 with problem+json), an idle
 // timeout between requests and a read timeout per request, a JSON access-log line per request
 // with its X-Request-Id (echoed or generated), and graceful shutdown: stop accepting, finish
-// in-flight requests, close idle connections.
+// in-flight requests, close idle connections. Optionally HTTPS (OpenSSL through Asio): TLS 1.2
+// and later, forward-secret AEAD ciphers, optional client certificates, and HSTS on every
+// response over TLS.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,6 +22,17 @@
 #include "sluice/time.h"
 
 namespace sluice::http {
+
+// HTTPS: PEM files read once at start; a file that cannot be read, a key that does not match the
+// certificate, or a CA file without a certificate fails start() naming the setting.
+struct TlsOptions {
+  std::string cert_file;       // the server's certificate, then any intermediates (tls_cert)
+  std::string key_file;        // its private key, unencrypted (tls_key)
+  std::string client_ca_file;  // empty: no client certificate asked; else one signed by these
+                               // CAs is required, or the handshake fails (tls_client_ca)
+  // Strict-Transport-Security max-age on every response over TLS; 0: no header.
+  Micros hsts_max_age = Micros{365} * 24 * 3600 * kMicrosPerSecond;
+};
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";  // an IPv4/IPv6 address or a name resolved once at start
@@ -43,12 +57,22 @@ struct HttpServerOptions {
   // Open connections from one client address at most, by the same rule among its own
   // connections. 0: half of max_connections. Raise it behind a proxy that is one address for all.
   std::size_t max_connections_per_peer = 0;
+  // Set: serve HTTPS only on this port (plain HTTP is refused by the TLS handshake).
+  std::optional<TlsOptions> tls;
+  // A new TLS connection must finish its handshake within this (and then send its first request
+  // within first_request_timeout), so half-open handshakes cannot hold descriptors.
+  Micros tls_handshake_timeout = 5 * kMicrosPerSecond;
   bool access_log = true;
   // Receives each access-log line (without newline). Default: one write(2) to stderr.
   std::function<void(std::string_view line)> access_log_sink;
   // Called for every response (route pattern or "-" when none matched), on an I/O thread.
   std::function<void(std::string_view route, int status, Micros duration)> on_response;
 };
+
+// Loads the files of `tls` as start() would, and reports the first problem (naming the setting:
+// tls_cert, tls_key or tls_client_ca, and the reason); lets a command refuse before it opens
+// anything else.
+Status check_tls_options(const TlsOptions& tls);
 
 class HttpServer {
  public:
@@ -74,6 +98,7 @@ class HttpServer {
     std::size_t open = 0;       // right now
     std::uint64_t evicted = 0;  // idle connections closed to admit a new one at a cap
     std::uint64_t refused = 0;  // new connections closed at a cap with none idle to replace
+    std::uint64_t tls_handshake_failures = 0;  // refused, broken or timed-out TLS handshakes
   };
   ConnectionStats connection_stats() const;
   // Connections open right now.

@@ -793,5 +793,76 @@ TEST_F(RedisServerTest, StalledRedisBlocksNoThreadAndDecisionsMeetTheirDeadline)
   (void)(*sleeper)->command({"CLIENT", "UNPAUSE"});
 }
 
+// Issue 16 (overload): decisions waiting on a stalled Redis are bounded. Beyond max_pending a
+// decision request gets 503 with Retry-After at once, while /healthz keeps answering and the
+// decisions in flight are answered when Redis wakes up.
+TEST_F(RedisServerTest, BeyondMaxPendingDecisionsASaturatedServerAnswers503WithRetryAfter) {
+  StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::create(
+      {.host = "127.0.0.1", .port = redis_->port(), .command_timeout = 30 * kMicrosPerSecond});
+  ASSERT_TRUE(client.ok());
+  store::RedisStore store(std::shared_ptr<redis::Client>(std::move(*client)));
+  TestServer server(store, {.io_threads = 1},
+                    {.store_timeout = 30 * kMicrosPerSecond, .max_pending = 2});
+  ASSERT_EQ(http_request(server.port(), "POST", "/v1/acquire", acquire_body("warm"))->status, 200);
+  StatusOr<std::unique_ptr<redis::Client>> pauser =
+      redis::Client::create({.host = "127.0.0.1", .port = redis_->port()});
+  ASSERT_TRUE(pauser.ok());
+  // WRITE mode stalls every script (EVALSHA) yet lets CLIENT UNPAUSE through.
+  ASSERT_TRUE((*pauser)->command({"CLIENT", "PAUSE", "30000", "WRITE"}).ok());
+
+  std::vector<test::RawConnection> held;
+  for (const char* key : {"held-1", "held-2"}) {
+    StatusOr<test::RawConnection> connection = test::RawConnection::open(server.port());
+    ASSERT_TRUE(connection.ok());
+    ASSERT_TRUE(
+        connection->send(test::format_request("POST", "/v1/acquire", acquire_body(key))).ok());
+    held.push_back(std::move(*connection));
+  }
+  // Both are in flight once the gauge says so (each stalls in Redis).
+  const auto metric = [&](std::string_view line) {
+    StatusOr<RawResponse> metrics = http_request(server.port(), "GET", "/metrics");
+    return metrics.ok() && metrics->body.find(line) != std::string::npos;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!metric("sluice_decisions_pending 2\n") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  ASSERT_TRUE(metric("sluice_decisions_pending 2\n"));
+
+  StatusOr<RawResponse> refused =
+      http_request(server.port(), "POST", "/v1/acquire", acquire_body("third"));
+  ASSERT_TRUE(refused.ok()) << refused.status().to_string();
+  EXPECT_EQ(refused->status, 503);
+  EXPECT_EQ(refused->header("Retry-After"), "1");
+  EXPECT_NE(body_of(*refused)["detail"].get<std::string>().find("overloaded"), std::string::npos)
+      << refused->body;
+  StatusOr<RawResponse> check = http_request(
+      server.port(), "GET", "/v1/check", {},
+      {{"X-Sluice-App", "checkout"}, {"X-Sluice-Policy", "demo.api"}, {"X-Sluice-Key", "k"}});
+  ASSERT_TRUE(check.ok());
+  EXPECT_EQ(check->status, 503);
+  EXPECT_EQ(check->header("Retry-After"), "1");
+  StatusOr<RawResponse> batch = http_request(
+      server.port(), "POST", "/v1/acquire/batch",
+      json{{"requests", {json::parse(acquire_body("b1")), json::parse(acquire_body("b2"))}}}
+          .dump());
+  ASSERT_TRUE(batch.ok());
+  EXPECT_EQ(batch->status, 503);
+  EXPECT_EQ(batch->header("Retry-After"), "1");
+  StatusOr<RawResponse> health = http_request(server.port(), "GET", "/healthz");
+  ASSERT_TRUE(health.ok());
+  EXPECT_EQ(health->status, 200);
+  EXPECT_TRUE(metric("sluice_decisions_overloaded_total 4\n"));  // 1 + 1 + a batch of 2
+
+  ASSERT_TRUE((*pauser)->command({"CLIENT", "UNPAUSE"}).ok());
+  for (test::RawConnection& connection : held) {
+    StatusOr<RawResponse> answered = connection.read(10'000);
+    ASSERT_TRUE(answered.ok()) << answered.status().to_string();
+    EXPECT_EQ(answered->status, 200);
+    EXPECT_EQ(body_of(*answered)["degraded"], false) << answered->body;
+  }
+  EXPECT_EQ(http_request(server.port(), "POST", "/v1/acquire", acquire_body("after"))->status, 200);
+}
+
 }  // namespace
 }  // namespace sluice::http
