@@ -17,6 +17,7 @@
 #include "sluice/store/redis/hash_slot.h"
 #include "sluice/store/redis/node_pool.h"
 #include "sluice/store/redis/resp_writer.h"
+#include "sluice/store/redis/sentinel_router.h"
 #include "sluice/store/redis/tls_context.h"
 
 namespace sluice::redis {
@@ -29,7 +30,13 @@ ClientOptions client_options_from_url(const RedisUrl& url, ClientOptions base) {
   base.db = url.db;
   base.tls = url.tls;
   base.cluster_seeds.clear();
+  base.sentinels.clear();
+  base.sentinel_master.clear();
   if (url.topology == RedisTopology::kCluster) base.cluster_seeds = url.nodes;
+  if (url.topology == RedisTopology::kSentinel) {
+    base.sentinels = url.nodes;
+    base.sentinel_master = url.master_name;
+  }
   return base;
 }
 
@@ -77,6 +84,15 @@ Status validate(const ClientOptions& options) {
   if (!options.username.empty() && options.password.empty()) {
     return error("username needs a password");
   }
+  if (!options.sentinels.empty()) {
+    if (!options.cluster_seeds.empty())
+      return error("sentinels and cluster_seeds exclude each other");
+    if (options.sentinel_master.empty()) return error("sentinel_master must name the master");
+    for (const NodeAddress& sentinel : options.sentinels) {
+      if (sentinel.host.empty() || sentinel.port == 0)
+        return error("sentinels need a host and a port");
+    }
+  }
   if (!options.cluster_seeds.empty()) {
     if (options.db != 0) return error("db must be 0 for a Redis Cluster");
     for (const NodeAddress& seed : options.cluster_seeds) {
@@ -101,15 +117,15 @@ class Client::Impl {
         tls_(std::move(tls)),
         io_(options_.io_threads),
         work_(asio::make_work_guard(io_)) {
-    if (options_.cluster_seeds.empty()) {
-      standalone_ = std::make_unique<NodePool>(io_, options_, counters_, tls_.get());
+    const auto fail = [this](Completion done, Status status) {
+      fail_later(std::move(done), std::move(status));
+    };
+    if (!options_.cluster_seeds.empty()) {
+      cluster_ = std::make_unique<ClusterRouter>(io_, options_, counters_, fail, tls_.get());
+    } else if (!options_.sentinels.empty()) {
+      sentinel_ = std::make_unique<SentinelRouter>(io_, options_, counters_, fail, tls_.get());
     } else {
-      cluster_ = std::make_unique<ClusterRouter>(
-          io_, options_, counters_,
-          [this](Completion done, Status status) {
-            fail_later(std::move(done), std::move(status));
-          },
-          tls_.get());
+      standalone_ = std::make_unique<NodePool>(io_, options_, counters_, tls_.get());
     }
     try {
       for (int i = 0; i < options_.io_threads; ++i) {
@@ -139,6 +155,7 @@ class Client::Impl {
   void shutdown() {
     if (standalone_) standalone_->close();
     if (cluster_) cluster_->close();
+    if (sentinel_) sentinel_->close();
     work_.reset();
     for (std::thread& thread : threads_) {
       if (thread.joinable()) thread.join();
@@ -234,6 +251,10 @@ class Client::Impl {
       cluster_->submit(formatted, slot, errors, std::move(done));
       return;
     }
+    if (sentinel_) {
+      sentinel_->submit(formatted, errors, std::move(done));
+      return;
+    }
     if (standalone_->try_submit(formatted, done, errors)) return;
     bump(counters_.rejected);
     fail_later(std::move(done), standalone_->unavailable_status());
@@ -255,6 +276,9 @@ class Client::Impl {
     if (cluster_) {
       out.ready_connections = cluster_->ready_connections();
       out.masters = cluster_->masters();
+    } else if (sentinel_) {
+      out.ready_connections = sentinel_->ready_connections();
+      out.masters = sentinel_->master_address().empty() ? 0 : 1;
     } else {
       out.ready_connections = standalone_->ready_connections();
     }
@@ -266,8 +290,9 @@ class Client::Impl {
   Counters counters_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
-  std::unique_ptr<NodePool> standalone_;    // redis://
-  std::unique_ptr<ClusterRouter> cluster_;  // redis+cluster://
+  std::unique_ptr<NodePool> standalone_;      // redis://
+  std::unique_ptr<ClusterRouter> cluster_;    // redis+cluster://
+  std::unique_ptr<SentinelRouter> sentinel_;  // redis+sentinel://
   std::vector<std::thread> threads_;
 };
 
@@ -282,8 +307,13 @@ StatusOr<std::unique_ptr<Client>> Client::create(ClientOptions options) {
     tls = std::move(*context);
   }
   try {
-    return std::unique_ptr<Client>(
-        new Client(std::make_unique<Impl>(std::move(options), std::move(tls))));
+    auto impl = std::make_unique<Impl>(std::move(options), std::move(tls));
+    if (impl->sentinel_) {
+      // The first commands should find the master known: wait for the sentinels' first answer
+      // (at most connect_timeout; without one, commands fail with Unavailable until it comes).
+      impl->sentinel_->wait_for_master(std::chrono::microseconds(impl->options_.connect_timeout));
+    }
+    return std::unique_ptr<Client>(new Client(std::move(impl)));
   } catch (const std::exception& e) {
     // Thread creation or the entropy source failed: report, don't throw across the module.
     return internal_error(std::string("redis client could not start: ") + e.what());

@@ -79,7 +79,12 @@ struct ClientOptions {
   // serving its key's slot, learning the masters from these seeds; `host`, `port` and `db` are
   // then unused (`connections` is per master).
   std::vector<NodeAddress> cluster_seeds;
-  // At most one read of the slot map per interval, however many replies say it is stale.
+  // Redis Sentinel (sentinel_router.h). Non-empty: the client asks these sentinels where the
+  // master named `sentinel_master` is and follows its failovers; `host` and `port` are unused.
+  std::vector<NodeAddress> sentinels;
+  std::string sentinel_master;
+  // At most one read of the slot map (or one question to the sentinels) per interval, however
+  // many failures say it is stale.
   Micros cluster_refresh_min_interval = 100 * kMicrosPerMilli;
   // MOVED/ASK followed per command before it fails with Unavailable.
   int max_redirections = 5;

@@ -193,19 +193,16 @@ StatusOr<RedisUrl> parse_redis_url(std::string_view url) {
   }
   const std::string_view scheme = url.substr(0, scheme_end);
   RedisUrl parsed;
-  if (iequals(scheme, "redis+sentinel") || iequals(scheme, "rediss+sentinel")) {
-    return Status(StatusCode::kUnimplemented,
-                  "redis URL: " + std::string(scheme) +
-                      ":// is not supported yet; use redis://, rediss://, redis+cluster:// or "
-                      "rediss+cluster://");
-  }
   if (iequals(scheme, "redis+cluster") || iequals(scheme, "rediss+cluster")) {
     parsed.topology = RedisTopology::kCluster;
+  } else if (iequals(scheme, "redis+sentinel") || iequals(scheme, "rediss+sentinel")) {
+    parsed.topology = RedisTopology::kSentinel;
   } else if (!iequals(scheme, "redis") && !iequals(scheme, "rediss")) {
     return url_error("unsupported scheme \"" + std::string(scheme) +
-                     "\"; expected redis://, rediss://, redis+cluster:// or rediss+cluster://");
+                     "\"; expected redis://, redis+cluster:// or redis+sentinel:// (rediss for "
+                     "TLS)");
   }
-  parsed.tls.enabled = iequals(scheme, "rediss") || iequals(scheme, "rediss+cluster");
+  parsed.tls.enabled = scheme.size() >= 6 && lower(scheme[5]) == 's';  // "rediss…"
   std::string_view rest = url.substr(scheme_end + 3);
 
   if (const std::size_t hash = rest.find('#'); hash != std::string_view::npos) {
@@ -248,20 +245,44 @@ StatusOr<RedisUrl> parse_redis_url(std::string_view url) {
     parsed.password = std::move(*password);
   }
 
-  if (parsed.topology == RedisTopology::kCluster) {
-    // Seed nodes, comma-separated; one that answers is enough to learn the rest.
+  if (parsed.topology == RedisTopology::kSentinel) {
+    // "<master-name>[/db]" after the sentinels.
+    const std::size_t slash = path.find('/');
+    const std::string_view name = path.substr(0, slash);
+    if (name.empty()) {
+      return url_error(
+          "redis+sentinel:// needs the master's name: redis+sentinel://host:port/<name>");
+    }
+    StatusOr<std::string> decoded = percent_decode(name, "master name");
+    if (!decoded.ok()) return decoded.status();
+    parsed.master_name = std::move(*decoded);
+    path = slash == std::string_view::npos ? std::string_view() : path.substr(slash + 1);
+  }
+  if (parsed.topology != RedisTopology::kStandalone) {
+    // Seed nodes or sentinels, comma-separated; one that answers is enough.
     for (std::size_t start = 0; start <= authority.size();) {
       std::size_t comma = authority.find(',', start);
       if (comma == std::string_view::npos) comma = authority.size();
       StatusOr<NodeAddress> node = parse_host_port(authority.substr(start, comma - start));
       if (!node.ok()) return node.status();
+      // parse_host_port defaults to Redis's port; a sentinel's default port is its own.
+      const std::string_view written = authority.substr(start, comma - start);
+      if (parsed.topology == RedisTopology::kSentinel &&
+          written.find(':',
+                       written.rfind(']') == std::string_view::npos ? 0 : written.rfind(']')) ==
+              std::string_view::npos) {
+        node->port = kDefaultSentinelPort;
+      }
       parsed.nodes.push_back(std::move(*node));
       start = comma + 1;
     }
-    if (!path.empty() && path != "0") {
+    if (parsed.topology == RedisTopology::kCluster && !path.empty() && path != "0") {
       return url_error("a Redis Cluster has only database 0; remove \"/" + std::string(path) +
                        "\" from the redis+cluster:// URL");
     }
+    StatusOr<int> db = parse_db(path);
+    if (!db.ok()) return db.status();
+    parsed.db = *db;
     parsed.host = parsed.nodes.front().host;
     parsed.port = parsed.nodes.front().port;
     return parsed;
@@ -279,13 +300,18 @@ StatusOr<RedisUrl> parse_redis_url(std::string_view url) {
 }
 
 std::string redacted_url(const RedisUrl& url) {
-  std::string out = std::string(url.tls.enabled ? "rediss" : "redis") +
-                    (url.topology == RedisTopology::kCluster ? "+cluster://" : "://");
+  std::string out = url.tls.enabled ? "rediss" : "redis";
+  if (url.topology == RedisTopology::kCluster) out += "+cluster";
+  if (url.topology == RedisTopology::kSentinel) out += "+sentinel";
+  out += "://";
   if (!url.username.empty()) out += url.username + ":***@";
   if (url.username.empty() && !url.password.empty()) out += ":***@";
-  if (url.topology == RedisTopology::kCluster) {
+  if (url.topology != RedisTopology::kStandalone) {
     for (std::size_t i = 0; i < url.nodes.size(); ++i) {
       out += (i > 0 ? "," : "") + url.nodes[i].text();
+    }
+    if (url.topology == RedisTopology::kSentinel) {
+      out += "/" + url.master_name + "/" + std::to_string(url.db);
     }
     return out;
   }

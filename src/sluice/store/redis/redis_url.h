@@ -12,6 +12,7 @@
 namespace sluice::redis {
 
 inline constexpr std::uint16_t kDefaultRedisPort = 6379;
+inline constexpr std::uint16_t kDefaultSentinelPort = 26379;
 
 // One Redis server's address.
 struct NodeAddress {
@@ -37,14 +38,16 @@ struct TlsOptions {
 enum class RedisTopology : std::uint8_t {
   kStandalone,  // redis://: one server (a primary; replicas are not followed)
   kCluster,     // redis+cluster://: a Redis Cluster, reached through seed nodes
+  kSentinel,    // redis+sentinel://: the master Redis Sentinel names, followed through failovers
 };
 
 struct RedisUrl {
   RedisTopology topology = RedisTopology::kStandalone;
-  // Standalone: the one server (as host and port). Cluster: the seed nodes, in the URL's order;
-  // host and port repeat the first.
+  // Standalone: the one server (as host and port). Cluster: the seed nodes; Sentinel: the
+  // sentinels; in the URL's order, host and port repeating the first.
   std::vector<NodeAddress> nodes;
-  std::string host;  // a name, an IPv4 address or an IPv6 address (no brackets)
+  std::string master_name;  // Sentinel: the name the sentinels monitor the master under
+  std::string host;         // a name, an IPv4 address or an IPv6 address (no brackets)
   std::uint16_t port = kDefaultRedisPort;
   TlsOptions tls;        // rediss://, rediss+cluster://
   std::string username;  // empty: Redis's `default` user
@@ -52,14 +55,16 @@ struct RedisUrl {
   int db = 0;            // SELECT index
 };
 
-// Parses `redis://[[username]:password@]host[:port][/db]` and
-// `redis+cluster://[[username]:password@]host[:port][,host[:port]…]` (seed nodes; db 0 only).
+// Parses `redis://[[username]:password@]host[:port][/db]`,
+// `redis+cluster://[[username]:password@]host[:port][,host[:port]…]` (seed nodes; db 0 only) and
+// `redis+sentinel://[[username]:password@]host[:port][,host[:port]…]/<master-name>[/db]`
+// (sentinels; the port defaults to 26379; the credentials are the master's).
 //
 // - The scheme is case-insensitive. `rediss://` and `rediss+cluster://` are the same over TLS;
 // their
 //   query may set `tls_ca`, `tls_cert`, `tls_key` and `tls_server_name` (file paths and a name,
-//   percent-decoded; see TlsOptions). `redis+sentinel://` is refused with Unimplemented for now;
-//   every other scheme is InvalidArgument.
+//   percent-decoded; see TlsOptions), as may `rediss+sentinel://`'s. Every other scheme is
+//   InvalidArgument.
 // - Userinfo follows redis-cli: `user:pass@` is an ACL user and its password, `:pass@` and `pass@`
 //   are a password for the default user. Both parts are percent-decoded (`%40` for `@`).
 // - IPv6 hosts go in brackets: `redis://[::1]:6380`.

@@ -60,7 +60,8 @@ TEST(RedisUrlTest, RefusesMalformedUrlsNamingTheProblem) {
   const std::vector<Bad> cases = {
       {"localhost:6379", StatusCode::kInvalidArgument, "missing scheme"},
       {"http://h", StatusCode::kInvalidArgument, "unsupported scheme \"http\""},
-      {"redis+sentinel://s:26379/mymaster", StatusCode::kUnimplemented, "sentinel"},
+      {"redis+sentinel://s:26379", StatusCode::kInvalidArgument, "needs the master's name"},
+      {"redis+sentinel://s:26379/m/x", StatusCode::kInvalidArgument, "database \"x\""},
       {"rediss://h?tls_ca", StatusCode::kInvalidArgument, "\"tls_ca\" has no value"},
       {"rediss://h?tls_insecure=1", StatusCode::kInvalidArgument,
        "unknown query parameter \"tls_insecure\""},
@@ -149,6 +150,25 @@ TEST(RedisUrlTest, RedissUrlsTurnTlsOnWithTheirFiles) {
   StatusOr<RedisUrl> plain = parse_redis_url("redis://h");
   ASSERT_TRUE(plain.ok());
   EXPECT_FALSE(plain->tls.enabled);
+}
+
+TEST(RedisUrlTest, ASentinelUrlListsItsSentinelsAndNamesTheMaster) {
+  StatusOr<RedisUrl> parsed =
+      parse_redis_url("redis+sentinel://:pw@s1,s2:5000,[::1]/my%2Dmaster/2");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+  EXPECT_EQ(parsed->topology, RedisTopology::kSentinel);
+  const std::vector<NodeAddress> expected = {
+      {"s1", kDefaultSentinelPort}, {"s2", 5000}, {"::1", kDefaultSentinelPort}};
+  EXPECT_EQ(parsed->nodes, expected);
+  EXPECT_EQ(parsed->master_name, "my-master");
+  EXPECT_EQ(parsed->db, 2);
+  EXPECT_EQ(parsed->password, "pw");
+  const ClientOptions options = client_options_from_url(*parsed);
+  EXPECT_EQ(options.sentinels, expected);
+  EXPECT_EQ(options.sentinel_master, "my-master");
+  EXPECT_TRUE(options.cluster_seeds.empty());
+  EXPECT_EQ(redacted_url(*parsed),
+            "redis+sentinel://:***@s1:26379,s2:5000,[::1]:26379/my-master/2");
 }
 
 TEST(RedisUrlTest, RedactedUrlsMaskCredentialsAndListEverySeed) {
