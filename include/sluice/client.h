@@ -34,6 +34,9 @@ struct ClientOptions {
   //   "redis://[user:password@]host[:port][/db]" in Redis, on Redis's clock, shared by every client
   //   "redis+cluster://[user:password@]host:port[,host:port…]"  the same on a Redis Cluster,
   //                                            reached through these seed nodes
+  //   "redis+sentinel://[user:password@]host:port[,…]/<master>[/db]"  the master Redis Sentinel
+  //                                            names, followed through failovers
+  //   "rediss…" for any of the three over TLS (docs/redis.md: ?tls_ca=…&tls_cert=…&tls_key=…)
   //   "http://host:port"                        by a `sluice serve`, which holds the policies
   std::string store = "memory:";
   // The app this client speaks for: a policy answers only the apps it lists (or "*").

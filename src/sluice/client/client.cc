@@ -251,11 +251,11 @@ Status check_options(const ClientOptions& options) {
         "policy_text/policy_file/policy_database",
         sources == 0 ? "name where the policies come from" : "name only one source of policies");
   }
-  if (!remote && options.store != "memory:" && !options.store.starts_with("redis://") &&
-      !options.store.starts_with("redis+cluster://")) {
-    return option_error("store",
-                        "expected memory:, redis://…, redis+cluster://… or http://…, not \"" +
-                            options.store + "\"");
+  // Every Redis scheme (redis, rediss, +cluster, +sentinel) is checked by the store's URL parser.
+  if (!remote && options.store != "memory:" && !options.store.starts_with("redis")) {
+    return option_error("store", "expected memory:, redis://…, redis+cluster://…, "
+                                 "redis+sentinel://… (rediss for TLS) or http://…, not \"" +
+                                     options.store + "\"");
   }
   return {};
 }

@@ -88,7 +88,7 @@ TEST(ClientOptionsTest, EveryMistakeNamesItsOption) {
   unknown_store.store = "memcached://x";
   EXPECT_EQ(
       open_error(unknown_store),
-      "INVALID_ARGUMENT: store: expected memory:, redis://…, redis+cluster://… or http://…, not "
+      "INVALID_ARGUMENT: store: expected memory:, redis://…, redis+cluster://…, redis+sentinel://… (rediss for TLS) or http://…, not "
       "\"memcached://x\"");
 
   ClientOptions bad_redis = memory_options();
