@@ -1,6 +1,7 @@
 // Replies from Redis, byte by byte as a socket delivers them: hiredis's reader (as the client
-// drives it), the deep copy into Reply, its debug rendering, and the error-reply mapping. A
-// reply that is not RESP is refused by the reader; nothing crashes or leaks.
+// drives it), the deep copy into Reply, its debug rendering, the error-reply mapping, and what the
+// Redis Cluster client reads from replies: slot maps (CLUSTER SHARDS / SLOTS) and redirections
+// (MOVED / ASK). A reply that is not RESP is refused by the reader; nothing crashes or leaks.
 #include <hiredis/hiredis.h>
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string_view>
 
 #include "fuzz/fuzz_input.h"
+#include "sluice/store/redis/cluster_topology.h"
 #include "sluice/store/redis/resp.h"
 
 namespace {
@@ -32,8 +34,19 @@ bool declares_a_huge_array(std::string_view bytes) {
 
 void visit(const sluice::redis::Reply& reply) {
   (void)reply.debug_string();
-  if (reply.is_error()) (void)sluice::redis::error_reply_status(reply.as_string());
+  if (reply.is_error()) {
+    (void)sluice::redis::error_reply_status(reply.as_string());
+    (void)sluice::redis::parse_redirection(reply.as_string());
+    (void)sluice::redis::is_retryable_cluster_error(reply.as_string());
+  }
   for (const sluice::redis::Reply& element : reply.elements()) visit(element);
+}
+
+void read_as_slot_map(const sluice::redis::Reply& reply) {
+  const sluice::redis::NodeAddress asked{"seed", 7000};
+  for (const bool tls : {false, true})
+    (void)sluice::redis::slot_ranges_from_shards(reply, asked, tls);
+  (void)sluice::redis::slot_ranges_from_slots(reply, asked);
 }
 
 }  // namespace
@@ -58,6 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           sluice::redis::reply_from_hiredis(*static_cast<const redisReply*>(raw));
       freeReplyObject(raw);
       visit(reply);
+      read_as_slot_map(reply);
     }
   }
   return 0;

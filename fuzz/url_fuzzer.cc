@@ -10,6 +10,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text = sluice::fuzz::as_text(data, size);
   if (auto redis = redis::parse_redis_url(text); !redis.ok()) {
     sluice::fuzz::require(!redis.status().message().empty(), "a refused redis URL says why");
+  } else {
+    sluice::fuzz::require(!redis->nodes.empty(), "a parsed redis URL names a server");
+    (void)redis::redacted_url(*redis);
   }
   if (auto database = policy::sql::parse_database_url(text); !database.ok()) {
     sluice::fuzz::require(!database.status().message().empty(), "a refused database URL says why");
