@@ -1,7 +1,6 @@
 #include "sluice/store/redis/cluster_router.h"
 
 #include <algorithm>
-#include <boost/asio/post.hpp>
 #include <set>
 
 #include "sluice/store/redis/hash_slot.h"
@@ -42,9 +41,10 @@ ClusterRouter::ClusterRouter(asio::io_context& io, const ClientOptions& options,
       tls_(tls),
       seeds_(options.cluster_seeds),
       slot_owner_(kClusterSlots, nullptr),
-      refresh_timer_(io) {
+      refresh_(io, std::chrono::microseconds(options.cluster_refresh_min_interval),
+               [this] { start_refresh(); }) {
   for (const NodeAddress& seed : seeds_) pool_at(seed);
-  request_refresh();
+  refresh_.request();
 }
 
 NodePool* ClusterRouter::pool_at(const NodeAddress& address) {
@@ -94,7 +94,7 @@ void ClusterRouter::submit(std::string_view formatted, std::optional<int> slot, 
     return;
   }
   bump(counters_.rejected);
-  request_refresh();
+  refresh_.request();
   fail_later_(std::move(command->done),
               pool != nullptr ? pool->unavailable_status()
                               : unavailable("redis cluster: no node known to serve slot " +
@@ -108,7 +108,7 @@ void ClusterRouter::send(const std::shared_ptr<Command>& command, NodePool* pool
   }};
   if (pool->try_submit(command->formatted, attempt, ErrorReplies::kAsReply, asking)) return;
   bump(counters_.rejected);
-  request_refresh();
+  refresh_.request();
   finish(command, pool->unavailable_status());
 }
 
@@ -119,7 +119,7 @@ void ClusterRouter::on_reply(const std::shared_ptr<Command>& command, NodePool* 
     // re-sent; the map is read again for the next ones.
     if (result.status().code() == StatusCode::kUnavailable ||
         result.status().code() == StatusCode::kDeadlineExceeded) {
-      request_refresh();
+      refresh_.request();
     }
     finish(command, std::move(result));
     return;
@@ -145,18 +145,18 @@ void ClusterRouter::on_reply(const std::shared_ptr<Command>& command, NodePool* 
         std::unique_lock lock(map_mu_);
         slot_owner_[static_cast<std::size_t>(redirection->slot)] = target;
       }
-      request_refresh();  // one slot moved: others probably did too
+      refresh_.request();  // one slot moved: others probably did too
     }
     send(command, target, asking);
     return;
   }
   if (is_retryable_cluster_error(message) &&
       SteadyClock::now() + retry_delay(command->retries) < command->deadline) {
-    if (message.starts_with("CLUSTERDOWN")) request_refresh();
+    if (message.starts_with("CLUSTERDOWN")) refresh_.request();
     retry_later(command);
     return;
   }
-  if (message.starts_with("READONLY") || message.starts_with("CLUSTERDOWN")) request_refresh();
+  if (message.starts_with("READONLY") || message.starts_with("CLUSTERDOWN")) refresh_.request();
   if (command->errors == ErrorReplies::kAsReply) {
     finish(command, std::move(result));
   } else {
@@ -182,29 +182,7 @@ void ClusterRouter::finish(const std::shared_ptr<Command>& command, StatusOr<Rep
   complete(command->done, std::move(result));
 }
 
-void ClusterRouter::request_refresh() {
-  const SteadyClock::time_point now = SteadyClock::now();
-  {
-    std::lock_guard lock(refresh_mu_);
-    const SteadyClock::time_point earliest =
-        last_refresh_ + std::chrono::microseconds(options_.cluster_refresh_min_interval);
-    if (closed_ || refresh_running_ || refresh_scheduled_) return;
-    if (now < earliest) {
-      refresh_scheduled_ = true;
-      refresh_timer_.expires_at(earliest);
-      refresh_timer_.async_wait([this](const boost::system::error_code& ec) {
-        {
-          std::lock_guard relock(refresh_mu_);
-          refresh_scheduled_ = false;
-          if (ec || closed_ || refresh_running_) return;
-        }
-        request_refresh();
-      });
-      return;
-    }
-    refresh_running_ = true;
-    last_refresh_ = now;
-  }
+void ClusterRouter::start_refresh() {
   // Every known master, then the seeds and every other node ever seen (a promoted replica may
   // only be known through them), each asked once.
   auto candidates = std::make_shared<std::vector<NodePool*>>();
@@ -224,7 +202,7 @@ void ClusterRouter::request_refresh() {
     }
   }
   bump(counters_.map_refreshes);
-  asio::post(io_, [this, candidates] { refresh_from(candidates, 0, false); });
+  refresh_from(candidates, 0, false);
 }
 
 void ClusterRouter::refresh_from(std::shared_ptr<std::vector<NodePool*>> candidates, std::size_t i,
@@ -245,7 +223,7 @@ void ClusterRouter::refresh_from(std::shared_ptr<std::vector<NodePool*>> candida
                                   : slot_ranges_from_shards(*result, address, tls_ != nullptr);
             if (ranges.ok() && !ranges->empty()) {
               install(*ranges);
-              end_refresh();
+              refresh_.done();
               return;
             }
           }
@@ -256,7 +234,7 @@ void ClusterRouter::refresh_from(std::shared_ptr<std::vector<NodePool*>> candida
       return;
     }
   }
-  end_refresh();  // nobody answered; the next failure asks again (throttled)
+  refresh_.done();  // nobody answered; the next failure asks again (throttled)
 }
 
 void ClusterRouter::install(const std::vector<SlotRange>& ranges) {
@@ -271,17 +249,8 @@ void ClusterRouter::install(const std::vector<SlotRange>& ranges) {
   slot_owner_.swap(owners);
 }
 
-void ClusterRouter::end_refresh() {
-  std::lock_guard lock(refresh_mu_);
-  refresh_running_ = false;
-}
-
 void ClusterRouter::close() {
-  {
-    std::lock_guard lock(refresh_mu_);
-    closed_ = true;
-    refresh_timer_.cancel();
-  }
+  refresh_.close();
   std::lock_guard lock(pools_mu_);
   for (const auto& [address, pool] : pools_) pool->close();
 }

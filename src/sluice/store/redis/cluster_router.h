@@ -30,6 +30,7 @@
 #include "sluice/store/redis/cluster_topology.h"
 #include "sluice/store/redis/connection.h"
 #include "sluice/store/redis/node_pool.h"
+#include "sluice/store/redis/refresh_throttle.h"
 
 namespace sluice::redis::internal {
 
@@ -66,13 +67,12 @@ class ClusterRouter {
   void retry_later(const std::shared_ptr<Command>& command);
   void finish(const std::shared_ptr<Command>& command, StatusOr<Reply> result);
 
-  // Asks for a map read now, or once the throttle allows; one read at a time.
-  void request_refresh();
+  // Starts a map read (refresh_throttle.h decides when).
+  void start_refresh();
   // Reads the map from candidates[i], falling back to the next on failure.
   void refresh_from(std::shared_ptr<std::vector<NodePool*>> candidates, std::size_t i,
                     bool use_cluster_slots);
   void install(const std::vector<SlotRange>& ranges);
-  void end_refresh();
 
   asio::io_context& io_;
   const ClientOptions& options_;
@@ -87,12 +87,7 @@ class ClusterRouter {
   mutable std::shared_mutex map_mu_;
   std::vector<NodePool*> slot_owner_;  // kClusterSlots entries; null: unknown
 
-  std::mutex refresh_mu_;
-  bool refresh_running_ = false;
-  bool refresh_scheduled_ = false;
-  bool closed_ = false;
-  std::chrono::steady_clock::time_point last_refresh_{};
-  asio::steady_timer refresh_timer_;
+  RefreshThrottle refresh_;
 };
 
 }  // namespace sluice::redis::internal

@@ -1,7 +1,5 @@
 #include "sluice/store/redis/sentinel_router.h"
 
-#include <boost/asio/post.hpp>
-
 #include "sluice/store/redis/resp_writer.h"
 
 namespace sluice::redis::internal {
@@ -18,7 +16,10 @@ SentinelRouter::SentinelRouter(asio::io_context& io, const ClientOptions& option
       counters_(counters),
       fail_later_(std::move(fail_later)),
       tls_(tls),
-      refresh_timer_(io) {
+      refresh_(io, std::chrono::microseconds(options.cluster_refresh_min_interval), [this] {
+        bump(counters_.map_refreshes);
+        ask_sentinel(0);
+      }) {
   for (const NodeAddress& sentinel : options.sentinels) {
     ClientOptions node = options_;
     node.host = sentinel.host;
@@ -30,7 +31,7 @@ SentinelRouter::SentinelRouter(asio::io_context& io, const ClientOptions& option
     node.sentinels.clear();
     sentinels_.push_back(std::make_unique<NodePool>(io_, std::move(node), counters_, tls_));
   }
-  request_refresh();
+  refresh_.request();
 }
 
 bool SentinelRouter::wait_for_master(std::chrono::microseconds timeout) {
@@ -42,7 +43,7 @@ bool SentinelRouter::wait_for_master(std::chrono::microseconds timeout) {
 void SentinelRouter::submit(std::string_view formatted, ErrorReplies errors, Completion done) {
   NodePool* master = master_.load(std::memory_order_acquire);
   if (master == nullptr) {
-    request_refresh();
+    refresh_.request();
     std::lock_guard lock(mu_);
     // Sentinels that answered but do not know the name: a configuration error, not an outage.
     const StatusCode code = last_refresh_error_.code() == StatusCode::kFailedPrecondition
@@ -60,7 +61,7 @@ void SentinelRouter::submit(std::string_view formatted, ErrorReplies errors, Com
       .submitter_writes = command->done.waiter != nullptr || command->done.submitter_writes};
   if (master->try_submit(formatted, attempt, ErrorReplies::kAsReply)) return;
   bump(counters_.rejected);
-  request_refresh();  // the master cannot be reached: maybe a failover
+  refresh_.request();  // the master cannot be reached: maybe a failover
   fail_later_(std::move(command->done), master->unavailable_status());
 }
 
@@ -68,47 +69,20 @@ void SentinelRouter::on_reply(const std::shared_ptr<Command>& command, StatusOr<
   if (!result.ok()) {
     if (result.status().code() == StatusCode::kUnavailable ||
         result.status().code() == StatusCode::kDeadlineExceeded) {
-      request_refresh();
+      refresh_.request();
     }
     complete(command->done, std::move(result));
     return;
   }
   if (result->is_error()) {
     // A demoted master refuses writes: ask who the master is now.
-    if (result->as_string().starts_with("READONLY")) request_refresh();
+    if (result->as_string().starts_with("READONLY")) refresh_.request();
     if (command->errors == ErrorReplies::kAsStatus) {
       complete(command->done, error_reply_status(result->as_string()));
       return;
     }
   }
   complete(command->done, std::move(result));
-}
-
-void SentinelRouter::request_refresh() {
-  const SteadyClock::time_point now = SteadyClock::now();
-  {
-    std::lock_guard lock(mu_);
-    if (closed_ || refresh_running_ || refresh_scheduled_) return;
-    const SteadyClock::time_point earliest =
-        last_refresh_ + std::chrono::microseconds(options_.cluster_refresh_min_interval);
-    if (now < earliest) {
-      refresh_scheduled_ = true;
-      refresh_timer_.expires_at(earliest);
-      refresh_timer_.async_wait([this](const boost::system::error_code& ec) {
-        {
-          std::lock_guard relock(mu_);
-          refresh_scheduled_ = false;
-          if (ec || closed_) return;
-        }
-        request_refresh();
-      });
-      return;
-    }
-    refresh_running_ = true;
-    last_refresh_ = now;
-  }
-  bump(counters_.map_refreshes);
-  asio::post(io_, [this] { ask_sentinel(0); });
 }
 
 void SentinelRouter::ask_sentinel(std::size_t i) {
@@ -171,17 +145,19 @@ void SentinelRouter::learn(NodeAddress master) {
 }
 
 void SentinelRouter::end_refresh(const Status& outcome) {
-  std::lock_guard lock(mu_);
-  refresh_running_ = false;
-  last_refresh_error_ = outcome;
-  answered_once_ = true;
-  learnt_.notify_all();
+  {
+    std::lock_guard lock(mu_);
+    last_refresh_error_ = outcome;
+    answered_once_ = true;
+    learnt_.notify_all();
+  }
+  refresh_.done();
 }
 
 void SentinelRouter::close() {
+  refresh_.close();
   std::lock_guard lock(mu_);
   closed_ = true;
-  refresh_timer_.cancel();
   for (const auto& sentinel : sentinels_) sentinel->close();
   for (const auto& master : masters_) master->close();
   learnt_.notify_all();

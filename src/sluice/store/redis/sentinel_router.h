@@ -25,6 +25,7 @@
 
 #include "sluice/store/redis/connection.h"
 #include "sluice/store/redis/node_pool.h"
+#include "sluice/store/redis/refresh_throttle.h"
 
 namespace sluice::redis::internal {
 
@@ -51,7 +52,6 @@ class SentinelRouter {
  private:
   struct Command;
   void on_reply(const std::shared_ptr<Command>& command, StatusOr<Reply> result);
-  void request_refresh();
   void ask_sentinel(std::size_t i);
   void learn(NodeAddress master);
   void end_refresh(const Status& outcome);
@@ -69,12 +69,9 @@ class SentinelRouter {
   std::optional<NodeAddress> master_address_;
   std::vector<std::unique_ptr<NodePool>> masters_;  // every master ever learnt; the last is current
   Status last_refresh_error_;
-  bool refresh_running_ = false;
-  bool refresh_scheduled_ = false;
   bool answered_once_ = false;
   bool closed_ = false;
-  std::chrono::steady_clock::time_point last_refresh_{};
-  asio::steady_timer refresh_timer_;
+  RefreshThrottle refresh_;  // last: its reads use the members above
 };
 
 }  // namespace sluice::redis::internal
