@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "sluice/algorithm/quota.h"
+#include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
 
 namespace sluice::store {
@@ -14,6 +16,16 @@ Status validate_subject_ref(const SubjectRef& ref) {
   if (Status status = validate_policy_name(ref.policy, "policy"); !status.ok()) return status;
   if (ref.limits.empty()) return invalid_argument("limits: a policy needs at least one limit");
   return validate_subject(ref.subject);
+}
+
+Status validate_quota_request(const SubjectRef& ref, const QuotaRequest& request) {
+  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
+  if (Status status = algorithm::validate_cost(request.cost); !status.ok()) return status;
+  if (request.max_debt < 0 || request.max_debt > algorithm::kMaxDebt) {
+    return invalid_argument("max_debt: must be between 0 and " +
+                            std::to_string(algorithm::kMaxDebt));
+  }
+  return algorithm::check_quota_limits(ref.limits);
 }
 
 // From OpenSSL's CSPRNG: a lease id is a capability (whoever knows it releases or renews the

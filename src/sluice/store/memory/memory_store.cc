@@ -8,6 +8,7 @@
 #include <new>
 #include <string>
 
+#include "sluice/algorithm/quota.h"
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
 
@@ -337,6 +338,51 @@ StatusOr<bool> MemoryStore::renew(const SubjectRef& ref, std::string_view lease)
   entry->expires_at = latest_expiry(ref.limits, entry->states());
   shard.touch(entry);
   return renewed;
+}
+
+StatusOr<Decision> MemoryStore::apply_quota(const SubjectRef& ref, const QuotaRequest& request) {
+  if (Status status = validate_quota_request(ref, request); !status.ok()) return status;
+  const Micros now = clock_.now();
+  const std::string_view key = key_of(ref);
+  const std::uint64_t hash = std::hash<std::string_view>{}(key);
+  Shard& shard = shard_for(hash);
+
+  std::lock_guard lock(shard.mutex);
+  Entry* entry = shard.find_live(hash, key, now);
+  if (entry != nullptr && entry->state_count != ref.limits.size()) {
+    shard.remove(entry);  // the policy changed its number of limits: start afresh
+    entry = nullptr;
+  }
+  thread_local std::vector<LimitState> scratch;
+  scratch.clear();
+  if (entry != nullptr) {
+    scratch.assign(entry->states().begin(), entry->states().end());
+    refresh(ref.limits, scratch, now);
+  } else {
+    for (const Limit& limit : ref.limits) scratch.push_back(algorithm::initial_state(limit, now));
+  }
+  const bool charging = request.operation == QuotaOperation::kCharge;
+  const algorithm::PolicyVerdict verdict =
+      charging ? algorithm::charge(ref.limits, scratch, request.cost, request.max_debt, now)
+               : algorithm::refund(ref.limits, scratch, request.cost, now);
+  // As acquire: only a change is stored (a refused charge or a peek leaves the entry as it was).
+  if (request.cost > 0 && verdict.verdict.allowed) {
+    if (entry != nullptr) {
+      std::move(scratch.begin(), scratch.end(), entry->states().begin());
+      entry->expires_at = latest_expiry(ref.limits, entry->states());
+      shard.touch(entry);
+    } else if (latest_expiry(ref.limits, scratch) > now) {  // else equal to no state at all
+      if (!shard.make_room(now)) {
+        return Status(StatusCode::kResourceExhausted,
+                      "memory store: full of live limits (memory_max_keys subjects); a new "
+                      "subject is decided by its policy's on_store_failure");
+      }
+      Entry* created = Entry::create(hash, key, scratch);
+      created->expires_at = latest_expiry(ref.limits, created->states());
+      shard.insert(created);
+    }
+  }
+  return decision_from(verdict);
 }
 
 StatusOr<std::vector<algorithm::Verdict>> MemoryStore::inspect(const SubjectRef& ref) {
