@@ -111,6 +111,10 @@ void DecisionApi::add_routes(Router& router) {
              [this](auto exchange) { lease(std::move(exchange), true); });
   router.add("POST", "/v1/leases/{lease}/renew",
              [this](auto exchange) { lease(std::move(exchange), false); });
+  router.add("POST", "/v1/charge",
+             [this](auto exchange) { quota(std::move(exchange), store::QuotaOperation::kCharge); });
+  router.add("POST", "/v1/refund",
+             [this](auto exchange) { quota(std::move(exchange), store::QuotaOperation::kRefund); });
   router.add("GET", "/v1/check", [this](auto exchange) { check(std::move(exchange)); });
   router.add("GET", "/healthz", [](auto exchange) {
     exchange->respond(json_response(200, {{"status", "ok"}}));
@@ -255,6 +259,44 @@ void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, bool release)
   } else {
     limiter_.renew(std::move(request), std::move(done));
   }
+}
+
+void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange,
+                        store::QuotaOperation operation) {
+  const bool charging = operation == store::QuotaOperation::kCharge;
+  Response error;
+  std::optional<json> body = parse_json_body(exchange->request().body, error);
+  if (!body) return exchange->respond(std::move(error));
+  std::vector<FieldError> errors;
+  AcquireInput input;
+  if (!body->is_object()) {
+    errors.push_back({"body", "must be a JSON object, not " + std::string(json_type(*body))});
+  } else {
+    read_string(*body, "app", input.app, false, errors);
+    read_string(*body, "policy", input.policy, false, errors);
+    read_string(*body, "key", input.key, true, errors);
+    if (input.key.size() > kMaxSubjectBytes) {
+      errors.push_back({"key", "must be at most " + std::to_string(kMaxSubjectBytes) + " bytes"});
+    }
+    if (!body->contains("cost")) errors.push_back({"cost", "is required"});
+    read_integer(*body, "cost", 0, algorithm::kMaxCost, input.cost, errors);
+    reject_unknown(*body, {"app", "policy", "key", "cost"}, errors);
+  }
+  if (!errors.empty()) {
+    return exchange->respond(
+        invalid_request(charging ? "invalid charge request" : "invalid refund request", errors));
+  }
+  limiter_.apply_quota({.app = std::move(input.app),
+                        .policy = std::move(input.policy),
+                        .subject = std::move(input.key),
+                        .operation = operation,
+                        .cost = input.cost},
+                       [this, exchange](StatusOr<service::Decision> decision) {
+                         if (!decision.ok()) {
+                           return exchange->respond(status_response(decision.status()));
+                         }
+                         exchange->respond(decision_response(*decision));
+                       });
 }
 
 void DecisionApi::check(const std::shared_ptr<Exchange>& exchange) {
