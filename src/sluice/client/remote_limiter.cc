@@ -293,6 +293,16 @@ StatusOr<bool> RemoteLimiter::renew(std::string_view policy, std::string_view ap
   return (*answer)["renewed"].get<bool>();
 }
 
+StatusOr<service::Decision> RemoteLimiter::quota(bool charge, std::string_view policy,
+                                                 std::string_view app, std::string_view subject,
+                                                 std::int64_t cost) {
+  StatusOr<json> answer =
+      impl_->call(bhttp::verb::post, charge ? "/v1/charge" : "/v1/refund",
+                  {{"app", app}, {"policy", policy}, {"key", subject}, {"cost", cost}});
+  if (!answer.ok()) return answer.status();
+  return service::decision_from_json(*answer);
+}
+
 Status RemoteLimiter::ready() {
   StatusOr<json> answer = impl_->call(bhttp::verb::get, "/readyz", nullptr);
   return answer.ok() ? Status() : answer.status();

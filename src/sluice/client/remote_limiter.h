@@ -71,6 +71,11 @@ class RemoteLimiter {
   StatusOr<bool> renew(std::string_view policy, std::string_view app, std::string_view subject,
                        std::string_view lease);
 
+  // POST /v1/charge or /v1/refund (docs/quotas.md): the decision with its balance. Errors as
+  // try_acquire's, and FailedPrecondition mapped from a 400 about a concurrency limit.
+  StatusOr<service::Decision> quota(bool charge, std::string_view policy, std::string_view app,
+                                    std::string_view subject, std::int64_t cost);
+
   // GET /readyz: OK when the server and its store answer.
   Status ready();
 
