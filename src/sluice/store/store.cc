@@ -25,6 +25,15 @@ Status validate_quota_request(const SubjectRef& ref, const QuotaRequest& request
     return invalid_argument("max_debt: must be between 0 and " +
                             std::to_string(algorithm::kMaxDebt));
   }
+  const bool reservation =
+      request.operation == QuotaOperation::kReserve || request.operation == QuotaOperation::kSettle;
+  if (reservation && (request.reservation.empty() || request.reservation.size() > 128)) {
+    return invalid_argument("reservation: must be 1 to 128 bytes");
+  }
+  if (request.operation == QuotaOperation::kReserve &&
+      (request.reservation_ttl < 1 || request.reservation_ttl > kMaxReservationTtl)) {
+    return invalid_argument("reservation_ttl: must be between 1 µs and 7 days");
+  }
   return algorithm::check_quota_limits(ref.limits);
 }
 

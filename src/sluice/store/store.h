@@ -39,12 +39,24 @@ inline Decision decision_from(const algorithm::PolicyVerdict& verdict) {
 
 // A quota operation (algorithm/quota.h, docs/quotas.md): charge `cost` after the fact, taking
 // each limit's balance at most `max_debt` below zero, or refund `cost` (max_debt unused).
-enum class QuotaOperation : std::uint8_t { kCharge, kRefund };
+// kReserve charges `cost` (the estimate) as kCharge does and, when charged, records reservation
+// `reservation` for `reservation_ttl`; kSettle ends reservation `reservation` with the actual
+// cost `cost`: it charges actual - estimate (bounded by max_debt) or refunds estimate - actual.
+// An unknown, settled or expired reservation is NotFound and changes nothing: an expired one
+// leaves its estimate charged.
+enum class QuotaOperation : std::uint8_t { kCharge, kRefund, kReserve, kSettle };
 struct QuotaRequest {
   QuotaOperation operation = QuotaOperation::kCharge;
-  std::int64_t cost = 0;  // 0 reports the balances and changes nothing
+  std::int64_t cost = 0;  // 0 reports the balances and changes nothing (charge, refund)
   std::int64_t max_debt = 0;
+  // kReserve and kSettle: the reservation's id, 1 to 128 bytes (reserve: a new one, e.g.
+  // new_lease_id()).
+  std::string_view reservation;
+  // kReserve: how long the reservation may be settled, 1 µs to kMaxReservationTtl.
+  Micros reservation_ttl = 0;
 };
+
+inline constexpr Micros kMaxReservationTtl = 7 * kMicrosPerDay;
 
 // InvalidArgument for a bad ref, cost or max_debt (naming the field); FailedPrecondition naming a
 // concurrency limit, which cannot be charged or refunded.

@@ -30,13 +30,39 @@ const redis::Script& quota_script(bool pinned_time) {
   return pinned_time ? with_pinned_time : with_redis_time;
 }
 
-std::vector<std::string> quota_keys(const SubjectRef& ref) {
+bool uses_reservations(const QuotaRequest& request) {
+  return request.operation == QuotaOperation::kReserve ||
+         request.operation == QuotaOperation::kSettle;
+}
+
+// The limit keys, then for reserve / settle the subject's reservations hash: the limit key of
+// index 0 with "r" for its index, in the same hash slot.
+std::vector<std::string> quota_keys(const SubjectRef& ref, const QuotaRequest& request) {
   std::vector<std::string> keys;
-  keys.reserve(ref.limits.size());
+  keys.reserve(ref.limits.size() + 1);
   for (std::size_t i = 0; i < ref.limits.size(); ++i) {
     keys.push_back(redis_limit_key(ref.policy, ref.subject, i));
   }
+  if (uses_reservations(request)) {
+    std::string reservations = keys.front();
+    reservations.back() = 'r';  // "…}:0" -> "…}:r"
+    keys.push_back(std::move(reservations));
+  }
   return keys;
+}
+
+std::string_view operation_name(QuotaOperation operation) {
+  switch (operation) {
+    case QuotaOperation::kCharge:
+      return "charge";
+    case QuotaOperation::kRefund:
+      return "refund";
+    case QuotaOperation::kReserve:
+      return "reserve";
+    case QuotaOperation::kSettle:
+      return "settle";
+  }
+  return "charge";
 }
 
 Status unexpected_quota_reply(const redis::Reply& reply) {
@@ -45,6 +71,11 @@ Status unexpected_quota_reply(const redis::Reply& reply) {
 
 StatusOr<Decision> quota_decision(const StatusOr<redis::Reply>& reply, std::size_t limits) {
   if (!reply.ok()) return reply.status();
+  if (reply->is_string() && reply->as_string().empty()) {
+    return not_found(
+        "reservation: unknown, already settled or expired (an expired reservation's estimate "
+        "stays charged)");
+  }
   if (!reply->is_string() || reply->as_string().size() != kQuotaReplyBytes) {
     return unexpected_quota_reply(*reply);
   }
@@ -75,8 +106,11 @@ StatusOr<std::vector<std::string>> RedisStore::quota_args(const SubjectRef& ref,
   if (Status status = validate_quota_request(ref, request); !status.ok()) return status;
   std::vector<std::string> args = {
       decision_request(ScriptOperation::kAcquire, ref.limits, request.cost),
-      request.operation == QuotaOperation::kCharge ? "charge" : "refund",
-      std::to_string(request.max_debt)};
+      std::string(operation_name(request.operation)), std::to_string(request.max_debt)};
+  if (uses_reservations(request)) {
+    args.emplace_back(request.reservation);
+    args.push_back(std::to_string(request.reservation_ttl));
+  }
   append_pinned_time(args, options_.pinned_clock_for_tests);
   return args;
 }
@@ -86,7 +120,7 @@ StatusOr<Decision> RedisStore::apply_quota(const SubjectRef& ref, const QuotaReq
   if (!args.ok()) return args.status();
   return quota_decision(
       client_->eval_script(quota_script(options_.pinned_clock_for_tests != nullptr),
-                           quota_keys(ref), std::move(*args)),
+                           quota_keys(ref, request), std::move(*args)),
       ref.limits.size());
 }
 
@@ -95,7 +129,8 @@ void RedisStore::apply_quota_async(const SubjectRef& ref, const QuotaRequest& re
   StatusOr<std::vector<std::string>> args = quota_args(ref, request);
   if (!args.ok()) return done(args.status());
   client_->async_eval_script(
-      quota_script(options_.pinned_clock_for_tests != nullptr), quota_keys(ref), std::move(*args),
+      quota_script(options_.pinned_clock_for_tests != nullptr), quota_keys(ref, request),
+      std::move(*args),
       [limits = ref.limits.size(), done = std::move(done)](StatusOr<redis::Reply> reply) {
         done(quota_decision(reply, limits));
       });

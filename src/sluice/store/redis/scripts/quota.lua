@@ -5,18 +5,37 @@
 --
 -- ARGV[1]: the request as evaluate.lua reads it (repeats 1, operation, cost, limit count, then
 --          kind and four parameters per limit); its operation field is not read.
--- ARGV[2]: 'charge' or 'refund'.
+-- ARGV[2]: 'charge', 'refund', 'reserve' or 'settle'.
 -- ARGV[3]: max_debt (decimal): a charge may take each limit's balance down to -max_debt.
--- KEYS:    the state key of each limit, in order.
+-- ARGV[4]: reserve / settle: the reservation id. ARGV[5]: reserve: its TTL in µs (decimal).
+-- KEYS:    the state key of each limit, in order; for reserve / settle then the reservations
+--          hash of the subject (sluice:{<policy>:<subject>}:r): id -> '<dd' estimate, expires_at.
+-- reserve charges the estimate (ARGV[1]'s cost) as a charge does and, when charged, records the
+-- reservation; settle takes the reservation out and charges actual - estimate (ARGV[1]'s cost is
+-- the actual) or refunds estimate - actual. An unknown, settled or expired reservation answers
+-- the empty string and changes nothing (an expired one leaves its estimate charged).
 -- Reply:   one verdict, eight packed doubles: allowed, limit, remaining, retry_after,
 --          reset_after, delay (always -1), limit_index (from 0), balance (signed).
 -- A charge writes only when every limit fits and cost > 0; a refund only when cost > 0. Every key
 -- written has a TTL; a state back to unused is deleted. Off the hot path, so unlike evaluate.lua
 -- this script is written with local functions.
 local request = ARGV[1]
-local charging = ARGV[2] == 'charge'
+local operation = ARGV[2]
+local charging = operation == 'charge' or operation == 'reserve'
 local max_debt = tonumber(ARGV[3])
 local _, _, cost, count, position = struct.unpack('<dddd', request)
+local estimate = cost  -- reserve: what the reservation records
+if operation == 'settle' then
+  local reservations = KEYS[count + 1]
+  local stored = redis.pcall('HGET', reservations, ARGV[4])
+  if type(stored) ~= 'string' or #stored ~= 16 then return '' end
+  local expires_at
+  estimate, expires_at = struct.unpack('<dd', stored)
+  redis.call('HDEL', reservations, ARGV[4])
+  if expires_at <= now then return '' end
+  charging = cost >= estimate
+  if charging then cost = cost - estimate else cost = estimate - cost end
+end
 
 local function floor_div(a, b) return (a - a % b) / b end
 local function ceil_div(a, b) return (a + (-a) % b) / b end
@@ -406,6 +425,31 @@ if all_fit and cost > 0 then
   for i = 1, count do
     if charging then limits[i].charge() else limits[i].refund() end
     limits[i].write()
+  end
+end
+if operation == 'reserve' and all_fit then
+  -- Recorded until its TTL; the hash lives as long as its longest reservation, and expired
+  -- entries are dropped here, so it never holds more than the live ones and those of one TTL.
+  local reservations = KEYS[count + 1]
+  local ttl = tonumber(ARGV[5])
+  local held = redis.pcall('HGETALL', reservations)
+  if held.err ~= nil then
+    redis.call('DEL', reservations)
+    held = {}
+  end
+  local expired = {}
+  for j = 1, #held, 2 do
+    local _, at = 0, 0
+    if #held[j + 1] == 16 then _, at = struct.unpack('<dd', held[j + 1]) end
+    if at <= now then expired[#expired + 1] = held[j] end
+  end
+  for first = 1, #expired, 1000 do
+    redis.call('HDEL', reservations, unpack(expired, first, math.min(first + 999, #expired)))
+  end
+  redis.call('HSET', reservations, ARGV[4], struct.pack('<dd', estimate, now + ttl))
+  local life = tonumber(ms(ttl))
+  if redis.call('PTTL', reservations) < life then
+    redis.call('PEXPIRE', reservations, decimal(life))
   end
 end
 
