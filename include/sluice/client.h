@@ -114,6 +114,16 @@ class SLUICE_API Client {
   // charge: retry it). Blocks for one store round trip at most.
   StatusOr<Decision> charge(std::string_view policy, std::string_view subject, std::int64_t cost);
   StatusOr<Decision> refund(std::string_view policy, std::string_view subject, std::int64_t cost);
+  // Reservations, for a cost estimated before the work and known after it (an LLM call): reserve
+  // charges `estimate` now, as charge does, and answers the id to settle (Decision::reservation;
+  // absent when refused); settle, before `ttl` passes, charges actual - estimate or refunds
+  // estimate - actual. An unknown, settled or expired reservation is NotFound: an expired one
+  // leaves its estimate charged. ttl: 1 µs to 7 days.
+  StatusOr<Decision> reserve(std::string_view policy, std::string_view subject,
+                             std::int64_t estimate,
+                             std::chrono::microseconds ttl = std::chrono::seconds(60));
+  StatusOr<Decision> settle(std::string_view policy, std::string_view subject,
+                            std::string_view reservation, std::int64_t actual);
 
   // Leaky-bucket pacing: waits up to `max_wait` for a place in the policy's queue, then until
   // this caller's turn (the decision's verdict.delay), and returns the decision: when it is

@@ -232,8 +232,9 @@ class RemoteImpl final : public Client::Impl {
                : remote_->renew(request.policy, request.app, request.subject, request.lease);
   }
   StatusOr<Decision> quota(service::QuotaCall call) override {
-    return remote_->quota(call.operation == store::QuotaOperation::kCharge, call.policy, call.app,
-                          call.subject, call.cost);
+    static constexpr std::string_view kNames[] = {"charge", "refund", "reserve", "settle"};
+    return remote_->quota(kNames[static_cast<std::size_t>(call.operation)], call.policy, call.app,
+                          call.subject, call.cost, call.reservation, call.reservation_ttl);
   }
 
  private:
@@ -353,6 +354,22 @@ StatusOr<Decision> Client::charge(std::string_view policy, std::string_view subj
 StatusOr<Decision> Client::refund(std::string_view policy, std::string_view subject,
                                   std::int64_t cost) {
   return impl_->quota(impl_->quota_call(policy, subject, store::QuotaOperation::kRefund, cost));
+}
+
+StatusOr<Decision> Client::reserve(std::string_view policy, std::string_view subject,
+                                   std::int64_t estimate, std::chrono::microseconds ttl) {
+  service::QuotaCall call =
+      impl_->quota_call(policy, subject, store::QuotaOperation::kReserve, estimate);
+  call.reservation_ttl = ttl.count();
+  return impl_->quota(std::move(call));
+}
+
+StatusOr<Decision> Client::settle(std::string_view policy, std::string_view subject,
+                                  std::string_view reservation, std::int64_t actual) {
+  service::QuotaCall call =
+      impl_->quota_call(policy, subject, store::QuotaOperation::kSettle, actual);
+  call.reservation = std::string(reservation);
+  return impl_->quota(std::move(call));
 }
 
 StatusOr<Decision> Client::pace(std::string_view policy, std::string_view subject,

@@ -207,7 +207,18 @@ void expect_quotas(Client& client) {
   StatusOr<Decision> refunded = client.refund("metered", "tenant", 200);
   ASSERT_TRUE(refunded.ok()) << refunded.status().to_string();
   EXPECT_EQ(refunded->verdict.balance, 100);
-  EXPECT_TRUE(client.try_acquire("metered", "tenant")->verdict.allowed);
+  EXPECT_TRUE(client.try_acquire("metered", "tenant")->verdict.allowed);  // balance 99
+  // Reserve an estimate, settle with the actual: the difference comes back, once.
+  StatusOr<Decision> reserved = client.reserve("metered", "tenant", 40);
+  ASSERT_TRUE(reserved.ok()) << reserved.status().to_string();
+  EXPECT_TRUE(reserved->verdict.allowed);
+  EXPECT_EQ(reserved->verdict.balance, 59);
+  ASSERT_TRUE(reserved->reservation.has_value());
+  StatusOr<Decision> settled = client.settle("metered", "tenant", *reserved->reservation, 10);
+  ASSERT_TRUE(settled.ok()) << settled.status().to_string();
+  EXPECT_EQ(settled->verdict.balance, 89);
+  EXPECT_EQ(client.settle("metered", "tenant", *reserved->reservation, 10).status().code(),
+            StatusCode::kNotFound);
   EXPECT_FALSE(client.charge("one.at.a.time", "tenant", 1).ok()) << "leases are not charged";
   EXPECT_EQ(client.charge("nope", "tenant", 1).status().code(), StatusCode::kNotFound);
 }

@@ -64,6 +64,10 @@ std::string decision_json(const Decision& d) {
   out += ",\"policy\":";
   append_json_string(out, d.policy);
   out += ",\"remaining\":" + std::to_string(v.remaining);
+  if (d.reservation) {  // reserve only
+    out += ",\"reservation\":";
+    append_json_string(out, *d.reservation);
+  }
   out += ",\"reset_after_ms\":" + std::to_string(millis_rounded_up(v.reset_after));
   out += ",\"retry_after_ms\":";
   append_optional_millis(out, v.retry_after);
@@ -112,6 +116,9 @@ StatusOr<Decision> decision_from_json(const json& j) {
   d.limit_index = static_cast<std::size_t>(**index);
   d.verdict.balance = *balance;
   if (j.contains("lease") && j["lease"].is_string()) d.lease = j["lease"].get<std::string>();
+  if (j.contains("reservation") && j["reservation"].is_string()) {
+    d.reservation = j["reservation"].get<std::string>();
+  }
   d.policy = j.value("policy", "");
   d.mode = j.value("mode", "enforce") == "shadow" ? Mode::kShadow : Mode::kEnforce;
   d.degraded = j.value("degraded", false);

@@ -32,6 +32,9 @@ std::vector<Decision> decisions() {
   Decision charged{.policy = "llm.tokens"};  // a quota operation's decision carries its balance
   charged.verdict = {.allowed = true, .limit = 1'000, .remaining = 0, .balance = -250};
   cases.push_back(charged);
+  Decision reserved{.reservation = "0123456789abcdef0123456789abcdef", .policy = "llm.tokens"};
+  reserved.verdict = {.allowed = true, .limit = 1'000, .remaining = 750, .balance = 750};
+  cases.push_back(reserved);
   return cases;
 }
 
@@ -56,6 +59,7 @@ TEST(DecisionJsonTest, WritesTheDocumentedObject) {
         {"degraded", d.degraded},
         {"shadow_denied", d.shadow_denied}};
     if (d.verdict.balance) expected["balance"] = *d.verdict.balance;
+    if (d.reservation) expected["reservation"] = *d.reservation;
     EXPECT_EQ(parsed, expected);
     EXPECT_EQ(text, expected.dump()) << "keys in sorted order, compact";
   }
@@ -77,6 +81,7 @@ TEST(DecisionJsonTest, ReadsBackWhatItWrites) {
     EXPECT_EQ(read->verdict, expected.verdict);
     EXPECT_EQ(read->limit_index, expected.limit_index);
     EXPECT_EQ(read->lease, expected.lease);
+    EXPECT_EQ(read->reservation, expected.reservation);
     EXPECT_EQ(read->policy, expected.policy);
     EXPECT_EQ(read->mode, expected.mode);
     EXPECT_EQ(read->degraded, expected.degraded);

@@ -363,10 +363,16 @@ void Limiter::apply_quota(QuotaCall call, DecisionCallback done) {
   }
   const store::SubjectRef ref{
       .policy = policy->name, .limits = policy->limits, .subject = call.subject};
-  const store::QuotaRequest request{
-      .operation = call.operation, .cost = call.cost, .max_debt = policy->max_debt};
+  if (call.operation == store::QuotaOperation::kReserve) call.reservation = store::new_lease_id();
+  const store::QuotaRequest request{.operation = call.operation,
+                                    .cost = call.cost,
+                                    .max_debt = policy->max_debt,
+                                    .reservation = call.reservation,
+                                    .reservation_ttl = call.reservation_ttl};
+  const bool reserving = call.operation == store::QuotaOperation::kReserve;
   // The policy stays alive (and `ref` valid) until the store answers.
-  auto finish_quota = [this, policy, done = std::move(done)](StatusOr<Decision> stored) {
+  auto finish_quota = [this, policy, reserving, reservation = call.reservation,
+                       done = std::move(done)](StatusOr<Decision> stored) {
     if (!stored.ok()) {
       if (is_store_failure(stored.status())) count_store_error(stored.status());
       return done(stored.status());
@@ -374,6 +380,7 @@ void Limiter::apply_quota(QuotaCall call, DecisionCallback done) {
     Decision decision = *std::move(stored);
     decision.policy = policy->name;
     decision.mode = policy->mode;
+    if (reserving && decision.verdict.allowed) decision.reservation = reservation;
     if (!decision.verdict.allowed && policy->mode == policy::Mode::kShadow) {
       decision.verdict.allowed = true;
       decision.shadow_denied = true;

@@ -83,7 +83,11 @@ struct QuotaCall {
   std::string policy;
   std::string subject;
   store::QuotaOperation operation = store::QuotaOperation::kCharge;
-  std::int64_t cost = 1;
+  std::int64_t cost = 1;  // reserve: the estimate; settle: the actual cost
+  // Settle: the id reserve answered (Decision::reservation). Reserve: empty (a new random id).
+  std::string reservation;
+  // Reserve: how long the reservation may be settled (store.h: 1 µs to 7 days).
+  Micros reservation_ttl = 60 * kMicrosPerSecond;
   // Bound on the store call (0: LimiterOptions::store_timeout).
   Micros store_timeout = 0;
 };

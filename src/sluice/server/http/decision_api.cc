@@ -115,6 +115,11 @@ void DecisionApi::add_routes(Router& router) {
              [this](auto exchange) { quota(std::move(exchange), store::QuotaOperation::kCharge); });
   router.add("POST", "/v1/refund",
              [this](auto exchange) { quota(std::move(exchange), store::QuotaOperation::kRefund); });
+  router.add("POST", "/v1/reserve", [this](auto exchange) {
+    quota(std::move(exchange), store::QuotaOperation::kReserve);
+  });
+  router.add("POST", "/v1/settle",
+             [this](auto exchange) { quota(std::move(exchange), store::QuotaOperation::kSettle); });
   router.add("GET", "/v1/check", [this](auto exchange) { check(std::move(exchange)); });
   router.add("GET", "/healthz", [](auto exchange) {
     exchange->respond(json_response(200, {{"status", "ok"}}));
@@ -263,12 +268,15 @@ void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, bool release)
 
 void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange,
                         store::QuotaOperation operation) {
-  const bool charging = operation == store::QuotaOperation::kCharge;
+  static constexpr std::string_view kNames[] = {"charge", "refund", "reserve", "settle"};
+  const std::string_view name = kNames[static_cast<std::size_t>(operation)];
   Response error;
   std::optional<json> body = parse_json_body(exchange->request().body, error);
   if (!body) return exchange->respond(std::move(error));
   std::vector<FieldError> errors;
   AcquireInput input;
+  std::int64_t ttl_ms = 60'000;  // reserve
+  std::string reservation;       // settle
   if (!body->is_object()) {
     errors.push_back({"body", "must be a JSON object, not " + std::string(json_type(*body))});
   } else {
@@ -280,17 +288,29 @@ void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange,
     }
     if (!body->contains("cost")) errors.push_back({"cost", "is required"});
     read_integer(*body, "cost", 0, algorithm::kMaxCost, input.cost, errors);
-    reject_unknown(*body, {"app", "policy", "key", "cost"}, errors);
+    if (operation == store::QuotaOperation::kReserve) {
+      read_integer(*body, "ttl_ms", 1, store::kMaxReservationTtl / kMicrosPerMilli, ttl_ms, errors);
+      reject_unknown(*body, {"app", "policy", "key", "cost", "ttl_ms"}, errors);
+    } else if (operation == store::QuotaOperation::kSettle) {
+      read_string(*body, "reservation", reservation, true, errors);
+      if (reservation.empty() || reservation.size() > 128) {
+        errors.push_back({"reservation", "must be the id reserve answered (1 to 128 bytes)"});
+      }
+      reject_unknown(*body, {"app", "policy", "key", "cost", "reservation"}, errors);
+    } else {
+      reject_unknown(*body, {"app", "policy", "key", "cost"}, errors);
+    }
   }
   if (!errors.empty()) {
-    return exchange->respond(
-        invalid_request(charging ? "invalid charge request" : "invalid refund request", errors));
+    return exchange->respond(invalid_request("invalid " + std::string(name) + " request", errors));
   }
   limiter_.apply_quota({.app = std::move(input.app),
                         .policy = std::move(input.policy),
                         .subject = std::move(input.key),
                         .operation = operation,
-                        .cost = input.cost},
+                        .cost = input.cost,
+                        .reservation = std::move(reservation),
+                        .reservation_ttl = ttl_ms * kMicrosPerMilli},
                        [this, exchange](StatusOr<service::Decision> decision) {
                          if (!decision.ok()) {
                            return exchange->respond(status_response(decision.status()));

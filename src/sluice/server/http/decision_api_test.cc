@@ -201,6 +201,46 @@ TEST_F(DecisionApiTest, ChargeAndRefundAnswerTheDecisionWithItsBalance) {
   EXPECT_EQ(refunded["balance"], 10) << "capped at capacity";
 }
 
+TEST_F(DecisionApiTest, ReserveAnswersAnIdThatSettleEndsOnce) {
+  const Response reserved = call(
+      "POST", "/v1/reserve",
+      R"({"app": "checkout", "policy": "metered.api", "key": "llm", "cost": 8, "ttl_ms": 5000})");
+  ASSERT_EQ(reserved.status, 200) << reserved.body;
+  const json body = json::parse(reserved.body);
+  EXPECT_EQ(body["allowed"], true);
+  EXPECT_EQ(body["balance"], 2);
+  ASSERT_TRUE(body["reservation"].is_string());
+  const std::string settle =
+      R"({"app": "checkout", "policy": "metered.api", "key": "llm", "cost": 3, "reservation": ")" +
+      body["reservation"].get<std::string>() + "\"}";
+  const Response settled = call("POST", "/v1/settle", settle);
+  ASSERT_EQ(settled.status, 200) << settled.body;
+  EXPECT_EQ(json::parse(settled.body)["balance"], 7) << "5 of the estimate refunded";
+  EXPECT_FALSE(json::parse(settled.body).contains("reservation"));
+  EXPECT_EQ(call("POST", "/v1/settle", settle).status, 404) << "settled once";
+  // An expired reservation: its estimate stays charged.
+  const json expiring = json::parse(
+      call("POST", "/v1/reserve",
+           R"({"app": "checkout", "policy": "metered.api", "key": "llm2", "cost": 4, "ttl_ms": 1})")
+          .body);
+  clock_.advance(kMicrosPerMilli);
+  EXPECT_EQ(call("POST", "/v1/settle",
+                 R"({"app": "checkout", "policy": "metered.api", "key": "llm2", "cost": 0,
+                     "reservation": ")" +
+                     expiring["reservation"].get<std::string>() + "\"}")
+                .status,
+            404);
+  const Response no_id = call("POST", "/v1/settle",
+                              R"({"app": "checkout", "policy": "metered.api", "key": "llm",
+                                  "cost": 1})");
+  EXPECT_EQ(no_id.status, 400);
+  EXPECT_EQ(call("POST", "/v1/reserve",
+                 R"({"app": "checkout", "policy": "metered.api", "key": "k", "cost": 1,
+                     "ttl_ms": 0})")
+                .status,
+            400);
+}
+
 TEST_F(DecisionApiTest, ChargeAndRefundRefuseBadInputByField) {
   const Response no_cost =
       call("POST", "/v1/charge", R"({"app": "checkout", "policy": "metered.api", "key": "k"})");
