@@ -48,6 +48,16 @@ out=$("$sluice" acquire --policy-file "$work/metered.yaml" --key tenant --redis 
 [[ $(field "$out" allowed) == False ]] || fail "acquire in debt: $out"
 out=$("$sluice" refund --policy-file "$work/metered.yaml" --key tenant --cost 500 --redis "$redis")
 [[ $out == refunded*balance=100/100* ]] || fail "refund: $out"
+out=$("$sluice" reserve --policy-file "$work/metered.yaml" --key tenant --cost 40 --ttl 10m --redis "$redis" --json)
+[[ $(field "$out" balance) == 60 ]] || fail "reserve: $out"
+id=$(field "$out" reservation)
+out=$("$sluice" settle --policy-file "$work/metered.yaml" --key tenant --reservation "$id" --cost 10 --redis "$redis")
+[[ $out == settled*balance=90/100* ]] || fail "settle: $out"
+set +e
+"$sluice" settle --policy-file "$work/metered.yaml" --key tenant --reservation "$id" --cost 10 --redis "$redis" >/dev/null 2>&1
+code=$?
+set -e
+[[ $code == 3 ]] || fail "a second settle: exit $code"
 ttl=$(redis-cli -p "$port" pttl 'sluice:{llm.tokens:tenant}:0')
 [[ $ttl == -2 || $ttl -gt 0 ]] || fail "the key has no TTL: $ttl"
 

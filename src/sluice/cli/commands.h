@@ -14,7 +14,7 @@ struct Environment;  // environment.h
 
 void add_version_command(CLI::App& app);
 void add_acquire_command(CLI::App& app);
-// `sluice charge` and `sluice refund` (quota_command.cc).
+// `sluice charge`, `refund`, `reserve` and `settle` (quota_command.cc).
 void add_quota_commands(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
