@@ -22,10 +22,12 @@ while :; do
 done
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
   --pidfile "$work/redis.pid" --logfile "$work/redis.log" --dir "$work" >/dev/null
-for _ in $(seq 100); do
+# Up to 30 s: a loaded machine (builds sharing the cores) can take seconds to start it.
+for _ in $(seq 600); do
   if [[ -s $work/redis.pid ]] && redis-cli -p "$port" ping >/dev/null 2>&1; then break; fi
   sleep 0.05
 done
+[[ -s $work/redis.pid ]] || fail "redis-server did not start: $(tail -5 "$work/redis.log" 2>/dev/null)"
 redis_pid=$(cat "$work/redis.pid")
 redis="redis://127.0.0.1:$port"
 
