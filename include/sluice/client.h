@@ -108,6 +108,28 @@ class SLUICE_API Client {
   StatusOr<bool> release(std::string_view policy, std::string_view subject, std::string_view lease);
   StatusOr<bool> renew(std::string_view policy, std::string_view subject, std::string_view lease);
 
+  // Usage quotas (docs/quotas.md), for costs known only after the work (tokens of a response,
+  // bytes sent): charge `cost` units to `subject` without asking first. The balance may go below
+  // zero, down to the policy's `max_debt`, and the debt delays later requests until the refill
+  // repays it; a charge that would pass max_debt is refused (verdict.allowed false, nothing
+  // charged, verdict.retry_after says when it would fit). refund gives units back, capped at each
+  // limit's size. verdict.balance is the signed balance after the operation. Errors: NotFound
+  // and InvalidArgument as acquire; FailedPrecondition for a policy with a concurrency limit;
+  // Unavailable / DeadlineExceeded when the store does not answer (a failure mode cannot decide a
+  // charge: retry it). Blocks for one store round trip at most.
+  StatusOr<Decision> charge(std::string_view policy, std::string_view subject, std::int64_t cost);
+  StatusOr<Decision> refund(std::string_view policy, std::string_view subject, std::int64_t cost);
+  // Reservations, for a cost estimated before the work and known after it (an LLM call): reserve
+  // charges `estimate` now, as charge does, and answers the id to settle (Decision::reservation;
+  // absent when refused); settle, before `ttl` passes, charges actual - estimate or refunds
+  // estimate - actual. An unknown, settled or expired reservation is NotFound: an expired one
+  // leaves its estimate charged. ttl: 1 µs to 7 days.
+  StatusOr<Decision> reserve(std::string_view policy, std::string_view subject,
+                             std::int64_t estimate,
+                             std::chrono::microseconds ttl = std::chrono::seconds(60));
+  StatusOr<Decision> settle(std::string_view policy, std::string_view subject,
+                            std::string_view reservation, std::int64_t actual);
+
   // Leaky-bucket pacing: waits up to `max_wait` for a place in the policy's queue, then until
   // this caller's turn (the decision's verdict.delay), and returns the decision: when it is
   // allowed, act now. A denial (the queue stays full beyond max_wait) returns at once. Policies

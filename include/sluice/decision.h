@@ -23,6 +23,9 @@ struct Decision {
   // Set when an allowed request with cost > 0 took a lease in the policy's concurrency limits;
   // release or renew it with this id.
   std::optional<std::string> lease;
+  // Set when a reserve (usage quotas, docs/quotas.md) recorded a reservation: settle it with this
+  // id and the actual cost before its TTL passes.
+  std::optional<std::string> reservation;
   // Filled by the decision service.
   std::string policy;
   Mode mode = Mode::kEnforce;

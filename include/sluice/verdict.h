@@ -21,6 +21,10 @@ struct Verdict {
   Micros reset_after = 0;
   // Leaky bucket, allowed only: how long the caller must wait before acting.
   std::optional<Micros> delay;
+  // Quota operations only (charge, refund: algorithm/quota.h): the units grantable right now
+  // after the operation, signed. Negative is a debt that later requests wait for, bounded by the
+  // policy's max_debt. Absent for acquire and inspect, whose `remaining` never goes below 0.
+  std::optional<std::int64_t> balance;
 
   friend bool operator==(const Verdict&, const Verdict&) = default;
 };

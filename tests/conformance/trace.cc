@@ -26,7 +26,8 @@ json decision_fields(const Decision& decision) {
           {"retry_after", optional_number(v.retry_after)},
           {"reset_after", v.reset_after},
           {"delay", optional_number(v.delay)},
-          {"limit_index", decision.limit_index}};
+          {"limit_index", decision.limit_index},
+          {"balance", v.balance ? json(*v.balance) : json(nullptr)}};
 }
 
 json verdict_fields(const algorithm::Verdict& v) {
@@ -104,6 +105,33 @@ std::vector<std::string> replay(const json& trace, store::Store& store,
       }
       if (decision->lease) leases[i] = *decision->lease;
       actual = decision_fields(*decision);
+    } else if (op == "charge" || op == "refund" || op == "reserve" || op == "settle") {
+      // A reserve step records reservation "r<step>"; a settle names the reserve step whose
+      // reservation it ends (`reservation_of`).
+      const std::string reservation =
+          op == "reserve" ? "r" + std::to_string(i)
+                          : "r" + std::to_string(step.value("reservation_of", std::size_t{0}));
+      const store::QuotaRequest request{
+          .operation = op == "charge"    ? store::QuotaOperation::kCharge
+                       : op == "refund"  ? store::QuotaOperation::kRefund
+                       : op == "reserve" ? store::QuotaOperation::kReserve
+                                         : store::QuotaOperation::kSettle,
+          .cost = step.value("cost", std::int64_t{1}),
+          .max_debt = policy.max_debt,
+          .reservation = reservation,
+          .reservation_ttl = step.value("ttl", Micros{60'000'000})};
+      StatusOr<Decision> decision = store.apply_quota(ref, request);
+      if (!decision.ok()) {
+        // A step may expect the error: {"error": "FAILED_PRECONDITION"} (status_code_name).
+        if (step.value("expect", json::object()).contains("error")) {
+          actual = {{"error", std::string(status_code_name(decision.status().code()))}};
+        } else {
+          problems.push_back(where + ": error " + decision.status().to_string());
+          continue;
+        }
+      } else {
+        actual = decision_fields(*decision);
+      }
     } else if (op == "release" || op == "renew") {
       const auto lease = leases.find(step.value("lease_of", std::size_t{0}));
       const std::string id = lease != leases.end() ? lease->second : "no-such-lease";

@@ -60,4 +60,33 @@ void commit(const LeakyBucket& params, TatState& state, std::int64_t cost, Micro
 
 Micros expires_at(const LeakyBucket& /*params*/, const TatState& state) { return tat_ceil(state); }
 
+std::int64_t balance(const LeakyBucket& params, const TatState& state, Micros now) {
+  const Int128 ahead = std::max<Int128>(0, tat_scaled_ahead(state, now, params.rate));
+  const Int128 slack = Int128{params.max_delay} * params.rate - ahead;
+  return saturate(floor_div(slack, Int128{params.period}) + 1);
+}
+
+ChargeFit charge_fit(const LeakyBucket& params, const TatState& state, std::int64_t cost,
+                     std::int64_t max_debt, Micros now) {
+  // balance after >= -max_debt  <=>  ahead + cost·period <= max_delay·rate + (max_debt + 1)·period
+  // <=>  ahead <= bound, with bound = max_delay·rate + (max_debt + 1 - cost)·period.
+  const TatState start = tat_not_before(state, now);
+  const Int128 ahead = tat_scaled_ahead(start, now, params.rate);
+  const Int128 bound = Int128{params.max_delay} * params.rate +
+                       (Int128{max_debt} + 1 - cost) * Int128{params.period};
+  if (ahead <= bound) return {.fits = true};
+  if (bound < 0) return {};  // never: more than the queue holds plus max_debt
+  // The queue shrinks by one µs·rate per µs: the first t with (tat - t)·rate + fraction <= bound.
+  const Int128 shift = Int128{start.fraction} - bound;
+  const Int128 wait = shift > 0 ? (shift + params.rate - 1) / params.rate : -(-shift / params.rate);
+  return {.retry_after = start.tat + static_cast<Micros>(wait) - now};
+}
+
+void refund(const LeakyBucket& params, TatState& state, std::int64_t cost, Micros now) {
+  const Int128 ahead = std::max<Int128>(0, tat_scaled_ahead(state, now, params.rate));
+  const Int128 left = std::max<Int128>(0, ahead - Int128{cost} * params.period);
+  state = {.tat = now + static_cast<Micros>(left / params.rate),
+           .fraction = static_cast<std::int64_t>(left % params.rate)};
+}
+
 }  // namespace sluice::algorithm

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "sluice/algorithm/charge.h"
 #include "sluice/algorithm/limit.h"
 #include "sluice/algorithm/state.h"
 #include "sluice/verdict.h"
@@ -21,5 +22,15 @@ TatState initial_state(const LeakyBucket& params, Micros now);
 Verdict decide(const LeakyBucket& params, const TatState& state, std::int64_t cost, Micros now);
 void commit(const LeakyBucket& params, TatState& state, std::int64_t cost, Micros now);
 Micros expires_at(const LeakyBucket& params, const TatState& state);
+
+// Quota operations (token_bucket.h lists them). The balance is the free slots counted past the
+// end of the queue, signed: floor((max_delay·rate - ahead) / period) + 1 with ahead the queue's
+// length scaled by rate, so it falls below 0 once a charge queues work beyond max_delay. Unlike
+// an acquire, which admits any cost whose start is within max_delay, a charge must leave that
+// balance >= -max_debt.
+std::int64_t balance(const LeakyBucket& params, const TatState& state, Micros now);
+ChargeFit charge_fit(const LeakyBucket& params, const TatState& state, std::int64_t cost,
+                     std::int64_t max_debt, Micros now);
+void refund(const LeakyBucket& params, TatState& state, std::int64_t cost, Micros now);
 
 }  // namespace sluice::algorithm

@@ -48,6 +48,29 @@ struct SmoothBucket {
   void commit(TatState& state, std::int64_t cost, Micros now) const {
     state = tat_advance(tat_not_before(state, now), cost, pace);
   }
+
+  // capacity - (TAT - now) / interval, rounded down and signed: below 0 while in debt.
+  std::int64_t balance(const TatState& state, Micros now) const {
+    const Int128 ahead = std::max<Int128>(0, tat_scaled_ahead(state, now, pace.rate));
+    return saturate(floor_div(full_scaled() - ahead, Int128{pace.period}));
+  }
+
+  // A charge fits while the TAT it leaves is at most capacity + max_debt intervals ahead: the
+  // admission test of a bucket max_debt tokens deeper, whose retry_after is then exact too.
+  ChargeFit charge_fit(const TatState& state, std::int64_t cost, std::int64_t max_debt,
+                       Micros now) const {
+    const SmoothBucket deeper{.capacity = capacity + max_debt, .pace = pace};
+    const Verdict verdict = deeper.decide(state, cost, now);
+    return {.fits = verdict.allowed, .retry_after = verdict.retry_after};
+  }
+
+  // Moves the TAT back by cost intervals, not before now.
+  void refund(TatState& state, std::int64_t cost, Micros now) const {
+    const Int128 ahead = std::max<Int128>(0, tat_scaled_ahead(state, now, pace.rate));
+    const Int128 left = std::max<Int128>(0, ahead - Int128{cost} * pace.period);
+    state = {.tat = now + static_cast<Micros>(left / pace.rate),
+             .fraction = static_cast<std::int64_t>(left % pace.rate)};
+  }
 };
 
 SmoothBucket smooth(const TokenBucket& p) {
@@ -119,7 +142,7 @@ Verdict decide(const TokenBucket& params, const IntervalBucketState& state, std:
     verdict.reset_after = std::max<Micros>(0, interval_full_at(params, after) - now);
     return verdict;
   }
-  verdict.remaining = current.tokens;
+  verdict.remaining = std::max<std::int64_t>(0, current.tokens);  // < 0 in debt (quota.h)
   verdict.reset_after = std::max<Micros>(0, interval_full_at(params, current) - now);
   if (cost <= params.capacity) {
     const std::int64_t refills = ceil_div(cost - current.tokens, params.refill);
@@ -148,5 +171,53 @@ void commit(const Gcra& params, TatState& state, std::int64_t cost, Micros now) 
 }
 
 Micros expires_at(const Gcra& /*params*/, const TatState& state) { return tat_ceil(state); }
+
+std::int64_t balance(const TokenBucket& params, const TatState& state, Micros now) {
+  return smooth(params).balance(state, now);
+}
+
+ChargeFit charge_fit(const TokenBucket& params, const TatState& state, std::int64_t cost,
+                     std::int64_t max_debt, Micros now) {
+  return smooth(params).charge_fit(state, cost, max_debt, now);
+}
+
+void refund(const TokenBucket& params, TatState& state, std::int64_t cost, Micros now) {
+  smooth(params).refund(state, cost, now);
+}
+
+std::int64_t balance(const TokenBucket& params, const IntervalBucketState& state, Micros now) {
+  return refilled(params, state, now).tokens;
+}
+
+ChargeFit charge_fit(const TokenBucket& params, const IntervalBucketState& state, std::int64_t cost,
+                     std::int64_t max_debt, Micros now) {
+  const IntervalBucketState current = refilled(params, state, now);
+  if (current.tokens - cost >= -max_debt) return {.fits = true};
+  if (cost > params.capacity + max_debt) return {};  // never
+  // Refills until tokens >= cost - max_debt; the cap at capacity cannot stop it, since
+  // capacity - cost >= -max_debt.
+  const std::int64_t refills = ceil_div(cost - max_debt - current.tokens, params.refill);
+  return {.retry_after = current.refilled_at + refills * params.period - now};
+}
+
+void refund(const TokenBucket& params, IntervalBucketState& state, std::int64_t cost, Micros now) {
+  state = refilled(params, state, now);
+  state.tokens = std::min(params.capacity, state.tokens + cost);
+  // Full: the refill clock is idle from now, as refilled() leaves a bucket it finds full.
+  if (state.tokens == params.capacity) state.refilled_at = std::max(state.refilled_at, now);
+}
+
+std::int64_t balance(const Gcra& params, const TatState& state, Micros now) {
+  return smooth(params).balance(state, now);
+}
+
+ChargeFit charge_fit(const Gcra& params, const TatState& state, std::int64_t cost,
+                     std::int64_t max_debt, Micros now) {
+  return smooth(params).charge_fit(state, cost, max_debt, now);
+}
+
+void refund(const Gcra& params, TatState& state, std::int64_t cost, Micros now) {
+  smooth(params).refund(state, cost, now);
+}
 
 }  // namespace sluice::algorithm

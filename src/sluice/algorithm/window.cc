@@ -104,7 +104,7 @@ Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t
     verdict.reset_after = count > 0 ? window_end - now : 0;
     return verdict;
   }
-  verdict.remaining = params.limit - current.count;
+  verdict.remaining = std::max<std::int64_t>(0, params.limit - current.count);  // debt: quota.h
   // An empty window (only a cost above the limit is denied there) has nothing to reset.
   verdict.reset_after = current.count > 0 ? window_end - now : 0;
   if (cost <= params.limit) verdict.retry_after = window_end - now;
@@ -181,7 +181,7 @@ Verdict decide(const SlidingLog& params, const SlidingLogState& state, std::int6
     }
     return verdict;
   }
-  verdict.remaining = params.limit - view.used;
+  verdict.remaining = std::max<std::int64_t>(0, params.limit - view.used);  // debt: quota.h
   if (has_live) verdict.reset_after = state.entries.back().at + params.window - now;
   if (cost > params.limit) return verdict;  // never
   // Entries leave the window oldest first; wait until enough cost has left.
@@ -205,6 +205,75 @@ void commit(const SlidingLog& params, SlidingLogState& state, std::int64_t cost,
 
 Micros expires_at(const SlidingLog& params, const SlidingLogState& state) {
   return state.entries.empty() ? 0 : state.entries.back().at + params.window;
+}
+
+// ---- quota operations ----
+
+namespace {
+
+// A fit from the verdict of a limit max_debt larger (the same admission test, exact retry).
+ChargeFit fit_of(const Verdict& verdict) {
+  return {.fits = verdict.allowed, .retry_after = verdict.retry_after};
+}
+
+}  // namespace
+
+std::int64_t balance(const FixedWindow& params, const WindowState& state, Micros now) {
+  return params.limit - fixed_at(params, state, now).count;
+}
+
+ChargeFit charge_fit(const FixedWindow& params, const WindowState& state, std::int64_t cost,
+                     std::int64_t max_debt, Micros now) {
+  const FixedWindow larger{.limit = params.limit + max_debt, .window = params.window};
+  return fit_of(decide(larger, state, cost, now));
+}
+
+void refund(const FixedWindow& params, WindowState& state, std::int64_t cost, Micros now) {
+  state = fixed_at(params, state, now);
+  state.count = std::max<std::int64_t>(0, state.count - cost);
+}
+
+std::int64_t balance(const SlidingWindow& params, const SlidingWindowState& state, Micros now) {
+  const SlidingView view = sliding_at(params, state, now);
+  const std::int64_t weighted_previous = view.counts.previous * (params.window - view.elapsed);
+  return floor_div(params.limit * params.window - weighted_previous, params.window) -
+         view.counts.current;
+}
+
+ChargeFit charge_fit(const SlidingWindow& params, const SlidingWindowState& state,
+                     std::int64_t cost, std::int64_t max_debt, Micros now) {
+  const SlidingWindow larger{.limit = params.limit + max_debt, .window = params.window};
+  return fit_of(decide(larger, state, cost, now));
+}
+
+void refund(const SlidingWindow& params, SlidingWindowState& state, std::int64_t cost, Micros now) {
+  state = sliding_at(params, state, now).counts;
+  const std::int64_t from_current = std::min(cost, state.current);
+  state.current -= from_current;
+  state.previous = std::max<std::int64_t>(0, state.previous - (cost - from_current));
+}
+
+std::int64_t balance(const SlidingLog& params, const SlidingLogState& state, Micros now) {
+  return params.limit - log_at(params, state, now).used;
+}
+
+ChargeFit charge_fit(const SlidingLog& params, const SlidingLogState& state, std::int64_t cost,
+                     std::int64_t max_debt, Micros now) {
+  const SlidingLog larger{.limit = params.limit + max_debt, .window = params.window};
+  return fit_of(decide(larger, state, cost, now));
+}
+
+void refund(const SlidingLog& params, SlidingLogState& state, std::int64_t cost, Micros now) {
+  const LogView view = log_at(params, state, now);
+  state.entries.erase(state.entries.begin(),
+                      state.entries.begin() + static_cast<std::ptrdiff_t>(view.first_live));
+  while (cost > 0 && !state.entries.empty()) {
+    LogEntry& newest = state.entries.back();
+    const std::int64_t taken = std::min(cost, newest.cost);
+    newest.cost -= taken;
+    cost -= taken;
+    if (newest.cost == 0) state.entries.pop_back();
+  }
 }
 
 }  // namespace sluice::algorithm

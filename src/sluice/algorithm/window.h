@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "sluice/algorithm/charge.h"
 #include "sluice/algorithm/limit.h"
 #include "sluice/algorithm/state.h"
 #include "sluice/verdict.h"
@@ -29,5 +30,27 @@ Verdict decide(const SlidingLog& params, const SlidingLogState& state, std::int6
                Micros now);
 void commit(const SlidingLog& params, SlidingLogState& state, std::int64_t cost, Micros now);
 Micros expires_at(const SlidingLog& params, const SlidingLogState& state);
+
+// Quota operations (token_bucket.h lists them): a charge counts its cost like an admitted request
+// (the counters move, or the log gains an entry) when the balance after stays >= -max_debt, the
+// admission test of a limit max_debt larger. A refund un-counts units: the fixed window's count
+// (not below 0); the sliding window's current count, then its previous one; the sliding log's
+// newest entries first.
+std::int64_t balance(const FixedWindow& params, const WindowState& state, Micros now);
+ChargeFit charge_fit(const FixedWindow& params, const WindowState& state, std::int64_t cost,
+                     std::int64_t max_debt, Micros now);
+void refund(const FixedWindow& params, WindowState& state, std::int64_t cost, Micros now);
+
+// The balance is the estimate's room, rounded down: floor((limit·window - previous·(window -
+// elapsed)) / window) - current.
+std::int64_t balance(const SlidingWindow& params, const SlidingWindowState& state, Micros now);
+ChargeFit charge_fit(const SlidingWindow& params, const SlidingWindowState& state,
+                     std::int64_t cost, std::int64_t max_debt, Micros now);
+void refund(const SlidingWindow& params, SlidingWindowState& state, std::int64_t cost, Micros now);
+
+std::int64_t balance(const SlidingLog& params, const SlidingLogState& state, Micros now);
+ChargeFit charge_fit(const SlidingLog& params, const SlidingLogState& state, std::int64_t cost,
+                     std::int64_t max_debt, Micros now);
+void refund(const SlidingLog& params, SlidingLogState& state, std::int64_t cost, Micros now);
 
 }  // namespace sluice::algorithm

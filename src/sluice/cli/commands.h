@@ -14,6 +14,8 @@ struct Environment;  // environment.h
 
 void add_version_command(CLI::App& app);
 void add_acquire_command(CLI::App& app);
+// `sluice charge`, `refund`, `reserve` and `settle` (quota_command.cc).
+void add_quota_commands(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 // `sluice policy ...` and `sluice admin ...` (policy_command.cc, admin_command.cc).

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   sluice::cli::add_version_command(app);
   sluice::cli::add_acquire_command(app);
+  sluice::cli::add_quota_commands(app);
   sluice::cli::add_serve_command(app);
   sluice::cli::add_bench_command(app);
   const auto env = sluice::cli::default_environment();

@@ -44,6 +44,15 @@ class Client::Impl {
   virtual StatusOr<Decision> acquire_blocking(AcquireRequest request) = 0;
   enum class LeaseOperation : std::uint8_t { kRelease, kRenew };
   virtual StatusOr<bool> lease_operation(LeaseOperation operation, LeaseRequest request) = 0;
+  virtual StatusOr<Decision> quota(service::QuotaCall call) = 0;
+  service::QuotaCall quota_call(std::string_view policy, std::string_view subject,
+                                store::QuotaOperation operation, std::int64_t cost) const {
+    return {.app = app_,
+            .policy = std::string(policy),
+            .subject = std::string(subject),
+            .operation = operation,
+            .cost = cost};
+  }
 
   AcquireRequest request(std::string_view policy, std::string_view subject, std::int64_t cost,
                          std::chrono::microseconds max_wait) const {
@@ -172,6 +181,9 @@ class LocalImpl final : public Client::Impl {
     }
     return rendezvous->wait();
   }
+  StatusOr<Decision> quota(service::QuotaCall call) override {
+    return limiter_->apply_quota_blocking(std::move(call));
+  }
 
  private:
   explicit LocalImpl(std::string app) : Impl(std::move(app)) {}
@@ -218,6 +230,11 @@ class RemoteImpl final : public Client::Impl {
     return operation == LeaseOperation::kRelease
                ? remote_->release(request.policy, request.app, request.subject, request.lease)
                : remote_->renew(request.policy, request.app, request.subject, request.lease);
+  }
+  StatusOr<Decision> quota(service::QuotaCall call) override {
+    static constexpr std::string_view kNames[] = {"charge", "refund", "reserve", "settle"};
+    return remote_->quota(kNames[static_cast<std::size_t>(call.operation)], call.policy, call.app,
+                          call.subject, call.cost, call.reservation, call.reservation_ttl);
   }
 
  private:
@@ -330,6 +347,32 @@ Micros turn_delay(const StatusOr<Decision>& decision) {
 }
 
 }  // namespace
+
+StatusOr<Decision> Client::charge(std::string_view policy, std::string_view subject,
+                                  std::int64_t cost) {
+  return impl_->quota(impl_->quota_call(policy, subject, store::QuotaOperation::kCharge, cost));
+}
+
+StatusOr<Decision> Client::refund(std::string_view policy, std::string_view subject,
+                                  std::int64_t cost) {
+  return impl_->quota(impl_->quota_call(policy, subject, store::QuotaOperation::kRefund, cost));
+}
+
+StatusOr<Decision> Client::reserve(std::string_view policy, std::string_view subject,
+                                   std::int64_t estimate, std::chrono::microseconds ttl) {
+  service::QuotaCall call =
+      impl_->quota_call(policy, subject, store::QuotaOperation::kReserve, estimate);
+  call.reservation_ttl = ttl.count();
+  return impl_->quota(std::move(call));
+}
+
+StatusOr<Decision> Client::settle(std::string_view policy, std::string_view subject,
+                                  std::string_view reservation, std::int64_t actual) {
+  service::QuotaCall call =
+      impl_->quota_call(policy, subject, store::QuotaOperation::kSettle, actual);
+  call.reservation = std::string(reservation);
+  return impl_->quota(std::move(call));
+}
 
 StatusOr<Decision> Client::pace(std::string_view policy, std::string_view subject,
                                 std::chrono::microseconds max_wait, std::int64_t cost) {

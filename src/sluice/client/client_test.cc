@@ -44,6 +44,10 @@ constexpr std::string_view kPolicies = R"(
 - name: fast
   apps: ["*"]
   limits: [{algorithm: token_bucket, capacity: 1, refill: 200, period: 1s}]
+- name: metered
+  apps: [web]
+  max_debt: 50
+  limits: [{algorithm: token_bucket, capacity: 100, refill: 1, period: 1h}]
 )";
 
 ClientOptions memory_options() {
@@ -189,6 +193,38 @@ void expect_async(Client& client) {
 
 // Leaky-bucket pacing at 100 per second: turns are 10 ms apart, pace returns at the caller's turn,
 // so three callers in a row act over at least 20 ms, each waiting at most one interval.
+// Charge into debt, the debt bound, a debt delaying acquires, a refund capped at capacity. The
+// bucket refills one unit per hour, so balances stay exact while a test runs.
+void expect_quotas(Client& client) {
+  StatusOr<Decision> charged = client.charge("metered", "tenant", 130);
+  ASSERT_TRUE(charged.ok()) << charged.status().to_string();
+  EXPECT_TRUE(charged->verdict.allowed);
+  EXPECT_EQ(charged->verdict.balance, -30);
+  EXPECT_EQ(charged->policy, "metered");
+  StatusOr<Decision> refused = client.charge("metered", "tenant", 21);
+  ASSERT_TRUE(refused.ok()) << refused.status().to_string();
+  EXPECT_FALSE(refused->verdict.allowed) << "-51 passes max_debt 50";
+  EXPECT_EQ(refused->verdict.balance, -30);
+  EXPECT_FALSE(client.try_acquire("metered", "tenant")->verdict.allowed);
+  StatusOr<Decision> refunded = client.refund("metered", "tenant", 200);
+  ASSERT_TRUE(refunded.ok()) << refunded.status().to_string();
+  EXPECT_EQ(refunded->verdict.balance, 100);
+  EXPECT_TRUE(client.try_acquire("metered", "tenant")->verdict.allowed);  // balance 99
+  // Reserve an estimate, settle with the actual: the difference comes back, once.
+  StatusOr<Decision> reserved = client.reserve("metered", "tenant", 40);
+  ASSERT_TRUE(reserved.ok()) << reserved.status().to_string();
+  EXPECT_TRUE(reserved->verdict.allowed);
+  EXPECT_EQ(reserved->verdict.balance, 59);
+  ASSERT_TRUE(reserved->reservation.has_value());
+  StatusOr<Decision> settled = client.settle("metered", "tenant", *reserved->reservation, 10);
+  ASSERT_TRUE(settled.ok()) << settled.status().to_string();
+  EXPECT_EQ(settled->verdict.balance, 89);
+  EXPECT_EQ(client.settle("metered", "tenant", *reserved->reservation, 10).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_FALSE(client.charge("one.at.a.time", "tenant", 1).ok()) << "leases are not charged";
+  EXPECT_EQ(client.charge("nope", "tenant", 1).status().code(), StatusCode::kNotFound);
+}
+
 void expect_pacing(Client& client) {
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < 3; ++i) {
@@ -227,6 +263,7 @@ TEST(ClientTest, DecidesOnTheMemoryStore) {
   expect_leases(client);
   expect_async(client);
   expect_pacing(client);
+  expect_quotas(client);
 }
 
 TEST(ClientTest, AppsAPolicyDoesNotListAreRefused) {
@@ -304,6 +341,7 @@ TEST_F(ClientRedisTest, DecidesOnRedis) {
   expect_leases(client);
   expect_async(client);
   expect_pacing(client);
+  expect_quotas(client);
 }
 
 TEST_F(ClientRedisTest, TwoClientsShareOneLimit) {
@@ -387,6 +425,7 @@ TEST_F(ClientRemoteTest, DecidesThroughTheServer) {
   expect_leases(client);
   expect_async(client);
   expect_pacing(client);
+  expect_quotas(client);
 }
 
 TEST_F(ClientRemoteTest, AnUnreachableServerIsAnError) {

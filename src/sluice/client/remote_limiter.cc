@@ -293,6 +293,18 @@ StatusOr<bool> RemoteLimiter::renew(std::string_view policy, std::string_view ap
   return (*answer)["renewed"].get<bool>();
 }
 
+StatusOr<service::Decision> RemoteLimiter::quota(std::string_view operation,
+                                                 std::string_view policy, std::string_view app,
+                                                 std::string_view subject, std::int64_t cost,
+                                                 std::string_view reservation, Micros ttl) {
+  json body = {{"app", app}, {"policy", policy}, {"key", subject}, {"cost", cost}};
+  if (operation == "settle") body["reservation"] = reservation;
+  if (operation == "reserve") body["ttl_ms"] = (ttl + kMicrosPerMilli - 1) / kMicrosPerMilli;
+  StatusOr<json> answer = impl_->call(bhttp::verb::post, "/v1/" + std::string(operation), body);
+  if (!answer.ok()) return answer.status();
+  return service::decision_from_json(*answer);
+}
+
 Status RemoteLimiter::ready() {
   StatusOr<json> answer = impl_->call(bhttp::verb::get, "/readyz", nullptr);
   return answer.ok() ? Status() : answer.status();

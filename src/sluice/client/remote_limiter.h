@@ -71,6 +71,14 @@ class RemoteLimiter {
   StatusOr<bool> renew(std::string_view policy, std::string_view app, std::string_view subject,
                        std::string_view lease);
 
+  // POST /v1/<operation> for "charge", "refund", "reserve" (with `ttl`) or "settle" (with
+  // `reservation`), docs/quotas.md: the decision with its balance (and reserve's reservation id).
+  // Errors as try_acquire's; NotFound also for an unknown, settled or expired reservation.
+  StatusOr<service::Decision> quota(std::string_view operation, std::string_view policy,
+                                    std::string_view app, std::string_view subject,
+                                    std::int64_t cost, std::string_view reservation = {},
+                                    Micros ttl = 0);
+
   // GET /readyz: OK when the server and its store answer.
   Status ready();
 

@@ -11,6 +11,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "sluice/algorithm/quota.h"
 #include "sluice/core/duration.h"
 #include "sluice/core/key.h"
 #include "sluice/policy/yaml_text.h"
@@ -485,9 +486,9 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
   }
   FieldReader r(document, "", errors);
   std::initializer_list<std::string_view> known = {
-      "name",       "description", "apps",       "mode",       "on_store_failure",
-      "enabled",    "limits",      "version",    "created_by", "updated_by",
-      "created_at", "updated_at",  "descriptors"};
+      "name",       "description", "apps",        "mode",       "on_store_failure",
+      "enabled",    "limits",      "version",     "created_by", "updated_by",
+      "created_at", "updated_at",  "descriptors", "max_debt"};
   r.reject_unknown(known, "");
   Policy policy;
   if (auto name = r.string("name")) {
@@ -533,6 +534,12 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
         policy.limits.push_back(*limit);
       }
     }
+  }
+  policy.max_debt = r.integer("max_debt", false).value_or(0);
+  {
+    std::vector<FieldError> invalid =
+        algorithm::validate_max_debt(policy.max_debt, policy.limits, options.limits);
+    errors.insert(errors.end(), invalid.begin(), invalid.end());
   }
   if (options.allow_audit_fields) {
     policy.version = r.integer("version", false).value_or(0);
@@ -684,6 +691,8 @@ json policy_to_json(const Policy& policy) {
                    {"created_at", policy.created_at},
                    {"updated_at", policy.updated_at}};
   if (policy.descriptors) document["descriptors"] = descriptor_section_to_json(*policy.descriptors);
+  // Only when set, so documents of policies that never charge stay as they were.
+  if (policy.max_debt != 0) document["max_debt"] = policy.max_debt;
   return document;
 }
 

@@ -238,6 +238,27 @@ TEST(PolicyDocumentTest, RejectsMissingName) {
               ElementsAre(FieldErrorIs("name", "is required")));
 }
 
+TEST(PolicyDocumentTest, MaxDebtRoundTripsAndIsOmittedWhenZero) {
+  const ParsedPolicy parsed = policy_from_json(valid_with({{"max_debt", 25}}));
+  ASSERT_TRUE(parsed.policy.has_value()) << join_errors(parsed.errors);
+  EXPECT_EQ(parsed.policy->max_debt, 25);
+  EXPECT_EQ(policy_to_json(*parsed.policy)["max_debt"], 25);
+  const ParsedPolicy plain = policy_from_json(valid_with(json::object()));
+  ASSERT_TRUE(plain.policy.has_value());
+  EXPECT_EQ(plain.policy->max_debt, 0);
+  EXPECT_FALSE(policy_to_json(*plain.policy).contains("max_debt"));
+}
+
+TEST(PolicyDocumentTest, RejectsNegativeOrTooDeepMaxDebt) {
+  EXPECT_THAT(json_errors(valid_with({{"max_debt", -1}})),
+              ElementsAre(FieldErrorIs("max_debt", "must not be negative")));
+  EXPECT_THAT(json_errors(valid_with({{"max_debt", "ten"}})),
+              ElementsAre(FieldErrorIs("max_debt", "must be an integer")));
+  json log = with_limit({{"algorithm", "sliding_log"}, {"limit", 10000}, {"window", "1s"}});
+  log["max_debt"] = 1;
+  EXPECT_THAT(json_errors(log), ElementsAre(FieldErrorIs("max_debt", HasSubstr("limits[0]"))));
+}
+
 TEST(PolicyDocumentTest, RejectsMissingApps) {
   EXPECT_THAT(json_errors(valid_with({{"apps", nullptr}})),
               ElementsAre(FieldErrorIs("apps", "is required")));

@@ -29,6 +29,9 @@ struct Policy {
   FailureMode on_store_failure = FailureMode::kFailOpen;
   bool enabled = true;
   std::vector<algorithm::Limit> limits;  // empty only for an `unlimited` descriptor policy
+  // How far below zero a charge after the fact may take each limit's balance, in cost units
+  // (algorithm/quota.h, docs/quotas.md). 0: a charge never goes into debt.
+  std::int64_t max_debt = 0;
   // Where Envoy's Rate Limit Service finds this policy (docs/envoy.md); absent: not reachable
   // through descriptors.
   std::optional<DescriptorSection> descriptors;

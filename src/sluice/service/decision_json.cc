@@ -46,6 +46,8 @@ std::string decision_json(const Decision& d) {
   std::string out;
   out.reserve(256);
   out += v.allowed ? "{\"allowed\":true" : "{\"allowed\":false";
+  // Quota operations only (charge, refund): the signed balance; absent from acquire decisions.
+  if (v.balance) out += ",\"balance\":" + std::to_string(*v.balance);
   out += d.degraded ? ",\"degraded\":true" : ",\"degraded\":false";
   out += ",\"delay_ms\":";
   append_optional_millis(out, v.delay);
@@ -62,6 +64,10 @@ std::string decision_json(const Decision& d) {
   out += ",\"policy\":";
   append_json_string(out, d.policy);
   out += ",\"remaining\":" + std::to_string(v.remaining);
+  if (d.reservation) {  // reserve only
+    out += ",\"reservation\":";
+    append_json_string(out, *d.reservation);
+  }
   out += ",\"reset_after_ms\":" + std::to_string(millis_rounded_up(v.reset_after));
   out += ",\"retry_after_ms\":";
   append_optional_millis(out, v.retry_after);
@@ -98,7 +104,8 @@ StatusOr<Decision> decision_from_json(const json& j) {
   StatusOr<std::optional<std::int64_t>> reset = integer("reset_after_ms", false);
   StatusOr<std::optional<std::int64_t>> delay = integer("delay_ms", true);
   StatusOr<std::optional<std::int64_t>> index = integer("limit_index", false);
-  for (const auto* field : {&limit, &remaining, &retry, &reset, &delay, &index}) {
+  StatusOr<std::optional<std::int64_t>> balance = integer("balance", true);
+  for (const auto* field : {&limit, &remaining, &retry, &reset, &delay, &index, &balance}) {
     if (!field->ok()) return field->status();
   }
   d.verdict.limit = **limit;
@@ -107,7 +114,11 @@ StatusOr<Decision> decision_from_json(const json& j) {
   d.verdict.reset_after = **reset * kMicrosPerMilli;
   d.verdict.delay = millis(*delay);
   d.limit_index = static_cast<std::size_t>(**index);
+  d.verdict.balance = *balance;
   if (j.contains("lease") && j["lease"].is_string()) d.lease = j["lease"].get<std::string>();
+  if (j.contains("reservation") && j["reservation"].is_string()) {
+    d.reservation = j["reservation"].get<std::string>();
+  }
   d.policy = j.value("policy", "");
   d.mode = j.value("mode", "enforce") == "shadow" ? Mode::kShadow : Mode::kEnforce;
   d.degraded = j.value("degraded", false);

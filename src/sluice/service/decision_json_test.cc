@@ -29,6 +29,12 @@ std::vector<Decision> decisions() {
   Decision odd{.lease = "we\"ird\\\n\xc3\xa9", .policy = ""};
   odd.verdict = {.allowed = false, .limit = 5, .remaining = 0, .retry_after = 0};
   cases.push_back(odd);
+  Decision charged{.policy = "llm.tokens"};  // a quota operation's decision carries its balance
+  charged.verdict = {.allowed = true, .limit = 1'000, .remaining = 0, .balance = -250};
+  cases.push_back(charged);
+  Decision reserved{.reservation = "0123456789abcdef0123456789abcdef", .policy = "llm.tokens"};
+  reserved.verdict = {.allowed = true, .limit = 1'000, .remaining = 750, .balance = 750};
+  cases.push_back(reserved);
   return cases;
 }
 
@@ -38,7 +44,7 @@ TEST(DecisionJsonTest, WritesTheDocumentedObject) {
     SCOPED_TRACE(d.policy);
     const std::string text = decision_json(d);
     const json parsed = json::parse(text);
-    const json expected = {
+    json expected = {
         {"allowed", d.verdict.allowed},
         {"limit", d.verdict.limit},
         {"remaining", d.verdict.remaining},
@@ -52,6 +58,8 @@ TEST(DecisionJsonTest, WritesTheDocumentedObject) {
         {"mode", d.mode == Mode::kShadow ? "shadow" : "enforce"},
         {"degraded", d.degraded},
         {"shadow_denied", d.shadow_denied}};
+    if (d.verdict.balance) expected["balance"] = *d.verdict.balance;
+    if (d.reservation) expected["reservation"] = *d.reservation;
     EXPECT_EQ(parsed, expected);
     EXPECT_EQ(text, expected.dump()) << "keys in sorted order, compact";
   }
@@ -73,6 +81,7 @@ TEST(DecisionJsonTest, ReadsBackWhatItWrites) {
     EXPECT_EQ(read->verdict, expected.verdict);
     EXPECT_EQ(read->limit_index, expected.limit_index);
     EXPECT_EQ(read->lease, expected.lease);
+    EXPECT_EQ(read->reservation, expected.reservation);
     EXPECT_EQ(read->policy, expected.policy);
     EXPECT_EQ(read->mode, expected.mode);
     EXPECT_EQ(read->degraded, expected.degraded);

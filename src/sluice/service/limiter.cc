@@ -394,6 +394,65 @@ StatusOr<bool> Limiter::renew(const policy::Policy& policy, std::string_view app
   return store_.renew({.policy = policy.name, .limits = policy.limits, .subject = subject}, lease);
 }
 
+void Limiter::apply_quota(QuotaCall call, DecisionCallback done) {
+  if (call.store_timeout < 0) return done(invalid_argument("store_timeout: must not be negative"));
+  StatusOr<std::shared_ptr<const policy::Policy>> found = find(call.policy, call.app);
+  if (!found.ok()) return done(found.status());
+  std::shared_ptr<const policy::Policy> policy = std::move(*found);
+  if (std::optional<StatusOr<Decision>> early =
+          decide_without_store(*policy, call.app, call.cost)) {
+    return done(*std::move(early));
+  }
+  const store::SubjectRef ref{
+      .policy = policy->name, .limits = policy->limits, .subject = call.subject};
+  if (call.operation == store::QuotaOperation::kReserve) call.reservation = store::new_lease_id();
+  const store::QuotaRequest request{.operation = call.operation,
+                                    .cost = call.cost,
+                                    .max_debt = policy->max_debt,
+                                    .reservation = call.reservation,
+                                    .reservation_ttl = call.reservation_ttl};
+  const bool reserving = call.operation == store::QuotaOperation::kReserve;
+  // The policy stays alive (and `ref` valid) until the store answers.
+  auto finish_quota = [this, policy, reserving, reservation = call.reservation,
+                       done = std::move(done)](StatusOr<Decision> stored) {
+    if (!stored.ok()) {
+      if (is_store_failure(stored.status())) count_store_error(stored.status());
+      return done(stored.status());
+    }
+    Decision decision = *std::move(stored);
+    decision.policy = policy->name;
+    decision.mode = policy->mode;
+    if (reserving && decision.verdict.allowed) decision.reservation = reservation;
+    if (!decision.verdict.allowed && policy->mode == policy::Mode::kShadow) {
+      decision.verdict.allowed = true;
+      decision.shadow_denied = true;
+    }
+    done(std::move(decision));
+  };
+  if (store_.answers_in_process()) return store_.apply_quota_async(ref, request, finish_quota);
+  const Micros timeout = call.store_timeout > 0 ? call.store_timeout : options_.store_timeout;
+  auto settled = std::make_shared<StoreCall>();
+  auto shared_finish = std::make_shared<decltype(finish_quota)>(std::move(finish_quota));
+  settled->deadline = timers().after(timeout, [settled, shared_finish, timeout] {
+    if (settled->settled.exchange(true)) return;
+    (*shared_finish)(deadline_exceeded("store: no answer within " +
+                                       std::to_string(timeout / kMicrosPerMilli) + " ms"));
+  });
+  store_.apply_quota_async(ref, request, [this, settled, shared_finish](StatusOr<Decision> stored) {
+    if (settled->settled.exchange(true)) return;  // deadline came first
+    timers().cancel(settled->deadline);
+    (*shared_finish)(std::move(stored));
+  });
+}
+
+StatusOr<Decision> Limiter::apply_quota_blocking(QuotaCall call) {
+  auto rendezvous = std::make_shared<Rendezvous<StatusOr<Decision>>>();
+  apply_quota(std::move(call), [rendezvous](StatusOr<Decision> decision) {
+    rendezvous->deliver(std::move(decision));
+  });
+  return rendezvous->wait();
+}
+
 LimiterStats Limiter::stats() const {
   return {.allowed = allowed_.load(),
           .denied = denied_.load(),

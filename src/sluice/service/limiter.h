@@ -90,6 +90,22 @@ struct AcquireRequest {
   Micros store_timeout = 0;
 };
 
+// A quota operation (docs/quotas.md): charge units after the work is done (into debt down to the
+// policy's max_debt) or refund them, for one subject of a policy found by name.
+struct QuotaCall {
+  std::string app;
+  std::string policy;
+  std::string subject;
+  store::QuotaOperation operation = store::QuotaOperation::kCharge;
+  std::int64_t cost = 1;  // reserve: the estimate; settle: the actual cost
+  // Settle: the id reserve answered (Decision::reservation). Reserve: empty (a new random id).
+  std::string reservation;
+  // Reserve: how long the reservation may be settled (store.h: 1 µs to 7 days).
+  Micros reservation_ttl = 60 * kMicrosPerSecond;
+  // Bound on the store call (0: LimiterOptions::store_timeout).
+  Micros store_timeout = 0;
+};
+
 // A lease operation's target.
 struct LeaseRequest {
   std::string app;
@@ -146,6 +162,18 @@ class Limiter {
                          std::string_view subject, std::string_view lease);
   StatusOr<bool> renew(const policy::Policy& policy, std::string_view app, std::string_view subject,
                        std::string_view lease);
+
+  // Charges or refunds `call` (store.h apply_quota): the decision carries the signed balance; a
+  // charge refused for the policy's max_debt is allowed = false. A disabled policy (or one
+  // without limits) answers allowed with no balance and changes nothing; shadow mode reports a
+  // refused charge as allowed with shadow_denied (nothing is charged). Errors: NotFound as
+  // acquire; InvalidArgument; FailedPrecondition for a policy with a concurrency limit; store
+  // failures and missed deadlines are errors (Unavailable / DeadlineExceeded), never degraded
+  // decisions: a failure mode cannot know a debt, and a caller can retry a charge. `done` as in
+  // acquire. Not counted in the acquire metrics.
+  void apply_quota(QuotaCall call, DecisionCallback done);
+  // The blocking form (not on a thread that answers store calls).
+  StatusOr<Decision> apply_quota_blocking(QuotaCall call);
 
   LimiterStats stats() const;
   const DecisionMetrics& metrics() const { return metrics_; }

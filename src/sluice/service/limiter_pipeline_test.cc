@@ -22,7 +22,13 @@ constexpr std::string_view kPolicies = R"([
   {"name": "closed", "apps": ["web"], "on_store_failure": "fail_closed", "limits": [
      {"algorithm": "fixed_window", "limit": 4, "window": "1h"}]},
   {"name": "paced", "apps": ["*"], "limits": [
-     {"algorithm": "token_bucket", "capacity": 1, "refill": 1, "period": "200ms"}]}
+     {"algorithm": "token_bucket", "capacity": 1, "refill": 1, "period": "200ms"}]},
+  {"name": "metered", "apps": ["web"], "max_debt": 5, "limits": [
+     {"algorithm": "fixed_window", "limit": 10, "window": "1h"}]},
+  {"name": "metered-shadow", "apps": ["web"], "mode": "shadow", "max_debt": 5, "limits": [
+     {"algorithm": "fixed_window", "limit": 10, "window": "1h"}]},
+  {"name": "leased", "apps": ["web"], "limits": [
+     {"algorithm": "concurrency", "limit": 2, "lease_ttl": "1s"}]}
 ])";
 
 std::vector<policy::Policy> policies() {
@@ -38,6 +44,10 @@ class SilentStore final : public store::Store {
     return unavailable("silent store");
   }
   void acquire_async(const store::SubjectRef&, std::int64_t, AcquireCallback done) override {
+    held.push_back(std::move(done));
+  }
+  void apply_quota_async(const store::SubjectRef&, const store::QuotaRequest&,
+                         AcquireCallback done) override {
     held.push_back(std::move(done));
   }
   bool answers_in_process() const override { return false; }
@@ -82,6 +92,72 @@ TEST_F(LimiterPipelineTest, FindsThePolicyByNameAndRefusesUnknownOnesAndUnlisted
   EXPECT_EQ(answers.received[2].status().code(), StatusCode::kNotFound);
   EXPECT_EQ(answers.received[3].status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(limiter.stats().allowed, 1u);
+}
+
+TEST_F(LimiterPipelineTest, ChargesIntoDebtBoundedByThePolicysMaxDebtAndRefunds) {
+  Limiter limiter(memory_, &memory_, {.policies = &lookup_, .timers = &timers_});
+  Answers answers;
+  const auto call = [](std::string policy, store::QuotaOperation operation, std::int64_t cost) {
+    return QuotaCall{.app = "web",
+                     .policy = std::move(policy),
+                     .subject = "tenant",
+                     .operation = operation,
+                     .cost = cost};
+  };
+  using store::QuotaOperation;
+  limiter.apply_quota(call("metered", QuotaOperation::kCharge, 12), answers.callback());
+  limiter.apply_quota(call("metered", QuotaOperation::kCharge, 4), answers.callback());
+  limiter.apply_quota(call("metered", QuotaOperation::kRefund, 3), answers.callback());
+  limiter.acquire({.app = "web", .policy = "metered", .subject = "tenant"}, answers.callback());
+  ASSERT_EQ(answers.received.size(), 4u);
+  for (const auto& answer : answers.received)
+    ASSERT_TRUE(answer.ok()) << answer.status().to_string();
+  EXPECT_TRUE(answers.received[0]->verdict.allowed);
+  EXPECT_EQ(answers.received[0]->verdict.balance, -2);
+  EXPECT_EQ(answers.received[0]->policy, "metered");
+  EXPECT_FALSE(answers.received[1]->verdict.allowed) << "-6 is below max_debt 5";
+  EXPECT_EQ(answers.received[1]->verdict.balance, -2);
+  EXPECT_EQ(answers.received[2]->verdict.balance, 1);
+  EXPECT_TRUE(answers.received[3]->verdict.allowed) << "the refund made room for one";
+  EXPECT_EQ(answers.received[3]->verdict.balance, std::nullopt);
+
+  answers.received.clear();
+  limiter.apply_quota(call("metered-shadow", QuotaOperation::kCharge, 16), answers.callback());
+  limiter.apply_quota(call("leased", QuotaOperation::kCharge, 1), answers.callback());
+  limiter.apply_quota({.app = "mobile", .policy = "metered", .subject = "tenant"},
+                      answers.callback());
+  limiter.apply_quota(call("metered", QuotaOperation::kRefund, -1), answers.callback());
+  ASSERT_EQ(answers.received.size(), 4u);
+  ASSERT_TRUE(answers.received[0].ok());
+  EXPECT_TRUE(answers.received[0]->verdict.allowed);
+  EXPECT_TRUE(answers.received[0]->shadow_denied) << "shadow mode reports, charges nothing";
+  EXPECT_EQ(answers.received[0]->verdict.balance, 10);
+  EXPECT_EQ(answers.received[1].status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(answers.received[2].status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(answers.received[3].status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(LimiterPipelineTest, AQuotaOperationTheStoreNeverAnswersIsAnErrorAtTheDeadline) {
+  SilentStore silent;
+  Limiter limiter(
+      silent, &memory_,
+      {.store_timeout = 50 * kMicrosPerMilli, .policies = &lookup_, .timers = &timers_});
+  Answers answers;
+  limiter.apply_quota({.app = "web", .policy = "metered", .subject = "a", .cost = 3},
+                      answers.callback());
+  ASSERT_EQ(silent.held.size(), 1u);
+  clock_.advance(50 * kMicrosPerMilli - 1);
+  timers_.fire_due();
+  EXPECT_TRUE(answers.received.empty()) << "answered before its deadline";
+  clock_.advance(1);
+  timers_.fire_due();
+  ASSERT_EQ(answers.received.size(), 1u);
+  EXPECT_EQ(answers.received[0].status().code(), StatusCode::kDeadlineExceeded)
+      << "not degraded: a failure mode cannot know the balance";
+  silent.held[0](Decision{});
+  EXPECT_EQ(answers.received.size(), 1u);
+  EXPECT_EQ(limiter.stats().store_errors, 1u);
+  EXPECT_EQ(timers_.pending(), 0u);
 }
 
 TEST_F(LimiterPipelineTest, StoreThatNeverAnswersIsDecidedByTheFailureModeAtTheDeadline) {

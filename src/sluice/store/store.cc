@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "sluice/algorithm/quota.h"
+#include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
 
 namespace sluice::store {
@@ -22,6 +24,25 @@ StatusOr<DryRun> Store::dry_run(const SubjectRef& /*ref*/, std::int64_t /*cost*/
 
 StatusOr<std::vector<LimitLeases>> Store::leases(const SubjectRef& /*ref*/, std::size_t /*max*/) {
   return Status(StatusCode::kUnimplemented, "this store cannot list leases");
+}
+
+Status validate_quota_request(const SubjectRef& ref, const QuotaRequest& request) {
+  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
+  if (Status status = algorithm::validate_cost(request.cost); !status.ok()) return status;
+  if (request.max_debt < 0 || request.max_debt > algorithm::kMaxDebt) {
+    return invalid_argument("max_debt: must be between 0 and " +
+                            std::to_string(algorithm::kMaxDebt));
+  }
+  const bool reservation =
+      request.operation == QuotaOperation::kReserve || request.operation == QuotaOperation::kSettle;
+  if (reservation && (request.reservation.empty() || request.reservation.size() > 128)) {
+    return invalid_argument("reservation: must be 1 to 128 bytes");
+  }
+  if (request.operation == QuotaOperation::kReserve &&
+      (request.reservation_ttl < 1 || request.reservation_ttl > kMaxReservationTtl)) {
+    return invalid_argument("reservation_ttl: must be between 1 µs and 7 days");
+  }
+  return algorithm::check_quota_limits(ref.limits);
 }
 
 // From OpenSSL's CSPRNG: a lease id is a capability (whoever knows it releases or renews the

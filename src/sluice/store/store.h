@@ -37,6 +37,31 @@ inline Decision decision_from(const algorithm::PolicyVerdict& verdict) {
   return {.verdict = verdict.verdict, .limit_index = verdict.limit_index};
 }
 
+// A quota operation (algorithm/quota.h, docs/quotas.md): charge `cost` after the fact, taking
+// each limit's balance at most `max_debt` below zero, or refund `cost` (max_debt unused).
+// kReserve charges `cost` (the estimate) as kCharge does and, when charged, records reservation
+// `reservation` for `reservation_ttl`; kSettle ends reservation `reservation` with the actual
+// cost `cost`: it charges actual - estimate (bounded by max_debt) or refunds estimate - actual.
+// An unknown, settled or expired reservation is NotFound and changes nothing: an expired one
+// leaves its estimate charged.
+enum class QuotaOperation : std::uint8_t { kCharge, kRefund, kReserve, kSettle };
+struct QuotaRequest {
+  QuotaOperation operation = QuotaOperation::kCharge;
+  std::int64_t cost = 0;  // 0 reports the balances and changes nothing (charge, refund)
+  std::int64_t max_debt = 0;
+  // kReserve and kSettle: the reservation's id, 1 to 128 bytes (reserve: a new one, e.g.
+  // new_lease_id()).
+  std::string_view reservation;
+  // kReserve: how long the reservation may be settled, 1 µs to kMaxReservationTtl.
+  Micros reservation_ttl = 0;
+};
+
+inline constexpr Micros kMaxReservationTtl = 7 * kMicrosPerDay;
+
+// InvalidArgument for a bad ref, cost or max_debt (naming the field); FailedPrecondition naming a
+// concurrency limit, which cannot be charged or refunded.
+Status validate_quota_request(const SubjectRef& ref, const QuotaRequest& request);
+
 // 128 random bits as 32 hex digits: unique across processes without coordination.
 std::string new_lease_id();
 
@@ -101,6 +126,22 @@ class Store {
   virtual void renew_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) {
     const LeaseCallback callback = std::move(done);
     callback(renew(ref, lease));
+  }
+
+  // Applies a quota operation to the subject's limits in one atomic step, all or nothing
+  // (algorithm/quota.h). The decision's verdict carries the signed balance; a charge refused for
+  // the debt bound is a successful decision (allowed false). Errors: validate_quota_request's;
+  // Unavailable / DeadlineExceeded as acquire; Unimplemented from a store without quotas.
+  virtual StatusOr<Decision> apply_quota(const SubjectRef& ref, const QuotaRequest& request) {
+    (void)ref;
+    (void)request;
+    return Status(StatusCode::kUnimplemented, "this store has no quota operations");
+  }
+  // As apply_quota, without blocking; `done` runs once, as acquire_async's does.
+  virtual void apply_quota_async(const SubjectRef& ref, const QuotaRequest& request,
+                                 AcquireCallback done) {
+    const AcquireCallback callback = std::move(done);
+    callback(apply_quota(ref, request));
   }
 
   // Each limit's current verdict for a cost-0 peek, in limit order. Changes nothing.

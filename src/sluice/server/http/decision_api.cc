@@ -120,6 +120,15 @@ void DecisionApi::add_routes(Router& router) {
              [this](auto exchange) { lease(std::move(exchange), true); });
   router.add("POST", "/v1/leases/{lease}/renew",
              [this](auto exchange) { lease(std::move(exchange), false); });
+  router.add("POST", "/v1/charge",
+             [this](auto exchange) { quota(std::move(exchange), store::QuotaOperation::kCharge); });
+  router.add("POST", "/v1/refund",
+             [this](auto exchange) { quota(std::move(exchange), store::QuotaOperation::kRefund); });
+  router.add("POST", "/v1/reserve", [this](auto exchange) {
+    quota(std::move(exchange), store::QuotaOperation::kReserve);
+  });
+  router.add("POST", "/v1/settle",
+             [this](auto exchange) { quota(std::move(exchange), store::QuotaOperation::kSettle); });
   router.add("GET", "/v1/check", [this](auto exchange) { check(std::move(exchange)); });
   router.add("GET", "/healthz", [](auto exchange) {
     exchange->respond(json_response(200, {{"status", "ok"}}));
@@ -269,6 +278,59 @@ void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, bool release)
   } else {
     limiter_.renew(std::move(request), std::move(done));
   }
+}
+
+void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange,
+                        store::QuotaOperation operation) {
+  static constexpr std::string_view kNames[] = {"charge", "refund", "reserve", "settle"};
+  const std::string_view name = kNames[static_cast<std::size_t>(operation)];
+  Response error;
+  std::optional<json> body = parse_json_body(exchange->request().body, error);
+  if (!body) return exchange->respond(std::move(error));
+  std::vector<FieldError> errors;
+  AcquireInput input;
+  std::int64_t ttl_ms = 60'000;  // reserve
+  std::string reservation;       // settle
+  if (!body->is_object()) {
+    errors.push_back({"body", "must be a JSON object, not " + std::string(json_type(*body))});
+  } else {
+    read_string(*body, "app", input.app, false, errors);
+    read_string(*body, "policy", input.policy, false, errors);
+    read_string(*body, "key", input.key, true, errors);
+    if (input.key.size() > kMaxSubjectBytes) {
+      errors.push_back({"key", "must be at most " + std::to_string(kMaxSubjectBytes) + " bytes"});
+    }
+    if (!body->contains("cost")) errors.push_back({"cost", "is required"});
+    read_integer(*body, "cost", 0, algorithm::kMaxCost, input.cost, errors);
+    if (operation == store::QuotaOperation::kReserve) {
+      read_integer(*body, "ttl_ms", 1, store::kMaxReservationTtl / kMicrosPerMilli, ttl_ms, errors);
+      reject_unknown(*body, {"app", "policy", "key", "cost", "ttl_ms"}, errors);
+    } else if (operation == store::QuotaOperation::kSettle) {
+      read_string(*body, "reservation", reservation, true, errors);
+      if (reservation.empty() || reservation.size() > 128) {
+        errors.push_back({"reservation", "must be the id reserve answered (1 to 128 bytes)"});
+      }
+      reject_unknown(*body, {"app", "policy", "key", "cost", "reservation"}, errors);
+    } else {
+      reject_unknown(*body, {"app", "policy", "key", "cost"}, errors);
+    }
+  }
+  if (!errors.empty()) {
+    return exchange->respond(invalid_request("invalid " + std::string(name) + " request", errors));
+  }
+  limiter_.apply_quota({.app = std::move(input.app),
+                        .policy = std::move(input.policy),
+                        .subject = std::move(input.key),
+                        .operation = operation,
+                        .cost = input.cost,
+                        .reservation = std::move(reservation),
+                        .reservation_ttl = ttl_ms * kMicrosPerMilli},
+                       [this, exchange](StatusOr<service::Decision> decision) {
+                         if (!decision.ok()) {
+                           return exchange->respond(status_response(decision.status()));
+                         }
+                         exchange->respond(decision_response(*decision));
+                       });
 }
 
 void DecisionApi::check(const std::shared_ptr<Exchange>& exchange) {

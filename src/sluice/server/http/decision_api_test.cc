@@ -47,7 +47,12 @@ class DecisionApiTest : public ::testing::Test {
   DecisionApiTest()
       : store_(clock_),
         lookup_({parse_policy(R"({"name": "demo.api", "apps": ["checkout"], "limits": [
-                   {"algorithm": "token_bucket", "capacity": 2, "refill": 1, "period": "1s"}]})")}),
+                   {"algorithm": "token_bucket", "capacity": 2, "refill": 1, "period": "1s"}]})"),
+                 parse_policy(R"({"name": "metered.api", "apps": ["checkout"], "max_debt": 10,
+                   "limits": [{"algorithm": "token_bucket", "capacity": 10, "refill": 10,
+                               "period": "1s"}]})"),
+                 parse_policy(R"({"name": "leased.api", "apps": ["checkout"], "limits": [
+                   {"algorithm": "concurrency", "limit": 2, "lease_ttl": "1s"}]})")}),
         limiter_(store_, &store_, {.policies = &lookup_, .timers = &timers_}),
         api_(limiter_, lookup_, store_, metrics_, {.clock = &clock_}) {
     api_.add_routes(router_);
@@ -162,6 +167,100 @@ TEST_F(DecisionApiTest, AcquireAnswersTheDecisionWithHeaders) {
   bool found = false;
   for (const Header& h : response.headers) found = found || h.name == "RateLimit-Policy";
   EXPECT_TRUE(found);
+}
+
+TEST_F(DecisionApiTest, ChargeAndRefundAnswerTheDecisionWithItsBalance) {
+  const auto post = [&](std::string_view path, std::int64_t cost) {
+    const Response response =
+        call("POST", std::string(path),
+             R"({"app": "checkout", "policy": "metered.api", "key": "tenant", "cost": )" +
+                 std::to_string(cost) + "}");
+    EXPECT_EQ(response.status, 200) << response.body;
+    return json::parse(response.body);
+  };
+  // Capacity 10, 10 per second, max_debt 10.
+  const json charged = post("/v1/charge", 15);
+  EXPECT_EQ(charged["allowed"], true);
+  EXPECT_EQ(charged["balance"], -5);
+  EXPECT_EQ(charged["remaining"], 0);
+  EXPECT_EQ(charged["reset_after_ms"], 1500);
+  EXPECT_EQ(charged["policy"], "metered.api");
+  const json refused = post("/v1/charge", 6);  // -11 < -10
+  EXPECT_EQ(refused["allowed"], false);
+  EXPECT_EQ(refused["balance"], -5);
+  EXPECT_EQ(refused["retry_after_ms"], 100);
+  const json acquired =
+      json::parse(call("POST", "/v1/acquire",
+                       R"({"app": "checkout", "policy": "metered.api", "key": "tenant"})")
+                      .body);
+  EXPECT_EQ(acquired["allowed"], false) << "the debt delays later requests";
+  EXPECT_EQ(acquired["retry_after_ms"], 600);
+  EXPECT_FALSE(acquired.contains("balance"));
+  const json refunded = post("/v1/refund", 100);
+  EXPECT_EQ(refunded["allowed"], true);
+  EXPECT_EQ(refunded["balance"], 10) << "capped at capacity";
+}
+
+TEST_F(DecisionApiTest, ReserveAnswersAnIdThatSettleEndsOnce) {
+  const Response reserved = call(
+      "POST", "/v1/reserve",
+      R"({"app": "checkout", "policy": "metered.api", "key": "llm", "cost": 8, "ttl_ms": 5000})");
+  ASSERT_EQ(reserved.status, 200) << reserved.body;
+  const json body = json::parse(reserved.body);
+  EXPECT_EQ(body["allowed"], true);
+  EXPECT_EQ(body["balance"], 2);
+  ASSERT_TRUE(body["reservation"].is_string());
+  const std::string settle =
+      R"({"app": "checkout", "policy": "metered.api", "key": "llm", "cost": 3, "reservation": ")" +
+      body["reservation"].get<std::string>() + "\"}";
+  const Response settled = call("POST", "/v1/settle", settle);
+  ASSERT_EQ(settled.status, 200) << settled.body;
+  EXPECT_EQ(json::parse(settled.body)["balance"], 7) << "5 of the estimate refunded";
+  EXPECT_FALSE(json::parse(settled.body).contains("reservation"));
+  EXPECT_EQ(call("POST", "/v1/settle", settle).status, 404) << "settled once";
+  // An expired reservation: its estimate stays charged.
+  const json expiring = json::parse(
+      call("POST", "/v1/reserve",
+           R"({"app": "checkout", "policy": "metered.api", "key": "llm2", "cost": 4, "ttl_ms": 1})")
+          .body);
+  clock_.advance(kMicrosPerMilli);
+  EXPECT_EQ(call("POST", "/v1/settle",
+                 R"({"app": "checkout", "policy": "metered.api", "key": "llm2", "cost": 0,
+                     "reservation": ")" +
+                     expiring["reservation"].get<std::string>() + "\"}")
+                .status,
+            404);
+  const Response no_id = call("POST", "/v1/settle",
+                              R"({"app": "checkout", "policy": "metered.api", "key": "llm",
+                                  "cost": 1})");
+  EXPECT_EQ(no_id.status, 400);
+  EXPECT_EQ(call("POST", "/v1/reserve",
+                 R"({"app": "checkout", "policy": "metered.api", "key": "k", "cost": 1,
+                     "ttl_ms": 0})")
+                .status,
+            400);
+}
+
+TEST_F(DecisionApiTest, ChargeAndRefundRefuseBadInputByField) {
+  const Response no_cost =
+      call("POST", "/v1/charge", R"({"app": "checkout", "policy": "metered.api", "key": "k"})");
+  EXPECT_EQ(no_cost.status, 400);
+  EXPECT_EQ(json::parse(no_cost.body)["errors"][0]["field"], "cost");
+  const Response negative =
+      call("POST", "/v1/refund",
+           R"({"app": "checkout", "policy": "metered.api", "key": "k", "cost": -1, "wait_ms": 1})");
+  EXPECT_EQ(negative.status, 400);
+  EXPECT_EQ(json::parse(negative.body)["errors"].size(), 2u) << negative.body;
+  const Response leases =
+      call("POST", "/v1/charge",
+           R"({"app": "checkout", "policy": "leased.api", "key": "k", "cost": 1})");
+  EXPECT_EQ(leases.status, 400);
+  EXPECT_NE(json::parse(leases.body)["detail"].get<std::string>().find("concurrency"),
+            std::string::npos);
+  EXPECT_EQ(call("POST", "/v1/refund",
+                 R"({"app": "mobile", "policy": "metered.api", "key": "k", "cost": 1})")
+                .status,
+            404);
 }
 
 TEST_F(DecisionApiTest, UnknownPolicyAndUnlistedAppAreBoth404) {

@@ -4,10 +4,14 @@
 #include <bit>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
+#include <unordered_map>
 
+#include "sluice/algorithm/quota.h"
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
 
@@ -89,6 +93,12 @@ Micros latest_expiry(std::span<const Limit> limits, std::span<LimitState> states
     latest = std::max(latest, algorithm::expires_at(limits[i], states[i]));
   }
   return latest;
+}
+
+Status no_such_reservation() {
+  return not_found(
+      "reservation: unknown, already settled or expired (an expired reservation's estimate "
+      "stays charged)");
 }
 
 // The map key for (policy, subject), built in a per-thread buffer to avoid an allocation.
@@ -175,6 +185,49 @@ class MemoryStore::Shard {
     link_newest(entry);
   }
 
+  // Reservations (QuotaOperation::kReserve) by subject key, apart from the limit states: a
+  // reservation outlives neither its TTL nor a settle, whatever the subject's state does.
+  struct Reservation {
+    std::string id;
+    std::int64_t estimate;
+    Micros expires_at;
+  };
+  void add_reservation(std::string_view key, std::string_view id, std::int64_t estimate,
+                       Micros expires_at) {
+    std::string subject(key);
+    reservations_[subject].push_back(
+        {.id = std::string(id), .estimate = estimate, .expires_at = expires_at});
+    reservation_expiry_.emplace(expires_at, std::move(subject));
+  }
+  // Removes reservation `id` of `key` and returns its estimate; nullopt if unknown or expired.
+  std::optional<std::int64_t> take_reservation(std::string_view key, std::string_view id,
+                                               Micros now) {
+    const auto subject = reservations_.find(std::string(key));
+    if (subject == reservations_.end()) return std::nullopt;
+    std::vector<Reservation>& held = subject->second;
+    for (std::size_t i = 0; i < held.size(); ++i) {
+      if (held[i].id != id) continue;
+      const Reservation taken = held[i];
+      held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
+      if (held.empty()) reservations_.erase(subject);
+      if (taken.expires_at <= now) return std::nullopt;
+      return taken.estimate;
+    }
+    return std::nullopt;
+  }
+  // Forgets every reservation expired by `now` (their estimates stay charged).
+  void drop_expired_reservations(Micros now) {
+    while (!reservation_expiry_.empty() && reservation_expiry_.begin()->first <= now) {
+      const auto due = reservation_expiry_.begin();
+      const auto subject = reservations_.find(due->second);
+      if (subject != reservations_.end()) {
+        std::erase_if(subject->second, [now](const Reservation& r) { return r.expires_at <= now; });
+        if (subject->second.empty()) reservations_.erase(subject);
+      }
+      reservation_expiry_.erase(due);
+    }
+  }
+
   std::mutex mutex;
   std::size_t size() const { return size_; }
   std::uint64_t refusals() const { return refusals_; }
@@ -236,6 +289,8 @@ class MemoryStore::Shard {
   Entry* oldest_ = nullptr;
   std::uint64_t refusals_ = 0;
   std::uint64_t expirations_ = 0;
+  std::unordered_map<std::string, std::vector<Reservation>> reservations_;
+  std::multimap<Micros, std::string> reservation_expiry_;  // when to look at a subject's
 };
 
 MemoryStore::MemoryStore(const Clock& clock, MemoryStoreOptions options) : clock_(clock) {
@@ -337,6 +392,65 @@ StatusOr<bool> MemoryStore::renew(const SubjectRef& ref, std::string_view lease)
   entry->expires_at = latest_expiry(ref.limits, entry->states());
   shard.touch(entry);
   return renewed;
+}
+
+StatusOr<Decision> MemoryStore::apply_quota(const SubjectRef& ref, const QuotaRequest& request) {
+  if (Status status = validate_quota_request(ref, request); !status.ok()) return status;
+  const Micros now = clock_.now();
+  const std::string_view key = key_of(ref);
+  const std::uint64_t hash = std::hash<std::string_view>{}(key);
+  Shard& shard = shard_for(hash);
+
+  std::lock_guard lock(shard.mutex);
+  shard.drop_expired_reservations(now);
+  // What the limits see: a settle charges or refunds the difference from its estimate.
+  bool charging =
+      request.operation == QuotaOperation::kCharge || request.operation == QuotaOperation::kReserve;
+  std::int64_t cost = request.cost;
+  if (request.operation == QuotaOperation::kSettle) {
+    const std::optional<std::int64_t> estimate =
+        shard.take_reservation(key, request.reservation, now);
+    if (!estimate) return no_such_reservation();
+    charging = request.cost >= *estimate;
+    cost = charging ? request.cost - *estimate : *estimate - request.cost;
+  }
+  Entry* entry = shard.find_live(hash, key, now);
+  if (entry != nullptr && entry->state_count != ref.limits.size()) {
+    shard.remove(entry);  // the policy changed its number of limits: start afresh
+    entry = nullptr;
+  }
+  thread_local std::vector<LimitState> scratch;
+  scratch.clear();
+  if (entry != nullptr) {
+    scratch.assign(entry->states().begin(), entry->states().end());
+    refresh(ref.limits, scratch, now);
+  } else {
+    for (const Limit& limit : ref.limits) scratch.push_back(algorithm::initial_state(limit, now));
+  }
+  const algorithm::PolicyVerdict verdict =
+      charging ? algorithm::charge(ref.limits, scratch, cost, request.max_debt, now)
+               : algorithm::refund(ref.limits, scratch, cost, now);
+  if (request.operation == QuotaOperation::kReserve && verdict.verdict.allowed) {
+    shard.add_reservation(key, request.reservation, request.cost, now + request.reservation_ttl);
+  }
+  // As acquire: only a change is stored (a refused charge or a peek leaves the entry as it was).
+  if (cost > 0 && verdict.verdict.allowed) {
+    if (entry != nullptr) {
+      std::move(scratch.begin(), scratch.end(), entry->states().begin());
+      entry->expires_at = latest_expiry(ref.limits, entry->states());
+      shard.touch(entry);
+    } else if (latest_expiry(ref.limits, scratch) > now) {  // else equal to no state at all
+      if (!shard.make_room(now)) {
+        return Status(StatusCode::kResourceExhausted,
+                      "memory store: full of live limits (memory_max_keys subjects); a new "
+                      "subject is decided by its policy's on_store_failure");
+      }
+      Entry* created = Entry::create(hash, key, scratch);
+      created->expires_at = latest_expiry(ref.limits, created->states());
+      shard.insert(created);
+    }
+  }
+  return decision_from(verdict);
 }
 
 std::vector<LimitState> MemoryStore::current_states(const SubjectRef& ref, Micros now) {

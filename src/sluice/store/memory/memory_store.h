@@ -43,6 +43,7 @@ class MemoryStore final : public Store {
   StatusOr<Decision> acquire(const SubjectRef& ref, std::int64_t cost) override;
   StatusOr<bool> release(const SubjectRef& ref, std::string_view lease) override;
   StatusOr<bool> renew(const SubjectRef& ref, std::string_view lease) override;
+  StatusOr<Decision> apply_quota(const SubjectRef& ref, const QuotaRequest& request) override;
   StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) override;
   Status reset(const SubjectRef& ref) override;
   StatusOr<DryRun> dry_run(const SubjectRef& ref, std::int64_t cost) override;

@@ -61,6 +61,38 @@ TEST(MemoryStoreTest, DeniedRequestsAndPeeksStoreNothing) {
   EXPECT_EQ(store.stats().keys, 1u);
 }
 
+TEST(MemoryStoreTest, QuotaOperationsStoreOnlyChangesAndTheirStateExpires) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock);
+  const algorithm::Limit bucket[] = {
+      algorithm::TokenBucket{.capacity = 10, .refill = 10, .period = kMicrosPerSecond}};
+  const SubjectRef tenant{.policy = "quota", .limits = bucket, .subject = "tenant"};
+  // Refused charges, peeks and refunds of a full bucket keep nothing.
+  EXPECT_FALSE(store.apply_quota(tenant, {.cost = 11})->verdict.allowed);
+  EXPECT_EQ(store.apply_quota(tenant, {.cost = 0})->verdict.balance, 10);
+  EXPECT_EQ(
+      store.apply_quota(tenant, {.operation = QuotaOperation::kRefund, .cost = 5})->verdict.balance,
+      10);
+  EXPECT_EQ(store.stats().keys, 0u);
+  // A charge into debt is kept until the refill repays it: 15 tokens = 1.5 s.
+  EXPECT_EQ(store.apply_quota(tenant, {.cost = 15, .max_debt = 5})->verdict.balance, -5);
+  EXPECT_EQ(store.stats().keys, 1u);
+  clock.set(kEpoch + 1'500'000 - 1);
+  EXPECT_EQ(store.apply_quota(tenant, {.cost = 0})->verdict.balance, 9);
+  EXPECT_EQ(store.stats().expirations, 0u);
+  clock.set(kEpoch + 1'500'000);
+  EXPECT_EQ(store.apply_quota(tenant, {.cost = 0})->verdict.balance, 10);
+  EXPECT_EQ(store.stats().expirations, 1u);
+  EXPECT_EQ(store.stats().keys, 0u);
+  // A refund back to full leaves a state that expires at once.
+  EXPECT_TRUE(store.apply_quota(tenant, {.cost = 4})->verdict.allowed);
+  EXPECT_EQ(
+      store.apply_quota(tenant, {.operation = QuotaOperation::kRefund, .cost = 4})->verdict.balance,
+      10);
+  EXPECT_EQ(store.apply_quota(tenant, {.cost = 0})->verdict.balance, 10);
+  EXPECT_EQ(store.stats().keys, 0u);
+}
+
 TEST(MemoryStoreTest, SubjectsArePerPolicyAndBinarySafe) {
   ManualClock clock(kEpoch);
   MemoryStore store(clock);

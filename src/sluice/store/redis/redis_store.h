@@ -58,6 +58,11 @@ class RedisStore final : public Store {
   // `done` runs on the client's I/O thread (after input errors: at once, on the caller's).
   void release_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) override;
   void renew_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) override;
+  // Charge / refund in one call of the `quota` script (scripts/quota.lua; redis_store_quota.cc).
+  // `done` runs on the client's I/O thread (after input errors: at once, on the caller's).
+  StatusOr<Decision> apply_quota(const SubjectRef& ref, const QuotaRequest& request) override;
+  void apply_quota_async(const SubjectRef& ref, const QuotaRequest& request,
+                         AcquireCallback done) override;
   StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) override;
   Status reset(const SubjectRef& ref) override;
   // The `evaluate` script's inspect at `cost`: each limit decided on Redis's clock exactly as an
@@ -94,6 +99,9 @@ class RedisStore final : public Store {
                                  std::string_view lease);
   void lease_operation_async(const SubjectRef& ref, std::string_view operation,
                              std::string_view lease, LeaseCallback done);
+  // The quota script's ARGV for `request`, after validation.
+  StatusOr<std::vector<std::string>> quota_args(const SubjectRef& ref,
+                                                const QuotaRequest& request) const;
   // One decision's ARGV for an unbatched `evaluate` call; counts it in batch_stats.
   std::vector<std::string> unbatched_args(std::string request);
   // Sends one decision's request (script_set.h) and returns its part of the reply.

@@ -391,6 +391,37 @@ void BM_PlainGcraCost(benchmark::State& state) {
                      });
 }
 
+// Issue 19: what a charge or a refund (quota.lua, one per call through the store) costs Redis,
+// next to BM_ScriptCost/<algorithm>/0/1 (an acquire of the same algorithm, one per call), on
+// random subjects of the algorithm's generous limit. The refunds follow the charges' subjects
+// (same random sequence), so they return units that were charged.
+void BM_QuotaCost(benchmark::State& state) {
+  const Algorithm& a = algorithms()[static_cast<std::size_t>(state.range(0))];
+  const bool refund = state.range(1) == 1;
+  const std::vector<Limit> limits = {a.generous};
+  const std::string policy = std::string("bench.quota.") + a.name;
+  std::mt19937_64 random(42);
+  measure_redis_cost(
+      state, std::string(a.name) + (refund ? "/refund" : "/charge"), "evalsha",
+      [&](std::uint64_t, redis::Callback done) {
+        const std::string subject = subject_of(random() % kSubjects);
+        g_store->apply_quota_async(
+            {policy, limits, subject},
+            {.operation = refund ? QuotaOperation::kRefund : QuotaOperation::kCharge, .cost = 1},
+            [done = std::move(done)](StatusOr<Decision> decision) {
+              if (!decision.ok()) return done(decision.status());
+              done(redis::Reply::bulk(""));
+            });
+      });
+}
+
+void quota_cost_arguments(benchmark::internal::Benchmark* b) {
+  for (std::size_t i = 0; i < algorithms().size(); ++i) {
+    if (std::holds_alternative<algorithm::Concurrency>(algorithms()[i].generous)) continue;
+    for (int refund : {0, 1}) b->Args({static_cast<std::int64_t>(i), refund});
+  }
+}
+
 void script_cost_arguments(benchmark::internal::Benchmark* b) {
   for (std::size_t i = 0; i < algorithms().size(); ++i) {
     for (int deny : {0, 1}) {
@@ -402,6 +433,7 @@ void script_cost_arguments(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_IncrCost)->UseRealTime();
 BENCHMARK(BM_PlainGcraCost)->Arg(0)->Arg(1)->UseRealTime();
 BENCHMARK(BM_ScriptCost)->Apply(script_cost_arguments)->UseRealTime();
+BENCHMARK(BM_QuotaCost)->Apply(quota_cost_arguments)->UseRealTime();
 
 // ---- 2. client overhead -------------------------------------------------------------------------
 

@@ -23,5 +23,7 @@ std::string_view lua_concurrency();
 // Operation bodies: acquire and inspect; release and renew.
 std::string_view lua_evaluate();
 std::string_view lua_lease();
+// Quota operations: charge and refund (a script of its own, off the acquire path).
+std::string_view lua_quota();
 
 }  // namespace sluice::store::scripts

@@ -33,6 +33,7 @@
       value = struct.pack('<c1ddd', 'f', start, counted, expires)
     else
       remaining = limit - counted
+      if remaining < 0 then remaining = 0 end  -- counted > limit in debt (quota.lua)
       if cost <= limit then retry = window_end - now end  -- else never
     end
     -- An empty window (only a cost above the limit is denied there) has nothing to reset.

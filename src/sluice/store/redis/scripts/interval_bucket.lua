@@ -40,7 +40,7 @@
       remaining = tokens
       value = struct.pack('<c1dd', 'i', tokens, at)
     else
-      remaining = tokens
+      remaining = tokens > 0 and tokens or 0  -- tokens < 0 in debt (quota.lua)
       if cost <= capacity then  -- else never: no retry_after
         local missing = cost - tokens
         retry = at + (missing + (-missing) % refill) / refill * period - now

@@ -41,6 +41,7 @@
       end
     else
       remaining = limit - used
+      if remaining < 0 then remaining = 0 end  -- used > limit in debt (quota.lua)
       if used > 0 then reset = newest + window - now end
       if cost <= limit then  -- else never: no retry_after
         -- Entries leave the window oldest first: the excess-th oldest is the last that must go.
