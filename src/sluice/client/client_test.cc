@@ -90,10 +90,10 @@ TEST(ClientOptionsTest, EveryMistakeNamesItsOption) {
 
   ClientOptions unknown_store = memory_options();
   unknown_store.store = "memcached://x";
-  EXPECT_EQ(
-      open_error(unknown_store),
-      "INVALID_ARGUMENT: store: expected memory:, redis://…, redis+cluster://…, redis+sentinel://… (rediss for TLS) or http://…, not "
-      "\"memcached://x\"");
+  EXPECT_EQ(open_error(unknown_store),
+            "INVALID_ARGUMENT: store: expected memory:, redis://…, redis+cluster://…, "
+            "redis+sentinel://… (rediss for TLS) or http://…, not "
+            "\"memcached://x\"");
 
   ClientOptions bad_redis = memory_options();
   bad_redis.store = "redis://127.0.0.1:99999";
