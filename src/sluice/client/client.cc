@@ -270,9 +270,10 @@ Status check_options(const ClientOptions& options) {
   }
   // Every Redis scheme (redis, rediss, +cluster, +sentinel) is checked by the store's URL parser.
   if (!remote && options.store != "memory:" && !options.store.starts_with("redis")) {
-    return option_error("store", "expected memory:, redis://…, redis+cluster://…, "
-                                 "redis+sentinel://… (rediss for TLS) or http://…, not \"" +
-                                     options.store + "\"");
+    return option_error("store",
+                        "expected memory:, redis://…, redis+cluster://…, "
+                        "redis+sentinel://… (rediss for TLS) or http://…, not \"" +
+                            options.store + "\"");
   }
   return {};
 }
