@@ -104,6 +104,13 @@ Status RedisStore::check_configuration() {
 
 std::string RedisStore::address() const {
   const redis::ClientOptions& options = client_->options();
+  if (!options.sentinels.empty()) {
+    std::string sentinels = "master \"" + options.sentinel_master + "\" of sentinels ";
+    for (std::size_t i = 0; i < options.sentinels.size(); ++i) {
+      sentinels += (i > 0 ? "," : "") + options.sentinels[i].text();
+    }
+    return sentinels + "/" + std::to_string(options.db);
+  }
   if (routes_by_slot()) {
     std::string seeds = "cluster ";
     for (const redis::NodeAddress& seed : options.cluster_seeds) {

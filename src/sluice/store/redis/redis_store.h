@@ -79,7 +79,8 @@ class RedisStore final : public Store {
   // commands or keys PermissionDenied. Unavailable or
   // DeadlineExceeded: Redis did not answer (an outage; the failure modes cover it).
   Status check_configuration();
-  // "host:port/db", without credentials: how messages name this Redis.
+  // "host:port/db", "cluster h1:p1,h2:p2" or "master \"name\" of sentinels s1:p1,…/db", without
+  // credentials: how messages name this Redis.
   std::string address() const;
 
   redis::Client& client() { return *client_; }

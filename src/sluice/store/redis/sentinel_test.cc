@@ -67,6 +67,8 @@ TEST(RedisSentinelTest, DecisionsFollowTheMasterThroughAFailover) {
   ASSERT_NE(client, nullptr);
   RedisStore store(client);
   ASSERT_TRUE(store.check_configuration().ok());
+  EXPECT_EQ(store.address().rfind("master \"sluice-master\" of sentinels 127.0.0.1:", 0), 0U)
+      << "messages name the sentinels, not a default host: " << store.address();
   const std::vector<algorithm::Limit> limits = {
       algorithm::FixedWindow{.limit = 50, .window = kMicrosPerHour}};
   EXPECT_EQ(race(store, limits, "before", 8, 20), std::make_pair(50, 0));
