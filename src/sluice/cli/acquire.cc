@@ -105,8 +105,10 @@ void add_acquire_command(CLI::App& app) {
   command->add_option("--count", options->count, "Repeat the request this many times")
       ->check(CLI::Range(1, 1'000'000));
   command->add_flag("--json", options->json, "One JSON decision per line");
-  command->add_option("--redis", options->redis_url,
-                      "Decide on Redis: redis://[user:pass@]host:port/db (default: in memory)");
+  command->add_option(
+      "--redis", options->redis_url,
+      "Decide on Redis: redis://[user:pass@]host:port/db, redis+cluster://h1:p1,h2:p2, "
+      "redis+sentinel://s1:p1,s2:p2/MASTER, rediss… for TLS (default: in memory)");
   command->callback([options] { set_exit_code(run_acquire(*options)); });
 }
 

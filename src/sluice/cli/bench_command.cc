@@ -395,8 +395,10 @@ void add_bench_command(CLI::App& app) {
                    "memory | redis | http | grpc (a running `sluice serve`); "
                    "default: redis with --redis, http with --url, else memory")
       ->check(CLI::IsMember({"memory", "redis", "http", "grpc"}));
-  command->add_option("--redis", options->redis_url,
-                      "Redis to decide on: redis://[user:pass@]host:port/db");
+  command->add_option(
+      "--redis", options->redis_url,
+      "Redis to decide on: redis://[user:pass@]host:port/db, redis+cluster://h1:p1,h2:p2, "
+      "redis+sentinel://s1:p1/MASTER, rediss… for TLS");
   command->add_option("--url", options->url,
                       "--target http: the server, http://HOST:PORT; --target grpc: HOST:PORT");
   command

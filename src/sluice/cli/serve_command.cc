@@ -214,7 +214,9 @@ const std::vector<Setting>& settings() {
         [](const ServeSettings& s) { return format_duration(s.grpc_health_interval); });
     add("threads", "I/O threads (0: one per core)", integer_setter(&ServeSettings::threads, 0, 256),
         [](const ServeSettings& s) { return std::to_string(s.threads); });
-    add("redis", "Decide on Redis: redis://[user:pass@]host:port/db (empty: in-memory store)",
+    add("redis",
+        "Decide on Redis: redis://[user:pass@]host:port/db, redis+cluster://h1:p1,h2:p2, "
+        "redis+sentinel://s1:p1/MASTER, rediss… for TLS (empty: in-memory store)",
         string_setter(&ServeSettings::redis, true), [](const ServeSettings& s) { return s.redis; });
     add("policies",
         "Policy and account database: sqlite:///path.db, sqlite::memory:, "
