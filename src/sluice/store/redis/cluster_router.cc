@@ -49,6 +49,12 @@ ClusterRouter::ClusterRouter(asio::io_context& io, const ClientOptions& options,
 
 NodePool* ClusterRouter::pool_at(const NodeAddress& address) {
   std::lock_guard lock(pools_mu_);
+  if (pools_closed_) {
+    // A reply handled while the client closes may name a node never seen: connecting to it now
+    // would keep the I/O threads (and the client's destructor) waiting for it.
+    const auto known = pools_.find(address);
+    return known == pools_.end() ? nullptr : known->second.get();
+  }
   std::unique_ptr<NodePool>& pool = pools_[address];
   if (!pool) {
     ClientOptions node = options_;
@@ -139,6 +145,10 @@ void ClusterRouter::on_reply(const std::shared_ptr<Command>& command, NodePool* 
     bump(counters_.redirections);
     if (redirection->to.host.empty()) redirection->to.host = pool->options().host;
     NodePool* target = pool_at(redirection->to);
+    if (target == nullptr) {
+      finish(command, Status(StatusCode::kCancelled, "redis client is shutting down"));
+      return;
+    }
     const bool asking = redirection->kind == Redirection::Kind::kAsk;
     if (!asking) {
       {
@@ -241,6 +251,7 @@ void ClusterRouter::install(const std::vector<SlotRange>& ranges) {
   std::vector<NodePool*> owners(kClusterSlots, nullptr);
   for (const SlotRange& range : ranges) {
     NodePool* pool = pool_at(range.master);
+    if (pool == nullptr) return;  // closing
     for (int slot = range.first; slot <= range.last; ++slot) {
       owners[static_cast<std::size_t>(slot)] = pool;
     }
@@ -252,6 +263,7 @@ void ClusterRouter::install(const std::vector<SlotRange>& ranges) {
 void ClusterRouter::close() {
   refresh_.close();
   std::lock_guard lock(pools_mu_);
+  pools_closed_ = true;
   for (const auto& [address, pool] : pools_) pool->close();
 }
 

@@ -60,7 +60,8 @@ class ClusterRouter {
   struct Command;
 
   NodePool* pool_for_slot(std::optional<int> slot);
-  // The pool for `address`, created (and connecting) on first use.
+  // The pool for `address`, created (and connecting) on first use; null for a new address once
+  // the router is closed.
   NodePool* pool_at(const NodeAddress& address);
   void send(const std::shared_ptr<Command>& command, NodePool* pool, bool asking);
   void on_reply(const std::shared_ptr<Command>& command, NodePool* pool, StatusOr<Reply> result);
@@ -83,6 +84,7 @@ class ClusterRouter {
 
   mutable std::mutex pools_mu_;
   std::map<NodeAddress, std::unique_ptr<NodePool>> pools_;  // never erased before close()
+  bool pools_closed_ = false;                               // no new pool after close()
 
   mutable std::shared_mutex map_mu_;
   std::vector<NodePool*> slot_owner_;  // kClusterSlots entries; null: unknown
