@@ -42,11 +42,14 @@ StatusOr<TestCertificates> make_test_certificates(const std::string& dir) {
                        .server_key = dir + "/server.key",
                        .client_cert = dir + "/client.crt",
                        .client_key = dir + "/client.key",
-                       .other_ca_cert = dir + "/other-ca.crt"};
+                       .other_ca_cert = dir + "/other-ca.crt",
+                       .stranger_cert = dir + "/stranger.crt",
+                       .stranger_key = dir + "/stranger.key",
+                       .garbage = dir + "/garbage.pem"};
   const std::string ca_key = dir + "/ca.key";
   if (Status status = make_ca(ca_key, out.ca_cert, "Sluice Test CA"); !status.ok()) return status;
-  if (Status status = make_ca(dir + "/other-ca.key", out.other_ca_cert, "Unrelated CA");
-      !status.ok()) {
+  const std::string other_ca_key = dir + "/other-ca.key";
+  if (Status status = make_ca(other_ca_key, out.other_ca_cert, "Unrelated CA"); !status.ok()) {
     return status;
   }
   if (Status status = make_signed(
@@ -61,6 +64,12 @@ StatusOr<TestCertificates> make_test_certificates(const std::string& dir) {
       !status.ok()) {
     return status;
   }
+  if (Status status = make_signed(dir, "stranger", "sluice-test-stranger",
+                                  "extendedKeyUsage=clientAuth", other_ca_key, out.other_ca_cert);
+      !status.ok()) {
+    return status;
+  }
+  std::ofstream(out.garbage) << "not a certificate\n";
   return out;
 }
 

@@ -1,6 +1,7 @@
 // TestCertificates: a throwaway PKI for TLS tests, made with the `openssl` command line in a
 // directory the caller owns: a CA, a server certificate for localhost and 127.0.0.1 signed by
-// it, a client certificate signed by it, and an unrelated second CA (for "wrong CA" cases).
+// it, a client certificate signed by it, an unrelated second CA with a client certificate of its
+// own (for "wrong CA" cases), and a file that is not PEM at all.
 // Keys are RSA 2048, valid for two days.
 #pragma once
 
@@ -17,7 +18,10 @@ struct TestCertificates {
   std::string server_key;
   std::string client_cert;  // CN sluice-test-client
   std::string client_key;
-  std::string other_ca_cert;  // a CA that signed nothing here
+  std::string other_ca_cert;  // a CA that signed only stranger_*
+  std::string stranger_cert;  // CN sluice-test-stranger, a client certificate of other_ca
+  std::string stranger_key;
+  std::string garbage;  // a text file that is neither a certificate nor a key
 };
 
 // Writes the files into `dir` (which must exist) and returns their paths.

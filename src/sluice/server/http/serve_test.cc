@@ -304,29 +304,25 @@ TEST(ServeTest, HttpsAnswersCurlAndBadTlsFilesStopTheStartNamingTheSetting) {
   }
   TempDir dir;
   const std::string d = dir.path().string();
-  const Ran made = run({"/bin/sh", "-c",
-                        "cd '" + d +
-                            "' && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
-                            "-nodes -days 2 -subj /CN=localhost -addext "
-                            "subjectAltName=IP:127.0.0.1 -keyout key.pem -out cert.pem && "
-                            "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 "
-                            "-out other.pem"});
-  ASSERT_EQ(made.code, 0) << made.err;
-  const std::string cert = d + "/cert.pem";
-  const std::string key = d + "/key.pem";
+  StatusOr<test::TestCertificates> certificates = test::make_test_certificates(d);
+  ASSERT_TRUE(certificates.ok()) << certificates.status().to_string();
+  const std::string& ca = certificates->ca_cert;
+  const std::string& cert = certificates->server_cert;
+  const std::string& key = certificates->server_key;
+  const std::string& other_key = certificates->client_key;  // a key that is not the server's
   write_file(dir.path() / "tls.yaml", "tls_cert: " + cert + "\ntls_key: " + key + "\n");
   StatusOr<std::unique_ptr<Serve>> serve =
       Serve::start({"--config", (dir.path() / "tls.yaml").string()});
   ASSERT_TRUE(serve.ok()) << serve.status().to_string();
   EXPECT_NE((*serve)->log().find("\"scheme\":\"https\""), std::string::npos) << (*serve)->log();
   const std::string url = "https://127.0.0.1:" + std::to_string((*serve)->port()) + "/healthz";
-  const Ran curl = run({"/usr/bin/curl", "-sS", "-i", "--max-time", "10", "--cacert", cert, url});
+  const Ran curl = run({"/usr/bin/curl", "-sS", "-i", "--max-time", "10", "--cacert", ca, url});
   ASSERT_EQ(curl.code, 0) << curl.err << curl.out;
   EXPECT_NE(curl.out.find("HTTP/1.1 200 OK"), std::string::npos) << curl.out;
   EXPECT_NE(curl.out.find("Strict-Transport-Security: max-age=31536000"), std::string::npos)
       << curl.out;
   const Ran old = run({"/usr/bin/curl", "-sS", "--max-time", "10", "--tls-max", "1.1", "--cacert",
-                       cert, "--ciphers", "DEFAULT@SECLEVEL=0", url});
+                       ca, "--ciphers", "DEFAULT@SECLEVEL=0", url});
   EXPECT_NE(old.code, 0) << old.out;
   const Ran untrusted =
       run({"/usr/bin/curl", "-sS", "--max-time", "10", url});  // the system's CAs only
@@ -334,7 +330,7 @@ TEST(ServeTest, HttpsAnswersCurlAndBadTlsFilesStopTheStartNamingTheSetting) {
   // Over HTTPS the session cookie is Secure without --secure-cookies.
   const std::string password = first_admin_password((*serve)->log());
   ASSERT_FALSE(password.empty()) << (*serve)->log();
-  const Ran login = run({"/usr/bin/curl", "-sS", "-i", "--max-time", "10", "--cacert", cert, "-H",
+  const Ran login = run({"/usr/bin/curl", "-sS", "-i", "--max-time", "10", "--cacert", ca, "-H",
                          "Content-Type: application/json", "-d",
                          json{{"user", "admin"}, {"password", password}}.dump(),
                          "https://127.0.0.1:" + std::to_string((*serve)->port()) + "/v1/session"});
@@ -350,8 +346,8 @@ TEST(ServeTest, HttpsAnswersCurlAndBadTlsFilesStopTheStartNamingTheSetting) {
   const std::vector<Case> cases = {
       {{"--tls-cert", d + "/missing.pem", "--tls-key", key},
        "sluice serve: tls_cert " + d + "/missing.pem: cannot be read: No such file or directory"},
-      {{"--tls-cert", cert, "--tls-key", d + "/other.pem"},
-       "sluice serve: tls_key " + d + "/other.pem: does not match the certificate in " + cert},
+      {{"--tls-cert", cert, "--tls-key", other_key},
+       "sluice serve: tls_key " + other_key + ": does not match the certificate in " + cert},
       {{"--tls-cert", cert, "--tls-key", cert},
        "sluice serve: tls_key " + cert + ": not an unencrypted PEM private key"},
       {{"--tls-cert", cert}, "sluice serve: tls_cert: set, but tls_key is not"},

@@ -15,15 +15,15 @@
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/write.hpp>
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
 
 #include "sluice/server/http/server.h"
 #include "sluice/server/http/test_http_client.h"
+#include "testing/subprocess.h"
+#include "testing/test_certificates.h"
 
 namespace sluice::http {
 namespace {
@@ -32,42 +32,29 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using tcp = asio::ip::tcp;
 
-// A CA, a server certificate for 127.0.0.1 signed by it, a client certificate signed by it, and
-// a second, unrelated CA with a client certificate of its own.
+// The test's PKI (testing/test_certificates.h) in a directory of its own; paths of files that do
+// not exist are named in that directory too.
 class Certificates {
  public:
   Certificates() {
-    char pattern[] = "/tmp/sluice-tls-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    const std::string script = R"(set -e
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-ca() { key "$1.key"; openssl req -x509 -new -key "$1.key" -subj "/CN=$1" -days 2 -out "$1.pem"; }
-signed() {  # name ca extension
-  key "$1.key"
-  openssl req -new -key "$1.key" -subj "/CN=$1" -out "$1.csr"
-  printf '%s\n' "$3" > "$1.ext"
-  openssl x509 -req -in "$1.csr" -CA "$2.pem" -CAkey "$2.key" -CAcreateserial -days 2 \
-    -extfile "$1.ext" -out "$1.pem" 2>/dev/null
-}
-ca ca; ca other-ca
-signed server ca "subjectAltName=IP:127.0.0.1,DNS:localhost"
-signed client ca "extendedKeyUsage=clientAuth"
-signed stranger other-ca "extendedKeyUsage=clientAuth"
-echo not a certificate > garbage.pem
-)";
-    std::ofstream(dir_ / "make.sh") << script;
-    const std::string command = "cd '" + dir_.string() + "' && sh make.sh >make.log 2>&1";
-    made_ = std::system(command.c_str()) == 0;
+    StatusOr<std::string> dir = test::make_temp_dir("sluice-tls-");
+    if (!dir.ok()) return;
+    dir_ = *dir;
+    StatusOr<test::TestCertificates> made = test::make_test_certificates(dir_.string());
+    if (made.ok()) files_ = *made;
+    made_ = made.ok();
   }
   ~Certificates() {
     std::error_code ec;
-    fs::remove_all(dir_, ec);
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
   }
   bool made() const { return made_; }
-  std::string operator()(std::string_view name) const { return (dir_ / name).string(); }
+  const test::TestCertificates* operator->() const { return &files_; }
+  std::string missing(std::string_view name) const { return (dir_ / name).string(); }
 
  private:
   fs::path dir_;
+  test::TestCertificates files_;
   bool made_ = false;
 };
 
@@ -157,8 +144,8 @@ class TlsTest : public ::testing::Test {
     options.port = 0;
     options.io_threads = 2;
     options.access_log = false;
-    options.tls = TlsOptions{.cert_file = certs_("server.pem"),
-                             .key_file = certs_("server.key"),
+    options.tls = TlsOptions{.cert_file = certs_->server_cert,
+                             .key_file = certs_->server_key,
                              .client_ca_file = std::move(client_ca)};
     return options;
   }
@@ -170,7 +157,7 @@ class TlsTest : public ::testing::Test {
   }
 
   ClientResult get(std::uint16_t port, ClientOptions options = {}) const {
-    if (options.trusted_ca.empty()) options.trusted_ca = certs_("ca.pem");
+    if (options.trusted_ca.empty()) options.trusted_ca = certs_->ca_cert;
     return tls_exchange(port, options);
   }
 
@@ -226,24 +213,24 @@ TEST_F(TlsTest, RefusesTls11ButTheSameClientSucceedsWithTls12) {
 TEST_F(TlsTest, AClientTrustingAnotherCaRefusesTheServer) {
   std::unique_ptr<HttpServer> server = start(tls_options());
   ASSERT_NE(server, nullptr);
-  const ClientResult result = get(server->port(), {.trusted_ca = certs_("other-ca.pem")});
+  const ClientResult result = get(server->port(), {.trusted_ca = certs_->other_ca_cert});
   EXPECT_NE(result.handshake_error.find("certificate verify failed"), std::string::npos)
       << result.handshake_error;
   EXPECT_EQ(result.response, "");
 }
 
 TEST_F(TlsTest, ClientCertificateModeAcceptsOnlyCertificatesOfItsCa) {
-  std::unique_ptr<HttpServer> server = start(tls_options(certs_("ca.pem")));
+  std::unique_ptr<HttpServer> server = start(tls_options(certs_->ca_cert));
   ASSERT_NE(server, nullptr);
   const ClientResult without = get(server->port());
   EXPECT_NE(without.handshake_error, "") << without.response;
   EXPECT_EQ(without.response, "");
   const ClientResult stranger =
-      get(server->port(), {.cert = certs_("stranger.pem"), .key = certs_("stranger.key")});
+      get(server->port(), {.cert = certs_->stranger_cert, .key = certs_->stranger_key});
   EXPECT_NE(stranger.handshake_error, "") << stranger.response;
   EXPECT_EQ(stranger.response, "");
   const ClientResult with =
-      get(server->port(), {.cert = certs_("client.pem"), .key = certs_("client.key")});
+      get(server->port(), {.cert = certs_->client_cert, .key = certs_->client_key});
   EXPECT_EQ(with.handshake_error, "");
   EXPECT_TRUE(with.response.starts_with("HTTP/1.1 200 OK\r\n")) << with.response;
   EXPECT_EQ(handshake_failures(*server, 2), 2u);
@@ -309,31 +296,31 @@ TEST_F(TlsTest, StartRefusesUnreadableMismatchedOrMalformedFilesNamingTheSetting
   };
   const std::vector<Case> cases = {
       {"missing cert",
-       {.cert_file = certs_("nope.pem"), .key_file = certs_("server.key")},
-       "tls_cert " + certs_("nope.pem") + ": cannot be read: No such file or directory"},
+       {.cert_file = certs_.missing("nope.pem"), .key_file = certs_->server_key},
+       "tls_cert " + certs_.missing("nope.pem") + ": cannot be read: No such file or directory"},
       {"missing key",
-       {.cert_file = certs_("server.pem"), .key_file = certs_("nope.key")},
-       "tls_key " + certs_("nope.key") + ": cannot be read"},
+       {.cert_file = certs_->server_cert, .key_file = certs_.missing("nope.key")},
+       "tls_key " + certs_.missing("nope.key") + ": cannot be read"},
       {"garbage cert",
-       {.cert_file = certs_("garbage.pem"), .key_file = certs_("server.key")},
-       "tls_cert " + certs_("garbage.pem") + ": not a PEM certificate chain"},
+       {.cert_file = certs_->garbage, .key_file = certs_->server_key},
+       "tls_cert " + certs_->garbage + ": not a PEM certificate chain"},
       {"garbage key",
-       {.cert_file = certs_("server.pem"), .key_file = certs_("garbage.pem")},
-       "tls_key " + certs_("garbage.pem") + ": not an unencrypted PEM private key"},
+       {.cert_file = certs_->server_cert, .key_file = certs_->garbage},
+       "tls_key " + certs_->garbage + ": not an unencrypted PEM private key"},
       {"key of another certificate",
-       {.cert_file = certs_("server.pem"), .key_file = certs_("client.key")},
-       "tls_key " + certs_("client.key") + ": does not match the certificate in " +
-           certs_("server.pem")},
+       {.cert_file = certs_->server_cert, .key_file = certs_->client_key},
+       "tls_key " + certs_->client_key + ": does not match the certificate in " +
+           certs_->server_cert},
       {"missing client CA",
-       {.cert_file = certs_("server.pem"),
-        .key_file = certs_("server.key"),
-        .client_ca_file = certs_("nope-ca.pem")},
-       "tls_client_ca " + certs_("nope-ca.pem") + ": cannot be read"},
+       {.cert_file = certs_->server_cert,
+        .key_file = certs_->server_key,
+        .client_ca_file = certs_.missing("nope-ca.pem")},
+       "tls_client_ca " + certs_.missing("nope-ca.pem") + ": cannot be read"},
       {"garbage client CA",
-       {.cert_file = certs_("server.pem"),
-        .key_file = certs_("server.key"),
-        .client_ca_file = certs_("garbage.pem")},
-       "tls_client_ca " + certs_("garbage.pem") + ": "},
+       {.cert_file = certs_->server_cert,
+        .key_file = certs_->server_key,
+        .client_ca_file = certs_->garbage},
+       "tls_client_ca " + certs_->garbage + ": "},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -345,7 +332,7 @@ TEST_F(TlsTest, StartRefusesUnreadableMismatchedOrMalformedFilesNamingTheSetting
     StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::start(options, hello_router());
     EXPECT_EQ(server.status().message(), checked.message());
   }
-  EXPECT_TRUE(check_tls_options(*tls_options(certs_("ca.pem")).tls).ok());
+  EXPECT_TRUE(check_tls_options(*tls_options(certs_->ca_cert).tls).ok());
 }
 
 }  // namespace

@@ -320,6 +320,12 @@ StatusOr<std::unique_ptr<Client>> Client::create(ClientOptions options) {
   }
 }
 
+StatusOr<std::unique_ptr<Client>> Client::open(std::string_view url, ClientOptions base) {
+  StatusOr<RedisUrl> parsed = parse_redis_url(url);
+  if (!parsed.ok()) return parsed.status();
+  return create(client_options_from_url(*parsed, std::move(base)));
+}
+
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Client::~Client() = default;

@@ -116,6 +116,9 @@ class Client {
   // background. Succeeds even when Redis is down: requests fail with Unavailable until a
   // connection is up, and recovery needs no action.
   static StatusOr<std::unique_ptr<Client>> create(ClientOptions options);
+  // The client for a Redis URL (redis_url.h): the URL's servers, credentials, database and TLS
+  // over `base`. InvalidArgument naming what is wrong with the URL.
+  static StatusOr<std::unique_ptr<Client>> open(std::string_view url, ClientOptions base = {});
 
   // Completes every outstanding request (Cancelled or its reply) and joins the I/O threads.
   // Must not run on an I/O thread (i.e. inside a callback).

@@ -46,11 +46,7 @@ std::unique_ptr<RedisCluster> start_cluster(int replicas_per_master = 1) {
 
 std::shared_ptr<redis::Client> cluster_client(const std::string& url,
                                               redis::ClientOptions base = {}) {
-  StatusOr<redis::RedisUrl> parsed = redis::parse_redis_url(url);
-  EXPECT_TRUE(parsed.ok()) << parsed.status().to_string();
-  if (!parsed.ok()) return nullptr;
-  StatusOr<std::unique_ptr<redis::Client>> client =
-      redis::Client::create(redis::client_options_from_url(*parsed, std::move(base)));
+  StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::open(url, std::move(base));
   EXPECT_TRUE(client.ok()) << client.status().to_string();
   return client.ok() ? std::shared_ptr<redis::Client>(std::move(*client)) : nullptr;
 }

@@ -65,10 +65,7 @@ StatusOr<Decision> decision_in(const StatusOr<std::string>& bytes, std::size_t l
 StatusOr<std::unique_ptr<RedisStore>> RedisStore::open(std::string_view url,
                                                        redis::ClientOptions base,
                                                        RedisStoreOptions options) {
-  StatusOr<redis::RedisUrl> parsed = redis::parse_redis_url(url);
-  if (!parsed.ok()) return parsed.status();
-  StatusOr<std::unique_ptr<redis::Client>> client =
-      redis::Client::create(redis::client_options_from_url(*parsed, std::move(base)));
+  StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::open(url, std::move(base));
   if (!client.ok()) return client.status();
   return std::make_unique<RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)), options);
 }
@@ -135,13 +132,12 @@ RedisStore::RedisStore(std::shared_ptr<redis::Client> client, RedisStoreOptions 
 
 bool RedisStore::routes_by_slot() const { return !client_->options().cluster_seeds.empty(); }
 
-DecisionBatcher* RedisStore::batcher_for(const SubjectRef& ref) {
+DecisionBatcher* RedisStore::batcher_for(const std::vector<std::string>& keys) {
   if (batchers_ == nullptr) return nullptr;
   // In a cluster one script call reaches one slot, so decisions batch per slot; a subject's keys
   // all share its slot (core/key.h).
-  const std::size_t index = routes_by_slot() ? static_cast<std::size_t>(redis::key_hash_slot(
-                                                   redis_limit_key(ref.policy, ref.subject, 0)))
-                                             : 0;
+  const std::size_t index =
+      routes_by_slot() ? static_cast<std::size_t>(redis::key_hash_slot(keys.front())) : 0;
   std::atomic<DecisionBatcher*>& slot = batchers_[index];
   if (DecisionBatcher* batcher = slot.load(std::memory_order_acquire); batcher != nullptr) {
     return batcher;
@@ -170,11 +166,12 @@ std::vector<std::string> RedisStore::unbatched_args(std::string request) {
 
 StatusOr<std::string> RedisStore::evaluate(const SubjectRef& ref, ScriptOperation operation,
                                            std::string request) {
-  if (DecisionBatcher* batcher = batcher_for(ref); batcher != nullptr) {
+  std::vector<std::string> keys = limit_keys(ref);
+  if (DecisionBatcher* batcher = batcher_for(keys); batcher != nullptr) {
     const std::size_t verdicts = verdict_count(operation, ref.limits.size());
-    return batcher->decide(limit_keys(ref), std::move(request), verdicts * kVerdictBytes);
+    return batcher->decide(std::move(keys), std::move(request), verdicts * kVerdictBytes);
   }
-  return script_bytes(client_->eval_script(scripts_->get(operation), limit_keys(ref),
+  return script_bytes(client_->eval_script(scripts_->get(operation), std::move(keys),
                                            unbatched_args(std::move(request))));
 }
 
@@ -205,12 +202,13 @@ void RedisStore::acquire_async(const SubjectRef& ref, std::int64_t cost, Acquire
                  done = std::move(done)](const StatusOr<std::string>& bytes) {
     done(decision_in(bytes, limits, lease));
   };
-  if (DecisionBatcher* batcher = batcher_for(ref); batcher != nullptr) {
-    batcher->decide_async(limit_keys(ref), std::move(*request), kVerdictBytes, std::move(finish));
+  std::vector<std::string> keys = limit_keys(ref);
+  if (DecisionBatcher* batcher = batcher_for(keys); batcher != nullptr) {
+    batcher->decide_async(std::move(keys), std::move(*request), kVerdictBytes, std::move(finish));
     return;
   }
   client_->async_eval_script(
-      scripts_->get(ScriptOperation::kAcquire), limit_keys(ref),
+      scripts_->get(ScriptOperation::kAcquire), std::move(keys),
       unbatched_args(std::move(*request)),
       [finish = std::move(finish)](StatusOr<redis::Reply> reply) {
         finish(script_bytes(std::move(reply)));

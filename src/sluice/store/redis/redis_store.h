@@ -117,8 +117,9 @@ class RedisStore final : public Store {
   std::unique_ptr<ScriptSet> scripts_;
   // Whether the client routes by hash slot (Redis Cluster): then decisions batch per slot.
   bool routes_by_slot() const;
-  // The batcher for the subject's slot, made on first use; null when max_batch is 1.
-  DecisionBatcher* batcher_for(const SubjectRef& ref);
+  // The batcher for the slot of a decision's limit keys, made on first use; null when max_batch
+  // is 1.
+  DecisionBatcher* batcher_for(const std::vector<std::string>& keys);
 
   // One entry (standalone) or one per cluster slot; null when max_batch is 1.
   std::unique_ptr<std::atomic<DecisionBatcher*>[]> batchers_;

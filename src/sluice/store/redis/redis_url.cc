@@ -96,10 +96,10 @@ StatusOr<int> parse_db(std::string_view text) {
   return value;
 }
 
-// "host[:port]" or "[v6]:port"; the port defaults to 6379.
-StatusOr<NodeAddress> parse_host_port(std::string_view authority) {
+// "host[:port]" or "[v6][:port]"; the port defaults to `default_port`.
+StatusOr<NodeAddress> parse_host_port(std::string_view authority, std::uint16_t default_port) {
   NodeAddress address;
-  address.port = kDefaultRedisPort;
+  address.port = default_port;
   std::string_view port_text;
   bool has_port = false;
   if (!authority.empty() && authority.front() == '[') {
@@ -263,16 +263,10 @@ StatusOr<RedisUrl> parse_redis_url(std::string_view url) {
     for (std::size_t start = 0; start <= authority.size();) {
       std::size_t comma = authority.find(',', start);
       if (comma == std::string_view::npos) comma = authority.size();
-      StatusOr<NodeAddress> node = parse_host_port(authority.substr(start, comma - start));
+      StatusOr<NodeAddress> node = parse_host_port(
+          authority.substr(start, comma - start),
+          parsed.topology == RedisTopology::kSentinel ? kDefaultSentinelPort : kDefaultRedisPort);
       if (!node.ok()) return node.status();
-      // parse_host_port defaults to Redis's port; a sentinel's default port is its own.
-      const std::string_view written = authority.substr(start, comma - start);
-      if (parsed.topology == RedisTopology::kSentinel &&
-          written.find(':',
-                       written.rfind(']') == std::string_view::npos ? 0 : written.rfind(']')) ==
-              std::string_view::npos) {
-        node->port = kDefaultSentinelPort;
-      }
       parsed.nodes.push_back(std::move(*node));
       start = comma + 1;
     }
@@ -287,7 +281,7 @@ StatusOr<RedisUrl> parse_redis_url(std::string_view url) {
     parsed.port = parsed.nodes.front().port;
     return parsed;
   }
-  StatusOr<NodeAddress> address = parse_host_port(authority);
+  StatusOr<NodeAddress> address = parse_host_port(authority, kDefaultRedisPort);
   if (!address.ok()) return address.status();
   parsed.host = std::move(address->host);
   parsed.port = address->port;

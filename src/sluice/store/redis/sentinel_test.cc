@@ -24,11 +24,7 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 
 std::shared_ptr<redis::Client> client_for(const std::string& url, redis::ClientOptions base = {}) {
-  StatusOr<redis::RedisUrl> parsed = redis::parse_redis_url(url);
-  EXPECT_TRUE(parsed.ok()) << parsed.status().to_string();
-  if (!parsed.ok()) return nullptr;
-  StatusOr<std::unique_ptr<redis::Client>> client =
-      redis::Client::create(redis::client_options_from_url(*parsed, std::move(base)));
+  StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::open(url, std::move(base));
   EXPECT_TRUE(client.ok()) << client.status().to_string();
   return client.ok() ? std::shared_ptr<redis::Client>(std::move(*client)) : nullptr;
 }
