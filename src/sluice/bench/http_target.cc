@@ -4,6 +4,7 @@
 #include <mutex>
 #include <vector>
 
+#include "sluice/bench/http_async_target.h"
 #include "sluice/client/http_url.h"
 #include "sluice/client/remote_limiter.h"
 
@@ -150,6 +151,7 @@ StatusOr<std::unique_ptr<Target>> make_http_target(const HttpTargetOptions& opti
     return Status(status.code(), format_http_url(*url) + ", policy \"" + options.policy +
                                      "\", app \"" + options.app + "\": " + status.message());
   }
+  if (options.asynchronous) return make_async_http_target(options, *url);
   return std::unique_ptr<Target>(std::move(target));
 }
 

@@ -22,6 +22,9 @@ struct HttpTargetOptions {
   std::int64_t cost = 1;
   Micros connect_timeout = 1 * kMicrosPerSecond;
   Micros request_timeout = 5 * kMicrosPerSecond;  // per decision
+  // --mode async: callers are requests in flight, a connection each, on one event-loop thread
+  // (http_async_target.h) instead of a blocking client per load thread.
+  bool asynchronous = false;
 };
 
 // Sends one decision on a subject the load never uses ("sluice-bench-prime"), so an unreachable

@@ -104,6 +104,40 @@ TEST(HttpTargetTest, EachLoadThreadKeepsOneKeepAliveConnection) {
   EXPECT_EQ(server.connections(), 1u + 4u);
 }
 
+TEST(HttpTargetTest, AsyncCallersEachHaveAConnectionAndGetExactlyTheLimit) {
+  DecisionServer server;
+  StatusOr<std::unique_ptr<Target>> target = make_http_target(
+      {.url = server.url(), .policy = "ten", .app = "bench", .asynchronous = true});
+  ASSERT_TRUE(target.ok()) << target.status().to_string();
+  LoadOptions load = hot_key_load(8);
+  load.mode = LoadMode::kAsync;
+  const LoadResult r = run_load(**target, load);
+  EXPECT_GT(r.decisions, 10u);
+  EXPECT_EQ(r.allowed, 10u);
+  EXPECT_EQ(r.denied, r.decisions - 10);
+  EXPECT_EQ(r.errors, 0u) << (*target)->first_error();
+  // One per caller (the prime decision's connection closed with its blocking client).
+  EXPECT_EQ(server.connections(), 8u);
+  // A second point with fewer callers keeps the connections it has.
+  load.threads = 3;
+  EXPECT_EQ(run_load(**target, load).errors, 0u) << (*target)->first_error();
+  EXPECT_EQ(server.connections(), 8u);
+}
+
+TEST(HttpTargetTest, AsyncCallersRefuseLeasesTheyCannotGiveBack) {
+  DecisionServer server;
+  StatusOr<std::unique_ptr<Target>> target = make_http_target(
+      {.url = server.url(), .policy = "one-at-a-time", .app = "bench", .asynchronous = true});
+  ASSERT_TRUE(target.ok()) << target.status().to_string();
+  LoadOptions load = hot_key_load(1);
+  load.mode = LoadMode::kAsync;
+  const LoadResult r = run_load(**target, load);
+  // The one allowed decision is an error (its lease is kept); the lease then denies the rest.
+  EXPECT_EQ(r.errors, 1u);
+  EXPECT_EQ(r.denied, r.decisions - 1);
+  EXPECT_THAT((*target)->first_error(), HasSubstr("--mode closed"));
+}
+
 TEST(HttpTargetTest, ConcurrencyLeasesAreGivenBack) {
   DecisionServer server;
   StatusOr<std::unique_ptr<Target>> target =

@@ -257,6 +257,7 @@ LoadResult merge(const LoadOptions& options, const Schedule& schedule,
 }
 
 LoadResult run_async_load(Target& target, const LoadOptions& options, Ticker& ticker, int callers) {
+  target.prepare_async(callers);
   std::vector<std::unique_ptr<AsyncCaller>> chains;
   std::vector<ThreadState*> states;
   for (int i = 0; i < callers; ++i) {

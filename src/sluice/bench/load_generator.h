@@ -59,6 +59,9 @@ class Target {
     (void)index;
     return *this;
   }
+  // Async closed loop (LoadMode::kAsync): called once per load point before the clock starts,
+  // with the number of callers, so a target can open what they need (HTTP: a connection each).
+  virtual void prepare_async(int callers) { (void)callers; }
   // The first error a decision returned, for the report; empty when none did.
   virtual std::string first_error() const { return {}; }
   // Decisions sent to the store and the store's calls for them since the target was made, for

@@ -205,7 +205,8 @@ StatusOr<std::unique_ptr<Target>> make_target(const TargetOptions& options) {
     return make_http_target({.url = options.http_url,
                              .policy = options.server_policy,
                              .app = options.app,
-                             .cost = options.cost});
+                             .cost = options.cost,
+                             .asynchronous = options.asynchronous});
   }
   if (options.asynchronous && algorithm::uses_leases(options.policy.limits)) {
     return invalid_argument(

@@ -170,10 +170,10 @@ int run_bench(const BenchOptions& options) {
   }
   const bool open = options.mode == "open";
   const bool async = options.mode == "async";
-  if (async && *kind != bench::TargetKind::kRedis && *kind != bench::TargetKind::kGrpc) {
+  if (async && *kind == bench::TargetKind::kMemory) {
     return fail(
-        "--mode async is for --target redis and grpc: their callers are requests in flight on "
-        "the client, where the other targets answer on the calling thread");
+        "--mode async is for --target redis, http and grpc: their callers are requests in "
+        "flight on the client, where the memory target answers on the calling thread");
   }
   if (open && options.rate <= 0 && options.rate_per_thread <= 0) {
     return fail("--mode open needs --rate (total per second) or --rate-per-thread");
@@ -248,7 +248,9 @@ int run_bench(const BenchOptions& options) {
     target_description = bench::redacted_redis_url(options.redis_url) + " (" +
                          std::to_string(options.connections) + " connections)";
   } else if (http) {
-    target_description = server_url + " (one keep-alive connection per thread)";
+    target_description =
+        server_url + (async ? " (one keep-alive connection per caller, one event-loop thread)"
+                            : " (one keep-alive connection per thread)");
   } else if (grpc) {
     target_description = "grpc " + options.url + " (one HTTP/2 connection per thread)";
   }
@@ -340,7 +342,8 @@ void add_bench_command(CLI::App& app) {
       "--target grpc loads a running `sluice serve --grpc-listen` through Envoy's ShouldRateLimit\n"
       "(domain --app, one descriptor [{KEY: subject}], one HTTP/2 connection per thread).\n"
       "--target http loads a running `sluice serve` (POST /v1/acquire, one keep-alive connection\n"
-      "per thread) with a policy the server has (--policy NAME, its apps must admit --app);\n"
+      "per thread; with --mode async one per caller, all on one event-loop thread) with a policy\n"
+      "the server has (--policy NAME, its apps must admit --app);\n"
       "--policy-file, --algorithm, --limit, --window, --redis, --connections and --io-threads are\n"
       "refused with it.\n"
       "Exit status: 0; 1 when some decisions failed or were degraded; 2 for bad options or an\n"
@@ -414,10 +417,12 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   command
-      ->add_option("--mode", options->mode,
-                   "closed: each thread sends when the last answer came (max throughput); "
-                   "open: a fixed rate, latency from the intended send time; async (redis): "
-                   "closed loop whose callers are requests in flight, not threads")
+      ->add_option(
+          "--mode", options->mode,
+          "closed: each thread sends when the last answer came (max throughput); "
+          "open: a fixed rate, latency from the intended send time; async (redis, http, grpc): "
+          "closed loop whose callers are requests in flight, not threads (http: a "
+          "connection each, one event-loop thread)")
       ->check(CLI::IsMember({"closed", "open", "async"}))
       ->capture_default_str();
   CLI::Option* rate =

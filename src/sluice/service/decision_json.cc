@@ -4,32 +4,13 @@
 #include <optional>
 #include <string_view>
 
+#include "sluice/core/json_text.h"
 #include "sluice/policy/policy.h"
 
 namespace sluice::service {
 namespace {
 
 using nlohmann::json;
-
-void append_json_string(std::string& out, std::string_view text) {
-  const std::size_t start = out.size();
-  out.push_back('"');
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (u < 0x20 || u >= 0x7f) {
-      // Rare (names are plain ASCII): let the JSON library escape the whole string.
-      out.resize(start);
-      out += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
-      return;
-    } else {
-      out.push_back(c);
-    }
-  }
-  out.push_back('"');
-}
 
 void append_optional_millis(std::string& out, const std::optional<Micros>& value) {
   if (value) {

@@ -156,5 +156,18 @@ TEST(MessageTest, AccessLogLineIsOneJsonObject) {
   EXPECT_EQ(entry["duration_us"], 17);
 }
 
+TEST(MessageTest, AccessLogLineEscapesWhatTheClientSent) {
+  // A path is the client's bytes: quotes, a control character, invalid UTF-8.
+  const std::string line = access_log_line({.request_id = "r2",
+                                            .remote = "[::1]:1",
+                                            .method = "GET",
+                                            .path = "/x\"y\x01\xff",
+                                            .route = "-"});
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  const json entry = json::parse(line);
+  EXPECT_EQ(entry["path"], "/x\"y\x01\xEF\xBF\xBD");
+  EXPECT_EQ(entry["route"], "-");
+}
+
 }  // namespace
 }  // namespace sluice::http

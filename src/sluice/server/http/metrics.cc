@@ -79,6 +79,9 @@ void write_connection_metrics(std::string& out, const HttpServer::ConnectionStat
                    "TLS handshakes refused (protocol, certificate, plain HTTP on the HTTPS "
                    "port), broken off, or past tls_handshake_timeout.",
                    stats.tls_handshake_failures);
+  write_unlabelled(out, "sluice_access_log_dropped_total", "counter",
+                   "Access-log lines dropped because stderr did not keep up (8 MiB were waiting).",
+                   stats.access_log_dropped);
 }
 
 }  // namespace sluice::http

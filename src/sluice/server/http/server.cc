@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "sluice/core/clock.h"
+#include "sluice/core/line_writer.h"
 
 namespace sluice::http {
 namespace {
@@ -77,18 +78,6 @@ const std::string& http_date() {
     cached.assign(text, n);
   }
   return cached;
-}
-
-void write_stderr(std::string_view line) {
-  std::string text;
-  text.reserve(line.size() + 1);
-  text.append(line).push_back('\n');
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(STDERR_FILENO, text.data() + done, text.size() - done);
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
-  }
 }
 
 // The reason OpenSSL gives for the last failure (the asio error_code's message is often only
@@ -188,7 +177,12 @@ class HttpServer::Impl {
 
   Impl(HttpServerOptions options, std::shared_ptr<const Router> router)
       : options_(std::move(options)), router_(std::move(router)) {
-    if (!options_.access_log_sink) options_.access_log_sink = write_stderr;
+    if (options_.access_log && !options_.access_log_sink) {
+      stderr_log_ = std::make_unique<LineWriter>(STDERR_FILENO);
+      options_.access_log_sink = [log = stderr_log_.get()](std::string_view line) {
+        log->write(line);
+      };
+    }
   }
 
   ~Impl() { shutdown(); }
@@ -222,7 +216,8 @@ class HttpServer::Impl {
     return {.open = active_.load(),
             .evicted = evicted_.load(),
             .refused = refused_.load(),
-            .tls_handshake_failures = tls_failures_.load()};
+            .tls_handshake_failures = tls_failures_.load(),
+            .access_log_dropped = stderr_log_ ? stderr_log_->dropped() : 0};
   }
   // Null: plain HTTP.
   asio::ssl::context* tls_context() const { return tls_context_.get(); }
@@ -247,6 +242,8 @@ class HttpServer::Impl {
 
   HttpServerOptions options_;
   std::shared_ptr<const Router> router_;
+  // The default access-log sink; declared before the threads so it outlives them.
+  std::unique_ptr<LineWriter> stderr_log_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::optional<tcp::acceptor> acceptor_;
   std::optional<asio::steady_timer> accept_retry_;

@@ -63,7 +63,9 @@ struct HttpServerOptions {
   // within first_request_timeout), so half-open handshakes cannot hold descriptors.
   Micros tls_handshake_timeout = 5 * kMicrosPerSecond;
   bool access_log = true;
-  // Receives each access-log line (without newline). Default: one write(2) to stderr.
+  // Receives each access-log line (without newline), on an I/O thread. Default: stderr through a
+  // LineWriter (core/line_writer.h): batched writes by a thread of its own, at most ~50 ms late,
+  // lines dropped and counted when stderr does not keep up.
   std::function<void(std::string_view line)> access_log_sink;
   // Called for every response (route pattern or "-" when none matched), on an I/O thread.
   std::function<void(std::string_view route, int status, Micros duration)> on_response;
@@ -99,6 +101,8 @@ class HttpServer {
     std::uint64_t evicted = 0;  // idle connections closed to admit a new one at a cap
     std::uint64_t refused = 0;  // new connections closed at a cap with none idle to replace
     std::uint64_t tls_handshake_failures = 0;  // refused, broken or timed-out TLS handshakes
+    // Access-log lines dropped because stderr did not keep up (LineWriter's bound).
+    std::uint64_t access_log_dropped = 0;
   };
   ConnectionStats connection_stats() const;
   // Connections open right now.

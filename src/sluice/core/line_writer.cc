@@ -1,0 +1,87 @@
+#include "sluice/core/line_writer.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+
+namespace sluice {
+
+LineWriter::LineWriter(int fd, LineWriterOptions options)
+    : fd_(fd), options_(options), thread_([this] { run(); }) {}
+
+LineWriter::~LineWriter() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+void LineWriter::write(std::string_view line) {
+  bool full = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (pending_.size() + line.size() + 1 > options_.max_buffered_bytes) {
+      ++dropped_;
+      return;
+    }
+    pending_.append(line);
+    pending_.push_back('\n');
+    full = pending_.size() >= options_.flush_bytes;
+  }
+  // Below flush_bytes the writer thread wakes on its interval: no wake-up per line.
+  if (full) wake_.notify_one();
+}
+
+void LineWriter::flush() {
+  std::unique_lock lock(mutex_);
+  // Everything queued so far goes out in the batch after the ones already taken.
+  const std::uint64_t target = queued_batches_ + (pending_.empty() ? 0 : 1);
+  flush_requested_ = true;
+  wake_.notify_one();
+  written_.wait(lock, [&] { return written_batches_ >= target; });
+}
+
+std::uint64_t LineWriter::dropped() const {
+  std::lock_guard lock(mutex_);
+  return dropped_;
+}
+
+void LineWriter::run() {
+  std::string batch;
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    // Lines wait for company (one write(2) for many) unless enough are here or someone waits.
+    wake_.wait_for(lock, std::chrono::microseconds(options_.flush_interval), [&] {
+      return stopping_ || flush_requested_ || pending_.size() >= options_.flush_bytes;
+    });
+    flush_requested_ = false;
+    if (pending_.empty()) {
+      if (stopping_) return;
+      continue;
+    }
+    batch.clear();
+    batch.swap(pending_);
+    ++queued_batches_;
+    lock.unlock();
+    write_all(batch);
+    lock.lock();
+    ++written_batches_;
+    written_.notify_all();
+  }
+}
+
+bool LineWriter::write_all(const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace sluice
