@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -193,9 +192,10 @@ std::string new_request_id() {
     return (static_cast<std::uint64_t>(device()) << 32 | device()) & 0xffffffff00000000ULL;
   }();
   static std::atomic<std::uint64_t> counter{0};
-  const std::uint64_t value = prefix ^ counter.fetch_add(1, std::memory_order_relaxed);
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  std::uint64_t value = prefix ^ counter.fetch_add(1, std::memory_order_relaxed);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text(16, '0');
+  for (std::size_t i = 16; i-- > 0; value >>= 4) text[i] = kHex[value & 0xF];
   return text;
 }
 

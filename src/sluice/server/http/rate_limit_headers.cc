@@ -109,6 +109,7 @@ std::vector<Header> rate_limit_headers(const service::Decision& decision,
                                        std::span<const algorithm::Limit> limits, Micros now,
                                        const HeaderSets& sets) {
   std::vector<Header> headers;
+  headers.reserve(8);  // the most any style writes, plus Retry-After
   const algorithm::Verdict& v = decision.verdict;
   if (v.limit <= 0) return headers;
   const std::string limit = std::to_string(v.limit);

@@ -607,7 +607,9 @@ void HttpServer::Impl::Connection::handle(BeastRequest beast_request) {
 namespace {
 
 bool header_safe(std::string_view text) {
-  return text.find_first_of("\r\n") == std::string_view::npos;
+  // A plain loop: find_first_of with a two-byte set calls memchr once per byte of `text` (5 % of
+  // a /v1/check's CPU in perf).
+  return std::none_of(text.begin(), text.end(), [](char c) { return c == '\r' || c == '\n'; });
 }
 
 }  // namespace
