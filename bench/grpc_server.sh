@@ -7,7 +7,10 @@
 #     "bench", one descriptor [{key: <subject>}]);
 #   - the same with `--mode closed`: N threads, one HTTP/2 connection and one blocking call each;
 #   - HTTP POST /v1/acquire loaded by `sluice bench --target http` (N threads, one keep-alive
-#     connection each): the same load generator as the closed gRPC row, so client costs compare.
+#     connection each): the same load generator as the closed gRPC row, so client costs compare;
+#   - gRPC ShouldRateLimit loaded by h2load (nghttp2-client: C, one thread, 2 connections with
+#     N/2 streams each), the same request bytes every time: a load generator as lean as wrk, so
+#     "h2load/check" compares the two front ends rather than grpc++'s client against wrk.
 # Servers are started here on free loopback ports and stopped by PID.
 #
 #   bench/grpc_server.sh [DURATION] [CALLERS] [ROUNDS]     (defaults: 5s, 50, 3)
@@ -64,22 +67,46 @@ wrk_check() {  # port -> req/s
   wrk -t2 -c"$callers" -d"$duration" -H 'X-Sluice-App: bench' -H 'X-Sluice-Policy: bench.check' \
     -H 'X-Sluice-Key: user-1' "http://127.0.0.1:$1/v1/check" | awk '/Requests\/sec/ {print $2}'
 }
+# The ShouldRateLimit request as gRPC frames it: a 5-byte prefix (uncompressed, length) and the
+# protobuf RateLimitRequest{domain: "bench", descriptors: [{entries: [{key: "key", value:
+# "user-1"}]}]}, written byte by byte (field tags 0x0a, 0x12; lengths in the byte after).
+printf '\x00\x00\x00\x00\x18\x0a\x05bench\x12\x0f\x0a\x0d\x0a\x03key\x12\x06user-1' >"$dir/grpc-request.bin"
+decisions() {  # http_port -> decisions the server has made (its /metrics)
+  curl -s "http://127.0.0.1:$1/metrics" | awk '/^sluice_decisions_total/ {n += $2} END {printf "%d", n}'
+}
+# h2load counts a gRPC error (HTTP 200 with a grpc-status trailer) as a success, so the server's
+# own decision count must have grown by every request h2load says was done.
+h2load_grpc() {  # grpc_port http_port -> req/s ("failed" when a request failed or was not decided)
+  local out before answered
+  before=$(decisions "$2")
+  out=$(h2load -t1 -c2 -m"$(( (callers + 1) / 2 ))" -D"${duration%s}" -d "$dir/grpc-request.bin" \
+    -H 'content-type: application/grpc' -H 'te: trailers' \
+    "http://127.0.0.1:$1/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit" 2>&1)
+  answered=$(awk '/^requests:/ {print $8}' <<<"$out")
+  if ! grep -q ' 0 failed, 0 errored' <<<"$out" || [ $(( $(decisions "$2") - before )) -lt "${answered:-1}" ]; then
+    echo failed
+    return
+  fi
+  awk '/finished in/ {printf "%d", $4}' <<<"$out"
+}
 bench() {  # sluice bench flags... -> decisions/s
   "$sluice" bench --threads "$callers" --duration "$duration" --warmup 1s --keys 1000 \
     --no-progress --json "$@" | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["points"][0]["decisions_per_second"]))'
 }
 
-printf '%-6s %-7s %12s %12s %12s %12s %12s %12s\n' round store "check(wrk)" "grpc-async" \
-  "grpc-closed" "http-closed" "async/check" "closed/http"
+printf '%-6s %-7s %12s %12s %12s %12s %12s %12s %12s %12s\n' round store "check(wrk)" \
+  "grpc(h2load)" "grpc-async" "grpc-closed" "http-closed" "h2load/check" "async/check" "closed/http"
 for round in $(seq "$rounds"); do
   for store in memory redis; do
     if [ "$store" = memory ]; then http=$memory_http grpc=$memory_grpc; else http=$redis_http grpc=$redis_grpc; fi
     check=$(wrk_check "$http")
+    hl=$(h2load_grpc "$grpc" "$http")
     ga=$(bench --target grpc --mode async --url "127.0.0.1:$grpc" --descriptor key)
     gc=$(bench --target grpc --url "127.0.0.1:$grpc" --descriptor key)
     h=$(bench --target http --url "http://127.0.0.1:$http" --policy bench.check)
-    printf '%-6s %-7s %12s %12s %12s %12s %12.2f %12.2f\n' "$round" "$store" "$check" "$ga" "$gc" \
-      "$h" "$(echo "$ga / $check" | bc -l)" "$(echo "$gc / $h" | bc -l)"
+    printf '%-6s %-7s %12s %12s %12s %12s %12s %12.2f %12.2f %12.2f\n' "$round" "$store" "$check" \
+      "$hl" "$ga" "$gc" "$h" "$(echo "${hl/failed/0} / $check" | bc -l)" \
+      "$(echo "$ga / $check" | bc -l)" "$(echo "$gc / $h" | bc -l)"
   done
 done
 echo "loadavg: $(cut -d' ' -f1-3 /proc/loadavg) (after)"
