@@ -70,25 +70,15 @@ class Shared {
   }
 
   void remember(const grpc::Status& status) {
-    if (has_error_.load(std::memory_order_relaxed)) return;
-    std::lock_guard lock(error_mu_);
-    if (first_error_.empty()) {
-      first_error_ =
-          "gRPC status " + std::to_string(status.error_code()) + ": " + status.error_message();
-    }
-    has_error_.store(true, std::memory_order_relaxed);
+    first_error_.remember("gRPC status " + std::to_string(status.error_code()) + ": " +
+                          status.error_message());
   }
 
-  std::string first_error() const {
-    std::lock_guard lock(error_mu_);
-    return first_error_;
-  }
+  std::string first_error() const { return first_error_.text(); }
 
  private:
   const GrpcTargetOptions options_;
-  std::atomic<bool> has_error_{false};
-  mutable std::mutex error_mu_;
-  std::string first_error_;
+  FirstError first_error_;
 };
 
 class ThreadChannel final : public Target {

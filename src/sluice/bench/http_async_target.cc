@@ -110,10 +110,7 @@ class AsyncHttpTarget final : public Target {
     send(*connection, std::move(body), std::move(done));
   }
 
-  std::string first_error() const override {
-    std::lock_guard lock(mu_);
-    return first_error_;
-  }
+  std::string first_error() const override { return first_error_.text(); }
 
  private:
   struct Waiting {
@@ -174,20 +171,22 @@ class AsyncHttpTarget final : public Target {
 
   Outcome outcome_of(const bhttp::response<bhttp::string_body>& response) {
     if (response.result_int() != 200) {
-      remember("HTTP " + std::to_string(response.result_int()) + ": " + response.body());
+      first_error_.remember("HTTP " + std::to_string(response.result_int()) + ": " +
+                            response.body());
       return {.verdict = Verdict::kError};
     }
     const nlohmann::json parsed = nlohmann::json::parse(response.body(), nullptr, false);
     StatusOr<service::Decision> decision = service::decision_from_json(parsed);
     if (!decision.ok()) {
-      remember(decision.status().to_string());
+      first_error_.remember(decision.status().to_string());
       return {.verdict = Verdict::kError};
     }
     if (decision->lease) {
       // A concurrency limit: the lease would hold its place until it expires.
-      remember("policy " + options_.policy +
-               " has a concurrency limit, whose leases async callers do not give back; run it "
-               "with --mode closed");
+      first_error_.remember(
+          "policy " + options_.policy +
+          " has a concurrency limit, whose leases async callers do not give back; run it "
+          "with --mode closed");
       return {.verdict = Verdict::kError};
     }
     return {.verdict = decision->verdict.allowed ? Verdict::kAllowed : Verdict::kDenied,
@@ -196,7 +195,7 @@ class AsyncHttpTarget final : public Target {
 
   // A transport failure: the connection is closed and reopened by its next request.
   void finish(Connection& connection, const error_code& ec, std::string_view step) {
-    remember(std::string(step) + " " + host_header_ + ": " + ec.message());
+    first_error_.remember(std::string(step) + " " + host_header_ + ": " + ec.message());
     error_code ignored;
     connection.stream.socket().close(ignored);
     connection.buffer.clear();
@@ -222,11 +221,6 @@ class AsyncHttpTarget final : public Target {
     done(outcome);
   }
 
-  void remember(std::string error) {
-    std::lock_guard lock(mu_);
-    if (first_error_.empty()) first_error_ = std::move(error);
-  }
-
   HttpTargetOptions options_;
   asio::io_context io_{1};
   asio::executor_work_guard<asio::io_context::executor_type> guard_;
@@ -237,7 +231,7 @@ class AsyncHttpTarget final : public Target {
   std::vector<std::unique_ptr<Connection>> all_;
   std::vector<Connection*> idle_;
   std::deque<Waiting> waiting_;
-  std::string first_error_;
+  FirstError first_error_;
   std::thread thread_;  // last: started once everything above exists
 };
 

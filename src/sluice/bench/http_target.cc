@@ -37,25 +37,15 @@ class Shared {
             .degraded = decision->degraded};
   }
 
-  void remember(const Status& status) {
-    if (has_error_.load(std::memory_order_relaxed)) return;
-    std::lock_guard lock(error_mu_);
-    if (first_error_.empty()) first_error_ = status.to_string();
-    has_error_.store(true, std::memory_order_relaxed);
-  }
+  void remember(const Status& status) { first_error_.remember(status.to_string()); }
 
-  std::string first_error() const {
-    std::lock_guard lock(error_mu_);
-    return first_error_;
-  }
+  std::string first_error() const { return first_error_.text(); }
 
  private:
   std::string policy_;
   std::string app_;
   std::int64_t cost_;
-  std::atomic<bool> has_error_{false};
-  mutable std::mutex error_mu_;
-  std::string first_error_;
+  FirstError first_error_;
 };
 
 // One load thread's client. RemoteLimiter keeps at most one idle connection here, and only this

@@ -17,8 +17,10 @@
 // Time comes from a Ticker so tests drive the generator without real time passing.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,6 +73,27 @@ class Target {
     std::uint64_t calls = 0;
   };
   virtual std::optional<StoreCalls> store_calls() const { return std::nullopt; }
+};
+
+// The first error a target's decisions returned, kept for the report (Target::first_error): the
+// later ones cost one relaxed load each. Thread-safe.
+class FirstError {
+ public:
+  void remember(std::string_view error) {
+    if (has_error_.load(std::memory_order_relaxed)) return;
+    std::lock_guard lock(mutex_);
+    if (text_.empty()) text_ = error;
+    has_error_.store(true, std::memory_order_relaxed);
+  }
+  std::string text() const {
+    std::lock_guard lock(mutex_);
+    return text_;
+  }
+
+ private:
+  std::atomic<bool> has_error_{false};
+  mutable std::mutex mutex_;
+  std::string text_;
 };
 
 // Monotonic nanoseconds and waiting. Thread-safe.

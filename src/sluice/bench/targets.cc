@@ -157,10 +157,7 @@ class LimiterTarget final : public Target {
                                     const StatusOr<service::Decision>& d) { done(outcome_of(d)); });
   }
 
-  std::string first_error() const override {
-    std::lock_guard lock(error_mu_);
-    return first_error_;
-  }
+  std::string first_error() const override { return first_error_.text(); }
 
   std::optional<StoreCalls> store_calls() const override {
     if (!redis_) return std::nullopt;
@@ -171,18 +168,11 @@ class LimiterTarget final : public Target {
  private:
   Outcome outcome_of(const StatusOr<service::Decision>& decision) {
     if (!decision.ok()) {
-      remember(decision.status());
+      first_error_.remember(decision.status().to_string());
       return {.verdict = Verdict::kError};
     }
     return {.verdict = decision->verdict.allowed ? Verdict::kAllowed : Verdict::kDenied,
             .degraded = decision->degraded};
-  }
-
-  void remember(const Status& status) {
-    if (has_error_.load(std::memory_order_relaxed)) return;
-    std::lock_guard lock(error_mu_);
-    if (first_error_.empty()) first_error_ = status.to_string();
-    has_error_.store(true, std::memory_order_relaxed);
   }
 
   policy::Policy policy_;
@@ -191,9 +181,7 @@ class LimiterTarget final : public Target {
   store::MemoryStore memory_;
   std::unique_ptr<store::RedisStore> redis_;
   std::optional<service::Limiter> limiter_;
-  std::atomic<bool> has_error_{false};
-  mutable std::mutex error_mu_;
-  std::string first_error_;
+  FirstError first_error_;
 };
 
 StatusOr<std::unique_ptr<Target>> make_target(const TargetOptions& options) {
