@@ -55,13 +55,14 @@ std::optional<DescriptorSection> descriptor_section_from_json(
   DescriptorSection out;
   for (const auto& [key, value] : section.items()) {
     if (key != "entries" && key != "unlimited" && key != "detailed_metric" &&
-        key != "allow_override") {
+        key != "allow_override" && key != "charge") {
       fail(errors, prefix + "." + key, "unknown field for descriptors");
     }
   }
   for (const auto& [flag, target] : {std::pair<const char*, bool*>{"unlimited", &out.unlimited},
                                      {"detailed_metric", &out.detailed_metric},
-                                     {"allow_override", &out.allow_override}}) {
+                                     {"allow_override", &out.allow_override},
+                                     {"charge", &out.charge}}) {
     const auto it = section.find(flag);
     if (it == section.end()) continue;
     if (!it->is_boolean()) {
@@ -99,6 +100,14 @@ std::optional<DescriptorSection> descriptor_section_from_json(
       out.entries.push_back(std::move(read));
     }
   }
+  if (out.charge && out.unlimited) {
+    fail(errors, prefix + ".charge", "cannot be true with unlimited (there is no budget to charge)");
+  }
+  if (out.charge && out.allow_override) {
+    fail(errors, prefix + ".charge",
+         "cannot be true with allow_override (an override is decided before the work, a charge "
+         "after it)");
+  }
   if (errors.size() != before) return std::nullopt;
   return out;
 }
@@ -114,6 +123,7 @@ json descriptor_section_to_json(const DescriptorSection& section) {
   if (section.unlimited) out["unlimited"] = true;
   if (section.detailed_metric) out["detailed_metric"] = true;
   if (section.allow_override) out["allow_override"] = true;
+  if (section.charge) out["charge"] = true;
   return out;
 }
 

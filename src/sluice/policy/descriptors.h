@@ -43,6 +43,12 @@ struct DescriptorSection {
   // A request descriptor's own `limit` (RateLimitOverride) replaces the policy's limits with a
   // fixed window of requests_per_unit per unit, counted apart from the policy's own state.
   bool allow_override = false;
+  // Requests reaching this descriptor report a cost already spent (Envoy's
+  // `apply_on_stream_done`, hits_addend = the response's usage): they are charged
+  // (Limiter::apply_quota) rather than decided, so they are never refused for the budget, and
+  // move it into debt down to the policy's max_debt (docs/quotas.md). Not with unlimited or
+  // allow_override.
+  bool charge = false;
   friend bool operator==(const DescriptorSection&, const DescriptorSection&) = default;
 };
 
@@ -50,7 +56,7 @@ inline constexpr std::size_t kMaxDescriptorDepth = 16;
 inline constexpr std::size_t kMaxDescriptorTextBytes = 256;
 
 // Reads a `descriptors` section ({"entries": [{"key", "value"?}...], "unlimited"?,
-// "detailed_metric"?, "allow_override"?}); every problem is an error naming its field under
+// "detailed_metric"?, "allow_override"?, "charge"?}); every problem is an error naming its field under
 // `prefix`.
 std::optional<DescriptorSection> descriptor_section_from_json(
     const nlohmann::json& section, const std::string& prefix,

@@ -174,6 +174,32 @@ limits: [{algorithm: fixed_window, limit: 1, window: 1s}]
   EXPECT_EQ(both.errors[0].field, "limits");
 }
 
+TEST(DescriptorSection, ChargeRoundTripsAndRefusesUnlimitedAndOverrides) {
+  const ParsedPolicy charge = policy_from_text(R"(
+name: llm.tokens
+apps: [gateway]
+max_debt: 1000
+descriptors: {entries: [{key: tokens_used}], charge: true}
+limits: [{algorithm: token_bucket, capacity: 10000, refill: 10000, period: 1d}]
+)");
+  ASSERT_TRUE(charge.policy) << join_errors(charge.errors);
+  EXPECT_TRUE(charge.policy->descriptors->charge);
+  const ParsedPolicy again = policy_from_json(policy_to_json(*charge.policy));
+  ASSERT_TRUE(again.policy) << join_errors(again.errors);
+  EXPECT_EQ(again.policy->descriptors, charge.policy->descriptors);
+  for (const char* other : {"unlimited: true", "allow_override: true"}) {
+    SCOPED_TRACE(other);
+    const ParsedPolicy both = policy_from_text(std::string(R"(
+name: llm.tokens
+apps: [gateway]
+descriptors: {entries: [{key: tokens_used}], charge: true, )") + other + "}\n");
+    ASSERT_FALSE(both.policy);
+    bool named = false;
+    for (const FieldError& error : both.errors) named = named || error.field == "descriptors.charge";
+    EXPECT_TRUE(named) << join_errors(both.errors);
+  }
+}
+
 TEST(DescriptorSection, EveryProblemNamesItsField) {
   const ParsedPolicy parsed = policy_from_json(json::parse(R"({
     "name": "p", "apps": ["d"],

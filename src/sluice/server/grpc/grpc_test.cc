@@ -64,6 +64,12 @@ apps: [web]
 descriptors: {entries: [{key: tenant}], allow_override: true}
 limits: [{algorithm: token_bucket, capacity: 100, refill: 1, period: 1d}]
 ---
+name: grpc.usage
+apps: [web]
+max_debt: 5
+descriptors: {entries: [{key: usage}], charge: true}
+limits: [{algorithm: token_bucket, capacity: 10, refill: 1, period: 1d}]
+---
 name: grpc.race
 apps: [web]
 descriptors: {entries: [{key: race}]}
@@ -288,6 +294,29 @@ TEST_P(GrpcTest, LimitOverridesApplyOnlyWhereThePolicyAllowsThemAndCountApart) {
             3u);
   call(with_override({{"tenant", "t2"}}, 5, 0 /*UNKNOWN*/), grpc::StatusCode::INVALID_ARGUMENT);
   call(with_override({{"tenant", "t2"}}, 0, 1), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_P(GrpcTest, ChargeDescriptorsChargeTheCostAfterTheFactIntoDebtDownToMaxDebt) {
+  // As Envoy sends them with apply_on_stream_done: hits_addend is the usage, already spent.
+  const rls::RateLimitResponse first = call(request_of("web", {{"usage", "alice"}}, 8));
+  EXPECT_EQ(first.overall_code(), rls::RateLimitResponse::OK);
+  EXPECT_EQ(first.statuses(0).limit_remaining(), 2u);
+  // More than is left: charged anyway, into debt (remaining reports 0, never negative).
+  const rls::RateLimitResponse debt = call(request_of("web", {{"usage", "alice"}}, 6));
+  EXPECT_EQ(debt.overall_code(), rls::RateLimitResponse::OK);
+  EXPECT_EQ(debt.statuses(0).limit_remaining(), 0u);
+  // The debt (-4) delays the subject's next request until the refill repays it.
+  StatusOr<service::Decision> next = limiter_->acquire_blocking(
+      {.app = "web", .policy = "grpc.usage", .subject = "alice", .cost = 1});
+  ASSERT_TRUE(next.ok()) << next.status().to_string();
+  EXPECT_FALSE(next->verdict.allowed);
+  // Beyond max_debt (-4 - 2 < -5) the charge is refused, and nothing is charged.
+  EXPECT_EQ(call(request_of("web", {{"usage", "alice"}}, 2)).overall_code(),
+            rls::RateLimitResponse::OVER_LIMIT);
+  EXPECT_EQ(call(request_of("web", {{"usage", "alice"}}, 1)).overall_code(),
+            rls::RateLimitResponse::OK);
+  EXPECT_EQ(call(request_of("web", {{"usage", "alice"}}, 1)).overall_code(),
+            rls::RateLimitResponse::OVER_LIMIT);  // -6 now: one more would pass max_debt
 }
 
 TEST_P(GrpcTest, MalformedRequestsAreInvalidArgument) {

@@ -85,6 +85,14 @@ struct Pending {
   std::optional<Status> error;
 };
 
+// A descriptor whose policy charges (descriptors.charge): its cost is reported after the work.
+struct Charge {
+  std::size_t index = 0;
+  std::shared_ptr<const policy::Policy> policy;
+  std::string subject;
+  std::int64_t cost = 1;
+};
+
 // A descriptor decided under its own RateLimitOverride (the policy allows it).
 struct Override {
   std::size_t index = 0;
@@ -120,6 +128,7 @@ class RlsService final : public rls::RateLimitService::CallbackService {
     std::vector<service::AcquireRequest> acquires;
     std::vector<std::pair<std::size_t, std::shared_ptr<const policy::Policy>>> decided;
     std::vector<Override> overrides;
+    std::vector<Charge> charges;
     std::vector<policy::RequestEntry> entries;
     for (int i = 0; i < request->descriptors_size(); ++i) {
       const auto& descriptor = request->descriptors(i);
@@ -144,6 +153,13 @@ class RlsService final : public rls::RateLimitService::CallbackService {
         reactor->Finish({grpc::StatusCode::INVALID_ARGUMENT,
                          field + "." + std::string(cost.status().message())});
         return reactor;
+      }
+      if (match->policy->descriptors->charge) {
+        charges.push_back({.index = static_cast<std::size_t>(i),
+                           .policy = std::move(match->policy),
+                           .subject = std::move(match->subject),
+                           .cost = *cost});
+        continue;
       }
       if (descriptor.has_limit() && match->policy->descriptors->allow_override) {
         const auto& requested = descriptor.limit();
@@ -171,7 +187,8 @@ class RlsService final : public rls::RateLimitService::CallbackService {
       decided.emplace_back(static_cast<std::size_t>(i), std::move(match->policy));
     }
     // One share for this thread, so the answer cannot go out before every call is submitted.
-    pending->left.store(1 + (acquires.empty() ? 0 : 1) + static_cast<int>(overrides.size()));
+    pending->left.store(1 + (acquires.empty() ? 0 : 1) + static_cast<int>(overrides.size()) +
+                        static_cast<int>(charges.size()));
     if (!acquires.empty()) {
       // The callbacks run on a store or timer thread, where they only fill the response.
       limiter_.acquire_all(std::move(acquires),
@@ -201,6 +218,27 @@ class RlsService final : public rls::RateLimitService::CallbackService {
             pending->done_one();
           },
           store_timeout);
+    }
+    for (Charge& one : charges) {
+      // A charge the store cannot take is an error (UNAVAILABLE), never a failure-mode answer:
+      // a failure mode cannot know a debt (docs/quotas.md); Envoy ignores the answer to a call
+      // made when the stream is done.
+      std::string name = one.policy->name;  // before the callback takes the pointer
+      limiter_.apply_quota({.app = request->domain(),
+                            .policy = std::move(name),
+                            .subject = std::move(one.subject),
+                            .operation = store::QuotaOperation::kCharge,
+                            .cost = one.cost,
+                            .store_timeout = store_timeout},
+                           [pending, index = one.index,
+                            keep = std::move(one.policy)](StatusOr<service::Decision> answer) {
+                             if (answer.ok()) {
+                               pending->statuses[index] = status_from_decision(*answer, *keep);
+                             } else {
+                               pending->fail(answer.status());
+                             }
+                             pending->done_one();
+                           });
     }
     pending->done_one();
     return reactor;
