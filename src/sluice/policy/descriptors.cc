@@ -101,7 +101,8 @@ std::optional<DescriptorSection> descriptor_section_from_json(
     }
   }
   if (out.charge && out.unlimited) {
-    fail(errors, prefix + ".charge", "cannot be true with unlimited (there is no budget to charge)");
+    fail(errors, prefix + ".charge",
+         "cannot be true with unlimited (there is no budget to charge)");
   }
   if (out.charge && out.allow_override) {
     fail(errors, prefix + ".charge",
