@@ -56,8 +56,8 @@ inline constexpr std::size_t kMaxDescriptorDepth = 16;
 inline constexpr std::size_t kMaxDescriptorTextBytes = 256;
 
 // Reads a `descriptors` section ({"entries": [{"key", "value"?}...], "unlimited"?,
-// "detailed_metric"?, "allow_override"?, "charge"?}); every problem is an error naming its field under
-// `prefix`.
+// "detailed_metric"?, "allow_override"?, "charge"?}); every problem is an error naming its field
+// under `prefix`.
 std::optional<DescriptorSection> descriptor_section_from_json(
     const nlohmann::json& section, const std::string& prefix,
     std::vector<algorithm::FieldError>& errors);
