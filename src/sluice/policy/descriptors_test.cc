@@ -192,10 +192,12 @@ limits: [{algorithm: token_bucket, capacity: 10000, refill: 10000, period: 1d}]
     const ParsedPolicy both = policy_from_text(std::string(R"(
 name: llm.tokens
 apps: [gateway]
-descriptors: {entries: [{key: tokens_used}], charge: true, )") + other + "}\n");
+descriptors: {entries: [{key: tokens_used}], charge: true, )") +
+                                               other + "}\n");
     ASSERT_FALSE(both.policy);
     bool named = false;
-    for (const FieldError& error : both.errors) named = named || error.field == "descriptors.charge";
+    for (const FieldError& error : both.errors)
+      named = named || error.field == "descriptors.charge";
     EXPECT_TRUE(named) << join_errors(both.errors);
   }
 }
