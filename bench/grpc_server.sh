@@ -20,25 +20,7 @@ duration="${1:-5s}"
 callers="${2:-50}"
 rounds="${3:-3}"
 
-cmake --preset release >/dev/null
-cmake --build build/release --target sluice >/dev/null
-sluice=build/release/src/sluice/cli/sluice
-
-dir=$(mktemp -d /tmp/sluice-grpc-bench-XXXXXX)
-source scripts/lib/loopback.sh
-
-# One policy that always allows, reachable by name (HTTP) and by descriptor (gRPC), so every
-# decision is the allowed path on both.
-cat >"$dir/bench.yaml" <<'YAML'
-name: bench.check
-apps: ["*"]
-descriptors: {entries: [{key: key}]}
-limits:
-  - algorithm: token_bucket
-    capacity: 1000000000
-    refill: 1000000000
-    period: 1s
-YAML
+source bench/lib/sluice_bench.sh grpc-bench descriptors
 
 redis_port=$(free_port)
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \

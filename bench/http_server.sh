@@ -12,24 +12,8 @@ connections="${2:-50}"
 rounds="${3:-2}"
 threads=2
 
-cmake --preset release >/dev/null
-cmake --build build/release --target sluice >/dev/null
-sluice=build/release/src/sluice/cli/sluice
-
-dir=$(mktemp -d /tmp/sluice-http-bench-XXXXXX)
-chmod 755 "$dir"
-source scripts/lib/loopback.sh
-
-# A policy that always allows, so every check is the allowed path with all headers.
-cat >"$dir/bench.yaml" <<'YAML'
-name: bench.check
-apps: ["*"]
-limits:
-  - algorithm: token_bucket
-    capacity: 1000000000
-    refill: 1000000000
-    period: 1s
-YAML
+source bench/lib/sluice_bench.sh http-bench
+chmod 755 "$dir"  # nginx's workers read the static file
 
 # nginx: a small static file, as many workers as cores.
 mkdir -p "$dir/www" "$dir/tmp"

@@ -12,22 +12,7 @@ connections="${2:-50}"
 rounds="${3:-3}"
 threads=2
 
-cmake --preset release >/dev/null
-cmake --build build/release --target sluice >/dev/null
-sluice=build/release/src/sluice/cli/sluice
-
-dir=$(mktemp -d /tmp/sluice-https-bench-XXXXXX)
-source scripts/lib/loopback.sh
-
-cat >"$dir/bench.yaml" <<'YAML'
-name: bench.check
-apps: ["*"]
-limits:
-  - algorithm: token_bucket
-    capacity: 1000000000
-    refill: 1000000000
-    period: 1s
-YAML
+source bench/lib/sluice_bench.sh https-bench
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
   -addext subjectAltName=IP:127.0.0.1 -keyout "$dir/key.pem" -out "$dir/cert.pem" 2>/dev/null
 
