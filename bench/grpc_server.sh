@@ -10,7 +10,9 @@
 #     connection each): the same load generator as the closed gRPC row, so client costs compare;
 #   - gRPC ShouldRateLimit loaded by h2load (nghttp2-client: C, one thread, 2 connections with
 #     N/2 streams each), the same request bytes every time: a load generator as lean as wrk, so
-#     "h2load/check" compares the two front ends rather than grpc++'s client against wrk.
+#     "h2load/check" compares the two front ends rather than grpc++'s client against wrk;
+#   - the same h2load load on grpc_floor_server, a RateLimitService that answers OK without
+#     deciding (row "floor"): what grpc++ itself costs per call, the ceiling of any gRPC row.
 # Servers are started here on free loopback ports and stopped by PID.
 #
 #   bench/grpc_server.sh [DURATION] [CALLERS] [ROUNDS]     (defaults: 5s, 50, 3)
@@ -21,6 +23,7 @@ callers="${2:-50}"
 rounds="${3:-3}"
 
 source bench/lib/sluice_bench.sh grpc-bench descriptors
+cmake --build build/release --target grpc_floor_server >/dev/null
 
 redis_port=$(free_port)
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
@@ -56,20 +59,27 @@ printf '\x00\x00\x00\x00\x18\x0a\x05bench\x12\x0f\x0a\x0d\x0a\x03key\x12\x06user
 decisions() {  # http_port -> decisions the server has made (its /metrics)
   curl -s "http://127.0.0.1:$1/metrics" | awk '/^sluice_decisions_total/ {n += $2} END {printf "%d", n}'
 }
+floor_port=$(free_port)
+build/release/src/sluice/server/grpc/grpc_floor_server "$floor_port" 2>>"$dir/floor.log" &
+pids+=($!)
+wait_port "$floor_port"
 # h2load counts a gRPC error (HTTP 200 with a grpc-status trailer) as a success, so the server's
 # own decision count must have grown by every request h2load says was done.
 h2load_grpc() {  # grpc_port http_port -> req/s ("failed" when a request failed or was not decided)
   local out before answered
   before=$(decisions "$2")
-  out=$(h2load -t1 -c2 -m"$(( (callers + 1) / 2 ))" -D"${duration%s}" -d "$dir/grpc-request.bin" \
-    -H 'content-type: application/grpc' -H 'te: trailers' \
-    "http://127.0.0.1:$1/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit" 2>&1)
+  out=$(h2load_run "$1")
   answered=$(awk '/^requests:/ {print $8}' <<<"$out")
   if ! grep -q ' 0 failed, 0 errored' <<<"$out" || [ $(( $(decisions "$2") - before )) -lt "${answered:-1}" ]; then
     echo failed
     return
   fi
   awk '/finished in/ {printf "%d", $4}' <<<"$out"
+}
+h2load_run() {  # port -> h2load's report
+  h2load -t1 -c2 -m"$(( (callers + 1) / 2 ))" -D"${duration%s}" -d "$dir/grpc-request.bin" \
+    -H 'content-type: application/grpc' -H 'te: trailers' \
+    "http://127.0.0.1:$1/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit" 2>&1
 }
 bench() {  # sluice bench flags... -> decisions/s
   "$sluice" bench --threads "$callers" --duration "$duration" --warmup 1s --keys 1000 \
@@ -82,6 +92,7 @@ for round in $(seq "$rounds"); do
   for store in memory redis; do
     if [ "$store" = memory ]; then http=$memory_http grpc=$memory_grpc; else http=$redis_http grpc=$redis_grpc; fi
     check=$(wrk_check "$http")
+    [ "$store" = memory ] && check_memory=$check
     hl=$(h2load_grpc "$grpc" "$http")
     ga=$(bench --target grpc --mode async --url "127.0.0.1:$grpc" --descriptor key)
     gc=$(bench --target grpc --url "127.0.0.1:$grpc" --descriptor key)
@@ -90,5 +101,8 @@ for round in $(seq "$rounds"); do
       "$hl" "$ga" "$gc" "$h" "$(echo "${hl/failed/0} / $check" | bc -l)" \
       "$(echo "$ga / $check" | bc -l)" "$(echo "$gc / $h" | bc -l)"
   done
+  floor=$(h2load_run "$floor_port" | awk '/finished in/ {printf "%d", $4}')
+  printf '%-6s %-7s %12s %12s %12s %12s %12s %12.2f\n' "$round" floor - "$floor" - - - \
+    "$(echo "$floor / $check_memory" | bc -l)"
 done
 echo "loadavg: $(cut -d' ' -f1-3 /proc/loadavg) (after)"
