@@ -31,7 +31,8 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 step "concurrency tests under TSan"
 cmake --preset tsan >/dev/null
 cmake --build build/tsan -j "$jobs" --target memory_store_test redis_client_test admin_api_test \
-  redis_store_test bench_test service_test http_server_test redis_cluster_test redis_sentinel_test
+  redis_store_test bench_test service_test http_server_test redis_cluster_test redis_sentinel_test \
+  core_test bench_http_target_test
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -R '^(memory_store_test|redis_client_test|admin_api_test)$' \
   --output-on-failure
 # The Redis store's threaded tests (decision batches, async decisions, faults under load); its
@@ -49,6 +50,10 @@ TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/bench/bench_test --gtest_filt
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/service/service_test \
   --gtest_filter='TimerQueueTest.*:LimiterPipelineTest.*:LimiterFailureModeTest.*'
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/server/http/http_server_test
+# The access log's writer thread against the I/O threads, and the async HTTP load generator.
+TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/core/core_test --gtest_filter='LineWriterTest.*'
+TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/bench/bench_http_target_test \
+  --gtest_filter='*Async*'
 
 step "formatting (clang-format)"
 git ls-files -- '*.h' '*.cc' | xargs clang-format --dry-run --Werror
