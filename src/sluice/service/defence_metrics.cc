@@ -94,15 +94,17 @@ void DefenceMetrics::write(std::string& out) const {
   write_help(out, "sluice_rollout_decisions_total", "counter",
              "Decisions of policies under a staged rollout, by group (subjects enforced or "
              "shadowed) and outcome.");
+  const auto total = [](const Group& g) {
+    return g.allowed.load() + g.denied.load() + g.shadow_denied.load();
+  };
   for (const auto& [name, counters] : policies_) {
+    // Only policies under a rollout have counts; both groups show once either has one.
+    if (total(counters->enforced) + total(counters->shadowed) == 0) continue;
     for (const auto& [group_name, group] :
          {std::pair<std::string_view, const Group*>{"enforced", &counters->enforced},
           std::pair<std::string_view, const Group*>{"shadowed", &counters->shadowed}}) {
       const std::string labels =
           "policy=\"" + escape_label(name) + "\",group=\"" + std::string(group_name) + "\"";
-      const std::uint64_t total =
-          group->allowed.load() + group->denied.load() + group->shadow_denied.load();
-      if (total == 0) continue;
       out += "sluice_rollout_decisions_total{" + labels + ",outcome=\"allowed\"} " +
              std::to_string(group->allowed.load()) + "\n";
       out += "sluice_rollout_decisions_total{" + labels + ",outcome=\"denied\"} " +
