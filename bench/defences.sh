@@ -2,7 +2,9 @@
 # The over-limit cache under abuse (docs/defences.md §1): decisions/s and Redis calls per decision
 # through service::Limiter over a real redis-server, cache off and on in the same run (their
 # repetitions interleaved at random, so both see the same machine), with 90 % of requests denied.
-# Prints the environment, then the median and the worst repetition of each.
+# And the circuit breaker (§2) while that redis-server is stopped (SIGSTOP; 50 ms store timeout):
+# decisions/s and mean latency, breaker off and on. Prints the environment, then the median and
+# the worst repetition of each.
 #
 #   bench/defences.sh [REPETITIONS] [OUT_DIR]     (defaults: 5, $BUILD_DIR/bench-defences)
 #
@@ -49,4 +51,13 @@ for cache in (0, 1):
 print(f"\ncache on / off: decisions/s x{rows[1][0] / rows[0][0]:.1f} (median), "
       f"x{rows[1][1] / rows[0][1]:.1f} (worst); Redis calls saved: "
       f"{1 - rows[1][2] / rows[0][2]:.1%} (median)")
+
+print(f"\n{'breaker (Redis stopped)':<24}{'runs':>5}{'dec/s median':>14}{'dec/s worst':>13}"
+      f"{'mean latency median':>21}{'worst':>12}")
+for breaker in (0, 1):
+    mine = [r for r in runs if r["name"].startswith(f"BM_StalledRedis/breaker:{breaker}")]
+    rate = [r["items_per_second"] for r in mine]
+    latency = [r["mean_latency_us"] for r in mine]
+    print(f"{'on' if breaker else 'off':<24}{len(mine):>5}{statistics.median(rate):>14,.0f}"
+          f"{min(rate):>13,.0f}{statistics.median(latency):>18,.1f} µs{max(latency):>9,.1f} µs")
 PY

@@ -3,9 +3,15 @@
 // redis-server, cache on (arg 1) and off (arg 0), where 90 % of requests are denied: 9 of every
 // 10 come from 7 abusive subjects long past their limit (10 per hour), 1 from a new subject that
 // is allowed. `in_flight` decisions are kept outstanding, as a server's many connections would.
+//
+// And the circuit breaker during an outage (docs/defences.md §2): the same pipeline while
+// redis-server is stopped (SIGSTOP, so calls hang until their deadline, here 50 ms), breaker off
+// (arg 0) and on (arg 1, opening after 5 timeouts): decisions/s and mean latency.
 #include <benchmark/benchmark.h>
+#include <signal.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <memory>
@@ -132,6 +138,54 @@ void BM_AbusiveLoad(benchmark::State& state) {
   state.counters["cache_hits"] = static_cast<double>(limiter.metrics().defences().cache_hits());
 }
 BENCHMARK(BM_AbusiveLoad)->ArgName("cache")->Arg(0)->Arg(1)->UseRealTime();
+
+void BM_StalledRedis(benchmark::State& state) {
+  const bool breaker = state.range(0) == 1;
+  Redis& redis = Redis::instance();
+  StaticPolicyLookup lookup(policies());
+  store::MemoryStore local(SystemClock::instance());
+  Limiter limiter(*redis.store, &local,
+                  {.store_timeout = 50 * kMicrosPerMilli,
+                   .policies = &lookup,
+                   .circuit_breaker = {.failure_threshold = breaker ? 5 : 0,
+                                       .open_for = 3'600 * kMicrosPerSecond}});
+  if (::kill(redis.server->pid(), SIGSTOP) != 0) std::abort();
+  using Clock = std::chrono::steady_clock;
+  std::mutex mutex;
+  std::condition_variable changed;
+  int in_flight = 0;
+  std::int64_t decided = 0;
+  std::int64_t degraded = 0;
+  double latency_us = 0;
+  std::int64_t next = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < kBatch / 10; ++i, ++next) {
+      {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return in_flight < kInFlight; });
+        ++in_flight;
+      }
+      limiter.acquire({.app = "bench", .policy = "abused", .subject = std::to_string(next)},
+                      [&, sent = Clock::now()](StatusOr<Decision> decision) {
+                        const double waited =
+                            std::chrono::duration<double, std::micro>(Clock::now() - sent).count();
+                        std::lock_guard lock(mutex);
+                        --in_flight;
+                        ++decided;
+                        latency_us += waited;
+                        if (decision.ok() && decision->degraded) ++degraded;
+                        changed.notify_one();
+                      });
+    }
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return in_flight == 0; });
+  }
+  if (::kill(redis.server->pid(), SIGCONT) != 0) std::abort();
+  state.SetItemsProcessed(decided);
+  state.counters["mean_latency_us"] = latency_us / static_cast<double>(decided);
+  state.counters["degraded_share"] = static_cast<double>(degraded) / static_cast<double>(decided);
+}
+BENCHMARK(BM_StalledRedis)->ArgName("breaker")->Arg(0)->Arg(1)->UseRealTime();
 
 }  // namespace
 }  // namespace sluice::service
