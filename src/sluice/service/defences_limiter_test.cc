@@ -500,6 +500,16 @@ TEST_F(DefencesLimiterTest, RolloutEnforcesAStableShareAndCountsEachGroup) {
             std::string::npos)
       << text;
 
+  // A refused quota charge follows the same groups.
+  for (int i = 0; i < 20; ++i) {
+    const std::string subject = "user-" + std::to_string(i);
+    StatusOr<Decision> charge = limiter_->apply_quota_blocking(
+        {.app = "web", .policy = "rollout", .subject = subject, .cost = 1});
+    ASSERT_TRUE(charge.ok()) << charge.status().to_string();
+    EXPECT_EQ(charge->verdict.allowed, !enforced_for(policy, subject)) << subject;
+    EXPECT_EQ(charge->shadow_denied, !enforced_for(policy, subject)) << subject;
+  }
+
   // A failure mode's denial follows the same groups: fail_closed denies only enforced subjects.
   make_limiter({.failure_threshold = 1, .open_for = kMicrosPerSecond});
   pause();

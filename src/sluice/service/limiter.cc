@@ -502,8 +502,9 @@ void Limiter::apply_quota(QuotaCall call, DecisionCallback done) {
     Decision decision = *std::move(stored);
     decision.policy = policy->name;
     decision.mode = policy->mode;
+    if (policy->rollout && !enforced_for(*policy, subject)) decision.mode = policy::Mode::kShadow;
     if (reserving && decision.verdict.allowed) decision.reservation = reservation;
-    if (!decision.verdict.allowed && policy->mode == policy::Mode::kShadow) {
+    if (!decision.verdict.allowed && decision.mode == policy::Mode::kShadow) {
       decision.verdict.allowed = true;
       decision.shadow_denied = true;
     }
