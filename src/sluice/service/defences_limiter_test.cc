@@ -285,8 +285,9 @@ TEST_F(DefencesLimiterTest, EveryCachedDenialIsOneRedisWouldGiveForEachAlgorithm
       ASSERT_TRUE(truth.ok()) << truth.status().to_string();
       EXPECT_FALSE(truth->policy.verdict.allowed) << "the cache denied what Redis would allow";
       ASSERT_TRUE(truth->policy.verdict.retry_after.has_value());
-      EXPECT_LE(*cached->verdict.retry_after, *truth->policy.verdict.retry_after + 5'000)
-          << "the cached retry point is Redis's, up to the round trip";
+      EXPECT_LE(*cached->verdict.retry_after, *truth->policy.verdict.retry_after + kMicrosPerSecond)
+          << "the cached retry point is Redis's, up to the time between the two answers (which "
+             "a loaded machine may stretch: only a gross over-caching fails here)";
     }
     EXPECT_EQ(counting_->calls, calls) << "the 20 denials came from the cache";
     EXPECT_EQ(limiter.metrics().defences().cache_hits(), hits + 20);
