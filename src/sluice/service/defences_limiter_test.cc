@@ -44,6 +44,8 @@ constexpr std::string_view kPolicies = R"([
      {"algorithm": "concurrency", "limit": 1, "lease_ttl": "1h"}]},
   {"name": "rollout", "apps": ["*"], "rollout": "30%", "on_store_failure": "fail_closed",
    "limits": [{"algorithm": "fixed_window", "limit": 1, "window": "1h"}]},
+  {"name": "rollout-local", "apps": ["*"], "rollout": "30%", "on_store_failure": "local",
+   "limits": [{"algorithm": "fixed_window", "limit": 3, "window": "1h"}]},
   {"name": "token_bucket", "apps": ["*"], "limits": [
      {"algorithm": "token_bucket", "capacity": 2, "refill": 1, "period": "10s"}]},
   {"name": "gcra", "apps": ["*"], "limits": [
@@ -526,6 +528,28 @@ TEST_F(DefencesLimiterTest, RolloutEnforcesAStableShareAndCountsEachGroup) {
     EXPECT_EQ(answer.decision->verdict.allowed, !enforced_for(policy, subject));
     EXPECT_EQ(answer.decision->shadow_denied, !enforced_for(policy, subject));
   }
+  // And failure mode local: the in-process store's denials, enforced or shadowed by group.
+  const policy::Policy& local = *lookup_.find("rollout-local");
+  int enforced_denials = 0;
+  int shadowed_denials = 0;
+  for (int i = 0; i < 100; ++i) {
+    const std::string subject = "local-" + std::to_string(i);
+    const bool in_group = enforced_for(local, subject);
+    for (int n = 0; n < 3; ++n) {
+      const Answer answer = decide_now("rollout-local", subject);
+      ASSERT_TRUE(answer.decision.ok());
+      EXPECT_TRUE(answer.decision->degraded);
+      if (in_group) {
+        EXPECT_FALSE(answer.decision->shadow_denied);
+        enforced_denials += answer.decision->verdict.allowed ? 0 : 1;
+      } else {
+        EXPECT_TRUE(answer.decision->verdict.allowed) << subject;
+        shadowed_denials += answer.decision->shadow_denied ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_GT(enforced_denials, 0) << "the local store (a third of 3 per hour) denies";
+  EXPECT_GT(shadowed_denials, 0);
 }
 
 }  // namespace
