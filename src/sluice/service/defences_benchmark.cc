@@ -62,26 +62,32 @@ class CountingStore final : public store::Store {
   store::Store& inner_;
 };
 
-// One redis-server and store for the whole process.
+// One redis-server and store for the whole process, stopped (by PID) when it exits.
 struct Redis {
   std::unique_ptr<test::RedisServer> server;
   std::unique_ptr<store::RedisStore> store;
 
   static Redis& instance() {
-    static Redis* redis = [] {
-      auto* r = new Redis;
+    static Redis redis = [] {
+      Redis r;
       StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start();
       if (!server.ok()) std::abort();
-      r->server = std::move(*server);
+      r.server = std::move(*server);
       StatusOr<std::unique_ptr<redis::Client>> client =
-          redis::Client::create({.port = r->server->port(), .connections = 2});
+          redis::Client::create({.port = r.server->port(), .connections = 2});
       if (!client.ok()) std::abort();
-      r->store =
+      r.store =
           std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
       return r;
     }();
-    return *redis;
+    return redis;
   }
+  ~Redis() {
+    store.reset();  // the client first, then the server it talks to
+    server.reset();
+  }
+  Redis() = default;
+  Redis(Redis&&) = default;
 };
 
 std::vector<policy::Policy> policies() {
