@@ -99,7 +99,8 @@ class LimiterTarget final : public Target {
       : policy_(options.policy),
         app_(options.app),
         cost_(options.cost),
-        memory_(SystemClock::instance(), {.max_keys = options.memory_max_keys}) {}
+        memory_(SystemClock::instance(), {.max_keys = options.memory_max_keys}),
+        over_limit_cache_entries_(options.over_limit_cache_entries) {}
 
   Status connect_redis(const TargetOptions& options) {
     StatusOr<redis::RedisUrl> url = redis::parse_redis_url(options.redis_url);
@@ -128,7 +129,9 @@ class LimiterTarget final : public Target {
 
   void start_limiter() {
     store::Store& store = redis_ ? static_cast<store::Store&>(*redis_) : memory_;
-    limiter_.emplace(store, &memory_);
+    limiter_.emplace(
+        store, &memory_,
+        service::LimiterOptions{.over_limit_cache_entries = over_limit_cache_entries_});
   }
 
   // One decision on a subject the load never uses: loads the script, checks the app.
@@ -180,6 +183,7 @@ class LimiterTarget final : public Target {
   std::int64_t cost_;
   store::MemoryStore memory_;
   std::unique_ptr<store::RedisStore> redis_;
+  std::size_t over_limit_cache_entries_;
   std::optional<service::Limiter> limiter_;
   FirstError first_error_;
 };

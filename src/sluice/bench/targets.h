@@ -35,6 +35,9 @@ struct TargetOptions {
   std::size_t memory_max_keys = 1'000'000;
   // The load will use decide_async (LoadMode::kAsync): refuses policies with concurrency limits.
   bool asynchronous = false;
+  // kRedis: the limiter's over-limit cache (docs/defences.md), in subjects. 0 (the default): off,
+  // so every decision is measured against the store, as before the cache existed.
+  std::size_t over_limit_cache_entries = 0;
 };
 
 // A Target that decides through a Limiter. For Redis it waits until every connection is up (at

@@ -50,6 +50,7 @@ struct BenchOptions {
   std::string descriptor = "key";  // --target grpc: the descriptor's key (its value: the subject)
   int connections = 2;
   int io_threads = 1;
+  std::size_t over_limit_cache_entries = 0;  // --redis: the limiter's over-limit cache; 0: off
   std::string mode = "closed";
   double rate = 0;
   double rate_per_thread = 0;
@@ -200,7 +201,8 @@ int run_bench(const BenchOptions& options) {
       .app = options.app,
       .cost = options.cost,
       .memory_max_keys = std::max<std::size_t>(1'000'000, 2 * options.keys),
-      .asynchronous = async};
+      .asynchronous = async,
+      .over_limit_cache_entries = options.over_limit_cache_entries};
   StatusOr<std::unique_ptr<bench::Target>> target =
       grpc ? bench::make_grpc_target({.address = options.url,
                                       .domain = options.app,
@@ -415,6 +417,12 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--io-threads", options->io_threads, "Redis client event-loop threads")
       ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  command
+      ->add_option("--over-limit-cache-entries", options->over_limit_cache_entries,
+                   "Redis: the limiter's local over-limit cache, in subjects (docs/defences.md); "
+                   "0: off, every decision asks Redis")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{100'000'000}))
       ->capture_default_str();
   command
       ->add_option(

@@ -98,6 +98,10 @@ struct ServeSettings {
   std::int64_t memory_max_keys = 1'000'000;
   int redis_connections = 2;
   Micros redis_timeout = 1 * kMicrosPerSecond;
+  // The defences in front of Redis (docs/defences.md).
+  std::int64_t over_limit_cache_entries = 100'000;
+  std::int64_t breaker_failures = 5;
+  Micros breaker_open_for = 1 * kMicrosPerSecond;
 };
 
 StatusOr<std::int64_t> parse_integer(std::string_view text, std::int64_t min, std::int64_t max) {
@@ -386,6 +390,20 @@ const std::vector<Setting>& settings() {
     add("redis_timeout", "Redis: per-command timeout (then the policy's on_store_failure decides)",
         duration_setter(&ServeSettings::redis_timeout, false),
         [](const ServeSettings& s) { return format_duration(s.redis_timeout); });
+    add("over_limit_cache_entries",
+        "Redis: subjects the local over-limit cache holds as denied until the retry point Redis "
+        "gave, answered without a round trip (0: no cache; docs/defences.md)",
+        integer_setter(&ServeSettings::over_limit_cache_entries, 0, 100'000'000),
+        [](const ServeSettings& s) { return std::to_string(s.over_limit_cache_entries); });
+    add("breaker_failures",
+        "Redis: consecutive failed or timed-out calls that open the circuit breaker; while open, "
+        "each policy's on_store_failure decides at once (0: never opens; docs/defences.md)",
+        integer_setter(&ServeSettings::breaker_failures, 0, 1'000'000),
+        [](const ServeSettings& s) { return std::to_string(s.breaker_failures); });
+    add("breaker_open_for",
+        "Redis: how long the circuit breaker stays open before one probe call tries Redis again",
+        duration_setter(&ServeSettings::breaker_open_for, false),
+        [](const ServeSettings& s) { return format_duration(s.breaker_open_for); });
     return t;
   }();
   return table;
@@ -686,7 +704,10 @@ int run_serve(const ServeCommand& command) {
                          {"refused_calls", *count}});
              }
            },
-       .max_pending = static_cast<std::size_t>(s.max_pending_decisions)});
+       .max_pending = static_cast<std::size_t>(s.max_pending_decisions),
+       .over_limit_cache_entries = static_cast<std::size_t>(s.over_limit_cache_entries),
+       .circuit_breaker = {.failure_threshold = static_cast<int>(s.breaker_failures),
+                           .open_for = s.breaker_open_for}});
   http::Metrics metrics;
   // The HTTP server starts after the API it serves; /metrics reads its connection counts once set.
   std::atomic<const http::HttpServer*> http_server{nullptr};

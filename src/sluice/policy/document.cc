@@ -14,6 +14,7 @@
 #include "sluice/algorithm/quota.h"
 #include "sluice/core/duration.h"
 #include "sluice/core/key.h"
+#include "sluice/policy/defence_fields.h"
 #include "sluice/policy/yaml_text.h"
 
 namespace sluice::policy {
@@ -486,9 +487,10 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
   }
   FieldReader r(document, "", errors);
   std::initializer_list<std::string_view> known = {
-      "name",       "description", "apps",        "mode",       "on_store_failure",
-      "enabled",    "limits",      "version",     "created_by", "updated_by",
-      "created_at", "updated_at",  "descriptors", "max_debt"};
+      "name", "description", "apps", "mode", "on_store_failure", "enabled", "limits", "version",
+      "created_by", "updated_by", "created_at", "updated_at", "descriptors", "max_debt",
+      // The defences' fields (defence_fields.h).
+      "rollout", "over_limit_cache"};
   r.reject_unknown(known, "");
   Policy policy;
   if (auto name = r.string("name")) {
@@ -541,6 +543,7 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
         algorithm::validate_max_debt(policy.max_debt, policy.limits, options.limits);
     errors.insert(errors.end(), invalid.begin(), invalid.end());
   }
+  read_defence_fields(document, policy, errors);
   if (options.allow_audit_fields) {
     policy.version = r.integer("version", false).value_or(0);
     policy.created_by = r.string("created_by", false).value_or("");
@@ -693,6 +696,7 @@ json policy_to_json(const Policy& policy) {
   if (policy.descriptors) document["descriptors"] = descriptor_section_to_json(*policy.descriptors);
   // Only when set, so documents of policies that never charge stay as they were.
   if (policy.max_debt != 0) document["max_debt"] = policy.max_debt;
+  write_defence_fields(policy, document);
   return document;
 }
 

@@ -35,6 +35,12 @@ struct Policy {
   // Where Envoy's Rate Limit Service finds this policy (docs/envoy.md); absent: not reachable
   // through descriptors.
   std::optional<DescriptorSection> descriptors;
+  // Defences (docs/defences.md; read and written by defence_fields.h). Staged rollout, mode
+  // enforce only: the percentage (0 to 100) of subjects, chosen by a stable hash of policy and
+  // subject, whose denials are enforced; the others are shadowed. Absent: every subject.
+  std::optional<double> rollout;
+  // The local over-limit cache: absent takes the default for the limits (over_limit_cache.h).
+  std::optional<bool> over_limit_cache;
 
   // Maintained by the repository.
   std::int64_t version = 0;

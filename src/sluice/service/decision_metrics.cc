@@ -142,6 +142,7 @@ void DecisionMetrics::write(std::string& out) const {
     counters->duration.write(out, "sluice_decision_duration_seconds",
                              "policy=\"" + escape_label(policy) + "\"");
   }
+  defences_.write(out);
 }
 
 }  // namespace sluice::service

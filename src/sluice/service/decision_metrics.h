@@ -11,6 +11,7 @@
 //                                            waiting included
 //   sluice_decisions_pending                 gauge: decisions in flight (max_pending bounds it)
 //   sluice_decisions_overloaded_total        requests refused at max_pending (503 / UNAVAILABLE)
+//   and the defences' (defence_metrics.h): over-limit cache, circuit breaker, staged rollout
 // Label values are bounded: policies that exist. Thread-safe.
 #pragma once
 
@@ -23,6 +24,7 @@
 #include <string>
 #include <string_view>
 
+#include "sluice/service/defence_metrics.h"
 #include "sluice/time.h"
 
 namespace sluice {
@@ -68,7 +70,11 @@ class DecisionMetrics {
   }
   std::uint64_t overloaded() const { return overloaded_.load(std::memory_order_relaxed); }
 
-  // Appends the exposition text of every metric above.
+  // The defences' counters (defence_metrics.h), written with these.
+  DefenceMetrics& defences() { return defences_; }
+  const DefenceMetrics& defences() const { return defences_; }
+
+  // Appends the exposition text of every metric above, then the defences'.
   void write(std::string& out) const;
 
   // The counters of one policy, as read now (each exact; together not one atomic snapshot).
@@ -97,6 +103,7 @@ class DecisionMetrics {
   std::atomic<std::uint64_t> store_refusals_{0};
   std::atomic<std::size_t> pending_{0};
   std::atomic<std::uint64_t> overloaded_{0};
+  DefenceMetrics defences_;
 };
 
 // Escapes a label value for the text format (backslash, double quote, newline).

@@ -7,6 +7,8 @@
 
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/rendezvous.h"
+#include "sluice/policy/defence_fields.h"
+#include "sluice/service/rollout.h"
 #include "sluice/service/scale.h"
 
 namespace sluice::service {
@@ -44,6 +46,14 @@ bool is_store_refusal(const Status& status) {
          status.code() == StatusCode::kPermissionDenied;
 }
 
+Status circuit_open() {
+  return unavailable("circuit open: the store failed repeatedly; not asked until a probe answers");
+}
+
+bool is_circuit_open(const Status& status) {
+  return status.code() == StatusCode::kUnavailable && status.message().starts_with("circuit open:");
+}
+
 bool is_store_failure(const Status& status) {
   switch (status.code()) {
     case StatusCode::kUnavailable:
@@ -68,6 +78,8 @@ struct Limiter::Attempt {
   bool reserved = false;  // holds a place among max_pending until answered
   Micros started = 0;     // steady clock
   Micros wait_until = 0;  // steady clock: no retry is scheduled past it
+  Micros asked_at = 0;    // steady clock: when the store was last asked
+  bool probe = false;     // the last store call is the circuit breaker's half-open probe
 };
 
 // One store call that leaves the process: its answer and its deadline race, and the first wins.
@@ -80,7 +92,9 @@ Limiter::Limiter(store::Store& store, store::Store* local, LimiterOptions option
     : store_(store),
       local_(local),
       options_(options),
-      steady_(options.timers != nullptr ? options.timers->clock() : SteadyClock::instance()) {
+      steady_(options.timers != nullptr ? options.timers->clock() : SteadyClock::instance()),
+      over_limit_cache_(options.over_limit_cache_entries, metrics_.defences()),
+      breaker_(options.circuit_breaker, metrics_.defences()) {
   if (options_.store_timeout <= 0) options_.store_timeout = kMicrosPerSecond;
 }
 
@@ -187,8 +201,18 @@ StatusOr<Decision> Limiter::try_acquire(const policy::Policy& policy, std::strin
   // A caller that blocks anyway waits on the store's own call (its timeout bounds it): the
   // cheapest path for a thread per caller, with no timer and no hand-off.
   const store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = subject};
-  StatusOr<Decision> decision = finish(policy, subject, cost, store_.acquire(ref, cost));
+  bool probe = false;
+  const bool remote = !store_.answers_in_process();
+  std::optional<StatusOr<Decision>> defended =
+      remote ? answer_from_defences(policy, subject, cost, probe) : std::nullopt;
+  StatusOr<Decision> stored = defended ? *std::move(defended) : store_.acquire(ref, cost);
+  if (!defended && remote) observe_store(policy, subject, cost, stored, started, probe);
+  StatusOr<Decision> decision = finish(policy, subject, cost, std::move(stored));
   if (decision.ok()) {
+    if (policy.rollout) {
+      metrics_.defences().record_rollout(policy.name, decision->mode == policy::Mode::kEnforce,
+                                         decision->verdict.allowed, decision->shadow_denied);
+    }
     ++(decision->verdict.allowed ? allowed_ : denied_);
     if (decision->shadow_denied) ++shadow_denied_;
     if (decision->degraded) ++degraded_;
@@ -245,20 +269,64 @@ void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
     });
     return;
   }
+  if (std::optional<StatusOr<Decision>> defended = answer_from_defences(
+          *attempt->policy, attempt->request.subject, attempt->request.cost, attempt->probe)) {
+    return on_stored(attempt, *std::move(defended));
+  }
+  attempt->asked_at = steady_.now();
   const Micros timeout =
       attempt->request.store_timeout > 0 ? attempt->request.store_timeout : options_.store_timeout;
   auto call = std::make_shared<StoreCall>();
   call->deadline = timers().after(timeout, [this, attempt, call, timeout] {
     if (call->settled.exchange(true)) return;
-    on_stored(attempt, deadline_exceeded("store: no answer within " +
-                                         std::to_string(timeout / kMicrosPerMilli) + " ms"));
+    on_store_answer(attempt, deadline_exceeded("store: no answer within " +
+                                               std::to_string(timeout / kMicrosPerMilli) + " ms"));
   });
   store_.acquire_async(ref, attempt->request.cost,
                        [this, attempt, call](StatusOr<Decision> stored) {
                          if (call->settled.exchange(true)) return;  // the deadline came first
                          timers().cancel(call->deadline);
-                         on_stored(attempt, std::move(stored));
+                         on_store_answer(attempt, std::move(stored));
                        });
+}
+
+std::optional<StatusOr<Decision>> Limiter::answer_from_defences(const policy::Policy& policy,
+                                                                std::string_view subject,
+                                                                std::int64_t cost, bool& probe) {
+  probe = false;
+  const Micros now = steady_.now();
+  // The cache first: a known denial stays exact while the store is down, even under fail_open.
+  if (policy::uses_over_limit_cache(policy)) {
+    if (std::optional<Decision> cached = over_limit_cache_.find(policy, subject, cost, now)) {
+      return StatusOr<Decision>(*std::move(cached));
+    }
+  }
+  switch (breaker_.admit(now)) {
+    case CircuitBreaker::Admission::kPass:
+      return std::nullopt;
+    case CircuitBreaker::Admission::kProbe:
+      probe = true;
+      return std::nullopt;
+    case CircuitBreaker::Admission::kRefuse:
+      break;
+  }
+  return StatusOr<Decision>(circuit_open());
+}
+
+void Limiter::observe_store(const policy::Policy& policy, std::string_view subject,
+                            std::int64_t cost, const StatusOr<Decision>& stored, Micros asked_at,
+                            bool probe) {
+  const Micros now = steady_.now();
+  breaker_.record(!stored.ok() && is_store_outage(stored.status()), probe, now);
+  if (stored.ok() && !stored->verdict.allowed && policy::uses_over_limit_cache(policy)) {
+    over_limit_cache_.remember(policy, subject, cost, *stored, asked_at, now);
+  }
+}
+
+void Limiter::on_store_answer(const std::shared_ptr<Attempt>& attempt, StatusOr<Decision> stored) {
+  observe_store(*attempt->policy, attempt->request.subject, attempt->request.cost, stored,
+                attempt->asked_at, attempt->probe);
+  on_stored(attempt, std::move(stored));
 }
 
 void Limiter::on_stored(const std::shared_ptr<Attempt>& attempt, StatusOr<Decision> stored) {
@@ -276,6 +344,11 @@ void Limiter::on_stored(const std::shared_ptr<Attempt>& attempt, StatusOr<Decisi
 
 void Limiter::answer(Attempt& attempt, StatusOr<Decision> decision) {
   if (decision.ok()) {
+    if (attempt.policy->rollout) {
+      metrics_.defences().record_rollout(attempt.policy->name,
+                                         decision->mode == policy::Mode::kEnforce,
+                                         decision->verdict.allowed, decision->shadow_denied);
+    }
     ++(decision->verdict.allowed ? allowed_ : denied_);
     if (decision->shadow_denied) ++shadow_denied_;
     if (decision->degraded) ++degraded_;
@@ -314,7 +387,9 @@ StatusOr<Decision> Limiter::finish(const policy::Policy& policy, std::string_vie
   } else {
     return stored.status();
   }
-  if (!decision.verdict.allowed && policy.mode == policy::Mode::kShadow) {
+  // Staged rollout: a subject outside the enforced share is decided in shadow mode.
+  if (policy.rollout && !enforced_for(policy, subject)) decision.mode = policy::Mode::kShadow;
+  if (!decision.verdict.allowed && decision.mode == policy::Mode::kShadow) {
     decision.verdict.allowed = true;
     decision.shadow_denied = true;
   }
@@ -322,6 +397,7 @@ StatusOr<Decision> Limiter::finish(const policy::Policy& policy, std::string_vie
 }
 
 void Limiter::count_store_error(const Status& status) {
+  if (is_circuit_open(status)) return;  // no store call was made
   const bool refusal = is_store_refusal(status);
   metrics_.record_store_error(refusal);
   if (refusal && options_.on_store_refusal) options_.on_store_refusal(status);
@@ -413,17 +489,22 @@ void Limiter::apply_quota(QuotaCall call, DecisionCallback done) {
                                     .reservation_ttl = call.reservation_ttl};
   const bool reserving = call.operation == store::QuotaOperation::kReserve;
   // The policy stays alive (and `ref` valid) until the store answers.
-  auto finish_quota = [this, policy, reserving, reservation = call.reservation,
-                       done = std::move(done)](StatusOr<Decision> stored) {
+  // A refund or a settlement may give units back: a cached denial would no longer be exact.
+  const bool gives_back = call.operation == store::QuotaOperation::kRefund ||
+                          call.operation == store::QuotaOperation::kSettle;
+  auto finish_quota = [this, policy, reserving, reservation = call.reservation, gives_back,
+                       subject = call.subject, done = std::move(done)](StatusOr<Decision> stored) {
     if (!stored.ok()) {
       if (is_store_failure(stored.status())) count_store_error(stored.status());
       return done(stored.status());
     }
+    if (gives_back) over_limit_cache_.forget(policy->name, subject);
     Decision decision = *std::move(stored);
     decision.policy = policy->name;
     decision.mode = policy->mode;
+    if (policy->rollout && !enforced_for(*policy, subject)) decision.mode = policy::Mode::kShadow;
     if (reserving && decision.verdict.allowed) decision.reservation = reservation;
-    if (!decision.verdict.allowed && policy->mode == policy::Mode::kShadow) {
+    if (!decision.verdict.allowed && decision.mode == policy::Mode::kShadow) {
       decision.verdict.allowed = true;
       decision.shadow_denied = true;
     }

@@ -11,6 +11,8 @@
 //   - shadow mode (always allow, report would-be denials) and failure modes (fail_open,
 //     fail_closed, or local: an in-process store granting a fraction of each limit);
 //   - lease release and renewal;
+//   - the defences in front of a store whose calls leave the process (docs/defences.md): the
+//     over-limit cache and the circuit breaker, and the staged rollout of mode enforce;
 //   - the decision metrics (decision_metrics.h), one set for every front end.
 // Front ends only translate their protocol and never block an I/O thread. Thread-safe.
 #pragma once
@@ -26,8 +28,10 @@
 #include <vector>
 
 #include "sluice/policy/policy.h"
+#include "sluice/service/circuit_breaker.h"
 #include "sluice/service/decision.h"
 #include "sluice/service/decision_metrics.h"
+#include "sluice/service/over_limit_cache.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/service/timer_queue.h"
 #include "sluice/store/store.h"
@@ -57,6 +61,12 @@ struct LimiterOptions {
   // nor unbounded latency. 0: no bound — the default, so embedders (the library, sluice bench)
   // keep getting failure-mode answers; `sluice serve` sets max_pending_decisions (10 000).
   std::size_t max_pending = 0;
+  // The defences (docs/defences.md), for a store whose calls leave the process. The local
+  // over-limit cache: the most subjects it holds as denied (0: off); which policies use it:
+  // policy::uses_over_limit_cache. A hit or a refusal of the open breaker answers before
+  // acquire returns.
+  std::size_t over_limit_cache_entries = 100'000;
+  CircuitBreakerOptions circuit_breaker;
 };
 
 struct LimiterStats {
@@ -175,6 +185,13 @@ class Limiter {
   // The blocking form (not on a thread that answers store calls).
   StatusOr<Decision> apply_quota_blocking(QuotaCall call);
 
+  // Drops the over-limit cache's denial of `subject` (an admin reset gave its units back).
+  void forget_denial(std::string_view policy, std::string_view subject) {
+    over_limit_cache_.forget(policy, subject);
+  }
+  const OverLimitCache& over_limit_cache() const { return over_limit_cache_; }
+  BreakerState circuit_breaker_state() const { return breaker_.state(); }
+
   LimiterStats stats() const;
   const DecisionMetrics& metrics() const { return metrics_; }
 
@@ -187,6 +204,16 @@ class Limiter {
                                                        std::string_view app) const;
   // Asks the store for `attempt`, under a deadline when the call leaves the process.
   void ask_store(const std::shared_ptr<Attempt>& attempt);
+  // The answer the defences give without the store: a cached denial, or a refusal of the open
+  // circuit breaker (decided by the failure mode). Sets `probe` for the half-open probe.
+  std::optional<StatusOr<Decision>> answer_from_defences(const policy::Policy& policy,
+                                                         std::string_view subject,
+                                                         std::int64_t cost, bool& probe);
+  // Tells the breaker and the cache what the store answered to a call sent at `asked_at`.
+  void observe_store(const policy::Policy& policy, std::string_view subject, std::int64_t cost,
+                     const StatusOr<Decision>& stored, Micros asked_at, bool probe);
+  // The store's own answer (or its deadline) for `attempt`: observed, then on_stored.
+  void on_store_answer(const std::shared_ptr<Attempt>& attempt, StatusOr<Decision> stored);
   // The store's answer (or its deadline) for `attempt`: retry after a wait, or answer.
   void on_stored(const std::shared_ptr<Attempt>& attempt, StatusOr<Decision> stored);
   // Counts and delivers `attempt`'s answer.
@@ -216,6 +243,8 @@ class Limiter {
   std::once_flag timers_started_;
   std::unique_ptr<TimerQueue> own_timers_;
   DecisionMetrics metrics_;
+  OverLimitCache over_limit_cache_;  // after metrics_: both count into it
+  CircuitBreaker breaker_;
   std::atomic<std::uint64_t> allowed_{0};
   std::atomic<std::uint64_t> denied_{0};
   std::atomic<std::uint64_t> shadow_denied_{0};
@@ -232,5 +261,8 @@ bool is_store_outage(const Status& status);
 // True for a store that refused the server's own credentials or permissions (NOAUTH, WRONGPASS,
 // NOPERM): at start a configuration error, while serving a revoked credential.
 bool is_store_refusal(const Status& status);
+// The status of a decision the open circuit breaker kept from the store (not a store error).
+Status circuit_open();
+bool is_circuit_open(const Status& status);
 
 }  // namespace sluice::service

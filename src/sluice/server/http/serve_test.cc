@@ -19,6 +19,7 @@
 
 #include "sluice/client/remote_limiter.h"
 #include "sluice/server/http/test_http_client.h"
+#include "sluice/service/rollout.h"
 #include "testing/redis_cluster.h"
 #include "testing/redis_server.h"
 #include "testing/subprocess.h"
@@ -850,6 +851,70 @@ TEST_F(ServeRedisTest, TwoServersShareStateThatSurvivesAServerKilledAndRestarted
   EXPECT_FALSE(client_b->try_acquire("jobs", "worker", "queue", 1)->verdict.allowed);
   EXPECT_EQ(client_b->release("jobs", "worker", "queue", *held->lease).value(), true);
   EXPECT_TRUE(client_b->try_acquire("jobs", "worker", "queue", 1)->verdict.allowed);
+}
+
+// The defences (docs/defences.md) as `sluice serve` runs them on Redis: a staged rollout whose
+// denials are enforced for the hashed share and shadowed for the rest, repeated denials answered
+// by the over-limit cache, and the circuit breaker opening on a stalled Redis — all on /metrics.
+TEST_F(ServeRedisTest, DefencesRolloutOverLimitCacheAndBreakerShowOnMetrics) {
+  TempDir dir;
+  write_file(dir.path() / "staged.yaml",
+             "name: staged\napps: [\"*\"]\nrollout: 50%\non_store_failure: fail_closed\n"
+             "limits:\n  - algorithm: fixed_window\n    limit: 1\n    window: 1h\n");
+  StatusOr<std::unique_ptr<Serve>> serve = Serve::start(
+      {"--redis", url(), "--policy-file", (dir.path() / "staged.yaml").string(), "--redis-timeout",
+       "200ms", "--breaker-failures", "2", "--breaker-open-for", "1h"});
+  ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+  const std::uint16_t port = (*serve)->port();
+  const auto acquire = [port](const std::string& key) {
+    return json::parse(http_request(port, "POST", "/v1/acquire",
+                                    json{{"app", "web"}, {"policy", "staged"}, {"key", key}}.dump())
+                           ->body);
+  };
+  policy::Policy staged{.name = "staged", .rollout = 50.0};
+  int enforced = 0;
+  for (int i = 0; i < 20; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    const bool in_group = service::enforced_for(staged, key);
+    enforced += in_group;
+    EXPECT_EQ(acquire(key)["allowed"], true);
+    for (int repeat = 0; repeat < 2; ++repeat) {  // Redis's denial, then the cache's
+      const json denied = acquire(key);
+      EXPECT_EQ(denied["allowed"], !in_group) << denied.dump();
+      EXPECT_EQ(denied["shadow_denied"], !in_group) << denied.dump();
+      EXPECT_EQ(denied["mode"], in_group ? "enforce" : "shadow") << denied.dump();
+    }
+  }
+  std::string metrics = http_request(port, "GET", "/metrics")->body;
+  EXPECT_NE(metrics.find("sluice_over_limit_cache_hits_total{policy=\"staged\"} 20\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("sluice_rollout_decisions_total{policy=\"staged\",group=\"enforced\","
+                         "outcome=\"denied\"} " +
+                         std::to_string(2 * enforced) + "\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("sluice_rollout_decisions_total{policy=\"staged\",group=\"shadowed\","
+                         "outcome=\"shadow_denied\"} " +
+                         std::to_string(2 * (20 - enforced)) + "\n"),
+            std::string::npos)
+      << metrics;
+
+  // Redis stalls: two decisions wait for redis_timeout, then the breaker answers the rest.
+  ASSERT_EQ(::kill(redis_->pid(), SIGSTOP), 0);
+  struct Resume {
+    pid_t pid;
+    ~Resume() { ::kill(pid, SIGCONT); }
+  } resume{redis_->pid()};
+  for (int i = 0; i < 12; ++i) {
+    const json decision = acquire("stalled-" + std::to_string(i));
+    EXPECT_EQ(decision["degraded"], true) << decision.dump();
+  }
+  metrics = http_request(port, "GET", "/metrics")->body;
+  EXPECT_NE(metrics.find("sluice_circuit_breaker_state 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("sluice_circuit_breaker_rejections_total 10\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("sluice_store_errors_total 2\n"), std::string::npos) << metrics;
 }
 
 // nginx in front of a static page, asking `sluice serve` through auth_request. nginx passes only
