@@ -8,6 +8,7 @@
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/rendezvous.h"
 #include "sluice/service/scale.h"
+#include "sluice/service/split_budget.h"
 
 namespace sluice::service {
 namespace {
@@ -90,6 +91,16 @@ TimerQueue& Limiter::timers() {
   if (options_.timers != nullptr) return *options_.timers;
   std::call_once(timers_started_, [this] { own_timers_ = std::make_unique<TimerQueue>(); });
   return *own_timers_;
+}
+
+TokenLeases& Limiter::token_leases() {
+  std::call_once(leases_started_,
+                 [this] { leases_ = std::make_unique<TokenLeases>(store_, timers()); });
+  return *leases_;
+}
+
+TokenLeaseStats Limiter::token_lease_stats() const {
+  return leases_ ? leases_->stats() : TokenLeaseStats{};
 }
 
 StatusOr<std::shared_ptr<const policy::Policy>> Limiter::find(std::string_view name,
@@ -184,6 +195,20 @@ StatusOr<Decision> Limiter::try_acquire(const policy::Policy& policy, std::strin
     if (early->ok()) ++allowed_;
     return *std::move(early);
   }
+  if (leased(policy)) {
+    std::optional<Decision> spent = token_leases().try_spend(policy, subject, cost);
+    if (!spent) {
+      auto rendezvous = std::make_shared<Rendezvous<StatusOr<Decision>>>();
+      try_acquire_async(policy, app, subject, cost, [rendezvous](StatusOr<Decision> decision) {
+        rendezvous->deliver(std::move(decision));
+      });
+      return rendezvous->wait();
+    }
+    StatusOr<Decision> decision = finish(policy, subject, cost, *std::move(spent));
+    ++allowed_;
+    metrics_.record(*decision, steady_.now() - started);
+    return decision;
+  }
   // A caller that blocks anyway waits on the store's own call (its timeout bounds it): the
   // cheapest path for a thread per caller, with no timer and no hand-off.
   const store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = subject};
@@ -239,6 +264,13 @@ void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
   const store::SubjectRef ref{.policy = attempt->policy->name,
                               .limits = attempt->policy->limits,
                               .subject = attempt->request.subject};
+  const bool by_lease = leased(*attempt->policy);
+  if (by_lease) {
+    if (std::optional<Decision> spent = token_leases().try_spend(
+            *attempt->policy, attempt->request.subject, attempt->request.cost)) {
+      return on_stored(attempt, *std::move(spent));
+    }
+  }
   if (store_.answers_in_process()) {
     store_.acquire_async(ref, attempt->request.cost, [this, attempt](StatusOr<Decision> stored) {
       on_stored(attempt, std::move(stored));
@@ -253,12 +285,17 @@ void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
     on_stored(attempt, deadline_exceeded("store: no answer within " +
                                          std::to_string(timeout / kMicrosPerMilli) + " ms"));
   });
-  store_.acquire_async(ref, attempt->request.cost,
-                       [this, attempt, call](StatusOr<Decision> stored) {
-                         if (call->settled.exchange(true)) return;  // the deadline came first
-                         timers().cancel(call->deadline);
-                         on_stored(attempt, std::move(stored));
-                       });
+  auto on_answer = [this, attempt, call](StatusOr<Decision> stored) {
+    if (call->settled.exchange(true)) return;  // the deadline came first
+    timers().cancel(call->deadline);
+    on_stored(attempt, std::move(stored));
+  };
+  if (by_lease) {
+    token_leases().acquire(*attempt->policy, attempt->request.subject, attempt->request.cost,
+                           std::move(on_answer));
+  } else {
+    store_.acquire_async(ref, attempt->request.cost, std::move(on_answer));
+  }
 }
 
 void Limiter::on_stored(const std::shared_ptr<Attempt>& attempt, StatusOr<Decision> stored) {
@@ -335,12 +372,14 @@ Decision Limiter::degrade(const policy::Policy& policy, std::string_view subject
     case policy::FailureMode::kFailClosed:
       decision.verdict.retry_after = options_.fail_closed_retry_after;
       return decision;
-    case policy::FailureMode::kLocal: {
+    case policy::FailureMode::kLocal:
+    case policy::FailureMode::kSplit: {
       if (local_ == nullptr) break;
+      const double fraction = policy.on_store_failure == policy::FailureMode::kSplit
+                                  ? split_fraction(options_.live_nodes, options_.local_fraction)
+                                  : options_.local_fraction;
       std::vector<algorithm::Limit> scaled;
-      for (const auto& limit : policy.limits) {
-        scaled.push_back(scale_limit(limit, options_.local_fraction));
-      }
+      for (const auto& limit : policy.limits) scaled.push_back(scale_limit(limit, fraction));
       const store::SubjectRef ref{.policy = policy.name, .limits = scaled, .subject = subject};
       StatusOr<Decision> local = local_->acquire(ref, cost);
       if (!local.ok()) break;

@@ -30,6 +30,7 @@
 #include "sluice/service/decision_metrics.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/service/timer_queue.h"
+#include "sluice/service/token_leases.h"
 #include "sluice/store/store.h"
 
 namespace sluice::service {
@@ -57,6 +58,10 @@ struct LimiterOptions {
   // nor unbounded latency. 0: no bound — the default, so embedders (the library, sluice bench)
   // keep getting failure-mode answers; `sluice serve` sets max_pending_decisions (10 000).
   std::size_t max_pending = 0;
+  // Failure mode `split`: the live sluice nodes sharing the store (the count the node heartbeat
+  // last read, store/redis/node_heartbeat.h); the node then grants 1/live of each limit. Null,
+  // or an answer of 0: split decides as local with local_fraction.
+  std::function<std::size_t()> live_nodes;
 };
 
 struct LimiterStats {
@@ -176,6 +181,8 @@ class Limiter {
   StatusOr<Decision> apply_quota_blocking(QuotaCall call);
 
   LimiterStats stats() const;
+  // Token leasing (policies with lease_tokens, token_leases.h): takes, units, local decisions.
+  TokenLeaseStats token_lease_stats() const;
   const DecisionMetrics& metrics() const { return metrics_; }
 
  private:
@@ -208,6 +215,12 @@ class Limiter {
   // acquire() for a request whose place is already reserved; gives it back on every answer.
   void acquire_reserved(AcquireRequest request, DecisionCallback done);
   TimerQueue& timers();
+  // The token leases of policies with lease_tokens, made on first need.
+  TokenLeases& token_leases();
+  // Whether `policy`'s decisions go through token leases (a store that leaves the process).
+  bool leased(const policy::Policy& policy) const {
+    return policy.lease_tokens > 0 && !store_.answers_in_process();
+  }
 
   store::Store& store_;
   store::Store* local_;
@@ -215,6 +228,8 @@ class Limiter {
   const Clock& steady_;  // the timers' clock: waits, deadlines and durations
   std::once_flag timers_started_;
   std::unique_ptr<TimerQueue> own_timers_;
+  std::once_flag leases_started_;
+  std::unique_ptr<TokenLeases> leases_;  // after own_timers_: destroyed first
   DecisionMetrics metrics_;
   std::atomic<std::uint64_t> allowed_{0};
   std::atomic<std::uint64_t> denied_{0};
