@@ -156,7 +156,6 @@ void TokenLeases::on_taken(const std::shared_ptr<Lease>& lease, std::uint64_t ge
                                     [this, lease, generation] { expire(lease, generation); });
       std::size_t served = 0;
       for (; served < waiters.size() && waiters[served].first <= lease->units; ++served) {
-        counters_->local.fetch_add(1, std::memory_order_relaxed);
         answers.emplace_back(std::move(waiters[served].second),
                              lease->spend(waiters[served].first));
       }
@@ -203,11 +202,14 @@ void TokenLeases::expire(const std::shared_ptr<Lease>& lease, std::uint64_t gene
 
 void TokenLeases::give_back(const std::shared_ptr<Lease>& lease, std::int64_t units,
                             Micros taken_at) {
-  counters_->given_back.fetch_add(static_cast<std::uint64_t>(units), std::memory_order_relaxed);
   // `lease` keeps the ref's strings alive until the store answers.
   store_.give_back_tokens_async(
-      lease->ref(), units, taken_at, [counters = counters_, lease](StatusOr<Decision> given) {
-        if (!given.ok()) {
+      lease->ref(), units, taken_at,
+      [counters = counters_, lease, units](StatusOr<Decision> given) {
+        if (given.ok()) {
+          counters->given_back.fetch_add(static_cast<std::uint64_t>(units),
+                                         std::memory_order_relaxed);
+        } else {
           counters->give_back_errors.fetch_add(1, std::memory_order_relaxed);
         }
       });
