@@ -195,7 +195,7 @@ StatusOr<Decision> Limiter::try_acquire(const policy::Policy& policy, std::strin
     if (early->ok()) ++allowed_;
     return *std::move(early);
   }
-  if (leased(policy)) {
+  if (leased(policy, cost)) {
     std::optional<Decision> spent = token_leases().try_spend(policy, subject, cost);
     if (!spent) {
       auto rendezvous = std::make_shared<Rendezvous<StatusOr<Decision>>>();
@@ -264,7 +264,7 @@ void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
   const store::SubjectRef ref{.policy = attempt->policy->name,
                               .limits = attempt->policy->limits,
                               .subject = attempt->request.subject};
-  const bool by_lease = leased(*attempt->policy);
+  const bool by_lease = leased(*attempt->policy, attempt->request.cost);
   if (by_lease) {
     if (std::optional<Decision> spent = token_leases().try_spend(
             *attempt->policy, attempt->request.subject, attempt->request.cost)) {

@@ -217,9 +217,10 @@ class Limiter {
   TimerQueue& timers();
   // The token leases of policies with lease_tokens, made on first need.
   TokenLeases& token_leases();
-  // Whether `policy`'s decisions go through token leases (a store that leaves the process).
-  bool leased(const policy::Policy& policy) const {
-    return policy.lease_tokens > 0 && !store_.answers_in_process();
+  // Whether a decision of `cost` units goes through token leases: a policy with lease_tokens, a
+  // store that leaves the process, and units to spend (a peek, cost 0, asks the store).
+  bool leased(const policy::Policy& policy, std::int64_t cost) const {
+    return policy.lease_tokens > 0 && cost > 0 && !store_.answers_in_process();
   }
 
   store::Store& store_;

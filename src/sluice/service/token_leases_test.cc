@@ -190,6 +190,16 @@ TEST_F(TokenLeasesTest, UnusedUnitsGoBackAtExpiryAndTheStatsCountThem) {
   EXPECT_EQ(nodes_[0]->stats().allowed, 4u);
 }
 
+TEST_F(TokenLeasesTest, APeekAsksTheStoreAndTakesNoLease) {
+  StatusOr<Decision> peek = nodes_[0]->acquire_blocking(
+      {.app = "web", .policy = "bucket", .subject = "peeked", .cost = 0});
+  ASSERT_TRUE(peek.ok()) << peek.status().to_string();
+  EXPECT_TRUE(peek->verdict.allowed);
+  EXPECT_EQ(peek->verdict.remaining, 200);
+  EXPECT_EQ(nodes_[0]->token_lease_stats().takes, 0u);
+  EXPECT_EQ(stored_balance("bucket", "peeked"), 200);
+}
+
 TEST_F(TokenLeasesTest, ShadowModeAllowsWhatTheLeasesRefuseAndReportsIt) {
   int shadow_denied = 0;
   for (int i = 0; i < 8; ++i) {
