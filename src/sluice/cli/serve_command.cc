@@ -46,6 +46,7 @@
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/store/memory/memory_store.h"
+#include "sluice/store/redis/node_heartbeat.h"
 #include "sluice/store/redis/redis_store.h"
 
 namespace sluice::cli {
@@ -95,6 +96,8 @@ struct ServeSettings {
   int check_deny_status = 429;
   bool access_log = true;
   double local_fraction = 1.0;
+  std::string node_id;  // empty: a random one per start
+  Micros heartbeat_ttl = 3 * kMicrosPerSecond;
   std::int64_t memory_max_keys = 1'000'000;
   int redis_connections = 2;
   Micros redis_timeout = 1 * kMicrosPerSecond;
@@ -170,6 +173,30 @@ std::function<Status(ServeSettings&, std::string_view)> string_setter(
     s.*field = std::string(text);
     return Status();
   };
+}
+
+// The defences' metrics (docs/defences.md): token leases and the live node count.
+void write_defence_metrics(std::string& out, const service::TokenLeaseStats& leases,
+                           std::size_t live_nodes) {
+  const auto counter = [&out](std::string_view name, std::string_view help, std::uint64_t value) {
+    out.append("# HELP ").append(name).append(" ").append(help).append("\n# TYPE ");
+    out.append(name).append(" counter\n").append(name).append(" ");
+    out.append(std::to_string(value)).append("\n");
+  };
+  counter("sluice_token_lease_takes_total", "Token-lease take calls the store answered.",
+          leases.takes);
+  counter("sluice_token_lease_taken_units_total", "Units taken into token leases.", leases.taken);
+  counter("sluice_token_lease_returned_units_total",
+          "Unused leased units the store took back at expiry.", leases.given_back);
+  counter("sluice_token_lease_local_decisions_total",
+          "Decisions allowed from a held token lease, with no store call.", leases.local);
+  counter("sluice_token_lease_give_back_errors_total",
+          "Give-backs the store did not take (their units are lost: under-admission).",
+          leases.give_back_errors);
+  out.append(
+      "# HELP sluice_live_nodes Live sluice nodes the heartbeat last read (0: never read; "
+      "on_store_failure split grants 1/this).\n# TYPE sluice_live_nodes gauge\nsluice_live_nodes ");
+  out.append(std::to_string(live_nodes)).append("\n");
 }
 
 const std::vector<Setting>& settings() {
@@ -377,6 +404,16 @@ const std::vector<Setting>& settings() {
           out << s.local_fraction;
           return out.str();
         });
+    add("node_id",
+        "Failure mode `split`: this node's id in the Redis heartbeat set (default: random per "
+        "start; docs/defences.md)",
+        string_setter(&ServeSettings::node_id, true),
+        [](const ServeSettings& s) { return s.node_id; });
+    add("heartbeat_ttl",
+        "Failure mode `split`: a node stops counting as live this long after its last heartbeat "
+        "(beats every ttl/3)",
+        duration_setter(&ServeSettings::heartbeat_ttl, false),
+        [](const ServeSettings& s) { return format_duration(s.heartbeat_ttl); });
     add("memory_max_keys", "In-memory store: most subjects held (least recently used go first)",
         integer_setter(&ServeSettings::memory_max_keys, 1, std::int64_t{1} << 40),
         [](const ServeSettings& s) { return std::to_string(s.memory_max_keys); });
@@ -665,6 +702,18 @@ int run_serve(const ServeCommand& command) {
     redis = std::move(opened.store);
   }
   store::Store& store = redis ? static_cast<store::Store&>(*redis) : memory;
+  // Failure mode split: the live nodes sharing this Redis (node_heartbeat.h).
+  std::unique_ptr<store::NodeHeartbeat> heartbeat;
+  if (redis) {
+    StatusOr<std::unique_ptr<store::NodeHeartbeat>> created = store::NodeHeartbeat::create(
+        redis->client(),
+        {.node_id = s.node_id.empty() ? store::new_lease_id() : s.node_id, .ttl = s.heartbeat_ttl});
+    if (!created.ok()) {
+      std::cerr << "sluice serve: " << created.status().message() << "\n";
+      return 2;
+    }
+    heartbeat = std::move(*created);
+  }
   service::CachedPolicyLookup lookup(*policies->cache);
   // A credential revoked while serving fails every decision; say so loudly, but once per 10 s.
   LogThrottle refusal_log(SteadyClock::instance(), 10 * kMicrosPerSecond);
@@ -686,7 +735,12 @@ int run_serve(const ServeCommand& command) {
                          {"refused_calls", *count}});
              }
            },
-       .max_pending = static_cast<std::size_t>(s.max_pending_decisions)});
+       .max_pending = static_cast<std::size_t>(s.max_pending_decisions),
+       .live_nodes = [&heartbeat]() -> std::size_t {
+         return heartbeat ? heartbeat->live_nodes() : 0;
+       }});
+  std::optional<store::HeartbeatLoop> heartbeat_loop;
+  if (heartbeat) heartbeat_loop.emplace(*heartbeat);
   http::Metrics metrics;
   // The HTTP server starts after the API it serves; /metrics reads its connection counts once set.
   std::atomic<const http::HttpServer*> http_server{nullptr};
@@ -702,8 +756,10 @@ int run_serve(const ServeCommand& command) {
        .max_batch = static_cast<std::size_t>(s.max_batch),
        .policies_ready = [&policies] { return policies->policies->revision().status(); },
        .store_metrics =
-           [&memory, &http_server](std::string& out) {
+           [&memory, &http_server, &limiter, &heartbeat](std::string& out) {
              http::write_memory_store_metrics(out, memory.stats());
+             write_defence_metrics(out, limiter.token_lease_stats(),
+                                   heartbeat ? heartbeat->live_nodes() : 0);
              if (const http::HttpServer* server = http_server.load()) {
                http::write_connection_metrics(out, server->connection_stats());
              }

@@ -1,5 +1,8 @@
 #include "sluice/store/redis/node_heartbeat.h"
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,13 +25,13 @@ const redis::Script& heartbeat_script(bool pinned_time) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<NodeHeartbeat>> NodeHeartbeat::create(
-    std::shared_ptr<redis::Client> client, NodeHeartbeatOptions options) {
+StatusOr<std::unique_ptr<NodeHeartbeat>> NodeHeartbeat::create(redis::Client& client,
+                                                               NodeHeartbeatOptions options) {
   if (options.node_id.empty() || options.node_id.size() > 256) {
     return invalid_argument("node_id: must be 1 to 256 bytes");
   }
   if (options.ttl < kMicrosPerMilli) return invalid_argument("heartbeat ttl: must be at least 1ms");
-  return std::unique_ptr<NodeHeartbeat>(new NodeHeartbeat(std::move(client), std::move(options)));
+  return std::unique_ptr<NodeHeartbeat>(new NodeHeartbeat(client, std::move(options)));
 }
 
 StatusOr<std::size_t> NodeHeartbeat::beat() { return call(true); }
@@ -42,8 +45,8 @@ StatusOr<std::size_t> NodeHeartbeat::call(bool beat) {
     args.push_back(std::to_string(options_.pinned_clock_for_tests->now()));
   }
   StatusOr<redis::Reply> reply =
-      client_->eval_script(heartbeat_script(options_.pinned_clock_for_tests != nullptr),
-                           {options_.key}, std::move(args));
+      client_.eval_script(heartbeat_script(options_.pinned_clock_for_tests != nullptr),
+                          {options_.key}, std::move(args));
   if (!reply.ok()) return reply.status();
   if (!reply->is_integer() || reply->as_integer() < 0) {
     return internal_error("node heartbeat: unexpected reply " + reply->debug_string());
@@ -51,6 +54,25 @@ StatusOr<std::size_t> NodeHeartbeat::call(bool beat) {
   const auto live = static_cast<std::size_t>(reply->as_integer());
   if (beat) live_.store(live, std::memory_order_relaxed);
   return live;
+}
+
+HeartbeatLoop::HeartbeatLoop(NodeHeartbeat& heartbeat, std::function<void(const Status&)> on_error)
+    : heartbeat_(heartbeat), thread_([this, on_error = std::move(on_error)](std::stop_token stop) {
+        const auto interval = std::chrono::microseconds(heartbeat_.options().ttl / 3);
+        std::mutex mutex;
+        std::condition_variable_any wake;
+        std::unique_lock lock(mutex);
+        while (!stop.stop_requested()) {
+          StatusOr<std::size_t> beat = heartbeat_.beat();
+          if (!beat.ok() && on_error) on_error(beat.status());
+          wake.wait_for(lock, stop, interval, [] { return false; });
+        }
+      }) {}
+
+HeartbeatLoop::~HeartbeatLoop() {
+  thread_.request_stop();
+  thread_.join();
+  (void)heartbeat_.leave();  // best effort: else the others count this node for one more TTL
 }
 
 }  // namespace sluice::store

@@ -7,8 +7,10 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "sluice/core/clock.h"
 #include "sluice/status.h"
@@ -31,7 +33,7 @@ struct NodeHeartbeatOptions {
 class NodeHeartbeat {
  public:
   // `client` must outlive the heartbeat. InvalidArgument for an empty id or a TTL under 1 ms.
-  static StatusOr<std::unique_ptr<NodeHeartbeat>> create(std::shared_ptr<redis::Client> client,
+  static StatusOr<std::unique_ptr<NodeHeartbeat>> create(redis::Client& client,
                                                          NodeHeartbeatOptions options);
 
   // Registers this node for `ttl` and reads the live count (blocking: not on a Redis I/O thread).
@@ -47,13 +49,27 @@ class NodeHeartbeat {
   const NodeHeartbeatOptions& options() const { return options_; }
 
  private:
-  NodeHeartbeat(std::shared_ptr<redis::Client> client, NodeHeartbeatOptions options)
-      : client_(std::move(client)), options_(std::move(options)) {}
+  NodeHeartbeat(redis::Client& client, NodeHeartbeatOptions options)
+      : client_(client), options_(std::move(options)) {}
   StatusOr<std::size_t> call(bool beat);
 
-  std::shared_ptr<redis::Client> client_;
+  redis::Client& client_;
   NodeHeartbeatOptions options_;
   std::atomic<std::size_t> live_{0};
+};
+
+// Beats every ttl / 3 on a thread of its own (so a missed beat or two does not drop the node),
+// and leaves when destroyed. `on_error` (optional) hears each failed beat, on that thread.
+class HeartbeatLoop {
+ public:
+  HeartbeatLoop(NodeHeartbeat& heartbeat, std::function<void(const Status&)> on_error = {});
+  ~HeartbeatLoop();
+  HeartbeatLoop(const HeartbeatLoop&) = delete;
+  HeartbeatLoop& operator=(const HeartbeatLoop&) = delete;
+
+ private:
+  NodeHeartbeat& heartbeat_;
+  std::jthread thread_;
 };
 
 }  // namespace sluice::store

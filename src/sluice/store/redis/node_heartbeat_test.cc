@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "testing/redis_server.h"
 
@@ -30,7 +32,7 @@ class NodeHeartbeatTest : public testing::Test {
 
   std::unique_ptr<NodeHeartbeat> node(std::string id) {
     StatusOr<std::unique_ptr<NodeHeartbeat>> heartbeat = NodeHeartbeat::create(
-        client_, {.node_id = std::move(id), .ttl = kTtl, .pinned_clock_for_tests = &clock_});
+        *client_, {.node_id = std::move(id), .ttl = kTtl, .pinned_clock_for_tests = &clock_});
     EXPECT_TRUE(heartbeat.ok()) << heartbeat.status().to_string();
     return heartbeat.ok() ? std::move(*heartbeat) : nullptr;
   }
@@ -79,10 +81,26 @@ TEST_F(NodeHeartbeatTest, AnOutageKeepsTheLastCountRead) {
   EXPECT_EQ(a->live_nodes(), 2u);
 }
 
+TEST_F(NodeHeartbeatTest, TheLoopBeatsAtOnceAndLeavesWhenDestroyed) {
+  std::unique_ptr<NodeHeartbeat> a = node("a");
+  std::unique_ptr<NodeHeartbeat> b = node("b");
+  ASSERT_EQ(*b->beat(), 1u);
+  {
+    HeartbeatLoop loop(*a);
+    // The loop's first beat is immediate; wait for its answer (not for time to pass).
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (a->live_nodes() == 0 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+    EXPECT_EQ(a->live_nodes(), 2u);
+  }
+  EXPECT_EQ(*b->beat(), 1u);  // a left
+}
+
 TEST_F(NodeHeartbeatTest, RefusesAnEmptyIdAndATtlUnderAMillisecond) {
-  EXPECT_EQ(NodeHeartbeat::create(client_, {.node_id = ""}).status().code(),
+  EXPECT_EQ(NodeHeartbeat::create(*client_, {.node_id = ""}).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(NodeHeartbeat::create(client_, {.node_id = "a", .ttl = 999}).status().code(),
+  EXPECT_EQ(NodeHeartbeat::create(*client_, {.node_id = "a", .ttl = 999}).status().code(),
             StatusCode::kInvalidArgument);
 }
 
