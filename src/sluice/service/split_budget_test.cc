@@ -8,8 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sluice/core/clock.h"
@@ -137,12 +139,15 @@ TEST_F(SplitBudgetTest, SharedStateAgainWhenRedisReturns) {
   ASSERT_TRUE(server_->stop().ok());
   EXPECT_EQ(drive("split", {10, 0, 0}, true), 10);
   ASSERT_TRUE(server_->restart().ok());
-  // The client reconnects on demand; its first calls after the restart may still fail.
+  // The client reconnects with a backoff; calls until then still fail (degraded). Wait for the
+  // reconnection (an I/O event, not a time to pass), bounded.
   bool shared = false;
-  for (int i = 0; i < 200 && !shared; ++i) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!shared && std::chrono::steady_clock::now() < give_up) {
     StatusOr<Decision> decision =
         nodes_[0]->acquire_blocking({.app = "web", .policy = "split", .subject = "other"});
     shared = decision.ok() && !decision->degraded;
+    if (!shared) std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling, not timing
   }
   ASSERT_TRUE(shared);
   // Shared again, not split: the whole limit once across the nodes (a restarted redis-server
