@@ -43,6 +43,7 @@
 #include "sluice/server/http/metrics.h"
 #include "sluice/server/http/server.h"
 #include "sluice/service/decision_history.h"
+#include "sluice/service/defence_metrics.h"
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/store/memory/memory_store.h"
@@ -173,30 +174,6 @@ std::function<Status(ServeSettings&, std::string_view)> string_setter(
     s.*field = std::string(text);
     return Status();
   };
-}
-
-// The defences' metrics (docs/defences.md): token leases and the live node count.
-void write_defence_metrics(std::string& out, const service::TokenLeaseStats& leases,
-                           std::size_t live_nodes) {
-  const auto counter = [&out](std::string_view name, std::string_view help, std::uint64_t value) {
-    out.append("# HELP ").append(name).append(" ").append(help).append("\n# TYPE ");
-    out.append(name).append(" counter\n").append(name).append(" ");
-    out.append(std::to_string(value)).append("\n");
-  };
-  counter("sluice_token_lease_takes_total", "Token-lease take calls the store answered.",
-          leases.takes);
-  counter("sluice_token_lease_taken_units_total", "Units taken into token leases.", leases.taken);
-  counter("sluice_token_lease_returned_units_total",
-          "Unused leased units the store took back at expiry.", leases.given_back);
-  counter("sluice_token_lease_local_decisions_total",
-          "Decisions allowed from a held token lease, with no store call.", leases.local);
-  counter("sluice_token_lease_give_back_errors_total",
-          "Give-backs the store did not take (their units are lost: under-admission).",
-          leases.give_back_errors);
-  out.append(
-      "# HELP sluice_live_nodes Live sluice nodes the heartbeat last read (0: never read; "
-      "on_store_failure split grants 1/this).\n# TYPE sluice_live_nodes gauge\nsluice_live_nodes ");
-  out.append(std::to_string(live_nodes)).append("\n");
 }
 
 const std::vector<Setting>& settings() {
@@ -758,8 +735,8 @@ int run_serve(const ServeCommand& command) {
        .store_metrics =
            [&memory, &http_server, &limiter, &heartbeat](std::string& out) {
              http::write_memory_store_metrics(out, memory.stats());
-             write_defence_metrics(out, limiter.token_lease_stats(),
-                                   heartbeat ? heartbeat->live_nodes() : 0);
+             service::write_defence_metrics(out, limiter.token_lease_stats(),
+                                            heartbeat ? heartbeat->live_nodes() : 0);
              if (const http::HttpServer* server = http_server.load()) {
                http::write_connection_metrics(out, server->connection_stats());
              }
