@@ -69,7 +69,7 @@ done
 # Every server up and seeing every node (heartbeats beat every ttl/3 = 1 s).
 for port in "${ports[@]}"; do
   for _ in $(seq 200); do
-    live="$(curl -s "127.0.0.1:$port/metrics" | awk '/^sluice_live_nodes /{print $2}')"
+    live="$(curl -s "127.0.0.1:$port/metrics" | awk '/^sluice_live_nodes /{print $2}' || true)"
     [[ "$live" == "$nodes" ]] && break
     sleep 0.05
   done
@@ -83,7 +83,7 @@ for i in $(seq 1 "$down"); do
 done
 running=$((nodes - down))
 for _ in $(seq 200); do
-  live="$(curl -s "127.0.0.1:${ports[0]}/metrics" | awk '/^sluice_live_nodes /{print $2}')"
+  live="$(curl -s "127.0.0.1:${ports[0]}/metrics" | awk '/^sluice_live_nodes /{print $2}' || true)"
   [[ "$live" == "$running" ]] && break
   sleep 0.05
 done
