@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "testing/redis_cluster.h"
 #include "testing/redis_server.h"
 
 namespace sluice::store {
@@ -102,6 +103,22 @@ TEST_F(NodeHeartbeatTest, RefusesAnEmptyIdAndATtlUnderAMillisecond) {
             StatusCode::kInvalidArgument);
   EXPECT_EQ(NodeHeartbeat::create(*client_, {.node_id = "a", .ttl = 999}).status().code(),
             StatusCode::kInvalidArgument);
+}
+
+TEST(NodeHeartbeatClusterTest, CountsNodesOnARedisCluster) {
+  StatusOr<std::unique_ptr<test::RedisCluster>> cluster =
+      test::RedisCluster::start({.masters = 3, .replicas_per_master = 0});
+  ASSERT_TRUE(cluster.ok()) << cluster.status().to_string();
+  StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::open((*cluster)->url());
+  ASSERT_TRUE(client.ok()) << client.status().to_string();
+  StatusOr<std::unique_ptr<NodeHeartbeat>> a = NodeHeartbeat::create(**client, {.node_id = "a"});
+  StatusOr<std::unique_ptr<NodeHeartbeat>> b = NodeHeartbeat::create(**client, {.node_id = "b"});
+  ASSERT_TRUE(a.ok() && b.ok());
+  StatusOr<std::size_t> first = (*a)->beat();
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  EXPECT_EQ(*first, 1u);
+  EXPECT_EQ(*(*b)->beat(), 2u);
+  EXPECT_EQ(*(*a)->leave(), 1u);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "sluice/core/clock.h"
 #include "sluice/core/rendezvous.h"
 #include "sluice/store/redis/redis_store.h"
+#include "testing/redis_cluster.h"
 #include "testing/redis_server.h"
 
 namespace sluice::store {
@@ -158,6 +159,35 @@ TEST_F(RedisStoreTokenLeaseTest, RefusesAlgorithmsThatCannotBeLeased) {
             std::string::npos)
       << taken.status().message();
   EXPECT_EQ(give(*store_, ref, 1, 0).status().code(), StatusCode::kInvalidArgument);
+}
+
+// On a Redis Cluster the take and the give-back are routed by the subject's hash slot like every
+// call of the subject (its keys share one "{policy:subject}" tag), and the heartbeat's one key
+// by its own tag: subjects on every master lease and give back as on one server.
+TEST(RedisStoreTokenLeaseClusterTest, TakesAndGivesBackOnEveryMaster) {
+  StatusOr<std::unique_ptr<test::RedisCluster>> cluster =
+      test::RedisCluster::start({.masters = 3, .replicas_per_master = 0});
+  ASSERT_TRUE(cluster.ok()) << cluster.status().to_string();
+  StatusOr<std::unique_ptr<RedisStore>> store = RedisStore::open((*cluster)->url());
+  ASSERT_TRUE(store.ok()) << store.status().to_string();
+  const Limit bucket[] = {TokenBucket{.capacity = 10, .refill = 1, .period = kHour}};
+  for (int i = 0; i < 12; ++i) {  // 12 subjects: every master owns some with near certainty
+    const std::string subject = "hot-" + std::to_string(i);
+    SCOPED_TRACE(subject);
+    const SubjectRef ref{.policy = "lease.cluster", .limits = bucket, .subject = subject};
+    Rendezvous<StatusOr<TokenTake>> took;
+    (*store)->take_tokens_async(ref, 1, 4, [&](StatusOr<TokenTake> t) { took.deliver(t); });
+    StatusOr<TokenTake> taken = took.wait();
+    ASSERT_TRUE(taken.ok()) << taken.status().to_string();
+    EXPECT_EQ(taken->taken, 4);
+    Rendezvous<StatusOr<Decision>> gave;
+    (*store)->give_back_tokens_async(ref, 3, taken->taken_at,
+                                     [&](StatusOr<Decision> d) { gave.deliver(d); });
+    ASSERT_TRUE(gave.wait().ok());
+    StatusOr<Decision> peek = (*store)->apply_quota(ref, {.cost = 0});
+    ASSERT_TRUE(peek.ok()) << peek.status().to_string();
+    EXPECT_EQ(peek->verdict.balance, 9);
+  }
 }
 
 }  // namespace
