@@ -136,7 +136,11 @@ void TokenLeases::on_taken(const std::shared_ptr<Lease>& lease, std::uint64_t ge
     lease->taking = false;
     std::vector<std::pair<std::int64_t, Answer>> waiters = std::move(lease->waiters);
     lease->waiters.clear();
-    if (taken.ok()) counters_->takes.fetch_add(1, std::memory_order_relaxed);
+    if (taken.ok()) {
+      counters_->takes.fetch_add(1, std::memory_order_relaxed);
+      // An acquire's answer: a quota operation's signed balance is not part of it.
+      taken->decision.verdict.balance.reset();
+    }
     if (!taken.ok() || taken->taken == 0) {
       // An error or a refusal answers every waiter: each one's failure mode or denial applies.
       for (auto& [cost, answer] : waiters) {

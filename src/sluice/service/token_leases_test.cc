@@ -209,6 +209,11 @@ TEST_F(TokenLeasesTest, ShadowModeAllowsWhatTheLeasesRefuseAndReportsIt) {
     shadow_denied += decision->shadow_denied ? 1 : 0;
   }
   EXPECT_EQ(shadow_denied, 3);
+  // A leased denial reads as an acquire's: no quota balance in it.
+  StatusOr<Decision> denied = decide(1, "shadow", "hot");
+  ASSERT_TRUE(denied.ok());
+  EXPECT_TRUE(denied->shadow_denied);
+  EXPECT_FALSE(denied->verdict.balance.has_value());
   EXPECT_EQ(nodes_[0]->stats().shadow_denied, 3u);
   EXPECT_EQ(stored_balance("shadow", "hot"), 0);
 }
