@@ -1,5 +1,6 @@
 #include "sluice/service/limiter.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -345,6 +346,9 @@ StatusOr<Decision> Limiter::finish(const policy::Policy& policy, std::string_vie
     decision.verdict = stored->verdict;
     decision.limit_index = stored->limit_index;
     decision.lease = std::move(stored->lease);
+    if (policy.on_store_failure == policy::FailureMode::kSplit && local_ != nullptr) {
+      last_seen_.record(policy.name, subject, decision, steady_.now());
+    }
   } else if (is_store_failure(stored.status())) {
     count_store_error(stored.status());
     decision = degrade(policy, subject, cost);
@@ -381,6 +385,9 @@ Decision Limiter::degrade(const policy::Policy& policy, std::string_view subject
       std::vector<algorithm::Limit> scaled;
       for (const auto& limit : policy.limits) scaled.push_back(scale_limit(limit, fraction));
       const store::SubjectRef ref{.policy = policy.name, .limits = scaled, .subject = subject};
+      if (policy.on_store_failure == policy::FailureMode::kSplit) {
+        seed_split_share(ref, fraction);
+      }
       StatusOr<Decision> local = local_->acquire(ref, cost);
       if (!local.ok()) break;
       decision.verdict = local->verdict;
@@ -393,6 +400,17 @@ Decision Limiter::degrade(const policy::Policy& policy, std::string_view subject
   }
   decision.verdict.allowed = true;
   return decision;
+}
+
+void Limiter::seed_split_share(const store::SubjectRef& ref, double fraction) {
+  std::optional<SeenUsage> seen = last_seen_.take(ref.policy, ref.subject, steady_.now());
+  if (!seen || seen->limit_index >= ref.limits.size()) return;
+  // This node's share of what the deployment had used, at most its whole share (a charge that
+  // does not fit would charge nothing). Charged to every limit: conservative for the others.
+  const std::int64_t share =
+      std::min(seed_share(seen->used, fraction), nominal_limit(ref.limits[seen->limit_index]));
+  // Best effort: a concurrency limit cannot be charged, and then nothing is seeded.
+  (void)local_->apply_quota(ref, {.operation = store::QuotaOperation::kCharge, .cost = share});
 }
 
 void Limiter::release(LeaseRequest request, LeaseCallback done) {

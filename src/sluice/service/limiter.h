@@ -28,6 +28,7 @@
 #include "sluice/policy/policy.h"
 #include "sluice/service/decision.h"
 #include "sluice/service/decision_metrics.h"
+#include "sluice/service/last_seen_usage.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/service/timer_queue.h"
 #include "sluice/service/token_leases.h"
@@ -205,6 +206,9 @@ class Limiter {
   StatusOr<Decision> finish(const policy::Policy& policy, std::string_view subject,
                             std::int64_t cost, StatusOr<Decision> stored);
   Decision degrade(const policy::Policy& policy, std::string_view subject, std::int64_t cost);
+  // Failure mode split: charges the local store this node's share of the subject's usage last
+  // seen in the shared store (once per outage; last_seen_usage.h).
+  void seed_split_share(const store::SubjectRef& ref, double fraction);
   void count_store_error(const Status& status);
   void lease_operation(LeaseRequest request, bool release, LeaseCallback done);
   // Takes `count` places among max_pending, all or none; false when they do not fit (counted).
@@ -231,6 +235,7 @@ class Limiter {
   std::unique_ptr<TimerQueue> own_timers_;
   std::once_flag leases_started_;
   std::unique_ptr<TokenLeases> leases_;  // after own_timers_: destroyed first
+  LastSeenUsage last_seen_;              // failure mode split: each subject's usage, to seed
   DecisionMetrics metrics_;
   std::atomic<std::uint64_t> allowed_{0};
   std::atomic<std::uint64_t> denied_{0};

@@ -114,6 +114,22 @@ TEST_F(SplitBudgetTest, EvenTrafficKeepsTheGlobalBudgetWhereOtherModesDoNot) {
   // split: 3 × floor(100 / 3) = 99 <= 100, short by less than one unit per node.
 }
 
+TEST_F(SplitBudgetTest, TheUsageSeenBeforeTheOutageIsChargedToTheNodesShares) {
+  // 60 of 100 used, the nodes taking turns: each last saw 58, 59 and 60 used.
+  int allowed = 0;
+  for (int i = 0; i < 60; ++i) {
+    StatusOr<Decision> decision = nodes_[i % kNodes]->acquire_blocking(
+        {.app = "web", .policy = "split", .subject = "client"});
+    ASSERT_TRUE(decision.ok() && !decision->degraded);
+    allowed += decision->verdict.allowed ? 1 : 0;
+  }
+  ASSERT_EQ(allowed, 60);
+  ASSERT_TRUE(server_->stop().ok());
+  // Each node charges ceil(used / 3) = 20 of its 33 before deciding: 3 × 13 more, 99 in all
+  // (without the seed: 60 + 99 = 159).
+  EXPECT_EQ(drive("split", {60, 60, 60}, true), 39);
+}
+
 TEST_F(SplitBudgetTest, SkewedTrafficGetsOneNodesShareOnly) {
   ASSERT_TRUE(server_->stop().ok());
   EXPECT_EQ(drive("split", {180, 0, 0}, true), 33);
