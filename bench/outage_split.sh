@@ -12,7 +12,10 @@
 # DOWN servers are stopped (SIGTERM: they leave the heartbeat set) before the outage, as after a
 # scale-in or a crash one TTL ago: split then divides by the servers still running, local by the
 # fraction it was given. Each shape sends 2 × LIMIT decisions for a fresh subject to the running
-# servers, so the limit is always reachable.
+# servers, so the limit is always reachable. A third shape, "used": LIMIT / 2 decisions are
+# admitted while Redis is up (the servers taking turns, 10 at a time), then the outage's even
+# traffic; its "admitted" counts both, so its over-admission is what the window in which the
+# outage begins grants beyond the limit.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -90,13 +93,8 @@ done
 [[ "$live" == "$running" ]] || { echo "after stopping $down: ${live:-no} live nodes"; exit 1; }
 
 echo "nodes: $nodes started, $running running   limit: $limit per window   local_fraction: $fraction   redis: $(redis-server --version | cut -d' ' -f3)"
-kill "$redis_pid"
-for _ in $(seq 100); do kill -0 "$redis_pid" 2>/dev/null || break; sleep 0.05; done
-redis_pid=""
-
-python3 - "$limit" "${ports[@]}" <<'DRIVE'
-import json, sys, urllib.request
-limit, ports = int(sys.argv[1]), sys.argv[2:]
+cat >"$work/send.py" <<'SEND'
+import json, urllib.request
 
 def send(port, policy, key, count):
     allowed = degraded = 0
@@ -112,11 +110,37 @@ def send(port, policy, key, count):
                 degraded += d.get("degraded", False)
         count -= n
     return allowed, degraded
+SEND
+
+# "used": half the limit admitted before the outage, the servers taking turns.
+PYTHONPATH="$work" python3 - "$limit" "${ports[@]}" >"$work/used.txt" <<'USE'
+import sys
+from send import send
+limit, ports = int(sys.argv[1]), sys.argv[2:]
+for mode in ["split", "fail_open", "local"]:
+    allowed = 0
+    for turn in range(limit // 2 // 10):
+        a, d = send(ports[turn % len(ports)], f"outage.{mode}", "used-client", 10)
+        assert d == 0, "degraded while redis is up"
+        allowed += a
+    print(mode, allowed)
+USE
+
+kill "$redis_pid"
+for _ in $(seq 100); do kill -0 "$redis_pid" 2>/dev/null || break; sleep 0.05; done
+redis_pid=""
+
+PYTHONPATH="$work" python3 - "$limit" "$work/used.txt" "${ports[@]}" <<'DRIVE'
+import sys
+from send import send
+limit, used_file, ports = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+before = {line.split()[0]: int(line.split()[1]) for line in open(used_file)}
 
 total = 2 * limit
 shapes = {
     "even": [total // len(ports)] * len(ports),
     "skewed": [total] + [0] * (len(ports) - 1),
+    "used": [total // len(ports)] * len(ports),
 }
 print(f"{'mode':10} {'traffic':8} {'sent':>6} {'admitted':>9} {'limit':>6} {'over':>6} {'over %':>7}")
 for mode in ["split", "fail_open", "local"]:
@@ -127,6 +151,8 @@ for mode in ["split", "fail_open", "local"]:
             allowed += a
             degraded += d
         assert degraded == sum(counts), f"{mode} {shape}: only {degraded} degraded"
+        if shape == "used":
+            allowed += before[mode]
         over = allowed - limit
         print(f"{mode:10} {shape:8} {sum(counts):6} {allowed:9} {limit:6} {over:6} {100 * over / limit:6.1f}%")
 DRIVE
