@@ -202,7 +202,7 @@ export function EditorView({ user, name, query }) {
             <Select label="Mode" value={doc.mode ?? 'enforce'} options={['enforce', 'shadow']}
               disabled={readOnly} error={errors.mode} onChange={(v) => set('mode', v)} />
             <Select label="On store failure" value={doc.on_store_failure ?? 'fail_open'}
-              options={['fail_open', 'fail_closed', 'local']} disabled={readOnly}
+              options={['fail_open', 'fail_closed', 'local', 'split']} disabled={readOnly}
               error={errors.on_store_failure} onChange={(v) => set('on_store_failure', v)} />
             <div class="field">
               <label>

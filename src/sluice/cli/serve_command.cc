@@ -43,9 +43,11 @@
 #include "sluice/server/http/metrics.h"
 #include "sluice/server/http/server.h"
 #include "sluice/service/decision_history.h"
+#include "sluice/service/lease_metrics.h"
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/store/memory/memory_store.h"
+#include "sluice/store/redis/node_heartbeat.h"
 #include "sluice/store/redis/redis_store.h"
 
 namespace sluice::cli {
@@ -95,6 +97,8 @@ struct ServeSettings {
   int check_deny_status = 429;
   bool access_log = true;
   double local_fraction = 1.0;
+  std::string node_id;  // empty: a random one per start
+  Micros heartbeat_ttl = 3 * kMicrosPerSecond;
   std::int64_t memory_max_keys = 1'000'000;
   int redis_connections = 2;
   Micros redis_timeout = 1 * kMicrosPerSecond;
@@ -381,6 +385,16 @@ const std::vector<Setting>& settings() {
           out << s.local_fraction;
           return out.str();
         });
+    add("node_id",
+        "Failure mode `split`: this node's id in the Redis heartbeat set (default: random per "
+        "start; docs/defences.md)",
+        string_setter(&ServeSettings::node_id, true),
+        [](const ServeSettings& s) { return s.node_id; });
+    add("heartbeat_ttl",
+        "Failure mode `split`: a node stops counting as live this long after its last heartbeat "
+        "(beats every ttl/3)",
+        duration_setter(&ServeSettings::heartbeat_ttl, false),
+        [](const ServeSettings& s) { return format_duration(s.heartbeat_ttl); });
     add("memory_max_keys", "In-memory store: most subjects held (least recently used go first)",
         integer_setter(&ServeSettings::memory_max_keys, 1, std::int64_t{1} << 40),
         [](const ServeSettings& s) { return std::to_string(s.memory_max_keys); });
@@ -683,6 +697,18 @@ int run_serve(const ServeCommand& command) {
     redis = std::move(opened.store);
   }
   store::Store& store = redis ? static_cast<store::Store&>(*redis) : memory;
+  // Failure mode split: the live nodes sharing this Redis (node_heartbeat.h).
+  std::unique_ptr<store::NodeHeartbeat> heartbeat;
+  if (redis) {
+    StatusOr<std::unique_ptr<store::NodeHeartbeat>> created = store::NodeHeartbeat::create(
+        redis->client(),
+        {.node_id = s.node_id.empty() ? store::new_lease_id() : s.node_id, .ttl = s.heartbeat_ttl});
+    if (!created.ok()) {
+      std::cerr << "sluice serve: " << created.status().message() << "\n";
+      return 2;
+    }
+    heartbeat = std::move(*created);
+  }
   service::CachedPolicyLookup lookup(*policies->cache);
   // A credential revoked while serving fails every decision; say so loudly, but once per 10 s.
   LogThrottle refusal_log(SteadyClock::instance(), 10 * kMicrosPerSecond);
@@ -707,7 +733,12 @@ int run_serve(const ServeCommand& command) {
        .max_pending = static_cast<std::size_t>(s.max_pending_decisions),
        .over_limit_cache_entries = static_cast<std::size_t>(s.over_limit_cache_entries),
        .circuit_breaker = {.failure_threshold = static_cast<int>(s.breaker_failures),
-                           .open_for = s.breaker_open_for}});
+                           .open_for = s.breaker_open_for},
+       .live_nodes = [&heartbeat]() -> std::size_t {
+         return heartbeat ? heartbeat->live_nodes() : 0;
+       }});
+  std::optional<store::HeartbeatLoop> heartbeat_loop;
+  if (heartbeat) heartbeat_loop.emplace(*heartbeat);
   http::Metrics metrics;
   // The HTTP server starts after the API it serves; /metrics reads its connection counts once set.
   std::atomic<const http::HttpServer*> http_server{nullptr};
@@ -723,8 +754,10 @@ int run_serve(const ServeCommand& command) {
        .max_batch = static_cast<std::size_t>(s.max_batch),
        .policies_ready = [&policies] { return policies->policies->revision().status(); },
        .store_metrics =
-           [&memory, &http_server](std::string& out) {
+           [&memory, &http_server, &limiter, &heartbeat](std::string& out) {
              http::write_memory_store_metrics(out, memory.stats());
+             service::write_lease_metrics(out, limiter.token_lease_stats(),
+                                            heartbeat ? heartbeat->live_nodes() : 0);
              if (const http::HttpServer* server = http_server.load()) {
                http::write_connection_metrics(out, server->connection_stats());
              }

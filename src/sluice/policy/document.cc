@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "sluice/algorithm/quota.h"
+#include "sluice/algorithm/token_lease.h"
 #include "sluice/core/duration.h"
 #include "sluice/core/key.h"
 #include "sluice/policy/defence_fields.h"
@@ -478,6 +479,22 @@ void append_indexed(std::vector<FieldError>& errors, std::size_t index,
 
 }  // namespace
 
+// lease_tokens / lease_period (docs/defences.md "Token leasing for hot keys").
+void read_lease_fields(FieldReader& r, Policy& policy) {
+  policy.lease_tokens = r.integer("lease_tokens", false).value_or(0);
+  policy.lease_period = r.duration("lease_period", false).value_or(kDefaultLeasePeriod);
+  if (policy.lease_tokens < 0 || policy.lease_tokens > kMaxLeaseTokens) {
+    r.fail("lease_tokens", "must be between 0 (off) and " + std::to_string(kMaxLeaseTokens));
+  } else if (policy.lease_tokens > 0) {
+    if (Status status = algorithm::check_token_lease_limits(policy.limits); !status.ok()) {
+      r.fail("lease_tokens", status.message());
+    }
+  }
+  if (policy.lease_period < kMicrosPerMilli || policy.lease_period > kMaxLeasePeriod) {
+    r.fail("lease_period", "must be between 1ms and 60s");
+  }
+}
+
 ParsedPolicy policy_from_json(const json& document, const DocumentOptions& options) {
   ParsedPolicy result;
   auto& errors = result.errors;
@@ -489,6 +506,7 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
   std::initializer_list<std::string_view> known = {
       "name", "description", "apps", "mode", "on_store_failure", "enabled", "limits", "version",
       "created_by", "updated_by", "created_at", "updated_at", "descriptors", "max_debt",
+      "lease_tokens", "lease_period",
       // The defences' fields (defence_fields.h).
       "rollout", "over_limit_cache"};
   r.reject_unknown(known, "");
@@ -508,7 +526,7 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
   policy.mode =
       r.choice("mode", {"enforce", "shadow"}).value_or(0) == 1 ? Mode::kShadow : Mode::kEnforce;
   policy.on_store_failure = static_cast<FailureMode>(
-      r.choice("on_store_failure", {"fail_open", "fail_closed", "local"}).value_or(0));
+      r.choice("on_store_failure", {"fail_open", "fail_closed", "local", "split"}).value_or(0));
   policy.enabled = r.boolean("enabled").value_or(true);
   if (const json* section = r.find("descriptors", false)) {
     policy.descriptors = descriptor_section_from_json(*section, "descriptors", errors);
@@ -544,6 +562,7 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
     errors.insert(errors.end(), invalid.begin(), invalid.end());
   }
   read_defence_fields(document, policy, errors);
+  read_lease_fields(r, policy);
   if (options.allow_audit_fields) {
     policy.version = r.integer("version", false).value_or(0);
     policy.created_by = r.string("created_by", false).value_or("");
@@ -697,6 +716,10 @@ json policy_to_json(const Policy& policy) {
   // Only when set, so documents of policies that never charge stay as they were.
   if (policy.max_debt != 0) document["max_debt"] = policy.max_debt;
   write_defence_fields(policy, document);
+  if (policy.lease_tokens != 0) document["lease_tokens"] = policy.lease_tokens;
+  if (policy.lease_period != kDefaultLeasePeriod) {
+    document["lease_period"] = format_duration(policy.lease_period);
+  }
   return document;
 }
 

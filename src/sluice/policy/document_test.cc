@@ -259,6 +259,45 @@ TEST(PolicyDocumentTest, RejectsNegativeOrTooDeepMaxDebt) {
   EXPECT_THAT(json_errors(log), ElementsAre(FieldErrorIs("max_debt", HasSubstr("limits[0]"))));
 }
 
+TEST(PolicyDocumentTest, LeaseFieldsRoundTripAndAreOmittedWhenDefault) {
+  const ParsedPolicy parsed =
+      policy_from_json(valid_with({{"lease_tokens", 50}, {"lease_period", "250ms"}}));
+  ASSERT_TRUE(parsed.policy.has_value()) << join_errors(parsed.errors);
+  EXPECT_EQ(parsed.policy->lease_tokens, 50);
+  EXPECT_EQ(parsed.policy->lease_period, 250 * kMicrosPerMilli);
+  EXPECT_EQ(policy_to_json(*parsed.policy)["lease_tokens"], 50);
+  EXPECT_EQ(policy_to_json(*parsed.policy)["lease_period"], "250ms");
+  const ParsedPolicy plain = policy_from_json(valid_with(json::object()));
+  ASSERT_TRUE(plain.policy.has_value());
+  EXPECT_EQ(plain.policy->lease_tokens, 0);
+  EXPECT_EQ(plain.policy->lease_period, kDefaultLeasePeriod);
+  EXPECT_FALSE(policy_to_json(*plain.policy).contains("lease_tokens"));
+  EXPECT_FALSE(policy_to_json(*plain.policy).contains("lease_period"));
+}
+
+TEST(PolicyDocumentTest, RejectsLeaseTokensOutOfRangeOrOnAlgorithmsThatCannotLease) {
+  EXPECT_THAT(json_errors(valid_with({{"lease_tokens", -1}})),
+              ElementsAre(FieldErrorIs("lease_tokens", HasSubstr("between 0 (off) and"))));
+  EXPECT_THAT(json_errors(valid_with({{"lease_tokens", 1'000'001}})),
+              ElementsAre(FieldErrorIs("lease_tokens", HasSubstr("between 0 (off) and"))));
+  EXPECT_THAT(json_errors(valid_with({{"lease_period", "0s"}})),
+              ElementsAre(FieldErrorIs("lease_period", "must be between 1ms and 60s")));
+  EXPECT_THAT(json_errors(valid_with({{"lease_period", "61s"}})),
+              ElementsAre(FieldErrorIs("lease_period", "must be between 1ms and 60s")));
+  for (const json& limit : {json{{"algorithm", "sliding_log"}, {"limit", 10}, {"window", "1s"}},
+                            json{{"algorithm", "concurrency"}, {"limit", 10}, {"lease_ttl", "1s"}},
+                            json{{"algorithm", "leaky_bucket"}, {"rate", 10}, {"period", "1s"}}}) {
+    SCOPED_TRACE(limit.dump());
+    json document = with_limit(limit);
+    document["lease_tokens"] = 5;
+    EXPECT_THAT(json_errors(document),
+                ElementsAre(FieldErrorIs("lease_tokens", HasSubstr("cannot be leased"))));
+  }
+  json window = with_limit({{"algorithm", "sliding_window"}, {"limit", 10}, {"window", "1s"}});
+  window["lease_tokens"] = 5;
+  EXPECT_TRUE(policy_from_json(window).policy.has_value());
+}
+
 TEST(PolicyDocumentTest, RejectsMissingApps) {
   EXPECT_THAT(json_errors(valid_with({{"apps", nullptr}})),
               ElementsAre(FieldErrorIs("apps", "is required")));
@@ -474,7 +513,7 @@ TEST(PolicyDocumentTest, RejectsBadModeValue) {
 TEST(PolicyDocumentTest, RejectsBadOnStoreFailureValue) {
   EXPECT_THAT(json_errors(valid_with({{"on_store_failure", "fail-open"}})),
               ElementsAre(FieldErrorIs("on_store_failure",
-                                       "must be one of fail_open, fail_closed, local "
+                                       "must be one of fail_open, fail_closed, local, split "
                                        "(got \"fail-open\")")));
 }
 
@@ -499,6 +538,8 @@ TEST(PolicyDocumentTest, AcceptsEveryModeAndFailureModeValue) {
       FailureMode::kFailClosed);
   EXPECT_EQ(policy_from_json(valid_with({{"on_store_failure", "local"}})).policy->on_store_failure,
             FailureMode::kLocal);
+  EXPECT_EQ(policy_from_json(valid_with({{"on_store_failure", "split"}})).policy->on_store_failure,
+            FailureMode::kSplit);
 }
 
 TEST(PolicyDocumentTest, RejectsInvalidDurationsNamingFieldAndInput) {

@@ -20,6 +20,8 @@ std::string_view failure_mode_name(FailureMode mode) {
       return "fail_closed";
     case FailureMode::kLocal:
       return "local";
+    case FailureMode::kSplit:
+      return "split";
   }
   return "fail_open";
 }

@@ -19,7 +19,13 @@ namespace sluice::policy {
 using Mode = sluice::Mode;  // store/decision.h
 
 // What a decision does when the store cannot be reached.
-enum class FailureMode { kFailOpen, kFailClosed, kLocal };
+// kSplit: while the store is unreachable, each node grants limit ÷ live nodes (the count its
+// heartbeat last read, docs/defences.md "Budget-preserving outage mode").
+enum class FailureMode { kFailOpen, kFailClosed, kLocal, kSplit };
+
+inline constexpr Micros kDefaultLeasePeriod = 100 * kMicrosPerMilli;
+inline constexpr Micros kMaxLeasePeriod = 60 * kMicrosPerSecond;
+inline constexpr std::int64_t kMaxLeaseTokens = 1'000'000;
 
 struct Policy {
   std::string name;  // [A-Za-z0-9._-]{1,128}
@@ -32,6 +38,11 @@ struct Policy {
   // How far below zero a charge after the fact may take each limit's balance, in cost units
   // (algorithm/quota.h, docs/quotas.md). 0: a charge never goes into debt.
   std::int64_t max_debt = 0;
+  // Token leasing for hot subjects (service/token_leases.h, docs/defences.md): a node takes up to
+  // this many units per store call and spends them locally for at most `lease_period`, giving
+  // back what is unused. 0: off (every decision asks the store).
+  std::int64_t lease_tokens = 0;
+  Micros lease_period = kDefaultLeasePeriod;
   // Where Envoy's Rate Limit Service finds this policy (docs/envoy.md); absent: not reachable
   // through descriptors.
   std::optional<DescriptorSection> descriptors;

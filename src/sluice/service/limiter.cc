@@ -1,5 +1,6 @@
 #include "sluice/service/limiter.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "sluice/policy/defence_fields.h"
 #include "sluice/service/rollout.h"
 #include "sluice/service/scale.h"
+#include "sluice/service/split_budget.h"
 
 namespace sluice::service {
 namespace {
@@ -106,6 +108,16 @@ TimerQueue& Limiter::timers() {
   return *own_timers_;
 }
 
+TokenLeases& Limiter::token_leases() {
+  std::call_once(leases_started_,
+                 [this] { leases_ = std::make_unique<TokenLeases>(store_, timers()); });
+  return *leases_;
+}
+
+TokenLeaseStats Limiter::token_lease_stats() const {
+  return leases_ ? leases_->stats() : TokenLeaseStats{};
+}
+
 StatusOr<std::shared_ptr<const policy::Policy>> Limiter::find(std::string_view name,
                                                               std::string_view app) const {
   if (options_.policies == nullptr) {
@@ -198,6 +210,20 @@ StatusOr<Decision> Limiter::try_acquire(const policy::Policy& policy, std::strin
     if (early->ok()) ++allowed_;
     return *std::move(early);
   }
+  if (leased(policy, cost)) {
+    std::optional<Decision> spent = token_leases().try_spend(policy, subject, cost);
+    if (!spent) {
+      auto rendezvous = std::make_shared<Rendezvous<StatusOr<Decision>>>();
+      try_acquire_async(policy, app, subject, cost, [rendezvous](StatusOr<Decision> decision) {
+        rendezvous->deliver(std::move(decision));
+      });
+      return rendezvous->wait();
+    }
+    StatusOr<Decision> decision = finish(policy, subject, cost, *std::move(spent));
+    ++allowed_;
+    metrics_.record(*decision, steady_.now() - started);
+    return decision;
+  }
   // A caller that blocks anyway waits on the store's own call (its timeout bounds it): the
   // cheapest path for a thread per caller, with no timer and no hand-off.
   const store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = subject};
@@ -263,6 +289,13 @@ void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
   const store::SubjectRef ref{.policy = attempt->policy->name,
                               .limits = attempt->policy->limits,
                               .subject = attempt->request.subject};
+  const bool by_lease = leased(*attempt->policy, attempt->request.cost);
+  if (by_lease) {
+    if (std::optional<Decision> spent = token_leases().try_spend(
+            *attempt->policy, attempt->request.subject, attempt->request.cost)) {
+      return on_stored(attempt, *std::move(spent));
+    }
+  }
   if (store_.answers_in_process()) {
     store_.acquire_async(ref, attempt->request.cost, [this, attempt](StatusOr<Decision> stored) {
       on_stored(attempt, std::move(stored));
@@ -282,12 +315,25 @@ void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
     on_store_answer(attempt, deadline_exceeded("store: no answer within " +
                                                std::to_string(timeout / kMicrosPerMilli) + " ms"));
   });
-  store_.acquire_async(ref, attempt->request.cost,
-                       [this, attempt, call](StatusOr<Decision> stored) {
-                         if (call->settled.exchange(true)) return;  // the deadline came first
-                         timers().cancel(call->deadline);
-                         on_store_answer(attempt, std::move(stored));
-                       });
+  auto on_answer = [this, attempt, call, by_lease](StatusOr<Decision> stored) {
+    if (call->settled.exchange(true)) return;  // the deadline came first
+    timers().cancel(call->deadline);
+    if (by_lease) {
+      // A lease's take may answer requests that waited for a take sent before they were asked:
+      // its retry point is not theirs, so the over-limit cache (exact only from the asking
+      // instant) keeps out of it; the breaker still counts the outcome.
+      breaker_.record(!stored.ok() && is_store_outage(stored.status()), attempt->probe,
+                      steady_.now());
+      return on_stored(attempt, std::move(stored));
+    }
+    on_store_answer(attempt, std::move(stored));
+  };
+  if (by_lease) {
+    token_leases().acquire(*attempt->policy, attempt->request.subject, attempt->request.cost,
+                           std::move(on_answer));
+  } else {
+    store_.acquire_async(ref, attempt->request.cost, std::move(on_answer));
+  }
 }
 
 std::optional<StatusOr<Decision>> Limiter::answer_from_defences(const policy::Policy& policy,
@@ -381,6 +427,9 @@ StatusOr<Decision> Limiter::finish(const policy::Policy& policy, std::string_vie
     decision.verdict = stored->verdict;
     decision.limit_index = stored->limit_index;
     decision.lease = std::move(stored->lease);
+    if (policy.on_store_failure == policy::FailureMode::kSplit && local_ != nullptr) {
+      last_seen_.record(policy.name, subject, decision, steady_.now());
+    }
   } else if (is_store_failure(stored.status())) {
     count_store_error(stored.status());
     decision = degrade(policy, subject, cost);
@@ -411,13 +460,18 @@ Decision Limiter::degrade(const policy::Policy& policy, std::string_view subject
     case policy::FailureMode::kFailClosed:
       decision.verdict.retry_after = options_.fail_closed_retry_after;
       return decision;
-    case policy::FailureMode::kLocal: {
+    case policy::FailureMode::kLocal:
+    case policy::FailureMode::kSplit: {
       if (local_ == nullptr) break;
+      const double fraction = policy.on_store_failure == policy::FailureMode::kSplit
+                                  ? split_fraction(options_.live_nodes, options_.local_fraction)
+                                  : options_.local_fraction;
       std::vector<algorithm::Limit> scaled;
-      for (const auto& limit : policy.limits) {
-        scaled.push_back(scale_limit(limit, options_.local_fraction));
-      }
+      for (const auto& limit : policy.limits) scaled.push_back(scale_limit(limit, fraction));
       const store::SubjectRef ref{.policy = policy.name, .limits = scaled, .subject = subject};
+      if (policy.on_store_failure == policy::FailureMode::kSplit) {
+        seed_split_share(ref, fraction);
+      }
       StatusOr<Decision> local = local_->acquire(ref, cost);
       if (!local.ok()) break;
       decision.verdict = local->verdict;
@@ -430,6 +484,17 @@ Decision Limiter::degrade(const policy::Policy& policy, std::string_view subject
   }
   decision.verdict.allowed = true;
   return decision;
+}
+
+void Limiter::seed_split_share(const store::SubjectRef& ref, double fraction) {
+  std::optional<SeenUsage> seen = last_seen_.take(ref.policy, ref.subject, steady_.now());
+  if (!seen || seen->limit_index >= ref.limits.size()) return;
+  // This node's share of what the deployment had used, at most its whole share (a charge that
+  // does not fit would charge nothing). Charged to every limit: conservative for the others.
+  const std::int64_t share =
+      std::min(seed_share(seen->used, fraction), nominal_limit(ref.limits[seen->limit_index]));
+  // Best effort: a concurrency limit cannot be charged, and then nothing is seeded.
+  (void)local_->apply_quota(ref, {.operation = store::QuotaOperation::kCharge, .cost = share});
 }
 
 void Limiter::release(LeaseRequest request, LeaseCallback done) {

@@ -32,8 +32,10 @@
 #include "sluice/service/decision.h"
 #include "sluice/service/decision_metrics.h"
 #include "sluice/service/over_limit_cache.h"
+#include "sluice/service/last_seen_usage.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/service/timer_queue.h"
+#include "sluice/service/token_leases.h"
 #include "sluice/store/store.h"
 
 namespace sluice::service {
@@ -67,6 +69,10 @@ struct LimiterOptions {
   // acquire returns.
   std::size_t over_limit_cache_entries = 100'000;
   CircuitBreakerOptions circuit_breaker;
+  // Failure mode `split`: the live sluice nodes sharing the store (the count the node heartbeat
+  // last read, store/redis/node_heartbeat.h); the node then grants 1/live of each limit. Null,
+  // or an answer of 0: split decides as local with local_fraction.
+  std::function<std::size_t()> live_nodes;
 };
 
 struct LimiterStats {
@@ -193,6 +199,8 @@ class Limiter {
   BreakerState circuit_breaker_state() const { return breaker_.state(); }
 
   LimiterStats stats() const;
+  // Token leasing (policies with lease_tokens, token_leases.h): takes, units, local decisions.
+  TokenLeaseStats token_lease_stats() const;
   const DecisionMetrics& metrics() const { return metrics_; }
 
  private:
@@ -225,6 +233,9 @@ class Limiter {
   StatusOr<Decision> finish(const policy::Policy& policy, std::string_view subject,
                             std::int64_t cost, StatusOr<Decision> stored);
   Decision degrade(const policy::Policy& policy, std::string_view subject, std::int64_t cost);
+  // Failure mode split: charges the local store this node's share of the subject's usage last
+  // seen in the shared store (once per outage; last_seen_usage.h).
+  void seed_split_share(const store::SubjectRef& ref, double fraction);
   void count_store_error(const Status& status);
   void lease_operation(LeaseRequest request, bool release, LeaseCallback done);
   // Takes `count` places among max_pending, all or none; false when they do not fit (counted).
@@ -235,6 +246,13 @@ class Limiter {
   // acquire() for a request whose place is already reserved; gives it back on every answer.
   void acquire_reserved(AcquireRequest request, DecisionCallback done);
   TimerQueue& timers();
+  // The token leases of policies with lease_tokens, made on first need.
+  TokenLeases& token_leases();
+  // Whether a decision of `cost` units goes through token leases: a policy with lease_tokens, a
+  // store that leaves the process, and units to spend (a peek, cost 0, asks the store).
+  bool leased(const policy::Policy& policy, std::int64_t cost) const {
+    return policy.lease_tokens > 0 && cost > 0 && !store_.answers_in_process();
+  }
 
   store::Store& store_;
   store::Store* local_;
@@ -242,6 +260,9 @@ class Limiter {
   const Clock& steady_;  // the timers' clock: waits, deadlines and durations
   std::once_flag timers_started_;
   std::unique_ptr<TimerQueue> own_timers_;
+  std::once_flag leases_started_;
+  std::unique_ptr<TokenLeases> leases_;  // after own_timers_: destroyed first
+  LastSeenUsage last_seen_;              // failure mode split: each subject's usage, to seed
   DecisionMetrics metrics_;
   OverLimitCache over_limit_cache_;  // after metrics_: both count into it
   CircuitBreaker breaker_;

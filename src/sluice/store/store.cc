@@ -45,6 +45,22 @@ Status validate_quota_request(const SubjectRef& ref, const QuotaRequest& request
   return algorithm::check_quota_limits(ref.limits);
 }
 
+void Store::take_tokens_async(const SubjectRef& ref, std::int64_t least, std::int64_t most,
+                              TakeCallback done) {
+  (void)ref;
+  (void)least;
+  (void)most;
+  done(Status(StatusCode::kUnimplemented, "this store has no token leases"));
+}
+
+void Store::give_back_tokens_async(const SubjectRef& ref, std::int64_t units, Micros taken_at,
+                                   AcquireCallback done) {
+  (void)ref;
+  (void)units;
+  (void)taken_at;
+  done(Status(StatusCode::kUnimplemented, "this store has no token leases"));
+}
+
 // From OpenSSL's CSPRNG: a lease id is a capability (whoever knows it releases or renews the
 // lease), and the mt19937_64 used before was seeded with 32 bits and continued the same sequence
 // in both processes after a fork. OpenSSL reseeds after a fork.

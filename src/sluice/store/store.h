@@ -89,6 +89,13 @@ struct LimitLeases {
   friend bool operator==(const LimitLeases&, const LimitLeases&) = default;
 };
 
+// One take_tokens_async answer: the units taken (0 when refused) and when, on the store's clock.
+struct TokenTake {
+  Decision decision;  // allowed with the balance left when taken; else the refusal
+  std::int64_t taken = 0;
+  Micros taken_at = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -143,6 +150,21 @@ class Store {
     const AcquireCallback callback = std::move(done);
     callback(apply_quota(ref, request));
   }
+
+  // Token leases (service/token_leases.h, docs/defences.md): takes min(most, what every limit
+  // holds) units for the subject in one atomic step, on the store's clock, when that is at least
+  // `least` (1 <= least <= most); else takes nothing and answers the denial a charge of `least`
+  // would get. Errors: as apply_quota's (limits must be token buckets, GCRA, fixed or sliding
+  // windows: algorithm/token_lease.h). Default: Unimplemented (stores that decide in
+  // process have nothing to lease). `done` runs once, as acquire_async's does.
+  using TakeCallback = std::function<void(StatusOr<TokenTake>)>;
+  virtual void take_tokens_async(const SubjectRef& ref, std::int64_t least, std::int64_t most,
+                                 TakeCallback done);
+  // Gives back `units` unused units of a take answered at `taken_at` (TokenTake::taken_at): a
+  // bucket is refunded up to its capacity; a window limit only while its window is still the
+  // one they were taken in. Default: Unimplemented.
+  virtual void give_back_tokens_async(const SubjectRef& ref, std::int64_t units, Micros taken_at,
+                                      AcquireCallback done);
 
   // Each limit's current verdict for a cost-0 peek, in limit order. Changes nothing.
   virtual StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) = 0;

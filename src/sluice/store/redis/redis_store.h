@@ -63,6 +63,12 @@ class RedisStore final : public Store {
   StatusOr<Decision> apply_quota(const SubjectRef& ref, const QuotaRequest& request) override;
   void apply_quota_async(const SubjectRef& ref, const QuotaRequest& request,
                          AcquireCallback done) override;
+  // Token leases: the `quota` script's take and give (redis_store_quota.cc), on Redis's clock.
+  // `done` runs on the client's I/O thread (after input errors: at once, on the caller's).
+  void take_tokens_async(const SubjectRef& ref, std::int64_t least, std::int64_t most,
+                         TakeCallback done) override;
+  void give_back_tokens_async(const SubjectRef& ref, std::int64_t units, Micros taken_at,
+                              AcquireCallback done) override;
   StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) override;
   Status reset(const SubjectRef& ref) override;
   // The `evaluate` script's inspect at `cost`: each limit decided on Redis's clock exactly as an

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/algorithm/token_lease.h"
 #include "sluice/core/key.h"
 #include "sluice/store/redis/redis_store.h"
 #include "sluice/store/redis/script_set.h"
@@ -99,7 +100,73 @@ StatusOr<Decision> quota_decision(const StatusOr<redis::Reply>& reply, std::size
   return decision;
 }
 
+// A take's reply: the quota reply, then the units taken and Redis's now.
+StatusOr<TokenTake> take_answer(const StatusOr<redis::Reply>& reply, std::size_t limits) {
+  if (!reply.ok()) return reply.status();
+  if (!reply->is_string() || reply->as_string().size() != kQuotaReplyBytes + 16) {
+    return unexpected_quota_reply(*reply);
+  }
+  const std::string_view bytes = reply->as_string();
+  StatusOr<Decision> decision =
+      quota_decision(redis::Reply::bulk(std::string(bytes.substr(0, kQuotaReplyBytes))), limits);
+  if (!decision.ok()) return decision.status();
+  auto number = [&](std::size_t at) {
+    std::uint64_t bits = 0;
+    for (std::size_t i = 0; i < 8; ++i) {
+      bits |= std::uint64_t{static_cast<unsigned char>(bytes[at + i])} << (8 * i);
+    }
+    return std::bit_cast<double>(bits);
+  };
+  const double taken = number(kQuotaReplyBytes);
+  const double taken_at = number(kQuotaReplyBytes + 8);
+  if (!(taken >= 0 && taken < 0x1p53 && taken == std::trunc(taken)) ||
+      !(taken_at >= 0 && taken_at < 0x1p53 && taken_at == std::trunc(taken_at))) {
+    return unexpected_quota_reply(*reply);
+  }
+  return TokenTake{.decision = *std::move(decision),
+                   .taken = static_cast<std::int64_t>(taken),
+                   .taken_at = static_cast<Micros>(taken_at)};
+}
+
 }  // namespace
+
+void RedisStore::take_tokens_async(const SubjectRef& ref, std::int64_t least, std::int64_t most,
+                                   TakeCallback done) {
+  if (Status status = algorithm::check_token_lease_limits(ref.limits); !status.ok())
+    return done(status);
+  if (least < 1 || most < least) {
+    return done(invalid_argument("take: needs 1 <= least <= most (got least " +
+                                 std::to_string(least) + ", most " + std::to_string(most) + ")"));
+  }
+  const QuotaRequest request{.operation = QuotaOperation::kCharge, .cost = most};
+  StatusOr<std::vector<std::string>> args = quota_args(ref, request);
+  if (!args.ok()) return done(args.status());
+  (*args)[1] = "take";
+  args->insert(args->begin() + 3, std::to_string(least));
+  client_->async_eval_script(
+      quota_script(options_.pinned_clock_for_tests != nullptr), quota_keys(ref, request),
+      std::move(*args),
+      [limits = ref.limits.size(), done = std::move(done)](StatusOr<redis::Reply> reply) {
+        done(take_answer(reply, limits));
+      });
+}
+
+void RedisStore::give_back_tokens_async(const SubjectRef& ref, std::int64_t units, Micros taken_at,
+                                        AcquireCallback done) {
+  if (Status status = algorithm::check_token_lease_limits(ref.limits); !status.ok())
+    return done(status);
+  const QuotaRequest request{.operation = QuotaOperation::kRefund, .cost = units};
+  StatusOr<std::vector<std::string>> args = quota_args(ref, request);
+  if (!args.ok()) return done(args.status());
+  (*args)[1] = "give";
+  args->insert(args->begin() + 3, std::to_string(taken_at));
+  client_->async_eval_script(
+      quota_script(options_.pinned_clock_for_tests != nullptr), quota_keys(ref, request),
+      std::move(*args),
+      [limits = ref.limits.size(), done = std::move(done)](StatusOr<redis::Reply> reply) {
+        done(quota_decision(reply, limits));
+      });
+}
 
 StatusOr<std::vector<std::string>> RedisStore::quota_args(const SubjectRef& ref,
                                                           const QuotaRequest& request) const {

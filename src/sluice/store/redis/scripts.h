@@ -25,5 +25,7 @@ std::string_view lua_evaluate();
 std::string_view lua_lease();
 // Quota operations: charge and refund (a script of its own, off the acquire path).
 std::string_view lua_quota();
+// The node heartbeat (node_heartbeat.h): register, count and leave the live sluice nodes.
+std::string_view lua_heartbeat();
 
 }  // namespace sluice::store::scripts

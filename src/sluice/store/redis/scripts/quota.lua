@@ -5,7 +5,7 @@
 --
 -- ARGV[1]: the request as evaluate.lua reads it (repeats 1, operation, cost, limit count, then
 --          kind and four parameters per limit); its operation field is not read.
--- ARGV[2]: 'charge', 'refund', 'reserve' or 'settle'.
+-- ARGV[2]: 'charge', 'refund', 'reserve', 'settle', 'take' or 'give' (token leases, below).
 -- ARGV[3]: max_debt (decimal): a charge may take each limit's balance down to -max_debt.
 -- ARGV[4]: reserve / settle: the reservation id. ARGV[5]: reserve: its TTL in µs (decimal).
 -- KEYS:    the state key of each limit, in order; for reserve / settle then the reservations
@@ -16,12 +16,19 @@
 -- the empty string and changes nothing (an expired one leaves its estimate charged).
 -- Reply:   one verdict, eight packed doubles: allowed, limit, remaining, retry_after,
 --          reset_after, delay (always -1), limit_index (from 0), balance (signed).
+-- take (service/token_leases.h): ARGV[1]'s cost is the most to take, ARGV[4] the least (decimal);
+--          it charges min(most, the lowest balance) when that is at least the least, else
+--          refuses as a charge of the least would. Reply: the eight doubles, then the units taken
+--          and Redis's now (µs) — ten doubles.
+-- give:    refunds ARGV[1]'s cost (unused leased units) taken at ARGV[4] (Redis µs): a window
+--          limit whose window has moved on since is left alone (its count is no longer the one
+--          the units were taken from), a bucket is refunded up to its capacity.
 -- A charge writes only when every limit fits and cost > 0; a refund only when cost > 0. Every key
 -- written has a TTL; a state back to unused is deleted. Off the hot path, so unlike evaluate.lua
 -- this script is written with local functions.
 local request = ARGV[1]
 local operation = ARGV[2]
-local charging = operation == 'charge' or operation == 'reserve'
+local charging = operation == 'charge' or operation == 'reserve' or operation == 'take'
 local max_debt = tonumber(ARGV[3])
 local _, _, cost, count, position = struct.unpack('<dddd', request)
 local estimate = cost  -- reserve: what the reservation records
@@ -222,6 +229,7 @@ local function fixed_window(key, limit, window)
     if cost > limit + max_debt then return false, NONE end
     return false, window_end - now
   end
+  function l.holds(at) return at - at % window == start end
   function l.charge() counted = counted + cost end
   function l.refund()
     counted = counted - cost
@@ -298,6 +306,7 @@ local function sliding_window(key, limit, window)
     if allowed_at <= now then allowed_at = now + 1 end
     return false, allowed_at - now
   end
+  function l.holds(at) return at - at % window == start end
   function l.charge() current = current + cost end
   function l.refund()  -- the current count first, then the previous one
     local from_current = cost < current and cost or current
@@ -411,6 +420,17 @@ for i = 1, count do
   end
 end
 
+if operation == 'take' then  -- as many as every limit holds, up to the most asked
+  local available = cost
+  for i = 1, count do
+    local _, balance = limits[i].standing()
+    if balance < available then available = balance end
+  end
+  local least = tonumber(ARGV[4])
+  cost = available >= least and available or least
+end
+local taken_at = operation == 'give' and tonumber(ARGV[4]) or nil
+
 -- Whether the charge fits every limit, and each one's retry_after when it does not.
 local fits, retries, all_fit = {}, {}, true
 for i = 1, count do
@@ -423,8 +443,13 @@ for i = 1, count do
 end
 if all_fit and cost > 0 then
   for i = 1, count do
-    if charging then limits[i].charge() else limits[i].refund() end
-    limits[i].write()
+    if charging then
+      limits[i].charge()
+      limits[i].write()
+    elseif taken_at == nil or limits[i].holds == nil or limits[i].holds(taken_at) then
+      limits[i].refund()
+      limits[i].write()
+    end
   end
 end
 if operation == 'reserve' and all_fit then
@@ -475,5 +500,9 @@ for i = 1, count do
 end
 local limit, balance, reset = limits[d_index].standing()
 local remaining = balance > 0 and balance or 0
+if operation == 'take' then
+  return struct.pack('<dddddddddd', all_fit and 1 or 0, limit, remaining, d_retry, reset, NONE,
+                     d_index - 1, balance, all_fit and cost or 0, now)
+end
 return struct.pack('<dddddddd', all_fit and 1 or 0, limit, remaining, d_retry, reset, NONE,
                    d_index - 1, balance)
