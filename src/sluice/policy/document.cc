@@ -14,6 +14,7 @@
 #include "sluice/algorithm/quota.h"
 #include "sluice/core/duration.h"
 #include "sluice/core/key.h"
+#include "sluice/policy/penalty_document.h"
 #include "sluice/policy/yaml_text.h"
 
 namespace sluice::policy {
@@ -486,9 +487,9 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
   }
   FieldReader r(document, "", errors);
   std::initializer_list<std::string_view> known = {
-      "name",       "description", "apps",        "mode",       "on_store_failure",
-      "enabled",    "limits",      "version",     "created_by", "updated_by",
-      "created_at", "updated_at",  "descriptors", "max_debt"};
+      "name",        "description", "apps",       "mode",        "on_store_failure", "enabled",
+      "limits",      "version",     "created_by", "updated_by",  "created_at",       "updated_at",
+      "descriptors", "max_debt",    "penalty",    "retry_jitter"};
   r.reject_unknown(known, "");
   Policy policy;
   if (auto name = r.string("name")) {
@@ -540,6 +541,12 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
     std::vector<FieldError> invalid =
         algorithm::validate_max_debt(policy.max_debt, policy.limits, options.limits);
     errors.insert(errors.end(), invalid.begin(), invalid.end());
+  }
+  if (const json* penalty = r.find("penalty", false)) {
+    policy.penalty = penalty_from_json(*penalty, errors);
+  }
+  if (const json* jitter = r.find("retry_jitter", false)) {
+    policy.retry_jitter_percent = retry_jitter_from_json(*jitter, errors).value_or(0);
   }
   if (options.allow_audit_fields) {
     policy.version = r.integer("version", false).value_or(0);
@@ -693,6 +700,10 @@ json policy_to_json(const Policy& policy) {
   if (policy.descriptors) document["descriptors"] = descriptor_section_to_json(*policy.descriptors);
   // Only when set, so documents of policies that never charge stay as they were.
   if (policy.max_debt != 0) document["max_debt"] = policy.max_debt;
+  if (policy.penalty) document["penalty"] = penalty_to_json(*policy.penalty);
+  if (policy.retry_jitter_percent != 0) {
+    document["retry_jitter"] = std::to_string(policy.retry_jitter_percent) + "%";
+  }
   return document;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sluice/algorithm/limit.h"
+#include "sluice/algorithm/penalty.h"
 #include "sluice/decision.h"
 #include "sluice/policy/descriptors.h"
 #include "sluice/time.h"
@@ -32,6 +33,12 @@ struct Policy {
   // How far below zero a charge after the fact may take each limit's balance, in cost units
   // (algorithm/quota.h, docs/quotas.md). 0: a charge never goes into debt.
   std::int64_t max_debt = 0;
+  // The penalty box (algorithm/penalty.h, docs/quotas.md): absent, denials never block.
+  std::optional<algorithm::Penalty> penalty;
+  // Retry-After jitter in percent (0: none): the Retry-After header of a denial is spread over
+  // [exact, exact × (1 + retry_jitter/100)] so that callers denied together do not retry together;
+  // the decision itself (and the JSON body) keeps the exact retry time.
+  std::int64_t retry_jitter_percent = 0;
   // Where Envoy's Rate Limit Service finds this policy (docs/envoy.md); absent: not reachable
   // through descriptors.
   std::optional<DescriptorSection> descriptors;

@@ -186,7 +186,10 @@ StatusOr<Decision> Limiter::try_acquire(const policy::Policy& policy, std::strin
   }
   // A caller that blocks anyway waits on the store's own call (its timeout bounds it): the
   // cheapest path for a thread per caller, with no timer and no hand-off.
-  const store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = subject};
+  const store::SubjectRef ref{.policy = policy.name,
+                              .limits = policy.limits,
+                              .subject = subject,
+                              .penalty = policy.penalty ? &*policy.penalty : nullptr};
   StatusOr<Decision> decision = finish(policy, subject, cost, store_.acquire(ref, cost));
   if (decision.ok()) {
     ++(decision->verdict.allowed ? allowed_ : denied_);
@@ -236,9 +239,11 @@ void Limiter::acquire_all(std::vector<AcquireRequest> requests, BatchCallback do
 }
 
 void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
-  const store::SubjectRef ref{.policy = attempt->policy->name,
-                              .limits = attempt->policy->limits,
-                              .subject = attempt->request.subject};
+  const store::SubjectRef ref{
+      .policy = attempt->policy->name,
+      .limits = attempt->policy->limits,
+      .subject = attempt->request.subject,
+      .penalty = attempt->policy->penalty ? &*attempt->policy->penalty : nullptr};
   if (store_.answers_in_process()) {
     store_.acquire_async(ref, attempt->request.cost, [this, attempt](StatusOr<Decision> stored) {
       on_stored(attempt, std::move(stored));

@@ -48,6 +48,8 @@ class MemoryStore final : public Store {
   Status reset(const SubjectRef& ref) override;
   StatusOr<DryRun> dry_run(const SubjectRef& ref, std::int64_t cost) override;
   StatusOr<std::vector<LimitLeases>> leases(const SubjectRef& ref, std::size_t max) override;
+  StatusOr<PenaltyStatus> penalty(const SubjectRef& ref) override;
+  StatusOr<bool> lift_penalty(const SubjectRef& ref) override;
 
   MemoryStoreStats stats() const;
 

@@ -70,6 +70,9 @@ class RedisStore final : public Store {
   StatusOr<DryRun> dry_run(const SubjectRef& ref, std::int64_t cost) override;
   // The `lease` script's list: live leases by Redis's clock.
   StatusOr<std::vector<LimitLeases>> leases(const SubjectRef& ref, std::size_t max) override;
+  // The `penalty` script (scripts/penalty.lua; redis_store_penalty.cc), on Redis's clock.
+  StatusOr<PenaltyStatus> penalty(const SubjectRef& ref) override;
+  StatusOr<bool> lift_penalty(const SubjectRef& ref) override;
 
   // Whether this Redis will serve decisions, asked once at start so that a configuration error
   // is not mistaken for an outage: a Redis Cluster node answers FailedPrecondition (keys of
@@ -100,6 +103,8 @@ class RedisStore final : public Store {
                                  std::string_view lease);
   void lease_operation_async(const SubjectRef& ref, std::string_view operation,
                              std::string_view lease, LeaseCallback done);
+  // The penalty script's answer for `operation` ("show" or "lift").
+  StatusOr<PenaltyStatus> penalty_operation(const SubjectRef& ref, std::string_view operation);
   // The quota script's ARGV for `request`, after validation.
   StatusOr<std::vector<std::string>> quota_args(const SubjectRef& ref,
                                                 const QuotaRequest& request) const;

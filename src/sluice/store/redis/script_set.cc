@@ -99,12 +99,14 @@ std::string lease_source(bool pinned_time) {
 int script_kind(const algorithm::Limit& limit) { return limit_record(limit).kind; }
 
 std::string decision_request(ScriptOperation operation, std::span<const algorithm::Limit> limits,
-                             std::int64_t cost, std::string_view lease) {
+                             std::int64_t cost, std::string_view lease,
+                             const algorithm::Penalty* penalty) {
   const bool inspect = operation == ScriptOperation::kInspect;
+  if (inspect) penalty = nullptr;
   std::string request;
-  request.reserve(8 * (4 + 5 * limits.size()) + lease.size());
+  request.reserve(8 * (4 + 5 * limits.size() + 6) + lease.size());
   append_double(request, 1);  // repeats (set_request_repeats)
-  append_double(request, inspect ? 1 : 0);
+  append_double(request, inspect ? 1 : penalty != nullptr ? 2 : 0);
   append_double(request, static_cast<double>(cost));
   append_double(request, static_cast<double>(limits.size()));
   for (const algorithm::Limit& limit : limits) {
@@ -115,6 +117,12 @@ std::string decision_request(ScriptOperation operation, std::span<const algorith
     }
   }
   if (!inspect) request += lease;
+  if (penalty != nullptr) {
+    for (const std::int64_t parameter : {penalty->after, penalty->within, penalty->block,
+                                         penalty->escalate, penalty->max, penalty->quiet}) {
+      append_double(request, static_cast<double>(parameter));
+    }
+  }
   return request;
 }
 
@@ -156,6 +164,20 @@ StatusOr<std::vector<algorithm::PolicyVerdict>> unpack_verdicts(std::string_view
     verdicts.push_back(verdict);
   }
   return verdicts;
+}
+
+StatusOr<algorithm::PolicyVerdict> unpack_penalized_verdict(std::string_view bytes) {
+  if (bytes.size() != kPenalizedVerdictBytes) return unexpected(bytes);
+  StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts =
+      unpack_verdicts(bytes.substr(0, kVerdictBytes));
+  if (!verdicts.ok()) return verdicts.status();
+  algorithm::PolicyVerdict verdict = (*verdicts)[0];
+  const double blocked_until = double_at(bytes, kVerdictBytes);
+  if (!(std::abs(blocked_until) < 0x1p53) || blocked_until != std::trunc(blocked_until)) {
+    return unexpected(bytes);
+  }
+  if (blocked_until >= 0) verdict.verdict.blocked_until = static_cast<Micros>(blocked_until);
+  return verdict;
 }
 
 ScriptSet::ScriptSet(bool pinned_time)

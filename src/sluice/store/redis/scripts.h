@@ -25,5 +25,7 @@ std::string_view lua_evaluate();
 std::string_view lua_lease();
 // Quota operations: charge and refund (a script of its own, off the acquire path).
 std::string_view lua_quota();
+// The admin inspector's penalty box: show or lift (the acquire applies it in evaluate.lua).
+std::string_view lua_penalty();
 
 }  // namespace sluice::store::scripts
