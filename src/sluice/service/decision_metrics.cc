@@ -84,6 +84,7 @@ void DecisionMetrics::record(const Decision& decision, Micros duration) {
       .fetch_add(1, std::memory_order_relaxed);
   if (decision.shadow_denied) counters.shadow_denied.fetch_add(1, std::memory_order_relaxed);
   if (decision.degraded) counters.degraded.fetch_add(1, std::memory_order_relaxed);
+  if (decision.verdict.blocked_until) counters.blocked.fetch_add(1, std::memory_order_relaxed);
   counters.duration.observe(duration);
 }
 
@@ -94,7 +95,8 @@ std::map<std::string, DecisionMetrics::Counts, std::less<>> DecisionMetrics::cou
     out[policy] = {.allowed = c->allowed.load(std::memory_order_relaxed),
                    .denied = c->denied.load(std::memory_order_relaxed),
                    .shadow_denied = c->shadow_denied.load(std::memory_order_relaxed),
-                   .degraded = c->degraded.load(std::memory_order_relaxed)};
+                   .degraded = c->degraded.load(std::memory_order_relaxed),
+                   .blocked = c->blocked.load(std::memory_order_relaxed)};
   }
   return out;
 }
@@ -121,6 +123,11 @@ void DecisionMetrics::write(std::string& out) const {
              "unreachable.");
   per_policy("sluice_degraded_decisions_total", "",
              [](const PolicyCounters& c) { return c.degraded.load(); });
+  write_help(out, "sluice_penalty_blocked_total", "counter",
+             "Decisions denied because the subject was in the policy's penalty box (or would "
+             "have been, in shadow mode), the denial that starts a block included.");
+  per_policy("sluice_penalty_blocked_total", "",
+             [](const PolicyCounters& c) { return c.blocked.load(); });
   write_help(out, "sluice_store_errors_total", "counter",
              "Store calls that failed or passed their deadline.");
   out += "sluice_store_errors_total " + std::to_string(store_errors()) + "\n";

@@ -4,6 +4,7 @@
 //   sluice_decisions_total{policy,outcome="allowed"|"denied"}
 //   sluice_shadow_denials_total{policy}      allowed only because the policy is in shadow mode
 //   sluice_degraded_decisions_total{policy}  decided by on_store_failure (store unreachable)
+//   sluice_penalty_blocked_total{policy}     denied by the penalty box (blocked_until set)
 //   sluice_store_errors_total                store calls that failed (or passed their deadline)
 //   sluice_store_refusals_total              of those, refused for the server's own credentials
 //                                            or permissions (NOAUTH, WRONGPASS, NOPERM)
@@ -77,6 +78,7 @@ class DecisionMetrics {
     std::uint64_t denied = 0;
     std::uint64_t shadow_denied = 0;
     std::uint64_t degraded = 0;
+    std::uint64_t blocked = 0;  // denied by the penalty box
   };
   // Every policy that has had a decision since the start, by name.
   std::map<std::string, Counts, std::less<>> counts() const;
@@ -87,6 +89,7 @@ class DecisionMetrics {
     std::atomic<std::uint64_t> denied{0};
     std::atomic<std::uint64_t> shadow_denied{0};
     std::atomic<std::uint64_t> degraded{0};
+    std::atomic<std::uint64_t> blocked{0};
     Histogram duration;
   };
   PolicyCounters& policy(std::string_view name);

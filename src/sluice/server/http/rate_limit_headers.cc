@@ -149,4 +149,17 @@ std::optional<std::int64_t> retry_after_seconds(const service::Decision& decisio
   return std::max<std::int64_t>(1, ceil_seconds(*v.retry_after));
 }
 
+std::optional<std::int64_t> jittered_retry_after_seconds(const service::Decision& decision,
+                                                         std::int64_t percent, double draw) {
+  const std::optional<std::int64_t> exact = retry_after_seconds(decision);
+  if (!exact || percent <= 0) return exact;
+  // retry_after < 2^53 µs and percent <= 100: the product stays exact in a double and in int64.
+  const Micros retry = *decision.verdict.retry_after;
+  const std::int64_t latest =
+      std::max(*exact, ceil_seconds(retry + retry / 100 * percent + retry % 100 * percent / 100));
+  const auto choices = static_cast<double>(latest - *exact + 1);
+  const auto offset = static_cast<std::int64_t>(std::clamp(draw, 0.0, 1.0) * choices);
+  return std::min(latest, *exact + offset);
+}
+
 }  // namespace sluice::http
