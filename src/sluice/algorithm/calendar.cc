@@ -66,15 +66,21 @@ Micros longest_period(CalendarPeriod period) {
   return 366 * kMicrosPerDay + hour;
 }
 
-Status validate_time_zone(std::string_view name) {
+StatusOr<std::string_view> known_time_zone(std::string_view name) {
   try {
-    date::locate_zone(name);
-    return {};
+    // The database is loaded once and never reloaded (nothing calls date::reload_tzdb), so the
+    // name it holds outlives every policy.
+    return std::string_view(date::locate_zone(name)->name());
   } catch (const std::exception&) {
     return not_found("time zone \"" + std::string(name) +
                      "\" is not in the time-zone database (an IANA name such as "
                      "\"Europe/Berlin\" or \"UTC\")");
   }
+}
+
+Status validate_time_zone(std::string_view name) {
+  StatusOr<std::string_view> known = known_time_zone(name);
+  return known.ok() ? Status() : known.status();
 }
 
 PeriodBounds calendar_period(const Calendar& calendar, Micros at) {

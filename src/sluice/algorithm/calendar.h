@@ -16,9 +16,11 @@ namespace sluice::algorithm {
 
 enum class CalendarPeriod { kDay, kWeek, kMonth, kYear };
 
+// A plain value (limits are copied on hot paths): the zone's name must outlive it, which a
+// string literal or known_time_zone's answer (the time-zone database's own copy) does.
 struct Calendar {
   CalendarPeriod period = CalendarPeriod::kDay;
-  std::string time_zone = "UTC";  // an IANA name: "Europe/Berlin", "America/New_York", "UTC"
+  std::string_view time_zone = "UTC";  // an IANA name: "Europe/Berlin", "America/New_York"
   friend bool operator==(const Calendar&, const Calendar&) = default;
 };
 
@@ -38,6 +40,9 @@ Micros longest_period(CalendarPeriod period);
 
 // NotFound naming the zone when the time-zone database does not know it.
 Status validate_time_zone(std::string_view name);
+// The database's own name of zone `name` (a view that lives as long as the process), or
+// validate_time_zone's error.
+StatusOr<std::string_view> known_time_zone(std::string_view name);
 
 // The period of `calendar` holding `at`: it starts at the first instant of a local day (local
 // midnight, or the end of a daylight-saving gap that skips midnight), on a Monday, on the 1st of

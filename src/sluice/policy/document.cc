@@ -14,7 +14,7 @@
 #include "sluice/algorithm/quota.h"
 #include "sluice/core/duration.h"
 #include "sluice/core/key.h"
-#include "sluice/policy/penalty_document.h"
+#include "sluice/policy/quota_document.h"
 #include "sluice/policy/yaml_text.h"
 
 namespace sluice::policy {
@@ -188,6 +188,13 @@ std::optional<Limit> read_limit(const json& document, const std::string& prefix,
     case 3:
     case 4:
     case 5: {
+      if (*kind == 3 && (r.has("calendar") || r.has("time_zone"))) {  // quota_document.h
+        std::optional<algorithm::FixedWindow> calendar =
+            calendar_window_from_json(document, prefix, errors);
+        if (!calendar) return std::nullopt;
+        limit = *std::move(calendar);
+        break;
+      }
       const std::string_view name = *kind == 3   ? "fixed_window"
                                     : *kind == 4 ? "sliding_window"
                                                  : "sliding_log";
@@ -676,6 +683,9 @@ json limit_to_json(const Limit& limit) {
         } else {
           out["limit"] = p.limit;
           out["window"] = format_duration(p.window);
+          if constexpr (std::is_same_v<P, algorithm::FixedWindow>) {
+            if (p.calendar) calendar_to_json(*p.calendar, out);
+          }
         }
       },
       limit);

@@ -1,6 +1,7 @@
 #include "sluice/store/redis/redis_store.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "sluice/algorithm/validate.h"
@@ -185,6 +186,14 @@ DecisionBatcher* RedisStore::batcher_for(const std::vector<std::string>& keys) {
 
 RedisStore::~RedisStore() = default;
 
+Micros RedisStore::calendar_now() const {
+  if (options_.calendar_clock != nullptr) return options_.calendar_clock->now();
+  if (options_.pinned_clock_for_tests != nullptr) return options_.pinned_clock_for_tests->now();
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 std::vector<std::string> RedisStore::unbatched_args(std::string request) {
   unbatched_decisions_.fetch_add(1, std::memory_order_relaxed);
   std::vector<std::string> args = {std::move(request)};
@@ -211,7 +220,8 @@ StatusOr<std::string> RedisStore::acquire_request(const SubjectRef& ref, std::in
   if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   if (Status status = algorithm::validate_cost(cost); !status.ok()) return status;
   if (cost > 0 && algorithm::uses_leases(ref.limits)) lease = new_lease_id();
-  return decision_request(ScriptOperation::kAcquire, ref.limits, cost, lease, ref.penalty);
+  return decision_request(ScriptOperation::kAcquire, ref.limits, cost, calendar_now(), lease,
+                          ref.penalty);
 }
 
 StatusOr<Decision> RedisStore::acquire(const SubjectRef& ref, std::int64_t cost) {
@@ -319,10 +329,10 @@ StatusOr<std::vector<algorithm::Verdict>> RedisStore::inspect(const SubjectRef& 
 StatusOr<DryRun> RedisStore::dry_run(const SubjectRef& ref, std::int64_t cost) {
   if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   if (Status status = algorithm::validate_cost(cost); !status.ok()) return status;
-  StatusOr<std::vector<algorithm::PolicyVerdict>> unpacked =
-      verdicts_in(evaluate(ref, ScriptOperation::kInspect,
-                           decision_request(ScriptOperation::kInspect, ref.limits, cost)),
-                  ref.limits.size(), ref.limits.size());
+  StatusOr<std::vector<algorithm::PolicyVerdict>> unpacked = verdicts_in(
+      evaluate(ref, ScriptOperation::kInspect,
+               decision_request(ScriptOperation::kInspect, ref.limits, cost, calendar_now())),
+      ref.limits.size(), ref.limits.size());
   if (!unpacked.ok()) return unpacked.status();
   DryRun run;
   for (const algorithm::PolicyVerdict& verdict : *unpacked) run.limits.push_back(verdict.verdict);

@@ -33,6 +33,10 @@ struct RedisStoreOptions {
   // TESTS ONLY: decide at this clock's time instead of Redis's TIME, so conformance traces replay
   // deterministically. Production code never sets it: a client's clock is never trusted.
   const Clock* pinned_clock_for_tests = nullptr;
+  // Where the client reads the time it computes calendar periods' bounds from (this period's and
+  // the next: Redis's TIME picks). Null: the system clock, or pinned_clock_for_tests when set.
+  // Tests set it apart from the pinned Redis time to show that Redis's clock decides.
+  const Clock* calendar_clock = nullptr;
 };
 
 class RedisStore final : public Store {
@@ -105,6 +109,8 @@ class RedisStore final : public Store {
                              std::string_view lease, LeaseCallback done);
   // The penalty script's answer for `operation` ("show" or "lift").
   StatusOr<PenaltyStatus> penalty_operation(const SubjectRef& ref, std::string_view operation);
+  // The client's time for calendar bounds (RedisStoreOptions::calendar_clock).
+  Micros calendar_now() const;
   // The quota script's ARGV for `request`, after validation.
   StatusOr<std::vector<std::string>> quota_args(const SubjectRef& ref,
                                                 const QuotaRequest& request) const;

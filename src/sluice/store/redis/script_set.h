@@ -33,16 +33,18 @@ namespace sluice::store {
 
 enum class ScriptOperation : std::uint8_t { kAcquire, kInspect, kLease };
 
-// common.lua's kind number of a limit (1..7), as sent in the request.
+// common.lua's kind number of a limit (1..8), as sent in the request.
 int script_kind(const algorithm::Limit& limit);
 
 // One decision's ARGV entry for the `evaluate` script: acquire (cost, and `lease` when not empty)
 // or inspect (each limit decided for `cost` and nothing written: a peek at cost 0, a dry run
 // above; no lease). The test-only pinned clock, when used, goes after all requests.
 // With `penalty` (acquire only): the acquire applies that penalty box (operation 2), whose state
-// key must follow the limit keys, and answers kPenalizedVerdictBytes.
+// key must follow the limit keys, and answers kPenalizedVerdictBytes. `calendar_now`: the client's
+// time, from which a calendar fixed window's bounds (this period's and the next) are computed;
+// Redis's TIME picks among them (calendar_window.lua).
 std::string decision_request(ScriptOperation operation, std::span<const algorithm::Limit> limits,
-                             std::int64_t cost, std::string_view lease = {},
+                             std::int64_t cost, Micros calendar_now, std::string_view lease = {},
                              const algorithm::Penalty* penalty = nullptr);
 
 // Makes `request` (from decision_request) stand for `repeats` decisions in a row that send the

@@ -17,6 +17,7 @@ std::string_view lua_token_bucket();
 std::string_view lua_interval_bucket();
 std::string_view lua_leaky_bucket();
 std::string_view lua_fixed_window();
+std::string_view lua_calendar_window();
 std::string_view lua_sliding_window();
 std::string_view lua_sliding_log();
 std::string_view lua_concurrency();

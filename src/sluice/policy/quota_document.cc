@@ -1,4 +1,4 @@
-#include "sluice/policy/penalty_document.h"
+#include "sluice/policy/quota_document.h"
 
 #include <algorithm>
 #include <charconv>
@@ -124,6 +124,64 @@ std::optional<std::int64_t> retry_jitter_from_json(const json& value,
     return std::nullopt;
   }
   return percent;
+}
+
+std::optional<algorithm::FixedWindow> calendar_window_from_json(
+    const json& document, const std::string& prefix, std::vector<algorithm::FieldError>& errors) {
+  const std::size_t before = errors.size();
+  for (const auto& [key, value] : document.items()) {
+    if (key != "algorithm" && key != "limit" && key != "calendar" && key != "time_zone") {
+      errors.push_back(
+          {prefix + "." + key, key == "window"
+                                   ? "must be absent with a calendar (the period is the window)"
+                                   : "unknown field for a calendar fixed_window"});
+    }
+  }
+  algorithm::FixedWindow window;
+  const auto limit = document.find("limit");
+  if (limit == document.end() || limit->is_null()) {
+    errors.push_back({prefix + ".limit", "is required"});
+  } else if (!limit->is_number_integer() ||
+             (limit->is_number_unsigned() &&
+              limit->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))) {
+    errors.push_back({prefix + ".limit", "must be an integer"});
+  } else {
+    window.limit = limit->get<std::int64_t>();
+  }
+  algorithm::Calendar calendar;
+  const auto period = document.find("calendar");
+  static constexpr std::string_view kPeriods[] = {"day", "week", "month", "year"};
+  const auto named = period != document.end() && period->is_string()
+                         ? std::find(std::begin(kPeriods), std::end(kPeriods),
+                                     period->get_ref<const std::string&>())
+                         : std::end(kPeriods);
+  if (named == std::end(kPeriods)) {
+    errors.push_back({prefix + ".calendar", "must be one of day, week, month, year"});
+  } else {
+    calendar.period = static_cast<algorithm::CalendarPeriod>(named - std::begin(kPeriods));
+  }
+  if (const auto zone = document.find("time_zone"); zone != document.end() && !zone->is_null()) {
+    if (!zone->is_string()) {
+      errors.push_back(
+          {prefix + ".time_zone", "must be an IANA time zone such as \"Europe/Berlin\""});
+    } else if (StatusOr<std::string_view> known =
+                   algorithm::known_time_zone(zone->get_ref<const std::string&>());
+               known.ok()) {
+      calendar.time_zone = *known;
+    } else {
+      errors.push_back({prefix + ".time_zone", std::string(known.status().message())});
+    }
+  }
+  if (errors.size() != before) return std::nullopt;
+  window.window = algorithm::longest_period(calendar.period);
+  window.calendar = calendar;
+  return window;
+}
+
+void calendar_to_json(const algorithm::Calendar& calendar, json& limit) {
+  limit.erase("window");
+  limit["calendar"] = algorithm::calendar_period_name(calendar.period);
+  limit["time_zone"] = std::string(calendar.time_zone);
 }
 
 }  // namespace sluice::policy

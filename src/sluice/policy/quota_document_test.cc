@@ -1,7 +1,7 @@
 // Tests of the policy document's `penalty` and `retry_jitter` fields (penalty_document.h): YAML
 // and JSON round trips, the defaults (escalate 2, max = block without escalation, quiet = max),
 // and an error naming each bad field.
-#include "sluice/policy/penalty_document.h"
+#include "sluice/policy/quota_document.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

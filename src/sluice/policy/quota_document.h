@@ -1,6 +1,7 @@
-// The policy document's fields of the penalty box and the Retry-After jitter (docs/quotas.md):
-// `penalty: {after, within, block, escalate, max, quiet}` and `retry_jitter: "10%"`, read from and
-// written to JSON, each problem an error naming its field.
+// The policy document's fields of usage quotas (docs/quotas.md): the penalty box
+// `penalty: {after, within, block, escalate, max, quiet}`, the Retry-After jitter
+// `retry_jitter: "10%"` and a fixed window's calendar period `calendar: month` with `time_zone`,
+// read from and written to JSON, each problem an error naming its field.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "sluice/algorithm/limit.h"
 #include "sluice/algorithm/penalty.h"
 #include "sluice/algorithm/validate.h"
 
@@ -24,5 +26,14 @@ inline constexpr std::int64_t kMaxRetryJitterPercent = 100;
 // `value` is the document's "retry_jitter": a percentage "0%" .. "100%". Returns the percent.
 std::optional<std::int64_t> retry_jitter_from_json(const nlohmann::json& value,
                                                    std::vector<algorithm::FieldError>& errors);
+
+// A fixed_window limit with `calendar: day | week | month | year` and optional `time_zone` (IANA,
+// default "UTC") in place of `window`: `document` is the limit's object, `prefix` its field name
+// ("limits[0]"). Unknown fields, a `window` beside `calendar` and bad values are errors.
+std::optional<algorithm::FixedWindow> calendar_window_from_json(
+    const nlohmann::json& document, const std::string& prefix,
+    std::vector<algorithm::FieldError>& errors);
+// Writes `calendar` and `time_zone` into a fixed_window limit's object.
+void calendar_to_json(const algorithm::Calendar& calendar, nlohmann::json& limit);
 
 }  // namespace sluice::policy
