@@ -110,3 +110,48 @@ TEST(PenaltyDocumentTest, NamesEachBadField) {
 
 }  // namespace
 }  // namespace sluice::policy
+
+namespace sluice::policy {
+namespace {
+
+TEST(CalendarDocumentTest, ReadsACalendarWindowAndWritesItBack) {
+  const ParsedPolicy parsed = policy_from_text(
+      "name: plan.monthly\napps: [web]\n"
+      "limits: [{algorithm: fixed_window, limit: 100000, calendar: month, "
+      "time_zone: America/New_York}]\n");
+  ASSERT_TRUE(parsed.policy) << join_errors(parsed.errors);
+  const auto& window = std::get<algorithm::FixedWindow>(parsed.policy->limits[0]);
+  ASSERT_TRUE(window.calendar);
+  EXPECT_EQ(window.calendar->period, algorithm::CalendarPeriod::kMonth);
+  EXPECT_EQ(window.calendar->time_zone, "America/New_York");
+  EXPECT_EQ(window.window, algorithm::longest_period(algorithm::CalendarPeriod::kMonth));
+  const json written = limit_to_json(window);
+  EXPECT_EQ(written, (json{{"algorithm", "fixed_window"},
+                           {"limit", 100000},
+                           {"calendar", "month"},
+                           {"time_zone", "America/New_York"}}));
+  const ParsedPolicy again = policy_from_json(policy_to_json(*parsed.policy));
+  ASSERT_TRUE(again.policy) << join_errors(again.errors);
+  EXPECT_EQ(std::get<algorithm::FixedWindow>(again.policy->limits[0]).calendar, window.calendar);
+  // time_zone defaults to UTC.
+  const ParsedPolicy utc = policy_from_text(
+      "name: p\napps: [web]\nlimits: [{algorithm: fixed_window, limit: 5, calendar: day}]\n");
+  ASSERT_TRUE(utc.policy) << join_errors(utc.errors);
+  EXPECT_EQ(std::get<algorithm::FixedWindow>(utc.policy->limits[0]).calendar->time_zone, "UTC");
+}
+
+TEST(CalendarDocumentTest, NamesEachBadField) {
+  const ParsedPolicy parsed = policy_from_text(
+      "name: p\napps: [web]\nlimits:\n"
+      "  - {algorithm: fixed_window, limit: 5, calendar: fortnight, time_zone: Europe/Berlin}\n"
+      "  - {algorithm: fixed_window, limit: 5, calendar: day, time_zone: Mars/Olympus_Mons}\n"
+      "  - {algorithm: fixed_window, limit: 5, calendar: day, window: 1d}\n"
+      "  - {algorithm: sliding_window, limit: 5, window: 1d, calendar: day}\n");
+  EXPECT_FALSE(parsed.policy);
+  EXPECT_THAT(fields_of(parsed.errors), ElementsAre("limits[0].calendar", "limits[1].time_zone",
+                                                    "limits[2].window", "limits[3].calendar"));
+  EXPECT_THAT(parsed.errors[1].message, HasSubstr("Mars/Olympus_Mons"));
+}
+
+}  // namespace
+}  // namespace sluice::policy
