@@ -86,6 +86,10 @@ QuotaPolicy quota_policy(const algorithm::Limit& limit) {
           return {.quota = queue, .window_seconds = product_seconds(queue, p.period, p.rate)};
         } else if constexpr (std::is_same_v<P, algorithm::Concurrency>) {
           return {.quota = p.limit, .unit = "concurrent-requests"};
+        } else if constexpr (std::is_same_v<P, algorithm::FixedWindow>) {
+          // A calendar period has no one length (23- to 25-hour days, 28- to 31-day months).
+          if (p.calendar) return {.quota = p.limit};
+          return {.quota = p.limit, .window_seconds = ceil_seconds(p.window)};
         } else {
           return {.quota = p.limit, .window_seconds = ceil_seconds(p.window)};
         }

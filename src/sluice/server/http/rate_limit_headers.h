@@ -45,7 +45,8 @@ struct QuotaPolicy {
 };
 // token_bucket: q = capacity, w = time to refill from empty (capacity·period/refill);
 // gcra: q = burst + 1, w = (burst + 1)·period/rate; leaky_bucket: q = queue size
-// floor(max_delay·rate/period) + 1, w = q·period/rate; window algorithms: q = limit, w = window;
+// floor(max_delay·rate/period) + 1, w = q·period/rate; window algorithms: q = limit, w = window
+// (a calendar fixed window: no w, its periods differ in length);
 // concurrency: q = limit, qu = "concurrent-requests", no w.
 QuotaPolicy quota_policy(const algorithm::Limit& limit);
 
