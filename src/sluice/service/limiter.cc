@@ -419,12 +419,14 @@ void Limiter::apply_quota(QuotaCall call, DecisionCallback done) {
   const bool reserving = call.operation == store::QuotaOperation::kReserve;
   // The policy stays alive (and `ref` valid) until the store answers.
   auto finish_quota = [this, policy, reserving, reservation = call.reservation,
+                       operation = static_cast<int>(call.operation), cost = call.cost,
                        done = std::move(done)](StatusOr<Decision> stored) {
     if (!stored.ok()) {
       if (is_store_failure(stored.status())) count_store_error(stored.status());
       return done(stored.status());
     }
     Decision decision = *std::move(stored);
+    metrics_.record_quota(policy->name, operation, decision.verdict.allowed, cost);
     decision.policy = policy->name;
     decision.mode = policy->mode;
     if (reserving && decision.verdict.allowed) decision.reservation = reservation;

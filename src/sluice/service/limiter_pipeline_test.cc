@@ -366,3 +366,44 @@ TEST(LimiterPenaltyTest, ThePipelineAppliesThePenaltyBoxAndCountsItsDenials) {
 
 }  // namespace
 }  // namespace sluice::service
+
+namespace sluice::service {
+namespace {
+
+TEST(LimiterQuotaMetricsTest, QuotaOperationsAreCountedApartFromDecisions) {
+  ManualClock clock{1'700'000'000'000'000};
+  TimerQueue timers{clock, kMicrosPerMilli, TimerQueue::Threading::kManual};
+  StaticPolicyLookup lookup{policies()};
+  store::MemoryStore memory{clock};
+  Limiter limiter(memory, &memory, {.policies = &lookup, .timers = &timers});
+  const auto call = [](store::QuotaOperation operation, std::int64_t cost) {
+    return QuotaCall{.app = "web",
+                     .policy = "metered",
+                     .subject = "tenant",
+                     .operation = operation,
+                     .cost = cost};
+  };
+  ASSERT_TRUE(
+      limiter.apply_quota_blocking(call(store::QuotaOperation::kCharge, 12))->verdict.allowed);
+  ASSERT_FALSE(
+      limiter.apply_quota_blocking(call(store::QuotaOperation::kCharge, 4))->verdict.allowed);
+  ASSERT_TRUE(
+      limiter.apply_quota_blocking(call(store::QuotaOperation::kRefund, 3))->verdict.allowed);
+  std::string text;
+  limiter.metrics().write(text);
+  for (const char* line : {"sluice_quota_operations_total{policy=\"metered\",operation=\"charge\","
+                           "outcome=\"applied\"} 1",
+                           "sluice_quota_operations_total{policy=\"metered\",operation=\"charge\","
+                           "outcome=\"refused\"} 1",
+                           "sluice_quota_operations_total{policy=\"metered\",operation=\"refund\","
+                           "outcome=\"applied\"} 1",
+                           "sluice_quota_units_total{policy=\"metered\",operation=\"charge\"} 12",
+                           "sluice_quota_units_total{policy=\"metered\",operation=\"refund\"} 3",
+                           "sluice_decisions_total{policy=\"metered\",outcome=\"allowed\"} 0",
+                           "sluice_decisions_total{policy=\"metered\",outcome=\"denied\"} 0"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+}
+
+}  // namespace
+}  // namespace sluice::service

@@ -46,8 +46,8 @@ for a = 1, requests do
         struct.unpack('<dddddd', request, #request - 47)
       pkey = KEYS[first_key + count + 1]
       strikes = {}
-      local packed = redis.call('GET', pkey)
-      if packed and #packed >= 17 and (#packed - 17) % 8 == 0 and string.byte(packed, 1) == 112 then
+      local packed = redis.pcall('GET', pkey)  -- a key of another type reads as no box
+      if type(packed) == 'string' and #packed >= 17 and (#packed - 17) % 8 == 0 and string.byte(packed, 1) == 112 then
         blocked_until, blocks = struct.unpack('<dd', packed, 2)
         for j = 18, #packed, 8 do strikes[#strikes + 1] = struct.unpack('<d', packed, j) end
       end
