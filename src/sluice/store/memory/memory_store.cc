@@ -259,6 +259,7 @@ class MemoryStore::Shard {
     }
   }
   bool erase_penalty(std::string_view key) { return penalties_.erase(std::string(key)) > 0; }
+  std::size_t penalty_boxes() const { return penalties_.size(); }
 
   std::mutex mutex;
   std::size_t size() const { return size_; }
@@ -636,6 +637,7 @@ MemoryStoreStats MemoryStore::stats() const {
     stats.keys += shard->size();
     stats.refusals += shard->refusals();
     stats.expirations += shard->expirations();
+    stats.penalty_boxes += shard->penalty_boxes();
   }
   return stats;
 }

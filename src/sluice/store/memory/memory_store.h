@@ -30,6 +30,7 @@ struct MemoryStoreStats {
   std::size_t keys = 0;
   std::uint64_t refusals = 0;     // new subjects refused: the store was full of live state
   std::uint64_t expirations = 0;  // dropped because their state was back to unused
+  std::size_t penalty_boxes = 0;  // subjects with penalty state held (live or not yet swept)
 };
 
 class MemoryStore final : public Store {
