@@ -47,7 +47,8 @@ for a = 1, requests do
       pkey = KEYS[first_key + count + 1]
       strikes = {}
       local packed = redis.pcall('GET', pkey)  -- a key of another type reads as no box
-      if type(packed) == 'string' and #packed >= 17 and (#packed - 17) % 8 == 0 and string.byte(packed, 1) == 112 then
+      if type(packed) == 'string' and #packed >= 17 and (#packed - 17) % 8 == 0
+          and string.byte(packed, 1) == 112 then  -- 'p'
         blocked_until, blocks = struct.unpack('<dd', packed, 2)
         for j = 18, #packed, 8 do strikes[#strikes + 1] = struct.unpack('<d', packed, j) end
       end

@@ -7,7 +7,8 @@
 local operation, within, quiet = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local blocked_until, blocks, strikes, last = 0, 0, 0, 0
 local packed = redis.pcall('GET', KEYS[1])  -- a key of another type reads as no box
-if type(packed) == 'string' and #packed >= 17 and (#packed - 17) % 8 == 0 and string.byte(packed, 1) == 112 then
+if type(packed) == 'string' and #packed >= 17 and (#packed - 17) % 8 == 0
+    and string.byte(packed, 1) == 112 then  -- 'p'
   blocked_until, blocks = struct.unpack('<dd', packed, 2)
   for j = 18, #packed, 8 do
     local at = struct.unpack('<d', packed, j)

@@ -250,7 +250,9 @@ local function calendar_window(key, limit, s0, s1, s2)
   local stored = redis.pcall('GET', key)
   if window_end ~= nil and stored and #stored == 17 then
     local tag, stored_end, stored_count = struct.unpack('<c1dd', stored)
-    if tag == 'c' and stored_end >= window_end then window_end, counted = stored_end, stored_count end
+    if tag == 'c' and stored_end >= window_end then  -- the same window, or a later one kept
+      window_end, counted = stored_end, stored_count
+    end
   end
   local l = {}
   function l.standing()
