@@ -69,16 +69,26 @@ TEST_F(RedisStoreCalendarTest, RedissClockPicksThePeriodWhateverTheClientsClockS
         Skew{"22 hours behind", -22 * kHour}}) {
     SCOPED_TRACE(skew.name);
     const std::string subject = skew.name;
-    redis_time_.set(kLastMicrosecond);
-    client_time_.set(kLastMicrosecond + skew.client_minus_redis);
+    // Filled an hour before midnight. (Redis counts a key's TTL on its real clock: a state written
+    // 1 µs before its window ends lives 1 ms, too short to read back in a pinned-time test.)
+    redis_time_.set(kBerlinMidnight - kHour);
+    client_time_.set(kBerlinMidnight - kHour + skew.client_minus_redis);
     const StatusOr<Decision> both = store_->acquire(ref(subject), 2);
     ASSERT_TRUE(both.ok()) << both.status().to_string();
     EXPECT_TRUE(both->verdict.allowed);
-    EXPECT_EQ(both->verdict.reset_after, 1) << "the window ends at Redis's local midnight";
+    EXPECT_EQ(both->verdict.reset_after, kHour) << "the window ends at Redis's local midnight";
+    // Redis at 23:59:59.999999 local: still that window, whatever the client's clock says.
+    redis_time_.set(kLastMicrosecond);
+    client_time_.set(kLastMicrosecond + skew.client_minus_redis);
     const StatusOr<Decision> third = store_->acquire(ref(subject), 1);
     ASSERT_TRUE(third.ok());
     EXPECT_FALSE(third->verdict.allowed);
     EXPECT_EQ(third->verdict.retry_after, 1);
+    EXPECT_EQ(third->verdict.reset_after, 1);
+    const StatusOr<Decision> last = store_->acquire(ref(subject + " fresh"), 2);
+    ASSERT_TRUE(last.ok());
+    EXPECT_TRUE(last->verdict.allowed);
+    EXPECT_EQ(last->verdict.reset_after, 1);
     // One microsecond later by Redis's clock: the 23-hour day of 2026-03-29, a fresh window.
     redis_time_.set(kBerlinMidnight);
     client_time_.set(kBerlinMidnight + skew.client_minus_redis);
