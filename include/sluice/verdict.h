@@ -25,6 +25,10 @@ struct Verdict {
   // after the operation, signed. Negative is a debt that later requests wait for, bounded by the
   // policy's max_debt. Absent for acquire and inspect, whose `remaining` never goes below 0.
   std::optional<std::int64_t> balance;
+  // Set when the policy's penalty box blocks the subject (algorithm/penalty.h): the instant, on
+  // the store's clock (Redis: its TIME), in µs since the Unix epoch, when the block ends. Every
+  // acquire is denied until then, whatever the budget.
+  std::optional<Micros> blocked_until;
 
   friend bool operator==(const Verdict&, const Verdict&) = default;
 };

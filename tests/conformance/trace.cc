@@ -17,8 +17,9 @@ json optional_number(const std::optional<Micros>& value) {
   return value ? json(*value) : json(nullptr);
 }
 
-// The decision as a trace writes it: durations in µs, absent values null.
-json decision_fields(const Decision& decision) {
+// The decision as a trace writes it: durations in µs, absent values null; blocked_until as an
+// offset from the trace's start.
+json decision_fields(const Decision& decision, Micros start) {
   const algorithm::Verdict& v = decision.verdict;
   return {{"allowed", v.allowed},
           {"limit", v.limit},
@@ -27,7 +28,8 @@ json decision_fields(const Decision& decision) {
           {"reset_after", v.reset_after},
           {"delay", optional_number(v.delay)},
           {"limit_index", decision.limit_index},
-          {"balance", v.balance ? json(*v.balance) : json(nullptr)}};
+          {"balance", v.balance ? json(*v.balance) : json(nullptr)},
+          {"blocked_until", v.blocked_until ? json(*v.blocked_until - start) : json(nullptr)}};
 }
 
 json verdict_fields(const algorithm::Verdict& v) {
@@ -94,7 +96,10 @@ std::vector<std::string> replay(const json& trace, store::Store& store,
     const std::string where = "step " + std::to_string(i) + " " + step.dump();
     set_now(start + step.value("at", Micros{0}));
     const std::string key = step.value("key", std::string("k"));
-    const store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = key};
+    const store::SubjectRef ref{.policy = policy.name,
+                                .limits = policy.limits,
+                                .subject = key,
+                                .penalty = policy.penalty ? &*policy.penalty : nullptr};
     const std::string op = step.value("op", std::string("acquire"));
     json actual;
     if (op == "acquire") {
@@ -104,7 +109,7 @@ std::vector<std::string> replay(const json& trace, store::Store& store,
         continue;
       }
       if (decision->lease) leases[i] = *decision->lease;
-      actual = decision_fields(*decision);
+      actual = decision_fields(*decision, start);
     } else if (op == "charge" || op == "refund" || op == "reserve" || op == "settle") {
       // A reserve step records reservation "r<step>"; a settle names the reserve step whose
       // reservation it ends (`reservation_of`).
@@ -130,7 +135,7 @@ std::vector<std::string> replay(const json& trace, store::Store& store,
           continue;
         }
       } else {
-        actual = decision_fields(*decision);
+        actual = decision_fields(*decision, start);
       }
     } else if (op == "release" || op == "renew") {
       const auto lease = leases.find(step.value("lease_of", std::size_t{0}));
@@ -147,8 +152,8 @@ std::vector<std::string> replay(const json& trace, store::Store& store,
         problems.push_back(where + ": error " + run.status().to_string());
         continue;
       }
-      actual =
-          decision_fields({.verdict = run->policy.verdict, .limit_index = run->policy.limit_index});
+      actual = decision_fields(
+          {.verdict = run->policy.verdict, .limit_index = run->policy.limit_index}, start);
       actual["limits"] = json::array();
       for (const algorithm::Verdict& v : run->limits) actual["limits"].push_back(verdict_fields(v));
     } else if (op == "leases") {
@@ -159,6 +164,26 @@ std::vector<std::string> replay(const json& trace, store::Store& store,
         continue;
       }
       actual = {{"leases", leases_fields(*listing, leases)}};
+    } else if (op == "penalty" || op == "lift") {
+      if (op == "lift") {
+        StatusOr<bool> lifted = store.lift_penalty(ref);
+        if (!lifted.ok()) {
+          problems.push_back(where + ": error " + lifted.status().to_string());
+          continue;
+        }
+        actual = {{"lifted", *lifted}};
+      } else {
+        StatusOr<store::PenaltyStatus> shown = store.penalty(ref);
+        if (!shown.ok()) {
+          problems.push_back(where + ": error " + shown.status().to_string());
+          continue;
+        }
+        actual = {{"blocked_for", optional_number(shown->blocked_for)},
+                  {"blocked_until",
+                   shown->blocked_until ? json(*shown->blocked_until - start) : json(nullptr)},
+                  {"blocks", shown->blocks},
+                  {"strikes", shown->strikes}};
+      }
     } else if (op == "reset") {
       if (Status status = store.reset(ref); !status.ok()) {
         problems.push_back(where + ": error " + status.to_string());

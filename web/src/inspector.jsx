@@ -1,10 +1,10 @@
 // The subject inspector of a policy: a key's remaining budget and reset time under each limit,
 // when a request of a chosen cost would be allowed (a dry run the server decides as an acquire
 // would, recording nothing), and a concurrency limit's leases. Owners reset the key (a fresh
-// budget) or release one lease.
+// budget), release one lease, or lift the key's penalty box (policies that have one).
 import { useState } from 'preact/hooks';
 import { api, enc } from './api.js';
-import { dryRunSentence, retryWords, shortLease, waitWords } from './subject.js';
+import { dryRunSentence, penaltySentence, retryWords, shortLease, waitWords } from './subject.js';
 import { Field, Problem } from './ui.jsx';
 
 export function SubjectInspector({ name, mayReset }) {
@@ -43,6 +43,9 @@ export function SubjectInspector({ name, mayReset }) {
     () => api('POST', `${path()}/leases/${enc(lease)}/release`),
     (answer) => answer.released ? `Lease ${shortLease(lease)} released.`
       : `Lease ${shortLease(lease)} had already ended.`);
+  const lift = () => change(() => api('POST', `${path()}/penalty/lift`),
+    (answer) => answer.lifted ? `${key}'s penalty box was lifted: no block, no strikes.`
+      : `${key} had nothing to lift.`);
   return (
     <section class="card" aria-label="Subject inspector">
       <h2>Inspect a key</h2>
@@ -69,6 +72,14 @@ export function SubjectInspector({ name, mayReset }) {
             </tbody>
           </table>
           <p aria-label="Dry run" class={state.dry_run.allowed ? 'ok' : 'bad'}>{dryRunSentence(state.dry_run)}</p>
+          {state.penalty && (
+            <p aria-label="Penalty box" class={state.penalty.blocked ? 'bad' : ''}>
+              {penaltySentence(state.penalty)}
+              {mayReset && state.penalty.may_lift && (state.penalty.blocked || state.penalty.strikes > 0 || state.penalty.blocks > 0) && (
+                <> <button type="button" class="danger" onClick={lift}>Lift the penalty</button></>
+              )}
+            </p>
+          )}
           {state.limits.filter((l) => l.leases).map((l) => (
             <Leases limit={l} fullIds={state.leases_full_ids} mayRelease={mayReset && state.leases_full_ids}
               onRelease={release} />

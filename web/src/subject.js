@@ -37,3 +37,15 @@ export function dryRunSentence(dryRun) {
 export function shortLease(id, truncated = false) {
   return id.length > 8 || truncated ? `${id.slice(0, 8)}…` : id;
 }
+
+// The penalty box of a policy that has one (the peek's `penalty`): blocked and for how long, or
+// how many strikes toward a block, and how far the escalation has gone.
+export function penaltySentence(penalty) {
+  const escalation = penalty.blocks > 0
+    ? ` ${penalty.blocks === 1 ? '1 block' : `${penalty.blocks} blocks`} so far: the next lasts longer.`
+    : '';
+  if (penalty.blocked) {
+    return `Blocked for ${waitWords(penalty.blocked_for_ms)}: every request is denied, whatever the budget.${escalation}`;
+  }
+  return `Not blocked; ${penalty.strikes} of ${penalty.after} denials toward a block.${escalation}`;
+}

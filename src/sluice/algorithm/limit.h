@@ -7,6 +7,7 @@
 #include <string_view>
 #include <variant>
 
+#include "sluice/algorithm/calendar.h"
 #include "sluice/time.h"
 
 namespace sluice::algorithm {
@@ -39,10 +40,13 @@ struct LeakyBucket {
   Micros max_delay = 0;
 };
 
-// At most `limit` units per window aligned to the epoch.
+// At most `limit` units per window aligned to the epoch, or, with `calendar`, per calendar period
+// in a time zone (calendar.h); `window` is then the longest such period (what validation bounds
+// products and horizons with).
 struct FixedWindow {
   std::int64_t limit = 0;
   Micros window = 0;
+  std::optional<Calendar> calendar;
 };
 
 // Cloudflare's estimate: previous window weighted by its overlap plus the current window.

@@ -11,6 +11,13 @@ Status check_token_lease_limits(std::span<const Limit> limits) {
                           std::holds_alternative<Gcra>(limits[i]) ||
                           std::holds_alternative<FixedWindow>(limits[i]) ||
                           std::holds_alternative<SlidingWindow>(limits[i]);
+    if (const auto* window = std::get_if<FixedWindow>(&limits[i]); window && window->calendar) {
+      // Its period's bounds come with each call, computed for that instant (calendar.h); a take
+      // and a give-back are separate calls that may straddle a boundary.
+      return invalid_argument("limits[" + std::to_string(i) +
+                              "]: a calendar fixed_window cannot be leased (token leases serve "
+                              "windows of a fixed length)");
+    }
     if (!leasable) {
       return invalid_argument("limits[" + std::to_string(i) +
                               "]: " + std::string(algorithm_name(limits[i])) +

@@ -12,8 +12,8 @@ namespace sluice::algorithm {
 
 // InvalidArgument naming the first limit token leases cannot serve: leaky buckets (pacing: each
 // unit has its own start time), sliding logs (one entry per admitted unit, at its own instant)
-// and concurrency limits (units held and released, not spent). Token buckets, GCRA, fixed and
-// sliding windows pass.
+// and concurrency limits (units held and released, not spent), and calendar fixed windows (their
+// bounds travel with each call). Token buckets, GCRA, fixed and sliding windows pass.
 Status check_token_lease_limits(std::span<const Limit> limits);
 
 }  // namespace sluice::algorithm

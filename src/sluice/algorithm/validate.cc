@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "sluice/algorithm/arithmetic.h"
+#include "sluice/algorithm/calendar.h"
 
 namespace sluice::algorithm {
 namespace {
@@ -96,6 +97,17 @@ void check(Checker& c, const LeakyBucket& p, const ValidationOptions&) {
 
 void check(Checker& c, const FixedWindow& p, const ValidationOptions&) {
   c.at_least("limit", p.limit, 1);
+  if (p.calendar) {
+    // `window` is not the document's: the parser sets it to the longest period.
+    if (Status zone = validate_time_zone(p.calendar->time_zone); !zone.ok()) {
+      c.fail("time_zone", std::string(zone.message()));
+    }
+    if (p.window != longest_period(p.calendar->period)) {
+      c.fail("calendar",
+             "window must be the longest " + std::string(calendar_period_name(p.calendar->period)));
+    }
+    return;
+  }
   if (c.at_least("window", p.window, 1)) within_horizon(c, "window", "window", p.window);
 }
 

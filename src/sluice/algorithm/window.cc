@@ -12,10 +12,22 @@ Micros window_start_of(Micros now, Micros window) { return floor_div(now, window
 
 // ---- fixed_window ----
 
+// Where the window holding `now` starts: aligned to the epoch, or a calendar period's start.
+Micros fixed_start_of(const FixedWindow& p, Micros now) {
+  if (p.calendar) return calendar_period(*p.calendar, now).start;
+  return window_start_of(now, p.window);
+}
+
+// Where the window starting at `start` ends.
+Micros fixed_end_of(const FixedWindow& p, Micros start) {
+  if (p.calendar) return calendar_period(*p.calendar, start).end;
+  return start + p.window;
+}
+
 // The state as seen at `now`: a later window starts empty; an earlier `now` (clock stepped back)
 // keeps the stored window.
 WindowState fixed_at(const FixedWindow& p, const WindowState& state, Micros now) {
-  const Micros start = window_start_of(now, p.window);
+  const Micros start = fixed_start_of(p, now);
   if (start > state.window_start) return {.window_start = start, .count = 0};
   return state;
 }
@@ -90,12 +102,12 @@ LogView log_at(const SlidingLog& p, const SlidingLogState& state, Micros now) {
 }  // namespace
 
 WindowState initial_state(const FixedWindow& params, Micros now) {
-  return {.window_start = window_start_of(now, params.window), .count = 0};
+  return {.window_start = fixed_start_of(params, now), .count = 0};
 }
 
 Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t cost, Micros now) {
   const WindowState current = fixed_at(params, state, now);
-  const Micros window_end = current.window_start + params.window;
+  const Micros window_end = fixed_end_of(params, current.window_start);
   Verdict verdict{.limit = params.limit};
   if (current.count + cost <= params.limit) {
     const std::int64_t count = current.count + cost;
@@ -117,7 +129,7 @@ void commit(const FixedWindow& params, WindowState& state, std::int64_t cost, Mi
 }
 
 Micros expires_at(const FixedWindow& params, const WindowState& state) {
-  return state.window_start + params.window;
+  return fixed_end_of(params, state.window_start);
 }
 
 SlidingWindowState initial_state(const SlidingWindow& params, Micros now) {
@@ -224,7 +236,8 @@ std::int64_t balance(const FixedWindow& params, const WindowState& state, Micros
 
 ChargeFit charge_fit(const FixedWindow& params, const WindowState& state, std::int64_t cost,
                      std::int64_t max_debt, Micros now) {
-  const FixedWindow larger{.limit = params.limit + max_debt, .window = params.window};
+  FixedWindow larger = params;  // the calendar, if any, too
+  larger.limit += max_debt;
   return fit_of(decide(larger, state, cost, now));
 }
 

@@ -74,6 +74,7 @@ void write_defence_fields(const Policy& policy, json& document) {
 
 bool uses_over_limit_cache(const Policy& policy) {
   if (has_concurrency(policy)) return false;
+  if (policy.penalty) return false;  // the store must see each denial: it counts the strikes
   if (policy.over_limit_cache) return *policy.over_limit_cache;
   return policy.max_debt == 0;
 }

@@ -24,7 +24,8 @@ void write_defence_fields(const Policy& policy, nlohmann::json& document);
 // Whether decisions of `policy` use the over-limit cache: the policy's over_limit_cache when
 // set, else true exactly when every denial is exact to cache — no concurrency limit (another
 // caller's release frees units at any time) and no max_debt (a quota policy expects refunds,
-// which free units before the denial's retry_after).
+// which free units before the denial's retry_after). Never with a penalty box: the store counts
+// each denial as a strike, so it must see them all (document.cc refuses `true` there).
 bool uses_over_limit_cache(const Policy& policy);
 
 // "12.5%" for 12.5; "10%" for 10.

@@ -83,5 +83,32 @@ TEST(DefenceFieldsTest, FieldsRoundTripThroughTheDocument) {
   EXPECT_FALSE(policy_to_json(*parse("").policy).contains("rollout"));
 }
 
+// The penalty box counts strikes in the store: defences that answer without it must stay off.
+TEST(DefenceFieldsTest, APenaltyBoxKeepsTheCacheOffAndRefusesLeasesAndAnExplicitCache) {
+  constexpr std::string_view kPenalty = "penalty: {after: 3, within: 1m, block: 5m, max: 1h}\n";
+  ParsedPolicy boxed = parse(kPenalty);
+  ASSERT_TRUE(boxed.policy) << join_errors(boxed.errors);
+  EXPECT_FALSE(uses_over_limit_cache(*boxed.policy));
+  for (const auto& [extra, field] :
+       {std::pair<std::string_view, std::string_view>{"over_limit_cache: true\n",
+                                                      "over_limit_cache"},
+        {"lease_tokens: 10\n", "lease_tokens"}}) {
+    SCOPED_TRACE(extra);
+    ParsedPolicy both = parse(std::string(kPenalty) + std::string(extra));
+    ASSERT_EQ(both.errors.size(), 1u) << join_errors(both.errors);
+    EXPECT_EQ(both.errors[0].field, field);
+  }
+  ParsedPolicy off = parse(std::string(kPenalty) + "over_limit_cache: false\n");
+  EXPECT_TRUE(off.policy) << join_errors(off.errors);
+}
+
+TEST(DefenceFieldsTest, ACalendarWindowCannotBeLeased) {
+  ParsedPolicy parsed =
+      parse("lease_tokens: 10\n", "enforce", "{algorithm: fixed_window, limit: 5, calendar: day}");
+  ASSERT_EQ(parsed.errors.size(), 1u) << join_errors(parsed.errors);
+  EXPECT_EQ(parsed.errors[0].field, "lease_tokens");
+  EXPECT_NE(parsed.errors[0].message.find("calendar"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sluice::policy

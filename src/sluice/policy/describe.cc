@@ -34,6 +34,11 @@ std::string words(const algorithm::LeakyBucket& p) {
 }
 
 std::string words(const algorithm::FixedWindow& p) {
+  if (p.calendar) {
+    return std::to_string(p.limit) + " per calendar " +
+           std::string(algorithm::calendar_period_name(p.calendar->period)) + " in " +
+           std::string(p.calendar->time_zone);
+  }
   return std::to_string(p.limit) + " per " + format_duration(p.window);
 }
 

@@ -16,6 +16,7 @@
 #include "sluice/core/duration.h"
 #include "sluice/core/key.h"
 #include "sluice/policy/defence_fields.h"
+#include "sluice/policy/quota_document.h"
 #include "sluice/policy/yaml_text.h"
 
 namespace sluice::policy {
@@ -189,6 +190,13 @@ std::optional<Limit> read_limit(const json& document, const std::string& prefix,
     case 3:
     case 4:
     case 5: {
+      if (*kind == 3 && (r.has("calendar") || r.has("time_zone"))) {  // quota_document.h
+        std::optional<algorithm::FixedWindow> calendar =
+            calendar_window_from_json(document, prefix, errors);
+        if (!calendar) return std::nullopt;
+        limit = *std::move(calendar);
+        break;
+      }
       const std::string_view name = *kind == 3   ? "fixed_window"
                                     : *kind == 4 ? "sliding_window"
                                                  : "sliding_log";
@@ -506,7 +514,7 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
   std::initializer_list<std::string_view> known = {
       "name", "description", "apps", "mode", "on_store_failure", "enabled", "limits", "version",
       "created_by", "updated_by", "created_at", "updated_at", "descriptors", "max_debt",
-      "lease_tokens", "lease_period",
+      "lease_tokens", "lease_period", "penalty", "retry_jitter",
       // The defences' fields (defence_fields.h).
       "rollout", "over_limit_cache"};
   r.reject_unknown(known, "");
@@ -563,6 +571,26 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
   }
   read_defence_fields(document, policy, errors);
   read_lease_fields(r, policy);
+  if (const json* penalty = r.find("penalty", false)) {
+    policy.penalty = penalty_from_json(*penalty, errors);
+  }
+  if (const json* jitter = r.find("retry_jitter", false)) {
+    policy.retry_jitter_percent = retry_jitter_from_json(*jitter, errors).value_or(0);
+  }
+  if (policy.penalty) {
+    // The penalty box lives in the store, which counts each denial as a strike and applies the
+    // block: a defence that answers without the store would bypass it.
+    if (policy.over_limit_cache.value_or(false)) {
+      r.fail("over_limit_cache",
+             "cannot be true with penalty (cached denials would not reach the store, which "
+             "counts them as strikes)");
+    }
+    if (policy.lease_tokens > 0) {
+      r.fail("lease_tokens",
+             "cannot be used with penalty (leased units are spent without the store, which "
+             "applies the penalty box)");
+    }
+  }
   if (options.allow_audit_fields) {
     policy.version = r.integer("version", false).value_or(0);
     policy.created_by = r.string("created_by", false).value_or("");
@@ -691,6 +719,9 @@ json limit_to_json(const Limit& limit) {
         } else {
           out["limit"] = p.limit;
           out["window"] = format_duration(p.window);
+          if constexpr (std::is_same_v<P, algorithm::FixedWindow>) {
+            if (p.calendar) calendar_to_json(*p.calendar, out);
+          }
         }
       },
       limit);
@@ -719,6 +750,10 @@ json policy_to_json(const Policy& policy) {
   if (policy.lease_tokens != 0) document["lease_tokens"] = policy.lease_tokens;
   if (policy.lease_period != kDefaultLeasePeriod) {
     document["lease_period"] = format_duration(policy.lease_period);
+  }
+  if (policy.penalty) document["penalty"] = penalty_to_json(*policy.penalty);
+  if (policy.retry_jitter_percent != 0) {
+    document["retry_jitter"] = std::to_string(policy.retry_jitter_percent) + "%";
   }
   return document;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sluice/algorithm/limit.h"
+#include "sluice/algorithm/penalty.h"
 #include "sluice/decision.h"
 #include "sluice/policy/descriptors.h"
 #include "sluice/time.h"
@@ -43,6 +44,12 @@ struct Policy {
   // back what is unused. 0: off (every decision asks the store).
   std::int64_t lease_tokens = 0;
   Micros lease_period = kDefaultLeasePeriod;
+  // The penalty box (algorithm/penalty.h, docs/quotas.md): absent, denials never block.
+  std::optional<algorithm::Penalty> penalty;
+  // Retry-After jitter in percent (0: none): the Retry-After header of a denial is spread over
+  // [exact, exact × (1 + retry_jitter/100)] so that callers denied together do not retry together;
+  // the decision itself (and the JSON body) keeps the exact retry time.
+  std::int64_t retry_jitter_percent = 0;
   // Where Envoy's Rate Limit Service finds this policy (docs/envoy.md); absent: not reachable
   // through descriptors.
   std::optional<DescriptorSection> descriptors;

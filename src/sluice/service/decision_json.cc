@@ -29,6 +29,10 @@ std::string decision_json(const Decision& d) {
   out += v.allowed ? "{\"allowed\":true" : "{\"allowed\":false";
   // Quota operations only (charge, refund): the signed balance; absent from acquire decisions.
   if (v.balance) out += ",\"balance\":" + std::to_string(*v.balance);
+  // Penalty box only: when the block ends, Unix ms on the store's clock (rounded up).
+  if (v.blocked_until) {
+    out += ",\"blocked_until\":" + std::to_string(millis_rounded_up(*v.blocked_until));
+  }
   out += d.degraded ? ",\"degraded\":true" : ",\"degraded\":false";
   out += ",\"delay_ms\":";
   append_optional_millis(out, v.delay);
@@ -86,7 +90,9 @@ StatusOr<Decision> decision_from_json(const json& j) {
   StatusOr<std::optional<std::int64_t>> delay = integer("delay_ms", true);
   StatusOr<std::optional<std::int64_t>> index = integer("limit_index", false);
   StatusOr<std::optional<std::int64_t>> balance = integer("balance", true);
-  for (const auto* field : {&limit, &remaining, &retry, &reset, &delay, &index, &balance}) {
+  StatusOr<std::optional<std::int64_t>> blocked_until = integer("blocked_until", true);
+  for (const auto* field :
+       {&limit, &remaining, &retry, &reset, &delay, &index, &balance, &blocked_until}) {
     if (!field->ok()) return field->status();
   }
   d.verdict.limit = **limit;
@@ -96,6 +102,7 @@ StatusOr<Decision> decision_from_json(const json& j) {
   d.verdict.delay = millis(*delay);
   d.limit_index = static_cast<std::size_t>(**index);
   d.verdict.balance = *balance;
+  d.verdict.blocked_until = millis(*blocked_until);
   if (j.contains("lease") && j["lease"].is_string()) d.lease = j["lease"].get<std::string>();
   if (j.contains("reservation") && j["reservation"].is_string()) {
     d.reservation = j["reservation"].get<std::string>();

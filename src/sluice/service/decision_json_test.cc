@@ -35,6 +35,14 @@ std::vector<Decision> decisions() {
   Decision reserved{.reservation = "0123456789abcdef0123456789abcdef", .policy = "llm.tokens"};
   reserved.verdict = {.allowed = true, .limit = 1'000, .remaining = 750, .balance = 750};
   cases.push_back(reserved);
+  Decision blocked{.policy = "api.login"};  // the penalty box: when the block ends (Unix µs)
+  blocked.verdict = {.allowed = false,
+                     .limit = 5,
+                     .remaining = 0,
+                     .retry_after = 300'000'000,
+                     .reset_after = 300'000'000,
+                     .blocked_until = 1'700'000'300'000'000};
+  cases.push_back(blocked);
   return cases;
 }
 
@@ -60,6 +68,9 @@ TEST(DecisionJsonTest, WritesTheDocumentedObject) {
         {"shadow_denied", d.shadow_denied}};
     if (d.verdict.balance) expected["balance"] = *d.verdict.balance;
     if (d.reservation) expected["reservation"] = *d.reservation;
+    if (d.verdict.blocked_until) {
+      expected["blocked_until"] = millis_rounded_up(*d.verdict.blocked_until);
+    }
     EXPECT_EQ(parsed, expected);
     EXPECT_EQ(text, expected.dump()) << "keys in sorted order, compact";
   }
@@ -77,6 +88,9 @@ TEST(DecisionJsonTest, ReadsBackWhatItWrites) {
       expected.verdict.retry_after = whole_millis(*expected.verdict.retry_after);
     }
     if (expected.verdict.delay) expected.verdict.delay = whole_millis(*expected.verdict.delay);
+    if (expected.verdict.blocked_until) {
+      expected.verdict.blocked_until = whole_millis(*expected.verdict.blocked_until);
+    }
     expected.verdict.reset_after = whole_millis(expected.verdict.reset_after);
     EXPECT_EQ(read->verdict, expected.verdict);
     EXPECT_EQ(read->limit_index, expected.limit_index);
@@ -100,6 +114,20 @@ TEST(DecisionJsonTest, ReadingNamesTheFieldThatIsWrong) {
   wrong["allowed"] = "yes";
   EXPECT_NE(decision_from_json(wrong).status().message().find("decision.allowed"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::service
+
+namespace sluice::service {
+namespace {
+
+TEST(DecisionJsonTest, BlockedUntilIsUnixMillisAndOnlyInBlockedDecisions) {
+  Decision blocked{.policy = "api.login"};
+  blocked.verdict = {.allowed = false, .limit = 5, .retry_after = 1, .blocked_until = 1'500'001};
+  EXPECT_EQ(json::parse(decision_json(blocked))["blocked_until"], 1'501);  // rounded up
+  blocked.verdict.blocked_until.reset();
+  EXPECT_FALSE(json::parse(decision_json(blocked)).contains("blocked_until"));
 }
 
 }  // namespace

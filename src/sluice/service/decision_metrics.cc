@@ -84,7 +84,20 @@ void DecisionMetrics::record(const Decision& decision, Micros duration) {
       .fetch_add(1, std::memory_order_relaxed);
   if (decision.shadow_denied) counters.shadow_denied.fetch_add(1, std::memory_order_relaxed);
   if (decision.degraded) counters.degraded.fetch_add(1, std::memory_order_relaxed);
+  if (decision.verdict.blocked_until) counters.blocked.fetch_add(1, std::memory_order_relaxed);
   counters.duration.observe(duration);
+}
+
+void DecisionMetrics::record_quota(std::string_view policy_name, int operation, bool applied,
+                                   std::int64_t units) {
+  if (operation < 0 || operation > 3) return;
+  PolicyCounters& counters = policy(policy_name);
+  const auto i = static_cast<std::size_t>(operation);
+  (applied ? counters.quota_applied[i] : counters.quota_refused[i])
+      .fetch_add(1, std::memory_order_relaxed);
+  if (applied && units > 0) {
+    counters.quota_units[i].fetch_add(static_cast<std::uint64_t>(units), std::memory_order_relaxed);
+  }
 }
 
 std::map<std::string, DecisionMetrics::Counts, std::less<>> DecisionMetrics::counts() const {
@@ -94,7 +107,8 @@ std::map<std::string, DecisionMetrics::Counts, std::less<>> DecisionMetrics::cou
     out[policy] = {.allowed = c->allowed.load(std::memory_order_relaxed),
                    .denied = c->denied.load(std::memory_order_relaxed),
                    .shadow_denied = c->shadow_denied.load(std::memory_order_relaxed),
-                   .degraded = c->degraded.load(std::memory_order_relaxed)};
+                   .degraded = c->degraded.load(std::memory_order_relaxed),
+                   .blocked = c->blocked.load(std::memory_order_relaxed)};
   }
   return out;
 }
@@ -121,6 +135,31 @@ void DecisionMetrics::write(std::string& out) const {
              "unreachable.");
   per_policy("sluice_degraded_decisions_total", "",
              [](const PolicyCounters& c) { return c.degraded.load(); });
+  write_help(out, "sluice_penalty_blocked_total", "counter",
+             "Decisions denied because the subject was in the policy's penalty box (or would "
+             "have been, in shadow mode), the denial that starts a block included.");
+  per_policy("sluice_penalty_blocked_total", "",
+             [](const PolicyCounters& c) { return c.blocked.load(); });
+  static constexpr std::array<std::string_view, 4> kQuotaOperations = {"charge", "refund",
+                                                                       "reserve", "settle"};
+  write_help(out, "sluice_quota_operations_total", "counter",
+             "Quota operations (charge, refund, reserve, settle) by outcome: applied, or refused "
+             "(a charge beyond the policy's max_debt). Not counted as decisions.");
+  for (std::size_t i = 0; i < kQuotaOperations.size(); ++i) {
+    const std::string operation = ",operation=\"" + std::string(kQuotaOperations[i]) + "\"";
+    per_policy("sluice_quota_operations_total", operation + ",outcome=\"applied\"",
+               [i](const PolicyCounters& c) { return c.quota_applied[i].load(); });
+    per_policy("sluice_quota_operations_total", operation + ",outcome=\"refused\"",
+               [i](const PolicyCounters& c) { return c.quota_refused[i].load(); });
+  }
+  write_help(out, "sluice_quota_units_total", "counter",
+             "Cost units named by applied quota operations (charged, refunded, reserved, or a "
+             "settle's actual cost).");
+  for (std::size_t i = 0; i < kQuotaOperations.size(); ++i) {
+    per_policy("sluice_quota_units_total",
+               ",operation=\"" + std::string(kQuotaOperations[i]) + "\"",
+               [i](const PolicyCounters& c) { return c.quota_units[i].load(); });
+  }
   write_help(out, "sluice_store_errors_total", "counter",
              "Store calls that failed or passed their deadline.");
   out += "sluice_store_errors_total " + std::to_string(store_errors()) + "\n";

@@ -4,6 +4,11 @@
 //   sluice_decisions_total{policy,outcome="allowed"|"denied"}
 //   sluice_shadow_denials_total{policy}      allowed only because the policy is in shadow mode
 //   sluice_degraded_decisions_total{policy}  decided by on_store_failure (store unreachable)
+//   sluice_penalty_blocked_total{policy}     denied by the penalty box (blocked_until set)
+//   sluice_quota_operations_total{policy,operation="charge"|"refund"|"reserve"|"settle",
+//                                 outcome="applied"|"refused"}
+//                                            quota operations (docs/quotas.md), not decisions
+//   sluice_quota_units_total{policy,operation}  cost units the applied ones named
 //   sluice_store_errors_total                store calls that failed (or passed their deadline)
 //   sluice_store_refusals_total              of those, refused for the server's own credentials
 //                                            or permissions (NOAUTH, WRONGPASS, NOPERM)
@@ -54,6 +59,9 @@ class DecisionMetrics {
  public:
   // Counts one answered decision and how long it took.
   void record(const Decision& decision, Micros duration);
+  // Counts one answered quota operation (`operation`: 0 charge, 1 refund, 2 reserve, 3 settle,
+  // as store::QuotaOperation): applied, or refused (a charge beyond max_debt); `units` its cost.
+  void record_quota(std::string_view policy, int operation, bool applied, std::int64_t units);
   // Counts one failed store call; `refusal`: refused for the server's credentials/permissions.
   void record_store_error(bool refusal) {
     store_errors_.fetch_add(1, std::memory_order_relaxed);
@@ -83,6 +91,7 @@ class DecisionMetrics {
     std::uint64_t denied = 0;
     std::uint64_t shadow_denied = 0;
     std::uint64_t degraded = 0;
+    std::uint64_t blocked = 0;  // denied by the penalty box
   };
   // Every policy that has had a decision since the start, by name.
   std::map<std::string, Counts, std::less<>> counts() const;
@@ -93,6 +102,10 @@ class DecisionMetrics {
     std::atomic<std::uint64_t> denied{0};
     std::atomic<std::uint64_t> shadow_denied{0};
     std::atomic<std::uint64_t> degraded{0};
+    std::atomic<std::uint64_t> blocked{0};
+    std::array<std::atomic<std::uint64_t>, 4> quota_applied{};
+    std::array<std::atomic<std::uint64_t>, 4> quota_refused{};
+    std::array<std::atomic<std::uint64_t>, 4> quota_units{};
     Histogram duration;
   };
   PolicyCounters& policy(std::string_view name);

@@ -226,7 +226,10 @@ StatusOr<Decision> Limiter::try_acquire(const policy::Policy& policy, std::strin
   }
   // A caller that blocks anyway waits on the store's own call (its timeout bounds it): the
   // cheapest path for a thread per caller, with no timer and no hand-off.
-  const store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = subject};
+  const store::SubjectRef ref{.policy = policy.name,
+                              .limits = policy.limits,
+                              .subject = subject,
+                              .penalty = policy.penalty ? &*policy.penalty : nullptr};
   bool probe = false;
   const bool remote = !store_.answers_in_process();
   std::optional<StatusOr<Decision>> defended =
@@ -286,9 +289,11 @@ void Limiter::acquire_all(std::vector<AcquireRequest> requests, BatchCallback do
 }
 
 void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
-  const store::SubjectRef ref{.policy = attempt->policy->name,
-                              .limits = attempt->policy->limits,
-                              .subject = attempt->request.subject};
+  const store::SubjectRef ref{
+      .policy = attempt->policy->name,
+      .limits = attempt->policy->limits,
+      .subject = attempt->request.subject,
+      .penalty = attempt->policy->penalty ? &*attempt->policy->penalty : nullptr};
   const bool by_lease = leased(*attempt->policy, attempt->request.cost);
   if (by_lease) {
     if (std::optional<Decision> spent = token_leases().try_spend(
@@ -558,13 +563,15 @@ void Limiter::apply_quota(QuotaCall call, DecisionCallback done) {
   const bool gives_back = call.operation == store::QuotaOperation::kRefund ||
                           call.operation == store::QuotaOperation::kSettle;
   auto finish_quota = [this, policy, reserving, reservation = call.reservation, gives_back,
-                       subject = call.subject, done = std::move(done)](StatusOr<Decision> stored) {
+                       subject = call.subject, operation = static_cast<int>(call.operation),
+                       cost = call.cost, done = std::move(done)](StatusOr<Decision> stored) {
     if (!stored.ok()) {
       if (is_store_failure(stored.status())) count_store_error(stored.status());
       return done(stored.status());
     }
     if (gives_back) over_limit_cache_.forget(policy->name, subject);
     Decision decision = *std::move(stored);
+    metrics_.record_quota(policy->name, operation, decision.verdict.allowed, cost);
     decision.policy = policy->name;
     decision.mode = policy->mode;
     if (policy->rollout && !enforced_for(*policy, subject)) decision.mode = policy::Mode::kShadow;

@@ -28,7 +28,10 @@ constexpr std::string_view kPolicies = R"([
   {"name": "metered-shadow", "apps": ["web"], "mode": "shadow", "max_debt": 5, "limits": [
      {"algorithm": "fixed_window", "limit": 10, "window": "1h"}]},
   {"name": "leased", "apps": ["web"], "limits": [
-     {"algorithm": "concurrency", "limit": 2, "lease_ttl": "1s"}]}
+     {"algorithm": "concurrency", "limit": 2, "lease_ttl": "1s"}]},
+  {"name": "boxed", "apps": ["web"], "limits": [
+     {"algorithm": "token_bucket", "capacity": 1, "refill": 1, "period": "1s"}],
+   "penalty": {"after": 2, "within": "10s", "block": "1m", "max": "4m"}}
 ])";
 
 std::vector<policy::Policy> policies() {
@@ -326,6 +329,80 @@ TEST_F(LimiterPipelineTest, MetricsCountEveryAnsweredDecisionPerPolicy) {
             std::string::npos);
   EXPECT_NE(text.find("sluice_decision_duration_seconds_count{policy=\"open\"} 6"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::service
+
+namespace sluice::service {
+namespace {
+
+TEST(LimiterPenaltyTest, ThePipelineAppliesThePenaltyBoxAndCountsItsDenials) {
+  ManualClock clock{1'700'000'000'000'000};
+  TimerQueue timers{clock, kMicrosPerMilli, TimerQueue::Threading::kManual};
+  StaticPolicyLookup lookup{policies()};
+  store::MemoryStore memory{clock};
+  Limiter limiter(memory, &memory, {.policies = &lookup, .timers = &timers});
+  const AcquireRequest request{.app = "web", .policy = "boxed", .subject = "mallory"};
+  std::vector<StatusOr<Decision>> answers;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(answers.emplace_back(limiter.acquire_blocking(request)).status().code(),
+              StatusCode::kOk);
+  }
+  EXPECT_TRUE(answers[0]->verdict.allowed);
+  EXPECT_FALSE(answers[1]->verdict.blocked_until) << "the first denial is a strike";
+  EXPECT_EQ(answers[2]->verdict.blocked_until, clock.now() + 60 * kMicrosPerSecond);
+  EXPECT_EQ(answers[3]->verdict.retry_after, 60 * kMicrosPerSecond);
+  // The bucket refilled long ago, but the block holds until its last microsecond.
+  clock.advance(60 * kMicrosPerSecond - 1);
+  EXPECT_FALSE(limiter.acquire_blocking(request)->verdict.allowed);
+  clock.advance(1);
+  EXPECT_TRUE(limiter.acquire_blocking(request)->verdict.allowed);
+  std::string text;
+  limiter.metrics().write(text);
+  EXPECT_NE(text.find("sluice_penalty_blocked_total{policy=\"boxed\"} 3"), std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace sluice::service
+
+namespace sluice::service {
+namespace {
+
+TEST(LimiterQuotaMetricsTest, QuotaOperationsAreCountedApartFromDecisions) {
+  ManualClock clock{1'700'000'000'000'000};
+  TimerQueue timers{clock, kMicrosPerMilli, TimerQueue::Threading::kManual};
+  StaticPolicyLookup lookup{policies()};
+  store::MemoryStore memory{clock};
+  Limiter limiter(memory, &memory, {.policies = &lookup, .timers = &timers});
+  const auto call = [](store::QuotaOperation operation, std::int64_t cost) {
+    return QuotaCall{.app = "web",
+                     .policy = "metered",
+                     .subject = "tenant",
+                     .operation = operation,
+                     .cost = cost};
+  };
+  ASSERT_TRUE(
+      limiter.apply_quota_blocking(call(store::QuotaOperation::kCharge, 12))->verdict.allowed);
+  ASSERT_FALSE(
+      limiter.apply_quota_blocking(call(store::QuotaOperation::kCharge, 4))->verdict.allowed);
+  ASSERT_TRUE(
+      limiter.apply_quota_blocking(call(store::QuotaOperation::kRefund, 3))->verdict.allowed);
+  std::string text;
+  limiter.metrics().write(text);
+  for (const char* line : {"sluice_quota_operations_total{policy=\"metered\",operation=\"charge\","
+                           "outcome=\"applied\"} 1",
+                           "sluice_quota_operations_total{policy=\"metered\",operation=\"charge\","
+                           "outcome=\"refused\"} 1",
+                           "sluice_quota_operations_total{policy=\"metered\",operation=\"refund\","
+                           "outcome=\"applied\"} 1",
+                           "sluice_quota_units_total{policy=\"metered\",operation=\"charge\"} 12",
+                           "sluice_quota_units_total{policy=\"metered\",operation=\"refund\"} 3",
+                           "sluice_decisions_total{policy=\"metered\",outcome=\"allowed\"} 0",
+                           "sluice_decisions_total{policy=\"metered\",outcome=\"denied\"} 0"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
 }
 
 }  // namespace

@@ -26,6 +26,35 @@ StatusOr<std::vector<LimitLeases>> Store::leases(const SubjectRef& /*ref*/, std:
   return Status(StatusCode::kUnimplemented, "this store cannot list leases");
 }
 
+StatusOr<PenaltyStatus> Store::penalty(const SubjectRef& /*ref*/) {
+  return Status(StatusCode::kUnimplemented, "this store has no penalty box");
+}
+
+StatusOr<bool> Store::lift_penalty(const SubjectRef& /*ref*/) {
+  return Status(StatusCode::kUnimplemented, "this store has no penalty box");
+}
+
+PenaltyStatus penalty_status(const algorithm::Penalty& penalty,
+                             const algorithm::PenaltyState& state, Micros now) {
+  // The escalation counts only while remembered (the last block ended less than `quiet` ago).
+  const bool remembered = state.blocked_until > 0 && now < state.blocked_until + penalty.quiet;
+  PenaltyStatus status{.blocks = remembered ? state.blocks : 0};
+  if (now < state.blocked_until) {
+    status.blocked_for = state.blocked_until - now;
+    status.blocked_until = state.blocked_until;
+  }
+  for (const Micros at : state.strikes) {
+    if (at > now - penalty.within) ++status.strikes;
+  }
+  return status;
+}
+
+Status validate_penalty_ref(const SubjectRef& ref) {
+  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
+  if (ref.penalty == nullptr) return invalid_argument("penalty: the policy has no penalty box");
+  return {};
+}
+
 Status validate_quota_request(const SubjectRef& ref, const QuotaRequest& request) {
   if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   if (Status status = algorithm::validate_cost(request.cost); !status.ok()) return status;

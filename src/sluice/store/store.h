@@ -15,6 +15,7 @@
 
 #include "sluice/algorithm/evaluate.h"
 #include "sluice/algorithm/limit.h"
+#include "sluice/algorithm/penalty.h"
 #include "sluice/decision.h"
 #include "sluice/status.h"
 #include "sluice/verdict.h"
@@ -27,10 +28,16 @@ struct SubjectRef {
   std::string_view policy;
   std::span<const algorithm::Limit> limits;
   std::string_view subject;
+  // The policy's penalty box (algorithm/penalty.h), or null: acquire applies it in the same
+  // atomic step as the limits. Must outlive the call (acquire_async: until it returns).
+  const algorithm::Penalty* penalty = nullptr;
 };
 
 // InvalidArgument naming the field: bad policy name, no limits, subject over 1 024 bytes.
 Status validate_subject_ref(const SubjectRef& ref);
+
+// validate_subject_ref's errors, and InvalidArgument naming "penalty" when ref.penalty is null.
+Status validate_penalty_ref(const SubjectRef& ref);
 
 // A store's decision from a policy verdict (algorithm/evaluate.h).
 inline Decision decision_from(const algorithm::PolicyVerdict& verdict) {
@@ -70,6 +77,20 @@ struct DryRun {
   std::vector<algorithm::Verdict> limits;  // each limit's verdict for the cost, in limit order
   algorithm::PolicyVerdict policy;         // the policy's, chosen as acquire chooses it
 };
+
+// A subject's penalty box as the admin inspector shows it (Store::penalty).
+struct PenaltyStatus {
+  // Until the current block ends, from the store's now (Redis: its TIME); absent: not blocked.
+  std::optional<Micros> blocked_for;
+  std::optional<Micros> blocked_until;  // the same instant, on the store's clock
+  std::int64_t blocks = 0;              // blocks in the current escalation (the next lasts longer)
+  std::int64_t strikes = 0;             // denials within the window so far
+  friend bool operator==(const PenaltyStatus&, const PenaltyStatus&) = default;
+};
+
+// What `state` shows at `now` (strikes within the penalty's window only).
+PenaltyStatus penalty_status(const algorithm::Penalty& penalty,
+                             const algorithm::PenaltyState& state, Micros now);
 
 // One live lease of a concurrency limit (Store::leases).
 struct HeldLease {
@@ -180,6 +201,13 @@ class Store {
   // The live leases of each concurrency limit of the policy (none: an empty list), each listing
   // at most `max` of them. Changes nothing. Default: Unimplemented, as dry_run.
   virtual StatusOr<std::vector<LimitLeases>> leases(const SubjectRef& ref, std::size_t max);
+
+  // The subject's penalty box under `ref.penalty` (required: InvalidArgument when null). Changes
+  // nothing. Default: Unimplemented, as dry_run.
+  virtual StatusOr<PenaltyStatus> penalty(const SubjectRef& ref);
+  // Lifts the subject's block and forgets its strikes and escalation (an owner's pardon); its
+  // limits keep their state. True if there was anything to forget. Default: Unimplemented.
+  virtual StatusOr<bool> lift_penalty(const SubjectRef& ref);
 };
 
 }  // namespace sluice::store

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dryRunSentence, retryWords, shortLease, waitWords } from '../../src/subject.js';
+import { dryRunSentence, penaltySentence, retryWords, shortLease, waitWords } from '../../src/subject.js';
 
 describe('waitWords', () => {
   it.each([
@@ -34,5 +34,16 @@ describe('shortLease', () => {
     expect(shortLease('0123456789abcdef0123456789abcdef')).toBe('01234567…');
     expect(shortLease('01234567')).toBe('01234567');
     expect(shortLease('01234567', true)).toBe('01234567…');
+  });
+});
+
+describe('penaltySentence', () => {
+  it('says whether the key is blocked, for how long, and how far the escalation went', () => {
+    expect(penaltySentence({ blocked: true, blocked_for_ms: 299_000, blocks: 1, strikes: 0, after: 5 }))
+      .toBe('Blocked for 4 min 59 s: every request is denied, whatever the budget. 1 block so far: the next lasts longer.');
+    expect(penaltySentence({ blocked: false, blocked_for_ms: null, blocks: 0, strikes: 2, after: 5 }))
+      .toBe('Not blocked; 2 of 5 denials toward a block.');
+    expect(penaltySentence({ blocked: false, blocked_for_ms: null, blocks: 3, strikes: 0, after: 5 }))
+      .toBe('Not blocked; 0 of 5 denials toward a block. 3 blocks so far: the next lasts longer.');
   });
 });

@@ -54,6 +54,7 @@ void AdminApi::add_routes(Router& router) {
   add("GET", "/v1/policies/{name}/rates", &AdminApi::policy_rates);
   add("GET", "/v1/policies/{name}/subjects/{key}", &AdminApi::peek_subject);
   add("DELETE", "/v1/policies/{name}/subjects/{key}", &AdminApi::reset_subject);
+  add("POST", "/v1/policies/{name}/subjects/{key}/penalty/lift", &AdminApi::lift_subject_penalty);
   add("POST", "/v1/policies/{name}/subjects/{key}/leases/{lease}/release",
       &AdminApi::release_subject_lease);
 

@@ -95,6 +95,8 @@ class AdminApi {
   void peek_subject(Exchange& exchange, const Principal& caller);
   void reset_subject(Exchange& exchange, const Principal& caller);
   void release_subject_lease(Exchange& exchange, const Principal& caller);
+  // Owners lift the subject's penalty box (the block, its strikes and escalation).
+  void lift_subject_penalty(Exchange& exchange, const Principal& caller);
 
   // Users, apps, tokens (account_api.cc).
   void list_users(Exchange& exchange, const Principal& caller);

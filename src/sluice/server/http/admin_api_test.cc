@@ -196,6 +196,7 @@ TEST_F(AdminApiTest, EveryRouteAnswers401WithoutCredentialsAndChangesNothing) {
       {"GET", "/v1/policies/x/subjects/k"},
       {"DELETE", "/v1/policies/x/subjects/k"},
       {"POST", "/v1/policies/x/subjects/k/leases/l/release"},
+      {"POST", "/v1/policies/x/subjects/k/penalty/lift"},
       {"GET", "/v1/users"},
       {"POST", "/v1/users"},
       {"GET", "/v1/users/alice"},
@@ -908,6 +909,53 @@ TEST_F(AdminApiTest, ThePeekShowsRetryTimesAndLeasesAndOwnersReleaseOne) {
   // The peeks and dry runs took nothing: exactly one more lease fits.
   EXPECT_TRUE(store_.acquire(ref, 1)->verdict.allowed);
   EXPECT_FALSE(store_.acquire(ref, 1)->verdict.allowed);
+}
+
+// The penalty box in the inspector: blocked, until when, its strikes and escalation; the dry run
+// meets the block as an acquire would; an owner lifts it, a reader may not.
+TEST_F(AdminApiTest, TheInspectorShowsAPenaltyBoxAndOwnersLiftIt) {
+  const Caller alice = bearer("alice");
+  ASSERT_TRUE(stores_.accounts->set_role("bob", "checkout", auth::Role::kViewer).ok());
+  const Caller bob = bearer("bob");
+  json login = {{"name", "api.login"},
+                {"apps", {"checkout"}},
+                {"limits", {{{"algorithm", "fixed_window"}, {"limit", 1}, {"window", "1m"}}}},
+                {"penalty", {{"after", 2}, {"within", "1m"}, {"block", "5m"}, {"max", "1h"}}}};
+  ASSERT_EQ(call(alice, "POST", "/v1/policies", login).status, 201);
+  const policy::Policy stored = *stores_.policies->get("api.login");
+  const store::SubjectRef ref{.policy = stored.name,
+                              .limits = stored.limits,
+                              .subject = "mallory",
+                              .penalty = &*stored.penalty};
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(store_.acquire(ref, 1).ok());  // 1 allowed, 2 strikes
+  clock_.advance(kMicrosPerSecond);
+  const std::string path = "/v1/policies/api.login/subjects/mallory";
+
+  RawResponse peek = call(bob, "GET", path);
+  ASSERT_EQ(peek.status, 200) << peek.body;
+  const json box = body(peek)["penalty"];
+  EXPECT_EQ(box["blocked"], true);
+  EXPECT_EQ(box["blocked_for_ms"], 299'000);
+  EXPECT_EQ(box["blocks"], 1);
+  EXPECT_EQ(box["strikes"], 0);
+  EXPECT_EQ(box["may_lift"], false);
+  // The window (a minute at most) would allow sooner: the block's longer wait wins.
+  EXPECT_EQ(body(peek)["dry_run"]["allowed"], false);
+  EXPECT_EQ(body(peek)["dry_run"]["retry_after_ms"], 299'000);
+
+  const std::string lift = path + "/penalty/lift";
+  EXPECT_EQ(call(bob, "POST", lift).status, 403);
+  EXPECT_EQ(body(call(bob, "GET", path))["penalty"]["blocked"], true);
+  RawResponse lifted = call(alice, "POST", lift);
+  ASSERT_EQ(lifted.status, 200) << lifted.body;
+  EXPECT_EQ(body(lifted)["lifted"], true);
+  EXPECT_EQ(body(call(alice, "GET", path))["penalty"]["blocked"], false);
+  EXPECT_EQ(body(call(alice, "POST", lift))["lifted"], false);
+  // A policy without a penalty box has nothing to lift, and its peek shows none.
+  ASSERT_EQ(call(alice, "POST", "/v1/policies", checkout_policy()).status, 201);
+  EXPECT_EQ(call(alice, "POST", "/v1/policies/orders.create/subjects/k/penalty/lift").status, 409);
+  EXPECT_FALSE(
+      body(call(alice, "GET", "/v1/policies/orders.create/subjects/k")).contains("penalty"));
 }
 
 // A session opened with a one-time password may only change it (and say who it is, and log out):

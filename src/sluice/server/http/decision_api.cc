@@ -3,6 +3,7 @@
 #include <charconv>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
@@ -13,6 +14,12 @@ namespace sluice::http {
 namespace {
 
 using nlohmann::json;
+
+// A draw in [0, 1) for Retry-After jitter: per thread, so no lock; not a secret.
+double uniform_draw() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
+}
 
 constexpr int kMaxJsonDepth = 64;
 constexpr std::string_view kQuotaExceededType =
@@ -390,6 +397,10 @@ Response DecisionApi::check_response(const service::Decision& decision, std::int
   if (decision.verdict.allowed) return response;
   const std::string item = policy_item_name(decision.policy, decision.limit_index);
   const std::optional<std::int64_t> retry = retry_after_seconds(decision);
+  // The header may be spread by the policy's retry_jitter; the body keeps the exact time.
+  const std::shared_ptr<const policy::Policy> policy = policies_.find(decision.policy);
+  const std::optional<std::int64_t> retry_header = jittered_retry_after_seconds(
+      decision, policy ? policy->retry_jitter_percent : 0, uniform_draw());
   json problem = problem_json(
       429,
       retry
@@ -402,7 +413,7 @@ Response DecisionApi::check_response(const service::Decision& decision, std::int
   response.status = deny_status;
   response.content_type = std::string(kProblemJson);
   response.body = dump_json(problem);
-  if (retry) response.headers.push_back({"Retry-After", std::to_string(*retry)});
+  if (retry_header) response.headers.push_back({"Retry-After", std::to_string(*retry_header)});
   return response;
 }
 

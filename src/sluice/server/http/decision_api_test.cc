@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
 #include "sluice/policy/document.h"
 #include "sluice/store/memory/memory_store.h"
@@ -52,7 +54,11 @@ class DecisionApiTest : public ::testing::Test {
                    "limits": [{"algorithm": "token_bucket", "capacity": 10, "refill": 10,
                                "period": "1s"}]})"),
                  parse_policy(R"({"name": "leased.api", "apps": ["checkout"], "limits": [
-                   {"algorithm": "concurrency", "limit": 2, "lease_ttl": "1s"}]})")}),
+                   {"algorithm": "concurrency", "limit": 2, "lease_ttl": "1s"}]})"),
+                 parse_policy(R"({"name": "boxed.api", "apps": ["checkout"], "limits": [
+                   {"algorithm": "fixed_window", "limit": 1, "window": "10s"}],
+                   "penalty": {"after": 1, "within": "10s", "block": "1m", "escalate": 1},
+                   "retry_jitter": "50%"})")}),
         limiter_(store_, &store_, {.policies = &lookup_, .timers = &timers_}),
         api_(limiter_, lookup_, store_, metrics_, {.clock = &clock_}) {
     api_.add_routes(router_);
@@ -335,6 +341,34 @@ TEST_F(DecisionApiTest, CheckDeniesWithQuotaExceededProblemAndRetryAfter) {
   }
   EXPECT_EQ(retry_after, "2");
   EXPECT_EQ(call("GET", "/v1/check?deny_status=403", "", headers).status, 403);
+}
+
+// The penalty box and Retry-After jitter on the wire: the blocked decision's JSON carries
+// blocked_until (Unix ms) and the exact retry_after_ms; /v1/check's Retry-After is spread over
+// [60, 90] s (retry_jitter 50 %) while its problem detail keeps the exact 60 s.
+TEST_F(DecisionApiTest, APenaltyBlockShowsInTheBodyAndRetryAfterIsJittered) {
+  const std::string acquire = R"({"app": "checkout", "policy": "boxed.api", "key": "mallory"})";
+  EXPECT_EQ(json::parse(call("POST", "/v1/acquire", acquire).body)["allowed"], true);
+  const json blocked = json::parse(call("POST", "/v1/acquire", acquire).body);
+  EXPECT_EQ(blocked["allowed"], false);
+  EXPECT_EQ(blocked["blocked_until"], (kEpoch + 60 * kMicrosPerSecond) / kMicrosPerMilli);
+  EXPECT_EQ(blocked["retry_after_ms"], 60'000);
+  const std::vector<Header> headers = {
+      {"X-Sluice-App", "checkout"}, {"X-Sluice-Policy", "boxed.api"}, {"X-Sluice-Key", "mallory"}};
+  std::set<int> seen;
+  for (int i = 0; i < 50; ++i) {
+    const Response denied = call("GET", "/v1/check", "", headers);
+    ASSERT_EQ(denied.status, 429);
+    EXPECT_NE(json::parse(denied.body)["detail"].get<std::string>().find("again in 60 s"),
+              std::string::npos);
+    for (const Header& h : denied.headers) {
+      if (h.name == "Retry-After") seen.insert(std::stoi(h.value));
+    }
+  }
+  ASSERT_FALSE(seen.empty());
+  EXPECT_GE(*seen.begin(), 60);
+  EXPECT_LE(*seen.rbegin(), 90);
+  EXPECT_GT(seen.size(), 1u) << "50 draws from 31 seconds all fell on one";
 }
 
 TEST_F(DecisionApiTest, CheckNamesMissingHeaders) {

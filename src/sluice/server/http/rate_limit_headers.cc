@@ -86,6 +86,10 @@ QuotaPolicy quota_policy(const algorithm::Limit& limit) {
           return {.quota = queue, .window_seconds = product_seconds(queue, p.period, p.rate)};
         } else if constexpr (std::is_same_v<P, algorithm::Concurrency>) {
           return {.quota = p.limit, .unit = "concurrent-requests"};
+        } else if constexpr (std::is_same_v<P, algorithm::FixedWindow>) {
+          // A calendar period has no one length (23- to 25-hour days, 28- to 31-day months).
+          if (p.calendar) return {.quota = p.limit};
+          return {.quota = p.limit, .window_seconds = ceil_seconds(p.window)};
         } else {
           return {.quota = p.limit, .window_seconds = ceil_seconds(p.window)};
         }
@@ -148,6 +152,19 @@ std::optional<std::int64_t> retry_after_seconds(const service::Decision& decisio
   const algorithm::Verdict& v = decision.verdict;
   if (v.allowed || !v.retry_after) return std::nullopt;
   return std::max<std::int64_t>(1, ceil_seconds(*v.retry_after));
+}
+
+std::optional<std::int64_t> jittered_retry_after_seconds(const service::Decision& decision,
+                                                         std::int64_t percent, double draw) {
+  const std::optional<std::int64_t> exact = retry_after_seconds(decision);
+  if (!exact || percent <= 0) return exact;
+  // retry_after < 2^53 µs and percent <= 100: the product stays exact in a double and in int64.
+  const Micros retry = *decision.verdict.retry_after;
+  const std::int64_t latest =
+      std::max(*exact, ceil_seconds(retry + retry / 100 * percent + retry % 100 * percent / 100));
+  const auto choices = static_cast<double>(latest - *exact + 1);
+  const auto offset = static_cast<std::int64_t>(std::clamp(draw, 0.0, 1.0) * choices);
+  return std::min(latest, *exact + offset);
 }
 
 }  // namespace sluice::http

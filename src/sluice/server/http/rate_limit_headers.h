@@ -45,7 +45,8 @@ struct QuotaPolicy {
 };
 // token_bucket: q = capacity, w = time to refill from empty (capacity·period/refill);
 // gcra: q = burst + 1, w = (burst + 1)·period/rate; leaky_bucket: q = queue size
-// floor(max_delay·rate/period) + 1, w = q·period/rate; window algorithms: q = limit, w = window;
+// floor(max_delay·rate/period) + 1, w = q·period/rate; window algorithms: q = limit, w = window
+// (a calendar fixed window: no w, its periods differ in length);
 // concurrency: q = limit, qu = "concurrent-requests", no w.
 QuotaPolicy quota_policy(const algorithm::Limit& limit);
 
@@ -68,5 +69,12 @@ std::vector<Header> rate_limit_headers(const service::Decision& decision,
 // Retry-After for a denial, in seconds: ceil(retry_after), never less than 1 nor than the
 // RateLimit `t`. nullopt when the request can never be granted (no retry_after) or is allowed.
 std::optional<std::int64_t> retry_after_seconds(const service::Decision& decision);
+
+// Retry-After spread by the policy's retry_jitter (`percent`, 0..100), so callers denied at one
+// instant do not all retry at the same second: a whole number of seconds drawn uniformly by
+// `draw` (in [0, 1)) from [retry_after_seconds, ceil(retry_after · (1 + percent/100))]. Never
+// earlier than the exact retry time; percent 0 is retry_after_seconds.
+std::optional<std::int64_t> jittered_retry_after_seconds(const service::Decision& decision,
+                                                         std::int64_t percent, double draw);
 
 }  // namespace sluice::http

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
+#include <set>
 
 namespace sluice::http {
 namespace {
@@ -50,6 +52,13 @@ TEST(RateLimitHeadersTest, QuotaPolicyPerAlgorithm) {
        2,
        {}},
       {"window of 1.5 s rounds up", FixedWindow{.limit = 3, .window = 1'500'000}, 3, 2, {}},
+      {"a calendar month has no one length",
+       FixedWindow{.limit = 9,
+                   .window = algorithm::longest_period(algorithm::CalendarPeriod::kMonth),
+                   .calendar = algorithm::Calendar{.period = algorithm::CalendarPeriod::kMonth}},
+       9,
+       {},
+       {}},
       {"concurrency",
        Concurrency{.limit = 7, .lease_ttl = kMicrosPerMinute},
        7,
@@ -163,6 +172,53 @@ TEST(RateLimitHeadersTest, CeilSeconds) {
   EXPECT_EQ(ceil_seconds(1), 1);
   EXPECT_EQ(ceil_seconds(kMicrosPerSecond), 1);
   EXPECT_EQ(ceil_seconds(kMicrosPerSecond + 1), 2);
+}
+
+}  // namespace
+}  // namespace sluice::http
+
+namespace sluice::http {
+namespace {
+
+service::Decision denied_for(std::optional<Micros> retry_after) {
+  service::Decision d{.policy = "p"};
+  d.verdict = {.allowed = false, .limit = 1, .retry_after = retry_after, .reset_after = 1};
+  return d;
+}
+
+TEST(RetryJitterTest, SpreadsWholeSecondsFromTheExactRetryUpToThePercentLater) {
+  const service::Decision ten = denied_for(10 * kMicrosPerSecond);
+  EXPECT_EQ(jittered_retry_after_seconds(ten, 0, 0.99), 10);
+  EXPECT_EQ(jittered_retry_after_seconds(ten, 10, 0.0), 10);
+  EXPECT_EQ(jittered_retry_after_seconds(ten, 10, 0.49), 10);
+  EXPECT_EQ(jittered_retry_after_seconds(ten, 10, 0.5), 11);
+  EXPECT_EQ(jittered_retry_after_seconds(ten, 10, 0.999999), 11);
+  EXPECT_EQ(jittered_retry_after_seconds(ten, 10, 1.0), 11);  // clamped into the range
+  // 10.000001 s: the exact answer is already 11 s; 10 % later is 11.0000011 s, so 11 or 12.
+  const service::Decision just_over = denied_for(10 * kMicrosPerSecond + 1);
+  EXPECT_EQ(jittered_retry_after_seconds(just_over, 10, 0.0), 11);
+  EXPECT_EQ(jittered_retry_after_seconds(just_over, 10, 0.9), 12);
+
+  // 100 s at 50 %: every whole second of [100, 150] is drawn, none outside.
+  const service::Decision hundred = denied_for(100 * kMicrosPerSecond);
+  std::set<std::int64_t> seen;
+  for (int i = 0; i < 1000; ++i) {
+    const std::optional<std::int64_t> seconds =
+        jittered_retry_after_seconds(hundred, 50, i / 1000.0);
+    ASSERT_TRUE(seconds);
+    seen.insert(*seconds);
+  }
+  EXPECT_EQ(seen.size(), 51u);
+  EXPECT_EQ(*seen.begin(), 100);
+  EXPECT_EQ(*seen.rbegin(), 150);
+}
+
+TEST(RetryJitterTest, NeverEarlierNorPresentWhenThereIsNoRetry) {
+  EXPECT_EQ(jittered_retry_after_seconds(denied_for(200 * kMicrosPerMilli), 100, 0.9), 1);
+  EXPECT_FALSE(jittered_retry_after_seconds(denied_for(std::nullopt), 10, 0.5));
+  service::Decision allowed = denied_for(std::nullopt);
+  allowed.verdict.allowed = true;
+  EXPECT_FALSE(jittered_retry_after_seconds(allowed, 10, 0.5));
 }
 
 }  // namespace

@@ -88,17 +88,59 @@ void AdminApi::peek_subject(Exchange& exchange, const Principal& caller) {
     limit["leased_units"] = held.units;
     limit["leases"] = std::move(listed);
   }
-  const algorithm::Verdict& decided = run->policy.verdict;
+  algorithm::Verdict decided = run->policy.verdict;
+  json penalty = nullptr;
+  if (stored->penalty) {
+    store::SubjectRef boxed = ref;
+    boxed.penalty = &*stored->penalty;
+    StatusOr<store::PenaltyStatus> box = store_.penalty(boxed);
+    if (!box.ok()) return respond_error(exchange, box.status());
+    penalty = {
+        {"blocked", box->blocked_until.has_value()},
+        {"blocked_until", box->blocked_until ? json(service::millis_rounded_up(*box->blocked_until))
+                                             : json(nullptr)},
+        {"blocked_for_ms",
+         box->blocked_for ? json(service::millis_rounded_up(*box->blocked_for)) : json(nullptr)},
+        {"blocks", box->blocks},
+        {"strikes", box->strikes},
+        {"after", stored->penalty->after},
+        {"may_lift", may_release}};
+    // An acquire now would meet the block (algorithm/penalty.h deny_for_block): so does the run.
+    if (box->blocked_until) {
+      algorithm::deny_for_block(decided, *box->blocked_until,
+                                *box->blocked_until - *box->blocked_for);
+    }
+  }
   json dry_run = {{"cost", *cost},
                   {"allowed", decided.allowed},
                   {"retry_after_ms", retry_after_ms(decided)},
                   {"never", !decided.allowed && !decided.retry_after},
                   {"limit_index", run->policy.limit_index}};
-  exchange.respond(json_response(200, {{"policy", stored->name},
-                                       {"key", ref.subject},
-                                       {"limits", std::move(limits)},
-                                       {"dry_run", std::move(dry_run)},
-                                       {"leases_full_ids", may_release}}));
+  json answer = {{"policy", stored->name},
+                 {"key", ref.subject},
+                 {"limits", std::move(limits)},
+                 {"dry_run", std::move(dry_run)},
+                 {"leases_full_ids", may_release}};
+  if (!penalty.is_null()) answer["penalty"] = std::move(penalty);  // policies with a penalty box
+  exchange.respond(json_response(200, std::move(answer)));
+}
+
+void AdminApi::lift_subject_penalty(Exchange& exchange, const Principal& caller) {
+  const std::optional<policy::Policy> stored =
+      stored_policy(exchange, caller, auth::Operation::kUpdate);
+  if (!stored) return;
+  if (!stored->penalty) {
+    return exchange.respond(problem_response(
+        409, "policy \"" + stored->name + "\" has no penalty box: nothing to lift"));
+  }
+  const store::SubjectRef ref{.policy = stored->name,
+                              .limits = stored->limits,
+                              .subject = exchange.param("key"),
+                              .penalty = &*stored->penalty};
+  if (Status s = store::validate_subject_ref(ref); !s.ok()) return respond_error(exchange, s);
+  StatusOr<bool> lifted = store_.lift_penalty(ref);
+  if (!lifted.ok()) return respond_error(exchange, lifted.status());
+  exchange.respond(json_response(200, {{"lifted", *lifted}}));
 }
 
 void AdminApi::reset_subject(Exchange& exchange, const Principal& caller) {

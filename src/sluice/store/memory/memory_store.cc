@@ -228,6 +228,39 @@ class MemoryStore::Shard {
     }
   }
 
+  // Penalty boxes (algorithm/penalty.h) by subject key, apart from the limit states: only
+  // subjects that were denied have one. A copy of the live state (empty when none or expired).
+  algorithm::PenaltyState penalty_state(std::string_view key, const algorithm::Penalty& penalty,
+                                        Micros now) {
+    const auto found = penalties_.find(std::string(key));
+    if (found == penalties_.end()) return {};
+    if (algorithm::penalty_expires_at(penalty, found->second) <= now) {
+      penalties_.erase(found);
+      return {};
+    }
+    return found->second;
+  }
+  void store_penalty(std::string_view key, algorithm::PenaltyState state,
+                     const algorithm::Penalty& penalty, Micros now) {
+    if (algorithm::penalty_expires_at(penalty, state) <= now) {
+      penalties_.erase(std::string(key));
+      return;
+    }
+    penalties_.insert_or_assign(std::string(key), std::move(state));
+    // Amortized sweep, so subjects denied once and never seen again do not pile up: whenever the
+    // map has doubled since the last sweep, drop what has expired (by the penalty of this call:
+    // a subject of another policy with a longer quiet period is kept until its own next access).
+    if (penalties_.size() >= penalty_sweep_at_) {
+      std::erase_if(penalties_, [&](const auto& entry) {
+        return algorithm::penalty_expires_at(penalty, entry.second) <= now &&
+               entry.first.starts_with(key.substr(0, key.find(':') + 1));
+      });
+      penalty_sweep_at_ = std::max<std::size_t>(1024, 2 * penalties_.size());
+    }
+  }
+  bool erase_penalty(std::string_view key) { return penalties_.erase(std::string(key)) > 0; }
+  std::size_t penalty_boxes() const { return penalties_.size(); }
+
   std::mutex mutex;
   std::size_t size() const { return size_; }
   std::uint64_t refusals() const { return refusals_; }
@@ -291,6 +324,8 @@ class MemoryStore::Shard {
   std::uint64_t expirations_ = 0;
   std::unordered_map<std::string, std::vector<Reservation>> reservations_;
   std::multimap<Micros, std::string> reservation_expiry_;  // when to look at a subject's
+  std::unordered_map<std::string, algorithm::PenaltyState> penalties_;
+  std::size_t penalty_sweep_at_ = 1024;
 };
 
 MemoryStore::MemoryStore(const Clock& clock, MemoryStoreOptions options) : clock_(clock) {
@@ -321,6 +356,46 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
 
   Decision decision;
   std::lock_guard lock(shard.mutex);
+  if (ref.penalty != nullptr) {
+    // The limits decide on a copy; the penalty box may still turn the verdict into a denial, and
+    // only a request that stays allowed is charged.
+    Entry* entry = shard.find_live(hash, key, now);
+    if (entry != nullptr && entry->state_count != ref.limits.size()) {
+      shard.remove(entry);
+      entry = nullptr;
+    }
+    thread_local std::vector<LimitState> scratch;
+    scratch.clear();
+    if (entry != nullptr) {
+      scratch.assign(entry->states().begin(), entry->states().end());
+      refresh(ref.limits, scratch, now);
+    } else {
+      for (const Limit& limit : ref.limits) scratch.push_back(algorithm::initial_state(limit, now));
+    }
+    decision = decision_from(algorithm::evaluate(ref.limits, scratch, cost, now, lease));
+    algorithm::PenaltyState penalty = shard.penalty_state(key, *ref.penalty, now);
+    if (algorithm::penalize(*ref.penalty, penalty, decision.verdict, cost, now)) {
+      shard.store_penalty(key, std::move(penalty), *ref.penalty, now);
+    }
+    if (decision.verdict.allowed && cost > 0) {
+      if (entry != nullptr) {
+        std::move(scratch.begin(), scratch.end(), entry->states().begin());
+        entry->expires_at = latest_expiry(ref.limits, entry->states());
+        shard.touch(entry);
+      } else {
+        if (!shard.make_room(now)) {
+          return Status(StatusCode::kResourceExhausted,
+                        "memory store: full of live limits (memory_max_keys subjects); a new "
+                        "subject is decided by its policy's on_store_failure");
+        }
+        Entry* created = Entry::create(hash, key, scratch);
+        created->expires_at = latest_expiry(ref.limits, created->states());
+        shard.insert(created);
+      }
+    }
+    if (decision.verdict.allowed && !lease.empty()) decision.lease = lease;
+    return decision;
+  }
   Entry* entry = shard.find_live(hash, key, now);
   if (entry != nullptr && entry->state_count != ref.limits.size()) {
     shard.remove(entry);  // the policy changed its number of limits: start afresh
@@ -530,7 +605,29 @@ Status MemoryStore::reset(const SubjectRef& ref) {
   if (Entry* entry = shard.find_live(hash, key, clock_.now()); entry != nullptr) {
     shard.remove(entry);
   }
+  shard.erase_penalty(key);  // "as if never seen", as Redis's reset deletes the penalty key
   return {};
+}
+
+StatusOr<PenaltyStatus> MemoryStore::penalty(const SubjectRef& ref) {
+  if (Status status = validate_penalty_ref(ref); !status.ok()) return status;
+  const Micros now = clock_.now();
+  const std::string_view key = key_of(ref);
+  Shard& shard = shard_for(std::hash<std::string_view>{}(key));
+  std::lock_guard lock(shard.mutex);
+  const algorithm::PenaltyState state = shard.penalty_state(key, *ref.penalty, now);
+  return penalty_status(*ref.penalty, state, now);
+}
+
+StatusOr<bool> MemoryStore::lift_penalty(const SubjectRef& ref) {
+  if (Status status = validate_penalty_ref(ref); !status.ok()) return status;
+  const Micros now = clock_.now();
+  const std::string_view key = key_of(ref);
+  Shard& shard = shard_for(std::hash<std::string_view>{}(key));
+  std::lock_guard lock(shard.mutex);
+  const bool live = shard.penalty_state(key, *ref.penalty, now) != algorithm::PenaltyState{};
+  shard.erase_penalty(key);
+  return live;
 }
 
 MemoryStoreStats MemoryStore::stats() const {
@@ -540,6 +637,7 @@ MemoryStoreStats MemoryStore::stats() const {
     stats.keys += shard->size();
     stats.refusals += shard->refusals();
     stats.expirations += shard->expirations();
+    stats.penalty_boxes += shard->penalty_boxes();
   }
   return stats;
 }

@@ -30,6 +30,7 @@ struct MemoryStoreStats {
   std::size_t keys = 0;
   std::uint64_t refusals = 0;     // new subjects refused: the store was full of live state
   std::uint64_t expirations = 0;  // dropped because their state was back to unused
+  std::size_t penalty_boxes = 0;  // subjects with penalty state held (live or not yet swept)
 };
 
 class MemoryStore final : public Store {
@@ -48,6 +49,8 @@ class MemoryStore final : public Store {
   Status reset(const SubjectRef& ref) override;
   StatusOr<DryRun> dry_run(const SubjectRef& ref, std::int64_t cost) override;
   StatusOr<std::vector<LimitLeases>> leases(const SubjectRef& ref, std::size_t max) override;
+  StatusOr<PenaltyStatus> penalty(const SubjectRef& ref) override;
+  StatusOr<bool> lift_penalty(const SubjectRef& ref) override;
 
   MemoryStoreStats stats() const;
 

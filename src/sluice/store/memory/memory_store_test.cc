@@ -406,3 +406,55 @@ TEST(MemoryStoreConcurrencyTest, LeasesUnderContentionNeverExceedTheLimit) {
 
 }  // namespace
 }  // namespace sluice::store
+
+namespace sluice::store {
+namespace {
+
+// Penalty boxes expire too: a subject struck once and never seen again is forgotten after
+// `within` (on access, and by the sweep when a shard's boxes have doubled), a blocked one after
+// its block and quiet period.
+TEST(MemoryStorePenaltyTest, PenaltyBoxesExpireAndAreSwept) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock, {.shards = 1});
+  const Limit limits[] = {algorithm::FixedWindow{.limit = 1, .window = 3600 * kMicrosPerSecond}};
+  const algorithm::Penalty penalty{.after = 2,
+                                   .within = kMicrosPerSecond,
+                                   .block = 10 * kMicrosPerSecond,
+                                   .escalate = 1,
+                                   .max = 10 * kMicrosPerSecond,
+                                   .quiet = 5 * kMicrosPerSecond};
+  const auto ref = [&](const std::string& subject) {
+    return SubjectRef{.policy = "p", .limits = limits, .subject = subject, .penalty = &penalty};
+  };
+  // 1 100 subjects struck once each (an allowed request, then a denial).
+  std::vector<std::string> subjects;
+  for (int i = 0; i < 1100; ++i) subjects.push_back("s" + std::to_string(i));
+  for (const std::string& subject : subjects) {
+    ASSERT_TRUE(store.acquire(ref(subject), 1)->verdict.allowed);
+    ASSERT_FALSE(store.acquire(ref(subject), 1)->verdict.allowed);
+  }
+  EXPECT_GE(store.stats().penalty_boxes, 1023u);  // swept at 1 024 while all were live
+  EXPECT_EQ(store.penalty(ref("s0"))->strikes, 1);
+  clock.advance(kMicrosPerSecond);  // every strike is now out of its window
+  EXPECT_EQ(*store.penalty(ref("s0")), PenaltyStatus{});
+  // The next strikes sweep the expired boxes once the map reaches its threshold again.
+  for (int i = 0; i < 1100; ++i) {
+    const std::string subject = "t" + std::to_string(i);
+    ASSERT_TRUE(store.acquire(ref(subject), 1)->verdict.allowed);
+    ASSERT_FALSE(store.acquire(ref(subject), 1)->verdict.allowed);
+  }
+  EXPECT_LT(store.stats().penalty_boxes, 1300u) << "the expired s-boxes were swept";
+  // t0 was struck once: its second strike blocks, and the box lasts until the block's end plus
+  // the quiet period.
+  const StatusOr<Decision> blocked = store.acquire(ref("t0"), 1);
+  ASSERT_TRUE(blocked.ok());
+  ASSERT_EQ(blocked->verdict.blocked_until, clock.now() + 10 * kMicrosPerSecond);
+  clock.advance(10 * kMicrosPerSecond + 5 * kMicrosPerSecond - 1);
+  EXPECT_EQ(store.penalty(ref("t0"))->blocks, 1);
+  clock.advance(1);
+  EXPECT_EQ(*store.penalty(ref("t0")), PenaltyStatus{});
+  EXPECT_FALSE(*store.lift_penalty(ref("t0")));
+}
+
+}  // namespace
+}  // namespace sluice::store

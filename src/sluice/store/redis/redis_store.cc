@@ -1,6 +1,7 @@
 #include "sluice/store/redis/redis_store.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "sluice/algorithm/validate.h"
@@ -14,11 +15,30 @@ namespace {
 
 std::vector<std::string> limit_keys(const SubjectRef& ref) {
   std::vector<std::string> keys;
-  keys.reserve(ref.limits.size());
+  keys.reserve(ref.limits.size() + 1);
   for (std::size_t i = 0; i < ref.limits.size(); ++i) {
     keys.push_back(redis_limit_key(ref.policy, ref.subject, i));
   }
   return keys;
+}
+
+// The subject's penalty box: the limit key of index 0 with "p" for its index, in the same hash
+// slot ("sluice:{<policy>:<subject>}:p").
+std::string penalty_key(const SubjectRef& ref) {
+  std::string key = redis_limit_key(ref.policy, ref.subject, 0);
+  key.back() = 'p';
+  return key;
+}
+
+// An acquire's keys: the limits', then the penalty box's when the policy has one.
+std::vector<std::string> acquire_keys(const SubjectRef& ref) {
+  std::vector<std::string> keys = limit_keys(ref);
+  if (ref.penalty != nullptr) keys.push_back(penalty_key(ref));
+  return keys;
+}
+
+std::size_t acquire_reply_bytes(const SubjectRef& ref) {
+  return ref.penalty != nullptr ? kPenalizedVerdictBytes : kVerdictBytes;
 }
 
 Status unexpected(const redis::Reply& reply) {
@@ -52,7 +72,16 @@ StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts_in(const StatusOr<std::
 
 // An acquire's decision from its part of a reply; `lease` is the id it sent (empty: none).
 StatusOr<Decision> decision_in(const StatusOr<std::string>& bytes, std::size_t limits,
-                               const std::string& lease) {
+                               const std::string& lease, bool penalized) {
+  if (penalized) {
+    if (!bytes.ok()) return bytes.status();
+    StatusOr<algorithm::PolicyVerdict> verdict = unpack_penalized_verdict(*bytes);
+    if (!verdict.ok()) return verdict.status();
+    if (verdict->limit_index >= limits) return internal_error("redis store: bad limit index");
+    Decision decision = decision_from(*verdict);
+    if (decision.verdict.allowed && !lease.empty()) decision.lease = lease;
+    return decision;
+  }
   StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts = verdicts_in(bytes, 1, limits);
   if (!verdicts.ok()) return verdicts.status();
   Decision decision = decision_from((*verdicts)[0]);
@@ -157,6 +186,14 @@ DecisionBatcher* RedisStore::batcher_for(const std::vector<std::string>& keys) {
 
 RedisStore::~RedisStore() = default;
 
+Micros RedisStore::calendar_now() const {
+  if (options_.calendar_clock != nullptr) return options_.calendar_clock->now();
+  if (options_.pinned_clock_for_tests != nullptr) return options_.pinned_clock_for_tests->now();
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 std::vector<std::string> RedisStore::unbatched_args(std::string request) {
   unbatched_decisions_.fetch_add(1, std::memory_order_relaxed);
   std::vector<std::string> args = {std::move(request)};
@@ -166,10 +203,13 @@ std::vector<std::string> RedisStore::unbatched_args(std::string request) {
 
 StatusOr<std::string> RedisStore::evaluate(const SubjectRef& ref, ScriptOperation operation,
                                            std::string request) {
-  std::vector<std::string> keys = limit_keys(ref);
+  const bool penalized = operation == ScriptOperation::kAcquire && ref.penalty != nullptr;
+  std::vector<std::string> keys = penalized ? acquire_keys(ref) : limit_keys(ref);
   if (DecisionBatcher* batcher = batcher_for(keys); batcher != nullptr) {
-    const std::size_t verdicts = verdict_count(operation, ref.limits.size());
-    return batcher->decide(std::move(keys), std::move(request), verdicts * kVerdictBytes);
+    const std::size_t bytes = penalized
+                                  ? kPenalizedVerdictBytes
+                                  : verdict_count(operation, ref.limits.size()) * kVerdictBytes;
+    return batcher->decide(std::move(keys), std::move(request), bytes);
   }
   return script_bytes(client_->eval_script(scripts_->get(operation), std::move(keys),
                                            unbatched_args(std::move(request))));
@@ -180,7 +220,8 @@ StatusOr<std::string> RedisStore::acquire_request(const SubjectRef& ref, std::in
   if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   if (Status status = algorithm::validate_cost(cost); !status.ok()) return status;
   if (cost > 0 && algorithm::uses_leases(ref.limits)) lease = new_lease_id();
-  return decision_request(ScriptOperation::kAcquire, ref.limits, cost, lease);
+  return decision_request(ScriptOperation::kAcquire, ref.limits, cost, calendar_now(), lease,
+                          ref.penalty);
 }
 
 StatusOr<Decision> RedisStore::acquire(const SubjectRef& ref, std::int64_t cost) {
@@ -188,7 +229,7 @@ StatusOr<Decision> RedisStore::acquire(const SubjectRef& ref, std::int64_t cost)
   StatusOr<std::string> request = acquire_request(ref, cost, lease);
   if (!request.ok()) return request.status();
   return decision_in(evaluate(ref, ScriptOperation::kAcquire, std::move(*request)),
-                     ref.limits.size(), lease);
+                     ref.limits.size(), lease, ref.penalty != nullptr);
 }
 
 void RedisStore::acquire_async(const SubjectRef& ref, std::int64_t cost, AcquireCallback done) {
@@ -199,12 +240,14 @@ void RedisStore::acquire_async(const SubjectRef& ref, std::int64_t cost, Acquire
     return;
   }
   auto finish = [limits = ref.limits.size(), lease = std::move(lease),
+                 penalized = ref.penalty != nullptr,
                  done = std::move(done)](const StatusOr<std::string>& bytes) {
-    done(decision_in(bytes, limits, lease));
+    done(decision_in(bytes, limits, lease, penalized));
   };
-  std::vector<std::string> keys = limit_keys(ref);
+  std::vector<std::string> keys = acquire_keys(ref);
   if (DecisionBatcher* batcher = batcher_for(keys); batcher != nullptr) {
-    batcher->decide_async(std::move(keys), std::move(*request), kVerdictBytes, std::move(finish));
+    batcher->decide_async(std::move(keys), std::move(*request), acquire_reply_bytes(ref),
+                          std::move(finish));
     return;
   }
   client_->async_eval_script(
@@ -286,10 +329,10 @@ StatusOr<std::vector<algorithm::Verdict>> RedisStore::inspect(const SubjectRef& 
 StatusOr<DryRun> RedisStore::dry_run(const SubjectRef& ref, std::int64_t cost) {
   if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   if (Status status = algorithm::validate_cost(cost); !status.ok()) return status;
-  StatusOr<std::vector<algorithm::PolicyVerdict>> unpacked =
-      verdicts_in(evaluate(ref, ScriptOperation::kInspect,
-                           decision_request(ScriptOperation::kInspect, ref.limits, cost)),
-                  ref.limits.size(), ref.limits.size());
+  StatusOr<std::vector<algorithm::PolicyVerdict>> unpacked = verdicts_in(
+      evaluate(ref, ScriptOperation::kInspect,
+               decision_request(ScriptOperation::kInspect, ref.limits, cost, calendar_now())),
+      ref.limits.size(), ref.limits.size());
   if (!unpacked.ok()) return unpacked.status();
   DryRun run;
   for (const algorithm::PolicyVerdict& verdict : *unpacked) run.limits.push_back(verdict.verdict);
@@ -349,6 +392,7 @@ Status RedisStore::reset(const SubjectRef& ref) {
   if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   std::vector<std::string> args = {"DEL"};
   for (std::string& key : limit_keys(ref)) args.push_back(std::move(key));
+  args.push_back(penalty_key(ref));  // as if never seen: its penalty box too
   StatusOr<redis::Reply> reply = client_->execute({.args = std::move(args), .key_index = 1});
   return reply.ok() ? Status{} : reply.status();
 }

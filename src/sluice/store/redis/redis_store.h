@@ -33,6 +33,10 @@ struct RedisStoreOptions {
   // TESTS ONLY: decide at this clock's time instead of Redis's TIME, so conformance traces replay
   // deterministically. Production code never sets it: a client's clock is never trusted.
   const Clock* pinned_clock_for_tests = nullptr;
+  // Where the client reads the time it computes calendar periods' bounds from (this period's and
+  // the next: Redis's TIME picks). Null: the system clock, or pinned_clock_for_tests when set.
+  // Tests set it apart from the pinned Redis time to show that Redis's clock decides.
+  const Clock* calendar_clock = nullptr;
 };
 
 class RedisStore final : public Store {
@@ -76,6 +80,9 @@ class RedisStore final : public Store {
   StatusOr<DryRun> dry_run(const SubjectRef& ref, std::int64_t cost) override;
   // The `lease` script's list: live leases by Redis's clock.
   StatusOr<std::vector<LimitLeases>> leases(const SubjectRef& ref, std::size_t max) override;
+  // The `penalty` script (scripts/penalty.lua; redis_store_penalty.cc), on Redis's clock.
+  StatusOr<PenaltyStatus> penalty(const SubjectRef& ref) override;
+  StatusOr<bool> lift_penalty(const SubjectRef& ref) override;
 
   // Whether this Redis will serve decisions, asked once at start so that a configuration error
   // is not mistaken for an outage: a Redis Cluster node answers FailedPrecondition (keys of
@@ -106,6 +113,10 @@ class RedisStore final : public Store {
                                  std::string_view lease);
   void lease_operation_async(const SubjectRef& ref, std::string_view operation,
                              std::string_view lease, LeaseCallback done);
+  // The penalty script's answer for `operation` ("show" or "lift").
+  StatusOr<PenaltyStatus> penalty_operation(const SubjectRef& ref, std::string_view operation);
+  // The client's time for calendar bounds (RedisStoreOptions::calendar_clock).
+  Micros calendar_now() const;
   // The quota script's ARGV for `request`, after validation.
   StatusOr<std::vector<std::string>> quota_args(const SubjectRef& ref,
                                                 const QuotaRequest& request) const;

@@ -415,6 +415,40 @@ void BM_QuotaCost(benchmark::State& state) {
       });
 }
 
+// Issue 19: what a penalty box adds to an acquire (one GET of the box, and a SET per strike),
+// next to the same acquire without one, in the same run: gcra, allowed (random subjects: the box
+// is read and found empty) and denied (a hot subject blocked at its first denial: the box is read
+// and blocks; nothing is written).
+void BM_PenaltyCost(benchmark::State& state) {
+  const Algorithm& a = algorithms()[2];  // gcra
+  const bool penalized = state.range(0) == 1;
+  const bool deny = state.range(1) == 1;
+  static const algorithm::Penalty kPenalty{.after = 1,
+                                           .within = kMicrosPerHour,
+                                           .block = kMicrosPerHour,
+                                           .escalate = 1,
+                                           .max = kMicrosPerHour,
+                                           .quiet = kMicrosPerHour};
+  const algorithm::Penalty* penalty = penalized ? &kPenalty : nullptr;
+  const std::vector<Limit> limits = {deny ? a.hot : a.generous};
+  const std::string policy = std::string("bench.penalty.") + (penalized ? "on" : "off");
+  if (deny) {
+    for (int k = 0; k < 100; ++k) (void)g_store->acquire({policy, limits, "hot", penalty}, 1);
+  }
+  std::mt19937_64 random(42);
+  measure_redis_cost(
+      state,
+      std::string("gcra") + (deny ? "/deny" : "/allow") + (penalized ? "/penalty" : "/plain"),
+      "evalsha", [&](std::uint64_t, redis::Callback done) {
+        const std::string subject = deny ? std::string("hot") : subject_of(random() % kSubjects);
+        g_store->acquire_async({policy, limits, subject, penalty}, 1,
+                               [done = std::move(done)](StatusOr<Decision> decision) {
+                                 if (!decision.ok()) return done(decision.status());
+                                 done(redis::Reply::bulk(""));
+                               });
+      });
+}
+
 void quota_cost_arguments(benchmark::internal::Benchmark* b) {
   for (std::size_t i = 0; i < algorithms().size(); ++i) {
     if (std::holds_alternative<algorithm::Concurrency>(algorithms()[i].generous)) continue;
@@ -434,6 +468,7 @@ BENCHMARK(BM_IncrCost)->UseRealTime();
 BENCHMARK(BM_PlainGcraCost)->Arg(0)->Arg(1)->UseRealTime();
 BENCHMARK(BM_ScriptCost)->Apply(script_cost_arguments)->UseRealTime();
 BENCHMARK(BM_QuotaCost)->Apply(quota_cost_arguments)->UseRealTime();
+BENCHMARK(BM_PenaltyCost)->Args({0, 0})->Args({1, 0})->Args({0, 1})->Args({1, 1})->UseRealTime();
 
 // ---- 2. client overhead -------------------------------------------------------------------------
 

@@ -172,7 +172,7 @@ StatusOr<std::vector<std::string>> RedisStore::quota_args(const SubjectRef& ref,
                                                           const QuotaRequest& request) const {
   if (Status status = validate_quota_request(ref, request); !status.ok()) return status;
   std::vector<std::string> args = {
-      decision_request(ScriptOperation::kAcquire, ref.limits, request.cost),
+      decision_request(ScriptOperation::kAcquire, ref.limits, request.cost, calendar_now()),
       std::string(operation_name(request.operation)), std::to_string(request.max_debt)};
   if (uses_reservations(request)) {
     args.emplace_back(request.reservation);

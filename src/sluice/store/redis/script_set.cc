@@ -16,9 +16,9 @@ struct LimitRecord {
   std::int64_t parameters[4];
 };
 
-LimitRecord limit_record(const algorithm::Limit& limit) {
+LimitRecord limit_record(const algorithm::Limit& limit, Micros calendar_now) {
   return std::visit(
-      [](const auto& p) -> LimitRecord {
+      [calendar_now](const auto& p) -> LimitRecord {
         using P = std::decay_t<decltype(p)>;
         if constexpr (std::is_same_v<P, algorithm::TokenBucket>) {
           const int kind = p.refill_mode == algorithm::RefillMode::kInterval ? 2 : 1;
@@ -29,6 +29,15 @@ LimitRecord limit_record(const algorithm::Limit& limit) {
         } else if constexpr (std::is_same_v<P, algorithm::LeakyBucket>) {
           return {3, {p.rate, p.period, p.max_delay, 0}};
         } else if constexpr (std::is_same_v<P, algorithm::FixedWindow>) {
+          if (p.calendar) {
+            // The bounds of the period the client's clock is in and of the next one: the script
+            // picks by Redis's TIME (calendar.lua), so a client a little off decides nothing.
+            const algorithm::PeriodBounds current =
+                algorithm::calendar_period(*p.calendar, calendar_now);
+            const algorithm::PeriodBounds next =
+                algorithm::calendar_period(*p.calendar, current.end);
+            return {8, {p.limit, current.start, current.end, next.end}};
+          }
           return {4, {p.limit, p.window, 0, 0}};
         } else if constexpr (std::is_same_v<P, algorithm::SlidingWindow>) {
           return {5, {p.limit, p.window, 0, 0}};
@@ -77,8 +86,8 @@ std::string evaluate_source(bool pinned_time) {
   std::string algorithms;
   for (const std::string_view block :
        {scripts::lua_tat(), scripts::lua_token_bucket(), scripts::lua_interval_bucket(),
-        scripts::lua_leaky_bucket(), scripts::lua_fixed_window(), scripts::lua_sliding_window(),
-        scripts::lua_sliding_log(), scripts::lua_concurrency()}) {
+        scripts::lua_leaky_bucket(), scripts::lua_fixed_window(), scripts::lua_calendar_window(),
+        scripts::lua_sliding_window(), scripts::lua_sliding_log(), scripts::lua_concurrency()}) {
     algorithms += block;
   }
   std::string source(pinned_time ? scripts::lua_clock_pinned() : scripts::lua_clock_redis());
@@ -96,25 +105,33 @@ std::string lease_source(bool pinned_time) {
 
 }  // namespace
 
-int script_kind(const algorithm::Limit& limit) { return limit_record(limit).kind; }
+int script_kind(const algorithm::Limit& limit) { return limit_record(limit, 0).kind; }
 
 std::string decision_request(ScriptOperation operation, std::span<const algorithm::Limit> limits,
-                             std::int64_t cost, std::string_view lease) {
+                             std::int64_t cost, Micros calendar_now, std::string_view lease,
+                             const algorithm::Penalty* penalty) {
   const bool inspect = operation == ScriptOperation::kInspect;
+  if (inspect) penalty = nullptr;
   std::string request;
-  request.reserve(8 * (4 + 5 * limits.size()) + lease.size());
+  request.reserve(8 * (4 + 5 * limits.size() + 6) + lease.size());
   append_double(request, 1);  // repeats (set_request_repeats)
-  append_double(request, inspect ? 1 : 0);
+  append_double(request, inspect ? 1 : penalty != nullptr ? 2 : 0);
   append_double(request, static_cast<double>(cost));
   append_double(request, static_cast<double>(limits.size()));
   for (const algorithm::Limit& limit : limits) {
-    const LimitRecord record = limit_record(limit);
+    const LimitRecord record = limit_record(limit, calendar_now);
     append_double(request, record.kind);
     for (const std::int64_t parameter : record.parameters) {
       append_double(request, static_cast<double>(parameter));
     }
   }
   if (!inspect) request += lease;
+  if (penalty != nullptr) {
+    for (const std::int64_t parameter : {penalty->after, penalty->within, penalty->block,
+                                         penalty->escalate, penalty->max, penalty->quiet}) {
+      append_double(request, static_cast<double>(parameter));
+    }
+  }
   return request;
 }
 
@@ -156,6 +173,20 @@ StatusOr<std::vector<algorithm::PolicyVerdict>> unpack_verdicts(std::string_view
     verdicts.push_back(verdict);
   }
   return verdicts;
+}
+
+StatusOr<algorithm::PolicyVerdict> unpack_penalized_verdict(std::string_view bytes) {
+  if (bytes.size() != kPenalizedVerdictBytes) return unexpected(bytes);
+  StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts =
+      unpack_verdicts(bytes.substr(0, kVerdictBytes));
+  if (!verdicts.ok()) return verdicts.status();
+  algorithm::PolicyVerdict verdict = (*verdicts)[0];
+  const double blocked_until = double_at(bytes, kVerdictBytes);
+  if (!(std::abs(blocked_until) < 0x1p53) || blocked_until != std::trunc(blocked_until)) {
+    return unexpected(bytes);
+  }
+  if (blocked_until >= 0) verdict.verdict.blocked_until = static_cast<Micros>(blocked_until);
+  return verdict;
 }
 
 ScriptSet::ScriptSet(bool pinned_time)

@@ -24,6 +24,7 @@
 
 #include "sluice/algorithm/evaluate.h"
 #include "sluice/algorithm/limit.h"
+#include "sluice/algorithm/penalty.h"
 #include "sluice/core/clock.h"
 #include "sluice/status.h"
 #include "sluice/store/redis/client.h"
@@ -32,14 +33,19 @@ namespace sluice::store {
 
 enum class ScriptOperation : std::uint8_t { kAcquire, kInspect, kLease };
 
-// common.lua's kind number of a limit (1..7), as sent in the request.
+// common.lua's kind number of a limit (1..8), as sent in the request.
 int script_kind(const algorithm::Limit& limit);
 
 // One decision's ARGV entry for the `evaluate` script: acquire (cost, and `lease` when not empty)
 // or inspect (each limit decided for `cost` and nothing written: a peek at cost 0, a dry run
 // above; no lease). The test-only pinned clock, when used, goes after all requests.
+// With `penalty` (acquire only): the acquire applies that penalty box (operation 2), whose state
+// key must follow the limit keys, and answers kPenalizedVerdictBytes. `calendar_now`: the client's
+// time, from which a calendar fixed window's bounds (this period's and the next) are computed;
+// Redis's TIME picks among them (calendar_window.lua).
 std::string decision_request(ScriptOperation operation, std::span<const algorithm::Limit> limits,
-                             std::int64_t cost, std::string_view lease = {});
+                             std::int64_t cost, Micros calendar_now, std::string_view lease = {},
+                             const algorithm::Penalty* penalty = nullptr);
 
 // Makes `request` (from decision_request) stand for `repeats` decisions in a row that send the
 // same bytes, each with its own keys: the script then reads and unpacks it once.
@@ -51,6 +57,8 @@ void append_pinned_time(std::vector<std::string>& args, const Clock* pinned_cloc
 
 // Bytes of one verdict in an `evaluate` reply.
 inline constexpr std::size_t kVerdictBytes = std::size_t{7} * 8;
+// Bytes of a penalized acquire's verdict: the seven doubles, then blocked_until (-1: none).
+inline constexpr std::size_t kPenalizedVerdictBytes = kVerdictBytes + 8;
 
 // How many verdicts `evaluate` answers for one decision: one for acquire, one per limit for
 // inspect.
@@ -59,6 +67,8 @@ std::size_t verdict_count(ScriptOperation operation, std::size_t limits);
 // The verdicts in one decision's part of an `evaluate` reply: one for acquire (limit_index = the
 // deciding limit), one per limit for inspect. Internal for bytes of another shape.
 StatusOr<std::vector<algorithm::PolicyVerdict>> unpack_verdicts(std::string_view bytes);
+// A penalized acquire's verdict (kPenalizedVerdictBytes), blocked_until set when blocked.
+StatusOr<algorithm::PolicyVerdict> unpack_penalized_verdict(std::string_view bytes);
 
 class ScriptSet {
  public:

@@ -17,6 +17,7 @@ std::string_view lua_token_bucket();
 std::string_view lua_interval_bucket();
 std::string_view lua_leaky_bucket();
 std::string_view lua_fixed_window();
+std::string_view lua_calendar_window();
 std::string_view lua_sliding_window();
 std::string_view lua_sliding_log();
 std::string_view lua_concurrency();
@@ -27,5 +28,7 @@ std::string_view lua_lease();
 std::string_view lua_quota();
 // The node heartbeat (node_heartbeat.h): register, count and leave the live sluice nodes.
 std::string_view lua_heartbeat();
+// The admin inspector's penalty box: show or lift (the acquire applies it in evaluate.lua).
+std::string_view lua_penalty();
 
 }  // namespace sluice::store::scripts

@@ -20,6 +20,9 @@
 --   5 sliding window  limit, window, -, -
 --   6 sliding log     limit, window, -, -
 --   7 concurrency     limit, lease_ttl, -, -
+--   8 calendar window limit, s0, s1, s2                   fixed_window with a calendar: the
+--                                                           client's period [s0, s1) and the next
+--                                                           [s1, s2) (calendar_window.lua)
 --
 -- State per limit key. String values are packed, except a whole TAT; their length, tag byte (and
 -- for the TAT the last byte) tell the kinds apart, so a key left by another algorithm (a policy
@@ -34,6 +37,7 @@
 --                     TTL was set to run to; 17 bytes '<c1dd' 'w' without it: earlier scripts)
 --   sliding window    33 bytes '<c1dddd' 's', window_start, current, previous, expires (as for
 --                     the fixed window; 25 bytes '<c1ddd' 's' without it: earlier scripts)
+--   calendar window   17 bytes '<c1dd' 'c', window_end, counted
 --   sliding log       sorted set: one member "<at>:<n>" per admitted unit, score <at>
 --   concurrency       hash: lease id -> 16 bytes '<dd' expires_at, cost
 -- Verdicts use -1 for "absent" (retry_after when allowed or never; delay).

@@ -33,8 +33,9 @@
         for first = 1, #expired, 1000 do  -- in batches: unpack is bounded by the C stack
           redis.call('HDEL', key, unpack(expired, first, math.min(first + 999, #expired)))
         end
-        -- The lease id: the request's bytes after its header (4 doubles) and limits (5 each).
-        local lease = string.sub(request, 33 + 40 * count)
+        -- The lease id: the request's bytes after its header (4 doubles) and limits (5 each),
+        -- up to the penalty's parameters if any (evaluate.lua lease_end).
+        local lease = string.sub(request, 33 + 40 * count, lease_end)
         redis.call('HSET', key, lease, struct.pack('<dd', expires_at, cost))
       end
     else

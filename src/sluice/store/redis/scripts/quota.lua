@@ -243,6 +243,49 @@ local function fixed_window(key, limit, window)
   return l
 end
 
+-- A calendar fixed window (calendar_window.lua): the client's period [s0, s1) and the next
+-- [s1, s2); Redis's clock picks; a client more than a period behind gets no window (never fits).
+local function calendar_window(key, limit, s0, s1, s2)
+  local window_end
+  if now < s0 then
+    window_end = s0
+  elseif now < s1 then
+    window_end = s1
+  elseif now < s2 then
+    window_end = s2
+  end
+  local counted = 0
+  local stored = redis.pcall('GET', key)
+  if window_end ~= nil and stored and #stored == 17 then
+    local tag, stored_end, stored_count = struct.unpack('<c1dd', stored)
+    if tag == 'c' and stored_end >= window_end then  -- the same window, or a later one kept
+      window_end, counted = stored_end, stored_count
+    end
+  end
+  local l = {}
+  function l.standing()
+    if window_end == nil then return limit, 0, 0 end
+    return limit, limit - counted, counted > 0 and window_end - now or 0
+  end
+  function l.fit()
+    if window_end == nil then return false, NONE end
+    if counted + cost <= limit + max_debt then return true end
+    if cost > limit + max_debt then return false, NONE end
+    return false, window_end - now
+  end
+  function l.charge() counted = counted + cost end
+  function l.refund()
+    counted = counted - cost
+    if counted < 0 then counted = 0 end
+  end
+  function l.write()
+    if window_end ~= nil then
+      store(key, struct.pack('<c1dd', 'c', window_end, counted), window_end - now)
+    end
+  end
+  return l
+end
+
 local function sliding_window(key, limit, window)
   local start, current, previous
   local stored = redis.pcall('GET', key)
@@ -411,6 +454,8 @@ for i = 1, count do
     limits[i] = leaky_bucket(key, p1, p2, p3)
   elseif kind == 4 then
     limits[i] = fixed_window(key, p1, p2)
+  elseif kind == 8 then
+    limits[i] = calendar_window(key, p1, p2, p3, p4)
   elseif kind == 5 then
     limits[i] = sliding_window(key, p1, p2)
   elseif kind == 6 then
