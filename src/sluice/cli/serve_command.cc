@@ -757,7 +757,7 @@ int run_serve(const ServeCommand& command) {
            [&memory, &http_server, &limiter, &heartbeat](std::string& out) {
              http::write_memory_store_metrics(out, memory.stats());
              service::write_lease_metrics(out, limiter.token_lease_stats(),
-                                            heartbeat ? heartbeat->live_nodes() : 0);
+                                          heartbeat ? heartbeat->live_nodes() : 0);
              if (const http::HttpServer* server = http_server.load()) {
                http::write_connection_metrics(out, server->connection_stats());
              }

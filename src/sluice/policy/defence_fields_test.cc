@@ -89,10 +89,9 @@ TEST(DefenceFieldsTest, APenaltyBoxKeepsTheCacheOffAndRefusesLeasesAndAnExplicit
   ParsedPolicy boxed = parse(kPenalty);
   ASSERT_TRUE(boxed.policy) << join_errors(boxed.errors);
   EXPECT_FALSE(uses_over_limit_cache(*boxed.policy));
-  for (const auto& [extra, field] :
-       {std::pair<std::string_view, std::string_view>{"over_limit_cache: true\n",
-                                                      "over_limit_cache"},
-        {"lease_tokens: 10\n", "lease_tokens"}}) {
+  for (const auto& [extra, field] : {std::pair<std::string_view, std::string_view>{
+                                         "over_limit_cache: true\n", "over_limit_cache"},
+                                     {"lease_tokens: 10\n", "lease_tokens"}}) {
     SCOPED_TRACE(extra);
     ParsedPolicy both = parse(std::string(kPenalty) + std::string(extra));
     ASSERT_EQ(both.errors.size(), 1u) << join_errors(both.errors);

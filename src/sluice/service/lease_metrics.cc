@@ -15,8 +15,7 @@ void metric(std::string& out, std::string_view name, std::string_view type, std:
 
 }  // namespace
 
-void write_lease_metrics(std::string& out, const TokenLeaseStats& leases,
-                           std::size_t live_nodes) {
+void write_lease_metrics(std::string& out, const TokenLeaseStats& leases, std::size_t live_nodes) {
   metric(out, "sluice_token_lease_takes_total", "counter",
          "Token-lease take calls the store answered.", leases.takes);
   metric(out, "sluice_token_lease_taken_units_total", "counter", "Units taken into token leases.",
