@@ -20,6 +20,7 @@ AdminApi::AdminApi(policy::PolicyRepository& policies, auth::AccountRepository& 
       policies_changed_(std::move(policies_changed)),
       password_hash_(options.password_hash),
       decisions_(options.decisions),
+      subject_cleared_(std::move(options.subject_cleared)),
       history_(options.history),
       work_(options.threads, options.queue),
       login_work_(options.login_threads, options.login_queue) {}

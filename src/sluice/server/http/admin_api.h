@@ -41,6 +41,9 @@ struct AdminApiOptions {
   const service::DecisionMetrics* decisions = nullptr;
   // Their per-second history GET /v1/policies/{name}/rates serves; null: none.
   const service::DecisionHistory* history = nullptr;
+  // Called with (policy, subject) after an owner reset a subject or lifted its penalty box, so
+  // the server's Limiter forgets a denial it cached for it (docs/defences.md); null: nothing.
+  std::function<void(std::string_view policy, std::string_view subject)> subject_cleared;
 };
 
 class AdminApi {
@@ -121,6 +124,7 @@ class AdminApi {
   std::function<void()> policies_changed_;
   const auth::PasswordHashOptions password_hash_;
   const service::DecisionMetrics* decisions_;
+  std::function<void(std::string_view, std::string_view)> subject_cleared_;
   const service::DecisionHistory* history_;
   WorkQueue work_;
   WorkQueue login_work_;

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -94,8 +95,14 @@ class AdminApiTest : public ::testing::Test {
         AdminAuthOptions{.session_ttl = 3600 * kMicrosPerSecond, .password_hash = kFastHash});
     api_ = std::make_unique<AdminApi>(
         *stores_.policies, *stores_.accounts, store_, *auth_, clock_, [this] { ++changes_; },
-        AdminApiOptions{
-            .password_hash = kFastHash, .decisions = &decisions_, .history = &history_});
+        AdminApiOptions{.password_hash = kFastHash,
+                        .decisions = &decisions_,
+                        .history = &history_,
+                        .subject_cleared = [this](std::string_view policy,
+                                                  std::string_view subject) {
+                          std::lock_guard lock(cleared_mutex_);
+                          cleared_.emplace_back(policy, subject);
+                        }});
     auto router = std::make_shared<Router>();
     api_->add_routes(*router);
     StatusOr<std::unique_ptr<HttpServer>> server =
@@ -168,6 +175,13 @@ class AdminApiTest : public ::testing::Test {
   std::unique_ptr<AdminApi> api_;
   std::unique_ptr<HttpServer> server_;
   std::atomic<int> changes_{0};
+  // subject_cleared's calls, made on the API's worker threads.
+  std::vector<std::pair<std::string, std::string>> cleared() {
+    std::lock_guard lock(cleared_mutex_);
+    return cleared_;
+  }
+  std::mutex cleared_mutex_;
+  std::vector<std::pair<std::string, std::string>> cleared_;
 };
 
 TEST_F(AdminApiTest, EveryRouteIsInTheOpenApiDocument) {
@@ -828,8 +842,11 @@ TEST_F(AdminApiTest, ReadersPeekAtASubjectAndOwnersResetIt) {
   EXPECT_EQ(call(bearer("bob"), "DELETE", path).status, 404);
   EXPECT_EQ(body(call(alice, "GET", path))["limits"][0]["remaining"], 2);
 
+  EXPECT_TRUE(cleared().empty());  // refused resets clear nothing
   EXPECT_EQ(call(alice, "DELETE", path).status, 204);
   EXPECT_EQ(body(call(alice, "GET", path))["limits"][0]["remaining"], 6);
+  // The server's Limiter is told, so it forgets a denial it cached for the subject.
+  EXPECT_EQ(cleared(), (std::vector<std::pair<std::string, std::string>>{{stored.name, subject}}));
   EXPECT_EQ(call(alice, "GET", "/v1/policies/none/subjects/x").status, 404);
   EXPECT_EQ(
       call(alice, "GET", "/v1/policies/orders.create/subjects/" + std::string(1100, 'k')).status,

@@ -182,6 +182,16 @@ class Serve {
 
   std::uint16_t port() const { return port_; }
   std::string log() const { return read_file(dir_.path() / "stderr"); }
+  // Whether the log shows `needle` within 5 s: access-log lines reach stderr from a writer
+  // thread that batches them (up to ~50 ms after the response, docs/server.md).
+  bool log_shows(std::string_view needle) const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (log().find(needle) == std::string::npos) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
   Process& process() { return *process_; }
 
  private:
@@ -1033,7 +1043,7 @@ http {
   EXPECT_EQ(denied->header("RateLimit"), "\"demo.api\";r=0;t=1");
   EXPECT_NE(denied->body.find("quota-exceeded"), std::string::npos);
   // nginx answered through sluice's check: sluice logged it.
-  EXPECT_NE((*serve)->log().find("\"route\":\"/v1/check\",\"status\":403"), std::string::npos);
+  EXPECT_TRUE((*serve)->log_shows("\"route\":\"/v1/check\",\"status\":403")) << (*serve)->log();
   EXPECT_EQ((*nginx)->signal_and_wait(SIGQUIT), 0);
 }
 

@@ -140,6 +140,7 @@ void AdminApi::lift_subject_penalty(Exchange& exchange, const Principal& caller)
   if (Status s = store::validate_subject_ref(ref); !s.ok()) return respond_error(exchange, s);
   StatusOr<bool> lifted = store_.lift_penalty(ref);
   if (!lifted.ok()) return respond_error(exchange, lifted.status());
+  if (subject_cleared_) subject_cleared_(ref.policy, ref.subject);
   exchange.respond(json_response(200, {{"lifted", *lifted}}));
 }
 
@@ -151,6 +152,7 @@ void AdminApi::reset_subject(Exchange& exchange, const Principal& caller) {
       .policy = stored->name, .limits = stored->limits, .subject = exchange.param("key")};
   if (Status s = store::validate_subject_ref(ref); !s.ok()) return respond_error(exchange, s);
   if (Status s = store_.reset(ref); !s.ok()) return respond_error(exchange, s);
+  if (subject_cleared_) subject_cleared_(ref.policy, ref.subject);
   exchange.respond({.status = 204, .content_type = ""});
 }
 

@@ -193,10 +193,14 @@ TEST_F(RedisClusterTest, FollowsAskDuringASlotMigrationAndMovedAfterIt) {
     ASSERT_TRUE(cluster_->cli(i, {"CLUSTER", "SETSLOT", slot_text, "NODE", *target_id}).ok());
   }
   EXPECT_EQ(run_on_key(*client, {"GET", staying_key}), Reply::bulk("2"));
-  EXPECT_EQ(client->stats().redirections, redirections_before + 2) << "one MOVED followed";
+  // One MOVED followed — or none, when a slot-map refresh (a throttled one still pending, which
+  // a loaded machine delays) read the new owner first: either way, never more.
+  const std::uint64_t after_move = client->stats().redirections;
+  EXPECT_GE(after_move, redirections_before + 1);
+  EXPECT_LE(after_move, redirections_before + 2) << "at most one MOVED followed";
   // The map learnt the move: no redirection for the next command on that slot.
   EXPECT_EQ(run_on_key(*client, {"GET", moved_key}), Reply::bulk("1"));
-  EXPECT_EQ(client->stats().redirections, redirections_before + 2);
+  EXPECT_EQ(client->stats().redirections, after_move);
 
   // Put the slot back so that the other tests see the cluster as created.
   ASSERT_TRUE(
