@@ -777,15 +777,14 @@ int run_serve(const ServeCommand& command) {
                              {.session_ttl = s.session_ttl,
                               // Over HTTPS a session cookie never needs to travel in clear.
                               .secure_cookies = s.secure_cookies || tls.has_value()});
-  http::AdminApi admin(*policies->policies, *policies->accounts, store, admin_auth,
-                       SystemClock::instance(),
-                       [cache = policies->cache.get()] { (void)cache->refresh_now(); },
-                       {.decisions = &limiter.metrics(),
-                        .history = &history,
-                        .subject_cleared = [&limiter](std::string_view policy,
-                                                      std::string_view subject) {
-                          limiter.forget_denial(policy, subject);
-                        }});
+  http::AdminApi admin(
+      *policies->policies, *policies->accounts, store, admin_auth, SystemClock::instance(),
+      [cache = policies->cache.get()] { (void)cache->refresh_now(); },
+      {.decisions = &limiter.metrics(),
+       .history = &history,
+       .subject_cleared = [&limiter](std::string_view policy, std::string_view subject) {
+         limiter.forget_denial(policy, subject);
+       }});
   auto router = std::make_shared<http::Router>();
   api.add_routes(*router);
   admin.add_routes(*router);

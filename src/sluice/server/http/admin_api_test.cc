@@ -95,14 +95,14 @@ class AdminApiTest : public ::testing::Test {
         AdminAuthOptions{.session_ttl = 3600 * kMicrosPerSecond, .password_hash = kFastHash});
     api_ = std::make_unique<AdminApi>(
         *stores_.policies, *stores_.accounts, store_, *auth_, clock_, [this] { ++changes_; },
-        AdminApiOptions{.password_hash = kFastHash,
-                        .decisions = &decisions_,
-                        .history = &history_,
-                        .subject_cleared = [this](std::string_view policy,
-                                                  std::string_view subject) {
-                          std::lock_guard lock(cleared_mutex_);
-                          cleared_.emplace_back(policy, subject);
-                        }});
+        AdminApiOptions{
+            .password_hash = kFastHash,
+            .decisions = &decisions_,
+            .history = &history_,
+            .subject_cleared = [this](std::string_view policy, std::string_view subject) {
+              std::lock_guard lock(cleared_mutex_);
+              cleared_.emplace_back(policy, subject);
+            }});
     auto router = std::make_shared<Router>();
     api_->add_routes(*router);
     StatusOr<std::unique_ptr<HttpServer>> server =
