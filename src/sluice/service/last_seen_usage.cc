@@ -3,18 +3,12 @@
 #include <cmath>
 #include <functional>
 
+#include "sluice/service/subject_key.h"
+
 namespace sluice::service {
 namespace {
 
 constexpr std::size_t kShards = 16;
-
-std::string usage_key(std::string_view policy, std::string_view subject) {
-  std::string key;
-  key.reserve(policy.size() + 1 + subject.size());
-  key.append(policy).push_back('\0');
-  key.append(subject);
-  return key;
-}
 
 }  // namespace
 
@@ -30,7 +24,7 @@ LastSeenUsage::Shard& LastSeenUsage::shard_for(const std::string& key) {
 void LastSeenUsage::record(std::string_view policy, std::string_view subject,
                            const Decision& decision, Micros now) {
   const std::int64_t used = decision.verdict.limit - decision.verdict.remaining;
-  std::string key = usage_key(policy, subject);
+  std::string key = policy_subject_key(policy, subject);
   Shard& shard = shard_for(key);
   std::lock_guard lock(shard.mu);
   if (used <= 0 || decision.verdict.reset_after <= 0) {
@@ -45,7 +39,7 @@ void LastSeenUsage::record(std::string_view policy, std::string_view subject,
 
 std::optional<SeenUsage> LastSeenUsage::take(std::string_view policy, std::string_view subject,
                                              Micros now) {
-  const std::string key = usage_key(policy, subject);
+  const std::string key = policy_subject_key(policy, subject);
   Shard& shard = shard_for(key);
   std::lock_guard lock(shard.mu);
   auto found = shard.seen.find(key);

@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "sluice/service/subject_key.h"
+
 namespace sluice::service {
 namespace {
 
@@ -28,14 +30,6 @@ class Fnv {
  private:
   std::uint64_t hash_ = 0xcbf29ce484222325ULL;
 };
-
-std::string key_of(std::string_view policy, std::string_view subject) {
-  std::string key;
-  key.reserve(policy.size() + 1 + subject.size());
-  key.append(policy).push_back('\0');  // policy names never hold NUL
-  key.append(subject);
-  return key;
-}
 
 }  // namespace
 
@@ -83,7 +77,7 @@ void OverLimitCache::erase(Shard& shard, std::unordered_map<std::string, Entry>:
 std::optional<Decision> OverLimitCache::find(const policy::Policy& policy, std::string_view subject,
                                              std::int64_t cost, Micros now) {
   if (capacity_ == 0) return std::nullopt;
-  const std::string key = key_of(policy.name, subject);
+  const std::string key = policy_subject_key(policy.name, subject);
   Shard& s = shard(key);
   std::optional<Decision> hit;
   {
@@ -112,7 +106,7 @@ void OverLimitCache::remember(const policy::Policy& policy, std::string_view sub
   if (capacity_ == 0 || stored.verdict.allowed || !stored.verdict.retry_after) return;
   const Micros expires = asked_at + *stored.verdict.retry_after;
   if (expires <= now) return;  // already past: nothing to save
-  std::string key = key_of(policy.name, subject);
+  std::string key = policy_subject_key(policy.name, subject);
   Shard& s = shard(key);
   std::lock_guard lock(s.mutex);
   if (auto it = s.entries.find(key); it != s.entries.end()) erase(s, it);
@@ -137,7 +131,7 @@ void OverLimitCache::remember(const policy::Policy& policy, std::string_view sub
 
 void OverLimitCache::forget(std::string_view policy, std::string_view subject) {
   if (capacity_ == 0) return;
-  const std::string key = key_of(policy, subject);
+  const std::string key = policy_subject_key(policy, subject);
   Shard& s = shard(key);
   std::lock_guard lock(s.mutex);
   if (auto it = s.entries.find(key); it != s.entries.end()) erase(s, it);

@@ -3,18 +3,12 @@
 #include <algorithm>
 #include <utility>
 
+#include "sluice/service/subject_key.h"
+
 namespace sluice::service {
 namespace {
 
 constexpr std::size_t kShards = 64;
-
-std::string lease_key(std::string_view policy, std::string_view subject) {
-  std::string key;
-  key.reserve(policy.size() + 1 + subject.size());
-  key.append(policy).push_back('\0');
-  key.append(subject);
-  return key;
-}
 
 }  // namespace
 
@@ -68,7 +62,7 @@ TokenLeases::Shard& TokenLeases::shard_for(std::string_view key) {
 
 std::optional<Decision> TokenLeases::try_spend(const policy::Policy& policy,
                                                std::string_view subject, std::int64_t cost) {
-  const std::string key = lease_key(policy.name, subject);
+  const std::string key = policy_subject_key(policy.name, subject);
   Shard& shard = shard_for(key);
   const Micros now = timers_.clock().now();
   std::lock_guard lock(shard.mu);
@@ -82,7 +76,7 @@ std::optional<Decision> TokenLeases::try_spend(const policy::Policy& policy,
 
 void TokenLeases::acquire(const policy::Policy& policy, std::string_view subject, std::int64_t cost,
                           Answer done) {
-  const std::string key = lease_key(policy.name, subject);
+  const std::string key = policy_subject_key(policy.name, subject);
   Shard& shard = shard_for(key);
   const Micros now = timers_.clock().now();
   std::unique_lock lock(shard.mu);
