@@ -85,6 +85,21 @@ struct Pending {
   std::optional<Status> error;
 };
 
+// The callback of one descriptor's decision: writes its status (or the call's error), then
+// counts it done. Runs on a store or timer thread, where it only fills the response.
+service::Limiter::DecisionCallback fill_status(std::shared_ptr<Pending> pending, std::size_t index,
+                                               std::shared_ptr<const policy::Policy> policy) {
+  return [pending = std::move(pending), index,
+          policy = std::move(policy)](StatusOr<service::Decision> answer) {
+    if (answer.ok()) {
+      pending->statuses[index] = status_from_decision(*answer, *policy);
+    } else {
+      pending->fail(answer.status());
+    }
+    pending->done_one();
+  };
+}
+
 // A descriptor whose policy charges (descriptors.charge): its cost is reported after the work.
 struct Charge {
   std::size_t index = 0;
@@ -132,7 +147,8 @@ class RlsService final : public rls::RateLimitService::CallbackService {
     std::vector<policy::RequestEntry> entries;
     for (int i = 0; i < request->descriptors_size(); ++i) {
       const auto& descriptor = request->descriptors(i);
-      const std::string field = "descriptors[" + std::to_string(i) + "]";
+      // Named only in an error: no string is built for a descriptor that is fine.
+      const auto field = [i] { return "descriptors[" + std::to_string(i) + "]"; };
       entries.clear();
       for (const auto& entry : descriptor.entries()) {
         entries.push_back({.key = entry.key(), .value = entry.value()});
@@ -141,7 +157,7 @@ class RlsService final : public rls::RateLimitService::CallbackService {
       if (!match || match->policy->limits.empty()) continue;
       if (match->subject.size() > kMaxSubjectBytes) {
         reactor->Finish(
-            {grpc::StatusCode::INVALID_ARGUMENT, field + ": the values make a subject over " +
+            {grpc::StatusCode::INVALID_ARGUMENT, field() + ": the values make a subject over " +
                                                      std::to_string(kMaxSubjectBytes) + " bytes"});
         return reactor;
       }
@@ -151,7 +167,7 @@ class RlsService final : public rls::RateLimitService::CallbackService {
                                       : std::nullopt);
       if (!cost.ok()) {
         reactor->Finish({grpc::StatusCode::INVALID_ARGUMENT,
-                         field + "." + std::string(cost.status().message())});
+                         field() + "." + std::string(cost.status().message())});
         return reactor;
       }
       if (match->policy->descriptors->charge) {
@@ -167,7 +183,7 @@ class RlsService final : public rls::RateLimitService::CallbackService {
             override_limit(requested.requests_per_unit(), requested.unit());
         if (!limit.ok()) {
           reactor->Finish({grpc::StatusCode::INVALID_ARGUMENT,
-                           field + "." + std::string(limit.status().message())});
+                           field() + "." + std::string(limit.status().message())});
           return reactor;
         }
         auto policy = std::make_shared<policy::Policy>(*match->policy);
@@ -189,7 +205,11 @@ class RlsService final : public rls::RateLimitService::CallbackService {
     // One share for this thread, so the answer cannot go out before every call is submitted.
     pending->left.store(1 + (acquires.empty() ? 0 : 1) + static_cast<int>(overrides.size()) +
                         static_cast<int>(charges.size()));
-    if (!acquires.empty()) {
+    if (acquires.size() == 1) {
+      // The usual call (Envoy sends one descriptor per rate-limit action): no batch to gather.
+      limiter_.acquire(std::move(acquires.front()),
+                       fill_status(pending, decided.front().first, decided.front().second));
+    } else if (!acquires.empty()) {
       // The callbacks run on a store or timer thread, where they only fill the response.
       limiter_.acquire_all(std::move(acquires),
                            [pending, decided = std::move(decided)](
@@ -207,38 +227,20 @@ class RlsService final : public rls::RateLimitService::CallbackService {
     }
     for (Override& one : overrides) {
       const policy::Policy& policy = *one.policy;
-      limiter_.try_acquire_async(
-          policy, request->domain(), one.subject, one.cost,
-          [pending, index = one.index, keep = one.policy](StatusOr<service::Decision> answer) {
-            if (answer.ok()) {
-              pending->statuses[index] = status_from_decision(*answer, *keep);
-            } else {
-              pending->fail(answer.status());
-            }
-            pending->done_one();
-          },
-          store_timeout);
+      limiter_.try_acquire_async(policy, request->domain(), one.subject, one.cost,
+                                 fill_status(pending, one.index, one.policy), store_timeout);
     }
     for (Charge& one : charges) {
       // A charge the store cannot take is an error (UNAVAILABLE), never a failure-mode answer:
       // a failure mode cannot know a debt (docs/quotas.md); Envoy ignores the answer to a call
       // made when the stream is done.
-      std::string name = one.policy->name;  // before the callback takes the pointer
       limiter_.apply_quota({.app = request->domain(),
-                            .policy = std::move(name),
+                            .policy = one.policy->name,
                             .subject = std::move(one.subject),
                             .operation = store::QuotaOperation::kCharge,
                             .cost = one.cost,
                             .store_timeout = store_timeout},
-                           [pending, index = one.index,
-                            keep = std::move(one.policy)](StatusOr<service::Decision> answer) {
-                             if (answer.ok()) {
-                               pending->statuses[index] = status_from_decision(*answer, *keep);
-                             } else {
-                               pending->fail(answer.status());
-                             }
-                             pending->done_one();
-                           });
+                           fill_status(pending, one.index, one.policy));
     }
     pending->done_one();
     return reactor;
