@@ -87,6 +87,13 @@ void refresh(std::span<const Limit> limits, std::span<LimitState> states, Micros
   }
 }
 
+// The answer when a new subject finds no room: its policy's failure mode decides it.
+Status store_full() {
+  return Status(StatusCode::kResourceExhausted,
+                "memory store: full of live limits (memory_max_keys subjects); a new subject is "
+                "decided by its policy's on_store_failure");
+}
+
 Micros latest_expiry(std::span<const Limit> limits, std::span<LimitState> states) {
   Micros latest = 0;
   for (std::size_t i = 0; i < limits.size(); ++i) {
@@ -157,6 +164,16 @@ class MemoryStore::Shard {
     total_.fetch_sub(1, std::memory_order_relaxed);
     ++refusals_;
     return false;
+  }
+
+  // A new subject's entry holding `states` (after make_room); false when there is no room.
+  bool add(std::uint64_t hash, std::string_view key, std::span<LimitState> states,
+           std::span<const Limit> limits, Micros now) {
+    if (!make_room(now)) return false;
+    Entry* created = Entry::create(hash, key, states);
+    created->expires_at = latest_expiry(limits, created->states());
+    insert(created);
+    return true;
   }
 
   // Links a new entry, after make_room.
@@ -383,14 +400,7 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
         entry->expires_at = latest_expiry(ref.limits, entry->states());
         shard.touch(entry);
       } else {
-        if (!shard.make_room(now)) {
-          return Status(StatusCode::kResourceExhausted,
-                        "memory store: full of live limits (memory_max_keys subjects); a new "
-                        "subject is decided by its policy's on_store_failure");
-        }
-        Entry* created = Entry::create(hash, key, scratch);
-        created->expires_at = latest_expiry(ref.limits, created->states());
-        shard.insert(created);
+        if (!shard.add(hash, key, scratch, ref.limits, now)) return store_full();
       }
     }
     if (decision.verdict.allowed && !lease.empty()) decision.lease = lease;
@@ -424,14 +434,7 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
     for (const Limit& limit : ref.limits) scratch.push_back(algorithm::initial_state(limit, now));
     decision = decision_from(algorithm::evaluate(ref.limits, scratch, cost, now, lease));
     if (decision.verdict.allowed && cost > 0) {
-      if (!shard.make_room(now)) {
-        return Status(StatusCode::kResourceExhausted,
-                      "memory store: full of live limits (memory_max_keys subjects); a new "
-                      "subject is decided by its policy's on_store_failure");
-      }
-      Entry* created = Entry::create(hash, key, scratch);
-      created->expires_at = latest_expiry(ref.limits, created->states());
-      shard.insert(created);
+      if (!shard.add(hash, key, scratch, ref.limits, now)) return store_full();
     }
   }
   if (decision.verdict.allowed && !lease.empty()) decision.lease = lease;
@@ -515,14 +518,7 @@ StatusOr<Decision> MemoryStore::apply_quota(const SubjectRef& ref, const QuotaRe
       entry->expires_at = latest_expiry(ref.limits, entry->states());
       shard.touch(entry);
     } else if (latest_expiry(ref.limits, scratch) > now) {  // else equal to no state at all
-      if (!shard.make_room(now)) {
-        return Status(StatusCode::kResourceExhausted,
-                      "memory store: full of live limits (memory_max_keys subjects); a new "
-                      "subject is decided by its policy's on_store_failure");
-      }
-      Entry* created = Entry::create(hash, key, scratch);
-      created->expires_at = latest_expiry(ref.limits, created->states());
-      shard.insert(created);
+      if (!shard.add(hash, key, scratch, ref.limits, now)) return store_full();
     }
   }
   return decision_from(verdict);
