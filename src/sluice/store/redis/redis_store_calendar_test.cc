@@ -11,7 +11,7 @@
 
 #include "sluice/core/clock.h"
 #include "sluice/store/redis/redis_store.h"
-#include "testing/redis_server.h"
+#include "sluice/store/redis/redis_store_test_fixture.h"
 
 namespace sluice::store {
 namespace {
@@ -20,7 +20,6 @@ using algorithm::Calendar;
 using algorithm::CalendarPeriod;
 using algorithm::FixedWindow;
 using algorithm::Limit;
-using test::RedisServer;
 
 constexpr Micros kHour = 3600 * kMicrosPerSecond;
 // 2026-03-28 23:00:00 UTC: midnight of 2026-03-29 in Europe/Berlin (CET, +1), the 23-hour day.
@@ -32,16 +31,11 @@ const Limit kTwoPerBerlinDay[] = {FixedWindow{
     .window = algorithm::longest_period(CalendarPeriod::kDay),
     .calendar = Calendar{.period = CalendarPeriod::kDay, .time_zone = "Europe/Berlin"}}};
 
-class RedisStoreCalendarTest : public testing::Test {
+class RedisStoreCalendarTest : public RedisServerTest {
  protected:
   void SetUp() override {
-    StatusOr<std::unique_ptr<RedisServer>> server = RedisServer::start();
-    ASSERT_TRUE(server.ok()) << server.status().to_string();
-    server_ = std::move(*server);
-    StatusOr<std::unique_ptr<redis::Client>> client =
-        redis::Client::create({.port = server_->port()});
-    ASSERT_TRUE(client.ok()) << client.status().to_string();
-    client_ = std::shared_ptr<redis::Client>(std::move(*client));
+    RedisServerTest::SetUp();
+    if (HasFatalFailure()) return;
     store_ = std::make_unique<RedisStore>(
         client_,
         RedisStoreOptions{.pinned_clock_for_tests = &redis_time_, .calendar_clock = &client_time_});
@@ -53,8 +47,6 @@ class RedisStoreCalendarTest : public testing::Test {
 
   ManualClock redis_time_{kLastMicrosecond};
   ManualClock client_time_{kLastMicrosecond};
-  std::unique_ptr<RedisServer> server_;
-  std::shared_ptr<redis::Client> client_;
   std::unique_ptr<RedisStore> store_;
 };
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "sluice/store/redis/redis_store.h"
-#include "testing/redis_server.h"
+#include "sluice/store/redis/redis_store_test_fixture.h"
 
 namespace sluice::store {
 namespace {
@@ -25,7 +25,6 @@ namespace {
 using algorithm::FixedWindow;
 using algorithm::Limit;
 using algorithm::Penalty;
-using test::RedisServer;
 
 constexpr Micros kSecond = kMicrosPerSecond;
 constexpr Micros kHour = 3600 * kSecond;
@@ -38,16 +37,11 @@ const Penalty kPenalty{.after = 2,
                        .max = 40 * kSecond,
                        .quiet = 30 * kSecond};
 
-class RedisStorePenaltyTest : public testing::Test {
+class RedisStorePenaltyTest : public RedisServerTest {
  protected:
   void SetUp() override {
-    StatusOr<std::unique_ptr<RedisServer>> server = RedisServer::start();
-    ASSERT_TRUE(server.ok()) << server.status().to_string();
-    server_ = std::move(*server);
-    StatusOr<std::unique_ptr<redis::Client>> client =
-        redis::Client::create({.port = server_->port()});
-    ASSERT_TRUE(client.ok()) << client.status().to_string();
-    client_ = std::shared_ptr<redis::Client>(std::move(*client));
+    RedisServerTest::SetUp();
+    if (HasFatalFailure()) return;
     store_ = std::make_unique<RedisStore>(client_);
   }
 
@@ -80,8 +74,6 @@ class RedisStorePenaltyTest : public testing::Test {
     return calls;
   }
 
-  std::unique_ptr<RedisServer> server_;
-  std::shared_ptr<redis::Client> client_;
   std::unique_ptr<RedisStore> store_;
 };
 

@@ -19,7 +19,7 @@
 
 #include "sluice/core/key.h"
 #include "sluice/store/redis/redis_store.h"
-#include "testing/redis_server.h"
+#include "sluice/store/redis/redis_store_test_fixture.h"
 
 namespace sluice::store {
 namespace {
@@ -32,20 +32,14 @@ using algorithm::RefillMode;
 using algorithm::SlidingLog;
 using algorithm::SlidingWindow;
 using algorithm::TokenBucket;
-using test::RedisServer;
 
 constexpr Micros kHour = 3600 * kMicrosPerSecond;
 
-class RedisStoreQuotaTest : public testing::Test {
+class RedisStoreQuotaTest : public RedisServerTest {
  protected:
   void SetUp() override {
-    StatusOr<std::unique_ptr<RedisServer>> server = RedisServer::start();
-    ASSERT_TRUE(server.ok()) << server.status().to_string();
-    server_ = std::move(*server);
-    StatusOr<std::unique_ptr<redis::Client>> client =
-        redis::Client::create({.port = server_->port()});
-    ASSERT_TRUE(client.ok()) << client.status().to_string();
-    client_ = std::shared_ptr<redis::Client>(std::move(*client));
+    RedisServerTest::SetUp();
+    if (HasFatalFailure()) return;
     store_ = std::make_unique<RedisStore>(client_);
   }
 
@@ -77,14 +71,8 @@ class RedisStoreQuotaTest : public testing::Test {
     return results;
   }
 
-  std::int64_t balance(const SubjectRef& ref) {
-    StatusOr<Decision> peek = store_->apply_quota(ref, {.cost = 0});
-    EXPECT_TRUE(peek.ok()) << peek.status().to_string();
-    return peek.ok() ? peek->verdict.balance.value_or(-999'999) : -999'999;
-  }
+  std::int64_t balance(const SubjectRef& ref) { return RedisServerTest::balance(*store_, ref); }
 
-  std::unique_ptr<RedisServer> server_;
-  std::shared_ptr<redis::Client> client_;
   std::unique_ptr<RedisStore> store_;
 };
 

@@ -12,8 +12,8 @@
 #include "sluice/core/clock.h"
 #include "sluice/core/rendezvous.h"
 #include "sluice/store/redis/redis_store.h"
+#include "sluice/store/redis/redis_store_test_fixture.h"
 #include "testing/redis_cluster.h"
-#include "testing/redis_server.h"
 
 namespace sluice::store {
 namespace {
@@ -24,21 +24,15 @@ using algorithm::LeakyBucket;
 using algorithm::Limit;
 using algorithm::SlidingWindow;
 using algorithm::TokenBucket;
-using test::RedisServer;
 
 constexpr Micros kHour = 3600 * kMicrosPerSecond;
 constexpr Micros kEpoch = 1'700'000'000'000'000;  // a realistic µs timestamp, window-aligned
 
-class RedisStoreTokenLeaseTest : public testing::Test {
+class RedisStoreTokenLeaseTest : public RedisServerTest {
  protected:
   void SetUp() override {
-    StatusOr<std::unique_ptr<RedisServer>> server = RedisServer::start();
-    ASSERT_TRUE(server.ok()) << server.status().to_string();
-    server_ = std::move(*server);
-    StatusOr<std::unique_ptr<redis::Client>> client =
-        redis::Client::create({.port = server_->port()});
-    ASSERT_TRUE(client.ok()) << client.status().to_string();
-    client_ = std::shared_ptr<redis::Client>(std::move(*client));
+    RedisServerTest::SetUp();
+    if (HasFatalFailure()) return;
     store_ = std::make_unique<RedisStore>(client_);
     pinned_ =
         std::make_unique<RedisStore>(client_, RedisStoreOptions{.pinned_clock_for_tests = &clock_});
@@ -58,15 +52,8 @@ class RedisStoreTokenLeaseTest : public testing::Test {
         ref, units, taken_at, [&](StatusOr<Decision> given) { answer.deliver(std::move(given)); });
     return answer.wait();
   }
-  static std::int64_t balance(Store& store, const SubjectRef& ref) {
-    StatusOr<Decision> peek = store.apply_quota(ref, {.cost = 0});
-    EXPECT_TRUE(peek.ok()) << peek.status().to_string();
-    return peek.ok() ? peek->verdict.balance.value_or(-999'999) : -999'999;
-  }
 
   ManualClock clock_{kEpoch};
-  std::unique_ptr<RedisServer> server_;
-  std::shared_ptr<redis::Client> client_;
   std::unique_ptr<RedisStore> store_;
   std::unique_ptr<RedisStore> pinned_;
 };
