@@ -7,17 +7,12 @@
 #include <string>
 #include <variant>
 
+#include "sluice/algorithm/evaluate.h"
+
 namespace sluice::policy {
 namespace {
 
 using nlohmann::json;
-
-bool has_concurrency(const Policy& policy) {
-  for (const algorithm::Limit& limit : policy.limits) {
-    if (std::holds_alternative<algorithm::Concurrency>(limit)) return true;
-  }
-  return false;
-}
 
 // The percentage a rollout value spells, or nothing when it spells none.
 std::optional<double> read_percent(const json& value) {
@@ -51,7 +46,7 @@ void read_defence_fields(const json& document, Policy& policy,
   if (auto it = document.find("over_limit_cache"); it != document.end() && !it->is_null()) {
     if (!it->is_boolean()) {
       errors.push_back({"over_limit_cache", "must be true or false (got " + it->dump() + ")"});
-    } else if (it->get<bool>() && has_concurrency(policy)) {
+    } else if (it->get<bool>() && algorithm::uses_leases(policy.limits)) {
       errors.push_back({"over_limit_cache",
                         "cannot be true for a policy with a concurrency limit: another caller's "
                         "release can allow the next request at any time"});
@@ -73,7 +68,7 @@ void write_defence_fields(const Policy& policy, json& document) {
 }
 
 bool uses_over_limit_cache(const Policy& policy) {
-  if (has_concurrency(policy)) return false;
+  if (algorithm::uses_leases(policy.limits)) return false;
   if (policy.penalty) return false;  // the store must see each denial: it counts the strikes
   if (policy.over_limit_cache) return *policy.over_limit_cache;
   return policy.max_debt == 0;

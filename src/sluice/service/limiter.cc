@@ -237,16 +237,7 @@ StatusOr<Decision> Limiter::try_acquire(const policy::Policy& policy, std::strin
   StatusOr<Decision> stored = defended ? *std::move(defended) : store_.acquire(ref, cost);
   if (!defended && remote) observe_store(policy, subject, cost, stored, started, probe);
   StatusOr<Decision> decision = finish(policy, subject, cost, std::move(stored));
-  if (decision.ok()) {
-    if (policy.rollout) {
-      metrics_.defences().record_rollout(policy.name, decision->mode == policy::Mode::kEnforce,
-                                         decision->verdict.allowed, decision->shadow_denied);
-    }
-    ++(decision->verdict.allowed ? allowed_ : denied_);
-    if (decision->shadow_denied) ++shadow_denied_;
-    if (decision->degraded) ++degraded_;
-    metrics_.record(*decision, steady_.now() - started);
-  }
+  if (decision.ok()) count(policy, *decision, started);
   return decision;
 }
 
@@ -393,18 +384,19 @@ void Limiter::on_stored(const std::shared_ptr<Attempt>& attempt, StatusOr<Decisi
   answer(*attempt, std::move(decision));
 }
 
-void Limiter::answer(Attempt& attempt, StatusOr<Decision> decision) {
-  if (decision.ok()) {
-    if (attempt.policy->rollout) {
-      metrics_.defences().record_rollout(attempt.policy->name,
-                                         decision->mode == policy::Mode::kEnforce,
-                                         decision->verdict.allowed, decision->shadow_denied);
-    }
-    ++(decision->verdict.allowed ? allowed_ : denied_);
-    if (decision->shadow_denied) ++shadow_denied_;
-    if (decision->degraded) ++degraded_;
-    metrics_.record(*decision, steady_.now() - attempt.started);
+void Limiter::count(const policy::Policy& policy, const Decision& decision, Micros started) {
+  if (policy.rollout) {
+    metrics_.defences().record_rollout(policy.name, decision.mode == policy::Mode::kEnforce,
+                                       decision.verdict.allowed, decision.shadow_denied);
   }
+  ++(decision.verdict.allowed ? allowed_ : denied_);
+  if (decision.shadow_denied) ++shadow_denied_;
+  if (decision.degraded) ++degraded_;
+  metrics_.record(decision, steady_.now() - started);
+}
+
+void Limiter::answer(Attempt& attempt, StatusOr<Decision> decision) {
+  if (decision.ok()) count(*attempt.policy, *decision, attempt.started);
   if (attempt.reserved) {
     attempt.reserved = false;
     unreserve(1);
@@ -441,12 +433,7 @@ StatusOr<Decision> Limiter::finish(const policy::Policy& policy, std::string_vie
   } else {
     return stored.status();
   }
-  // Staged rollout: a subject outside the enforced share is decided in shadow mode.
-  if (policy.rollout && !enforced_for(policy, subject)) decision.mode = policy::Mode::kShadow;
-  if (!decision.verdict.allowed && decision.mode == policy::Mode::kShadow) {
-    decision.verdict.allowed = true;
-    decision.shadow_denied = true;
-  }
+  apply_mode(policy, subject, decision);  // staged rollout and shadow mode
   return decision;
 }
 
@@ -574,12 +561,8 @@ void Limiter::apply_quota(QuotaCall call, DecisionCallback done) {
     metrics_.record_quota(policy->name, operation, decision.verdict.allowed, cost);
     decision.policy = policy->name;
     decision.mode = policy->mode;
-    if (policy->rollout && !enforced_for(*policy, subject)) decision.mode = policy::Mode::kShadow;
     if (reserving && decision.verdict.allowed) decision.reservation = reservation;
-    if (!decision.verdict.allowed && decision.mode == policy::Mode::kShadow) {
-      decision.verdict.allowed = true;
-      decision.shadow_denied = true;
-    }
+    apply_mode(*policy, subject, decision);
     done(std::move(decision));
   };
   if (store_.answers_in_process()) return store_.apply_quota_async(ref, request, finish_quota);

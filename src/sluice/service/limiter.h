@@ -224,6 +224,8 @@ class Limiter {
   void on_store_answer(const std::shared_ptr<Attempt>& attempt, StatusOr<Decision> stored);
   // The store's answer (or its deadline) for `attempt`: retry after a wait, or answer.
   void on_stored(const std::shared_ptr<Attempt>& attempt, StatusOr<Decision> stored);
+  // Counts an answered decision of `policy` (asked at `started`) in the stats and metrics.
+  void count(const policy::Policy& policy, const Decision& decision, Micros started);
   // Counts and delivers `attempt`'s answer.
   void answer(Attempt& attempt, StatusOr<Decision> decision);
   // The answer when the store need not be asked (refused, or the policy is disabled).

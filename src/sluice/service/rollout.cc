@@ -26,4 +26,12 @@ bool enforced_for(const policy::Policy& policy, std::string_view subject) {
   return rollout_bucket(policy.name, subject) < enforced_buckets;
 }
 
+void apply_mode(const policy::Policy& policy, std::string_view subject, Decision& decision) {
+  if (policy.rollout && !enforced_for(policy, subject)) decision.mode = policy::Mode::kShadow;
+  if (!decision.verdict.allowed && decision.mode == policy::Mode::kShadow) {
+    decision.verdict.allowed = true;
+    decision.shadow_denied = true;
+  }
+}
+
 }  // namespace sluice::service

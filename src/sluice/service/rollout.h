@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "sluice/policy/policy.h"
+#include "sluice/service/decision.h"
 
 namespace sluice::service {
 
@@ -20,5 +21,9 @@ std::uint32_t rollout_bucket(std::string_view policy, std::string_view subject);
 // Whether the policy's denials are enforced for `subject`: mode enforce and, under a rollout,
 // the subject's bucket within it. False for mode shadow.
 bool enforced_for(const policy::Policy& policy, std::string_view subject);
+
+// Decides `decision` (of `subject`) in the mode it gets: shadow outside a rollout's enforced
+// share; and in shadow mode a denial is allowed and reported as shadow_denied.
+void apply_mode(const policy::Policy& policy, std::string_view subject, Decision& decision);
 
 }  // namespace sluice::service
