@@ -57,4 +57,11 @@ std::string redis_limit_key(std::string_view policy, std::string_view subject,
   return key;
 }
 
+std::string redis_penalty_key(std::string_view policy, std::string_view subject) {
+  std::string key = "sluice:{";
+  key.append(policy).push_back(':');
+  key.append(subject).append("}:p");
+  return key;
+}
+
 }  // namespace sluice

@@ -32,4 +32,7 @@ std::string subject_id(std::string_view policy, std::string_view subject);
 std::string redis_limit_key(std::string_view policy, std::string_view subject,
                             std::size_t limit_index);
 
+// "sluice:{<policy>:<subject>}:p": the subject's penalty box, in the same hash slot as its limits.
+std::string redis_penalty_key(std::string_view policy, std::string_view subject);
+
 }  // namespace sluice

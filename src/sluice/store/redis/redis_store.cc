@@ -22,18 +22,10 @@ std::vector<std::string> limit_keys(const SubjectRef& ref) {
   return keys;
 }
 
-// The subject's penalty box: the limit key of index 0 with "p" for its index, in the same hash
-// slot ("sluice:{<policy>:<subject>}:p").
-std::string penalty_key(const SubjectRef& ref) {
-  std::string key = redis_limit_key(ref.policy, ref.subject, 0);
-  key.back() = 'p';
-  return key;
-}
-
 // An acquire's keys: the limits', then the penalty box's when the policy has one.
 std::vector<std::string> acquire_keys(const SubjectRef& ref) {
   std::vector<std::string> keys = limit_keys(ref);
-  if (ref.penalty != nullptr) keys.push_back(penalty_key(ref));
+  if (ref.penalty != nullptr) keys.push_back(redis_penalty_key(ref.policy, ref.subject));
   return keys;
 }
 
@@ -392,7 +384,8 @@ Status RedisStore::reset(const SubjectRef& ref) {
   if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   std::vector<std::string> args = {"DEL"};
   for (std::string& key : limit_keys(ref)) args.push_back(std::move(key));
-  args.push_back(penalty_key(ref));  // as if never seen: its penalty box too
+  args.push_back(
+      redis_penalty_key(ref.policy, ref.subject));  // as if never seen: its penalty box too
   StatusOr<redis::Reply> reply = client_->execute({.args = std::move(args), .key_index = 1});
   return reply.ok() ? Status{} : reply.status();
 }

@@ -28,8 +28,7 @@ const redis::Script& penalty_script(bool pinned_time) {
 StatusOr<PenaltyStatus> RedisStore::penalty_operation(const SubjectRef& ref,
                                                       std::string_view operation) {
   if (Status status = validate_penalty_ref(ref); !status.ok()) return status;
-  std::string key = redis_limit_key(ref.policy, ref.subject, 0);
-  key.back() = 'p';  // "…}:0" -> "…}:p", as the acquire's penalty key (redis_store.cc)
+  std::string key = redis_penalty_key(ref.policy, ref.subject);
   std::vector<std::string> args = {std::string(operation), std::to_string(ref.penalty->within),
                                    std::to_string(ref.penalty->quiet)};
   append_pinned_time(args, options_.pinned_clock_for_tests);
