@@ -20,19 +20,21 @@ LineWriter::~LineWriter() {
 }
 
 void LineWriter::write(std::string_view line) {
-  bool full = false;
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
     if (pending_.size() + line.size() + 1 > options_.max_buffered_bytes) {
       ++dropped_;
       return;
     }
+    // The first line of a batch starts the writer's interval; a full buffer ends it. No wake-up
+    // for the lines between, and none at all while nothing is logged.
+    wake = pending_.empty();
     pending_.append(line);
     pending_.push_back('\n');
-    full = pending_.size() >= options_.flush_bytes;
+    wake = wake || pending_.size() >= options_.flush_bytes;
   }
-  // Below flush_bytes the writer thread wakes on its interval: no wake-up per line.
-  if (full) wake_.notify_one();
+  if (wake) wake_.notify_one();
 }
 
 void LineWriter::flush() {
@@ -53,6 +55,8 @@ void LineWriter::run() {
   std::string batch;
   std::unique_lock lock(mutex_);
   for (;;) {
+    // Idle until a line, a flush or the end comes: no timed wake-ups with nothing to write.
+    wake_.wait(lock, [&] { return stopping_ || flush_requested_ || !pending_.empty(); });
     // Lines wait for company (one write(2) for many) unless enough are here or someone waits.
     wake_.wait_for(lock, std::chrono::microseconds(options_.flush_interval), [&] {
       return stopping_ || flush_requested_ || pending_.size() >= options_.flush_bytes;

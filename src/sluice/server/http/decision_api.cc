@@ -158,10 +158,15 @@ service::AcquireRequest DecisionApi::to_request(AcquireInput input) {
 }
 
 Response DecisionApi::decision_response(const service::Decision& decision) const {
-  Response response{.status = 200, .body = service::decision_json(decision)};
   // The headers describe the policy's limits; the snapshot the limiter used may have been
   // replaced since, and then the newer limits are the ones the next request meets.
-  if (std::shared_ptr<const policy::Policy> policy = policies_.find(decision.policy)) {
+  return decision_response(decision, policies_.find(decision.policy).get());
+}
+
+Response DecisionApi::decision_response(const service::Decision& decision,
+                                        const policy::Policy* policy) const {
+  Response response{.status = 200, .body = service::decision_json(decision)};
+  if (policy != nullptr) {
     response.headers =
         rate_limit_headers(decision, policy->limits, clock_.now(), options_.header_sets);
   }
@@ -393,14 +398,15 @@ void DecisionApi::check(const std::shared_ptr<Exchange>& exchange) {
 
 Response DecisionApi::check_response(const service::Decision& decision, std::int64_t cost,
                                      int deny_status) const {
-  Response response = decision_response(decision);
+  const std::shared_ptr<const policy::Policy> policy = policies_.find(decision.policy);
+  Response response = decision_response(decision, policy.get());
   if (decision.verdict.allowed) return response;
   const std::string item = policy_item_name(decision.policy, decision.limit_index);
   const std::optional<std::int64_t> retry = retry_after_seconds(decision);
   // The header may be spread by the policy's retry_jitter; the body keeps the exact time.
-  const std::shared_ptr<const policy::Policy> policy = policies_.find(decision.policy);
-  const std::optional<std::int64_t> retry_header = jittered_retry_after_seconds(
-      decision, policy ? policy->retry_jitter_percent : 0, uniform_draw());
+  const std::int64_t jitter = policy ? policy->retry_jitter_percent : 0;
+  const std::optional<std::int64_t> retry_header =
+      jittered_retry_after_seconds(decision, jitter, jitter > 0 ? uniform_draw() : 0.0);
   json problem = problem_json(
       429,
       retry

@@ -87,6 +87,8 @@ class DecisionApi {
  private:
   static service::AcquireRequest to_request(AcquireInput input);
   Response decision_response(const service::Decision& decision) const;
+  // As above with the decision's policy already looked up (null: no longer there).
+  Response decision_response(const service::Decision& decision, const policy::Policy* policy) const;
   // GET /v1/check's answer: the decision's, or `deny_status` with a problem when denied.
   Response check_response(const service::Decision& decision, std::int64_t cost,
                           int deny_status) const;
