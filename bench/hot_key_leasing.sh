@@ -19,18 +19,14 @@ nodes="${3:-2}"
 sluice="$build/src/sluice/cli/sluice"
 cmake --build "$build" --target sluice >/dev/null
 
-work="$(mktemp -d)"
-redis_pid=""
-cleanup() {
-  [[ -n "$redis_pid" ]] && kill "$redis_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-port="$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")"
+dir="$(mktemp -d)"
+work="$dir"
+source scripts/lib/loopback.sh  # pids, cleanup on exit, free_port
+port="$(free_port)"
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
   --pidfile "$work/redis.pid" --logfile "$work/redis.log"
 for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
-redis_pid="$(cat "$work/redis.pid")"
+pids+=("$(cat "$work/redis.pid")")
 
 # A window far above what one key can take in a second: every decision is allowed, so both
 # sides measure the decision path, not denials.

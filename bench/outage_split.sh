@@ -27,17 +27,9 @@ down="${4:-0}"
 sluice="$build/src/sluice/cli/sluice"
 cmake --build "$build" --target sluice >/dev/null
 
-work="$(mktemp -d)"
-pids=()
-redis_pid=""
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  [[ -n "$redis_pid" ]] && kill "$redis_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])"; }
+dir="$(mktemp -d)"
+work="$dir"
+source scripts/lib/loopback.sh  # pids, cleanup on exit, free_port
 
 redis_port="$(free_port)"
 start_redis() {
@@ -45,6 +37,7 @@ start_redis() {
     --daemonize yes --pidfile "$work/redis.pid" --logfile "$work/redis.log"
   for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.05; done
   redis_pid="$(cat "$work/redis.pid")"
+  pids+=("$redis_pid")  # stopped on exit with the servers (a restart adds the new one)
 }
 start_redis
 

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "sluice/client/remote_limiter.h"
 #include "sluice/core/json_text.h"
 #include "sluice/service/decision_json.h"
 
@@ -171,8 +172,8 @@ class AsyncHttpTarget final : public Target {
 
   Outcome outcome_of(const bhttp::response<bhttp::string_body>& response) {
     if (response.result_int() != 200) {
-      first_error_.remember("HTTP " + std::to_string(response.result_int()) + ": " +
-                            response.body());
+      first_error_.remember(
+          http_error_status(static_cast<int>(response.result_int()), response.body()).to_string());
       return {.verdict = Verdict::kError};
     }
     const nlohmann::json parsed = nlohmann::json::parse(response.body(), nullptr, false);

@@ -53,22 +53,8 @@ Status transport_error(std::string_view step, const error_code& ec) {
   return unavailable("sluice server: " + std::string(step) + ": " + ec.message());
 }
 
-// A non-2xx answer as a Status: the problem's detail under the code the status maps back to.
 Status error_from(const bhttp::response<bhttp::string_body>& response) {
-  const int status = static_cast<int>(response.result_int());
-  std::string detail = "HTTP " + std::to_string(status);
-  const json problem = json::parse(response.body(), nullptr, false);
-  if (problem.is_object() && problem.contains("detail") && problem["detail"].is_string()) {
-    detail = problem["detail"].get<std::string>();
-    if (problem.contains("errors") && problem["errors"].is_array()) {
-      for (const json& e : problem["errors"]) {
-        if (e.is_object() && e.value("field", "") != "") {
-          detail += "; " + e.value("field", "") + ": " + e.value("message", "");
-        }
-      }
-    }
-  }
-  return {status_code_for_http(status), detail};
+  return http_error_status(static_cast<int>(response.result_int()), response.body());
 }
 
 Status problem_status(const json& problem) {
@@ -100,6 +86,22 @@ std::string lease_target(std::string_view lease, std::string_view operation) {
 }
 
 }  // namespace
+
+Status http_error_status(int status, std::string_view body) {
+  std::string detail = "HTTP " + std::to_string(status);
+  const json problem = json::parse(body, nullptr, false);
+  if (problem.is_object() && problem.contains("detail") && problem["detail"].is_string()) {
+    detail = problem["detail"].get<std::string>();
+    if (problem.contains("errors") && problem["errors"].is_array()) {
+      for (const json& e : problem["errors"]) {
+        if (e.is_object() && e.value("field", "") != "") {
+          detail += "; " + e.value("field", "") + ": " + e.value("message", "");
+        }
+      }
+    }
+  }
+  return {status_code_for_http(status), detail};
+}
 
 class RemoteLimiter::Impl {
  public:

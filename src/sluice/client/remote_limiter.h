@@ -43,6 +43,10 @@ struct RemoteAcquire {
   std::int64_t cost = 1;
 };
 
+// A non-2xx answer of `sluice serve` as a Status: the problem's detail (and each field error)
+// under the code the HTTP status maps back to; "HTTP <status>" when the body is no problem.
+Status http_error_status(int status, std::string_view body);
+
 class RemoteLimiter {
  public:
   // Resolves the host once. Errors: InvalidArgument (bad options), Unavailable (cannot resolve).
