@@ -395,24 +395,74 @@ void BM_PlainGcraCost(benchmark::State& state) {
 // next to BM_ScriptCost/<algorithm>/0/1 (an acquire of the same algorithm, one per call), on
 // random subjects of the algorithm's generous limit. The refunds follow the charges' subjects
 // (same random sequence), so they return units that were charged.
+// Issue 19: what a quota operation costs Redis, next to an acquire of the same algorithm
+// (BM_ScriptCost/<algorithm>/0/1) in the same run: a charge or refund of 1, a reserve of 2 (one
+// hour), and a settle of such a reservation with an actual cost of 1 or 3 (half refund the excess,
+// half charge the overrun). Random subjects, one operation per call. A settle needs a reservation
+// per iteration, made before the timed loop: the settle benchmarks run a fixed number of
+// iterations (kSettles).
+constexpr int kSettles = 50'000;
+enum QuotaCase : std::int64_t { kChargeCase, kRefundCase, kReserveCase, kSettleCase };
+
 void BM_QuotaCost(benchmark::State& state) {
   const Algorithm& a = algorithms()[static_cast<std::size_t>(state.range(0))];
-  const bool refund = state.range(1) == 1;
+  const auto which = static_cast<QuotaCase>(state.range(1));
   const std::vector<Limit> limits = {a.generous};
   const std::string policy = std::string("bench.quota.") + a.name;
+  static constexpr const char* kNames[] = {"/charge", "/refund", "/reserve", "/settle"};
   std::mt19937_64 random(42);
-  measure_redis_cost(
-      state, std::string(a.name) + (refund ? "/refund" : "/charge"), "evalsha",
-      [&](std::uint64_t, redis::Callback done) {
-        const std::string subject = subject_of(random() % kSubjects);
-        g_store->apply_quota_async(
-            {policy, limits, subject},
-            {.operation = refund ? QuotaOperation::kRefund : QuotaOperation::kCharge, .cost = 1},
-            [done = std::move(done)](StatusOr<Decision> decision) {
-              if (!decision.ok()) return done(decision.status());
-              done(redis::Reply::bulk(""));
-            });
-      });
+  std::vector<std::string> subjects;
+  const auto reservation_of = [](std::uint64_t i) { return "r" + std::to_string(i); };
+  if (which == kSettleCase) {
+    for (std::uint64_t i = 0; i < static_cast<std::uint64_t>(kSettles); ++i) {
+      subjects.push_back(subject_of(random() % kSubjects));
+      const std::string id = reservation_of(i);
+      const StatusOr<Decision> reserved = g_store->apply_quota(
+          {policy, limits, subjects.back()}, {.operation = QuotaOperation::kReserve,
+                                              .cost = 2,
+                                              .reservation = id,
+                                              .reservation_ttl = kMicrosPerHour});
+      if (!reserved.ok() || !reserved->verdict.allowed) {
+        state.SkipWithError("could not reserve");
+        return;
+      }
+    }
+  }
+  measure_redis_cost(state, std::string(a.name) + kNames[which], "evalsha",
+                     [&](std::uint64_t i, redis::Callback done) {
+                       QuotaRequest request{.cost = 1};
+                       std::string id;
+                       std::string subject;
+                       switch (which) {
+                         case kChargeCase:
+                           request.operation = QuotaOperation::kCharge;
+                           break;
+                         case kRefundCase:
+                           request.operation = QuotaOperation::kRefund;
+                           break;
+                         case kReserveCase:
+                           id = reservation_of(i);
+                           request = {.operation = QuotaOperation::kReserve,
+                                      .cost = 2,
+                                      .reservation = id,
+                                      .reservation_ttl = kMicrosPerHour};
+                           break;
+                         case kSettleCase:
+                           id = reservation_of(i);
+                           subject = subjects[i];
+                           request = {.operation = QuotaOperation::kSettle,
+                                      .cost = i % 2 == 0 ? 1 : 3,
+                                      .reservation = id};
+                           break;
+                       }
+                       if (subject.empty()) subject = subject_of(random() % kSubjects);
+                       g_store->apply_quota_async(
+                           {policy, limits, subject}, request,
+                           [done = std::move(done)](StatusOr<Decision> decision) {
+                             if (!decision.ok()) return done(decision.status());
+                             done(redis::Reply::bulk(""));
+                           });
+                     });
 }
 
 // Issue 19: what a penalty box adds to an acquire (one GET of the box, and a SET per strike),
@@ -452,7 +502,16 @@ void BM_PenaltyCost(benchmark::State& state) {
 void quota_cost_arguments(benchmark::internal::Benchmark* b) {
   for (std::size_t i = 0; i < algorithms().size(); ++i) {
     if (std::holds_alternative<algorithm::Concurrency>(algorithms()[i].generous)) continue;
-    for (int refund : {0, 1}) b->Args({static_cast<std::int64_t>(i), refund});
+    for (const QuotaCase which : {kChargeCase, kRefundCase, kReserveCase}) {
+      b->Args({static_cast<std::int64_t>(i), which});
+    }
+  }
+}
+
+void settle_cost_arguments(benchmark::internal::Benchmark* b) {
+  for (std::size_t i = 0; i < algorithms().size(); ++i) {
+    if (std::holds_alternative<algorithm::Concurrency>(algorithms()[i].generous)) continue;
+    b->Args({static_cast<std::int64_t>(i), kSettleCase});
   }
 }
 
@@ -468,6 +527,7 @@ BENCHMARK(BM_IncrCost)->UseRealTime();
 BENCHMARK(BM_PlainGcraCost)->Arg(0)->Arg(1)->UseRealTime();
 BENCHMARK(BM_ScriptCost)->Apply(script_cost_arguments)->UseRealTime();
 BENCHMARK(BM_QuotaCost)->Apply(quota_cost_arguments)->UseRealTime();
+BENCHMARK(BM_QuotaCost)->Apply(settle_cost_arguments)->Iterations(kSettles)->UseRealTime();
 BENCHMARK(BM_PenaltyCost)->Args({0, 0})->Args({1, 0})->Args({0, 1})->Args({1, 1})->UseRealTime();
 
 // ---- 2. client overhead -------------------------------------------------------------------------

@@ -36,8 +36,8 @@ bool uses_reservations(const QuotaRequest& request) {
          request.operation == QuotaOperation::kSettle;
 }
 
-// The limit keys, then for reserve / settle the subject's reservations hash: the limit key of
-// index 0 with "r" for its index, in the same hash slot.
+// The limit keys, then for reserve / settle the reservation's own key: the limit key of index 0
+// with "r:<id>" for its index, in the same hash slot.
 std::vector<std::string> quota_keys(const SubjectRef& ref, const QuotaRequest& request) {
   std::vector<std::string> keys;
   keys.reserve(ref.limits.size() + 1);
@@ -45,25 +45,30 @@ std::vector<std::string> quota_keys(const SubjectRef& ref, const QuotaRequest& r
     keys.push_back(redis_limit_key(ref.policy, ref.subject, i));
   }
   if (uses_reservations(request)) {
-    std::string reservations = keys.front();
-    reservations.back() = 'r';  // "…}:0" -> "…}:r"
-    keys.push_back(std::move(reservations));
+    std::string reservation = keys.front();
+    reservation.back() = 'r';  // "…}:0" -> "…}:r:<id>"
+    reservation += ':';
+    reservation += request.reservation;
+    keys.push_back(std::move(reservation));
   }
   return keys;
 }
 
-std::string_view operation_name(QuotaOperation operation) {
+// quota.lua's operation numbers (script_set.h quota_request).
+constexpr int kTakeOperation = 4;
+constexpr int kGiveOperation = 5;
+int script_operation(QuotaOperation operation) {
   switch (operation) {
     case QuotaOperation::kCharge:
-      return "charge";
+      return 0;
     case QuotaOperation::kRefund:
-      return "refund";
+      return 1;
     case QuotaOperation::kReserve:
-      return "reserve";
+      return 2;
     case QuotaOperation::kSettle:
-      return "settle";
+      return 3;
   }
-  return "charge";
+  return 0;
 }
 
 Status unexpected_quota_reply(const redis::Reply& reply) {
@@ -139,10 +144,9 @@ void RedisStore::take_tokens_async(const SubjectRef& ref, std::int64_t least, st
                                  std::to_string(least) + ", most " + std::to_string(most) + ")"));
   }
   const QuotaRequest request{.operation = QuotaOperation::kCharge, .cost = most};
-  StatusOr<std::vector<std::string>> args = quota_args(ref, request);
+  StatusOr<std::vector<std::string>> args = quota_args(ref, request, kTakeOperation);
   if (!args.ok()) return done(args.status());
-  (*args)[1] = "take";
-  args->insert(args->begin() + 3, std::to_string(least));
+  args->insert(args->begin() + 1, std::to_string(least));
   client_->async_eval_script(
       quota_script(options_.pinned_clock_for_tests != nullptr), quota_keys(ref, request),
       std::move(*args),
@@ -156,10 +160,9 @@ void RedisStore::give_back_tokens_async(const SubjectRef& ref, std::int64_t unit
   if (Status status = algorithm::check_token_lease_limits(ref.limits); !status.ok())
     return done(status);
   const QuotaRequest request{.operation = QuotaOperation::kRefund, .cost = units};
-  StatusOr<std::vector<std::string>> args = quota_args(ref, request);
+  StatusOr<std::vector<std::string>> args = quota_args(ref, request, kGiveOperation);
   if (!args.ok()) return done(args.status());
-  (*args)[1] = "give";
-  args->insert(args->begin() + 3, std::to_string(taken_at));
+  args->insert(args->begin() + 1, std::to_string(taken_at));
   client_->async_eval_script(
       quota_script(options_.pinned_clock_for_tests != nullptr), quota_keys(ref, request),
       std::move(*args),
@@ -169,13 +172,12 @@ void RedisStore::give_back_tokens_async(const SubjectRef& ref, std::int64_t unit
 }
 
 StatusOr<std::vector<std::string>> RedisStore::quota_args(const SubjectRef& ref,
-                                                          const QuotaRequest& request) const {
+                                                          const QuotaRequest& request,
+                                                          int operation) const {
   if (Status status = validate_quota_request(ref, request); !status.ok()) return status;
   std::vector<std::string> args = {
-      decision_request(ScriptOperation::kAcquire, ref.limits, request.cost, calendar_now()),
-      std::string(operation_name(request.operation)), std::to_string(request.max_debt)};
-  if (uses_reservations(request)) {
-    args.emplace_back(request.reservation);
+      quota_request(operation, ref.limits, request.cost, request.max_debt, calendar_now())};
+  if (request.operation == QuotaOperation::kReserve) {
     args.push_back(std::to_string(request.reservation_ttl));
   }
   append_pinned_time(args, options_.pinned_clock_for_tests);
@@ -183,7 +185,8 @@ StatusOr<std::vector<std::string>> RedisStore::quota_args(const SubjectRef& ref,
 }
 
 StatusOr<Decision> RedisStore::apply_quota(const SubjectRef& ref, const QuotaRequest& request) {
-  StatusOr<std::vector<std::string>> args = quota_args(ref, request);
+  StatusOr<std::vector<std::string>> args =
+      quota_args(ref, request, script_operation(request.operation));
   if (!args.ok()) return args.status();
   return quota_decision(
       client_->eval_script(quota_script(options_.pinned_clock_for_tests != nullptr),
@@ -193,7 +196,8 @@ StatusOr<Decision> RedisStore::apply_quota(const SubjectRef& ref, const QuotaReq
 
 void RedisStore::apply_quota_async(const SubjectRef& ref, const QuotaRequest& request,
                                    AcquireCallback done) {
-  StatusOr<std::vector<std::string>> args = quota_args(ref, request);
+  StatusOr<std::vector<std::string>> args =
+      quota_args(ref, request, script_operation(request.operation));
   if (!args.ok()) return done(args.status());
   client_->async_eval_script(
       quota_script(options_.pinned_clock_for_tests != nullptr), quota_keys(ref, request),

@@ -250,7 +250,7 @@ TEST_F(RedisStoreQuotaTest, EveryKeyAQuotaOperationWritesExpires) {
     ASSERT_TRUE(ttl.ok());
     EXPECT_GT(ttl->as_integer(), 0) << "-1: no TTL, -2: not written";
   }
-  // A reservation's hash expires with its longest reservation.
+  // A reservation's key expires with the reservation.
   ASSERT_TRUE(store_
                   ->apply_quota(ref, {.operation = QuotaOperation::kReserve,
                                       .cost = 1,
@@ -259,7 +259,7 @@ TEST_F(RedisStoreQuotaTest, EveryKeyAQuotaOperationWritesExpires) {
                                       .reservation_ttl = kHour})
                   ->verdict.allowed);
   StatusOr<redis::Reply> reservations_ttl =
-      client_->command({"PTTL", "sluice:{quota.ttl:tenant}:r"});
+      client_->command({"PTTL", "sluice:{quota.ttl:tenant}:r:open"});
   ASSERT_TRUE(reservations_ttl.ok());
   EXPECT_GT(reservations_ttl->as_integer(), 3'500'000);
   EXPECT_LE(reservations_ttl->as_integer(), 3'600'000);

@@ -35,6 +35,7 @@
 #include <variant>
 #include <vector>
 
+#include "sluice/algorithm/quota.h"
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/key.h"
@@ -431,7 +432,8 @@ struct Coverage {
   int resets = 0;
   int leases_freed = 0;
   int leases_renewed = 0;
-  int expired_keys_deleted = 0;  // Redis's expiry replayed (absent-key path)
+  int expired_keys_deleted = 0;      // Redis's expiry replayed (absent-key path)
+  std::map<std::string, int> quota;  // quota operations both stores answered alike, by outcome
 };
 
 // Runs random operations on both stores side by side and reports the first difference.
@@ -459,6 +461,9 @@ class Differential {
     policy_ = "diff." + std::to_string(index);
     limits_ = random_policy(rng_, options);
     subjects_ = {"alice", "bob", std::string("c\0{}\n\xff", 6)};
+    chargeable_ = algorithm::check_quota_limits(limits_).ok();
+    const std::int64_t debt = chance(rng_, 0.4) ? 0 : random_amount(rng_);
+    if (algorithm::validate_max_debt(debt, limits_).empty()) max_debt_ = debt;
   }
 
   // True when both stores agreed on every call; otherwise `report()` says where.
@@ -529,8 +534,14 @@ class Differential {
     bool must_not_write = false;  // denied, peeked or inspected: Redis must not change
     bool must_set_ttl = false;    // allowed with cost > 0: every limit's key written
     bool after_reset = false;
+    bool emptied = false;  // a refund: see QuotaOutcome::may_empty
     const std::int64_t kind = uniform(rng_, 0, 99);
-    if (kind < 60 || leases_.empty()) {
+    if (chargeable_ && kind < 35) {
+      const QuotaOutcome outcome = compare_quota(r, subject, call);
+      must_not_write = !outcome.may_write;
+      must_set_ttl = outcome.writes_every_limit;
+      emptied = outcome.may_empty;
+    } else if (kind < 60 || leases_.empty()) {
       const std::int64_t cost = random_cost(rng_, largest_grant(limits_));
       if (kind >= 96) {
         call << "inspect";
@@ -586,7 +597,76 @@ class Differential {
       return;
     }
     log_.push_back(call.str());
-    check_keys(r, keys, must_not_write, must_set_ttl, after_reset);
+    check_keys(r, keys, must_not_write, must_set_ttl, after_reset, emptied);
+  }
+
+  struct QuotaOutcome {
+    bool may_write = true;
+    bool writes_every_limit = false;  // a charge of cost > 0 that fit: every key gets a TTL
+    // A refund or settle: it may delete a state back to unused (a full bucket reads as a new one,
+    // which may hold only its `initial` tokens), and keeps an emptied fixed window's key until
+    // the window ends.
+    bool may_empty = false;
+  };
+
+  // A random charge, refund, reserve or settle (docs/quotas.md), on both stores.
+  QuotaOutcome compare_quota(const SubjectRef& r, std::size_t subject, std::ostringstream& call) {
+    QuotaRequest request{.cost = random_cost(rng_, largest_grant(limits_)), .max_debt = max_debt_};
+    std::string id;
+    const std::int64_t pick = uniform(rng_, 0, 9);
+    if (pick < 4) {
+      request.operation = QuotaOperation::kCharge;
+    } else if (pick < 6) {
+      request.operation = QuotaOperation::kRefund;
+    } else if (std::vector<std::string>& held = reservations_[subject]; pick < 8 || held.empty()) {
+      request.operation = QuotaOperation::kReserve;
+      id = "res-" + std::to_string(held.size());
+      request.reservation_ttl = chance(rng_, 0.5)
+                                    ? std::min(random_duration(rng_), kMaxReservationTtl)
+                                    : uniform(rng_, longest_duration(limits_), kMaxReservationTtl);
+      held.push_back(id);
+    } else {  // mostly a recent one; sometimes one settled or expired already
+      const auto count = static_cast<std::int64_t>(held.size());
+      const std::int64_t oldest = chance(rng_, 0.7) ? std::max<std::int64_t>(0, count - 2) : 0;
+      request.operation = QuotaOperation::kSettle;
+      id = held[static_cast<std::size_t>(uniform(rng_, oldest, count - 1))];
+    }
+    request.reservation = id;
+    static constexpr const char* kNames[] = {"charge", "refund", "reserve", "settle"};
+    const char* name = kNames[static_cast<int>(request.operation)];
+    call << name << " cost=" << request.cost << " max_debt=" << max_debt_ << " " << id;
+    const StatusOr<Decision> m = memory_.apply_quota(r, request);
+    const StatusOr<Decision> x = redis_.apply_quota(r, request);
+    // A reservation key's TTL runs in real time, its stored expiry on the pinned clock: the test
+    // takes the key over, as it does the limit keys, so that only the latter decides.
+    std::string reservation = documented_key(policy_, subjects_[subject], 0);
+    reservation.back() = 'r';
+    (void)run_integer(client_, {"PERSIST", reservation + ":" + id});
+    if (m.ok() != x.ok() || (!m.ok() && m.status().code() != x.status().code())) {
+      fail(std::string(name) + " answered differently: memory " + m.status().to_string() +
+           ", redis " + x.status().to_string());
+      return {};
+    }
+    if (!m.ok()) {
+      if (m.status().code() != StatusCode::kNotFound)
+        fail("quota failed: " + m.status().to_string());
+      call << " -> " << m.status().to_string();
+      ++coverage_.quota[std::string(name) + " not found"];
+      return {.may_write = false};
+    }
+    call << " -> " << show(m->verdict) << " limit_index=" << m->limit_index;
+    if (m->verdict != x->verdict || m->limit_index != x->limit_index) {
+      fail(std::string(name) + " decided differently:\n  memory " + show(m->verdict) +
+           " limit_index=" + std::to_string(m->limit_index) + "\n  redis  " + show(x->verdict) +
+           " limit_index=" + std::to_string(x->limit_index));
+    }
+    const bool charged = request.operation == QuotaOperation::kCharge ||
+                         request.operation == QuotaOperation::kReserve;
+    ++coverage_.quota[std::string(name) + (m->verdict.allowed ? " allowed" : " refused")];
+    if (charged && !m->verdict.allowed) return {.may_write = false};
+    return {.may_write = true,
+            .writes_every_limit = charged && request.cost > 0,
+            .may_empty = !charged};
   }
 
   // Returns whether the request was allowed (by memory, the reference).
@@ -703,7 +783,7 @@ class Differential {
   // reading and this one's, which bounds the TTL it set from both sides; within one millisecond
   // (most calls) the check is exact.
   void check_keys(const SubjectRef& r, const std::vector<std::string>& keys, bool must_not_write,
-                  bool must_set_ttl, bool after_reset = false) {
+                  bool must_set_ttl, bool after_reset = false, bool emptied = false) {
     const Snapshot after = snapshot(client_, keys, /*persist=*/true);
     const std::int64_t ran_after_ms = last_redis_ms_;
     const std::int64_t ran_before_ms = after.redis_ms;
@@ -721,11 +801,16 @@ class Differential {
         fail(limit + " changed by a call that must not write" +
              (previous ? "" : " (it did not exist before)"));
       }
-      const Micros state_life = (*life)[i].reset_after;
+      Micros state_life = (*life)[i].reset_after;
+      // A refund that empties a fixed window keeps its key until the window's end (quota.lua).
+      const auto* fixed = std::get_if<FixedWindow>(&limits_[i]);
+      const bool kept_empty = emptied && state_life == 0 && fixed != nullptr;
+      if (kept_empty) state_life = fixed->window - clock_.now() % fixed->window;
       const std::int64_t life_ms = std::max<std::int64_t>(1, ceil_ms(state_life));
       // A key that existed (or was just written) and is gone, though its state still lives: lost
       // (a reset legitimately forgets a state that may still have life, e.g. a warm-up bucket).
-      if (now.expires_at_ms == -2 && state_life > 0 && !after_reset && (previous || must_set_ttl)) {
+      if (now.expires_at_ms == -2 && state_life > 0 && !after_reset && !emptied &&
+          (previous || must_set_ttl)) {
         if (life_ms <= ran_before_ms - ran_after_ms) {
           // A TTL of a millisecond or two ran out in real time before the test could take the
           // key over. The state is gone early; skipping pinned time past its life keeps that
@@ -775,7 +860,10 @@ class Differential {
   std::vector<Limit> limits_;
   std::vector<std::string> subjects_;
   std::vector<LeasePair> leases_;
-  Micros clock_floor_ = 0;  // see check_keys
+  bool chargeable_ = false;  // no concurrency limit: quota operations apply
+  std::int64_t max_debt_ = 0;
+  std::map<std::size_t, std::vector<std::string>> reservations_;  // ids by subject
+  Micros clock_floor_ = 0;                                        // see check_keys
   std::int64_t last_redis_ms_ = snapshot(client_, {}, false).redis_ms;
   std::map<std::string, Micros> deadlines_;                   // pinned instant Redis drops it
   std::map<std::string, std::optional<std::string>> values_;  // last DUMP seen
@@ -850,6 +938,16 @@ TEST_F(RedisStoreTest, DecidesFieldForFieldLikeTheMemoryStoreOnRandomSequences) 
   EXPECT_GE(coverage.leases_freed, 35);
   EXPECT_GE(coverage.leases_renewed, 30);
   EXPECT_GE(coverage.expired_keys_deleted, 3000);
+  // Quota operations (charge, refund, reserve, settle), about a third of the default seed's.
+  for (const auto& [what, least] : std::map<std::string, int>{{"charge allowed", 400},
+                                                              {"charge refused", 100},
+                                                              {"refund allowed", 200},
+                                                              {"reserve allowed", 250},
+                                                              {"reserve refused", 60},
+                                                              {"settle allowed", 30},
+                                                              {"settle not found", 80}}) {
+    EXPECT_GE(coverage.quota.count(what) ? coverage.quota.at(what) : 0, least) << what;
+  }
 }
 
 // Known discrepancy A, kept runnable: --gtest_also_run_disabled_tests.

@@ -135,6 +135,16 @@ std::string decision_request(ScriptOperation operation, std::span<const algorith
   return request;
 }
 
+std::string quota_request(int operation, std::span<const algorithm::Limit> limits,
+                          std::int64_t cost, std::int64_t max_debt, Micros calendar_now) {
+  std::string request = decision_request(ScriptOperation::kAcquire, limits, cost, calendar_now);
+  std::string header;
+  append_double(header, static_cast<double>(max_debt));  // in place of the repeat count
+  append_double(header, operation);
+  request.replace(0, header.size(), header);
+  return request;
+}
+
 void set_request_repeats(std::string& request, std::size_t repeats) {
   std::string bytes;
   append_double(bytes, static_cast<double>(repeats));

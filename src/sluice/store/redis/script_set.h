@@ -47,6 +47,12 @@ std::string decision_request(ScriptOperation operation, std::span<const algorith
                              std::int64_t cost, Micros calendar_now, std::string_view lease = {},
                              const algorithm::Penalty* penalty = nullptr);
 
+// The `quota` script's request (quota.lua): decision_request's acquire of `cost` with `max_debt`
+// in place of the repeat count and the quota operation's number in the operation field
+// (0 charge, 1 refund, 2 reserve, 3 settle, 4 take, 5 give).
+std::string quota_request(int operation, std::span<const algorithm::Limit> limits,
+                          std::int64_t cost, std::int64_t max_debt, Micros calendar_now);
+
 // Makes `request` (from decision_request) stand for `repeats` decisions in a row that send the
 // same bytes, each with its own keys: the script then reads and unpacks it once.
 void set_request_repeats(std::string& request, std::size_t repeats);
