@@ -48,7 +48,12 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo "load:    $callers callers, $duration per row, $rounds rounds; wrk -t2 -c$callers"
 echo "loadavg: $(cut -d' ' -f1-3 /proc/loadavg) (before)"
 
+# Each load generator first runs 1 s unmeasured (wrk: a run of its own; h2load: --warm-up-time),
+# as `sluice bench --warmup 1s` does: a server's first second after start (its allocator's
+# arenas, grpc++'s per-connection state) is not its steady state.
 wrk_check() {  # port -> req/s
+  wrk -t2 -c"$callers" -d1s -H 'X-Sluice-App: bench' -H 'X-Sluice-Policy: bench.check' \
+    -H 'X-Sluice-Key: user-1' "http://127.0.0.1:$1/v1/check" >/dev/null
   wrk -t2 -c"$callers" -d"$duration" -H 'X-Sluice-App: bench' -H 'X-Sluice-Policy: bench.check' \
     -H 'X-Sluice-Key: user-1' "http://127.0.0.1:$1/v1/check" | awk '/Requests\/sec/ {print $2}'
 }
@@ -77,7 +82,7 @@ h2load_grpc() {  # grpc_port http_port -> req/s ("failed" when a request failed 
   awk '/finished in/ {printf "%d", $4}' <<<"$out"
 }
 h2load_run() {  # port -> h2load's report
-  h2load -t1 -c2 -m"$(( (callers + 1) / 2 ))" -D"${duration%s}" -d "$dir/grpc-request.bin" \
+  h2load -t1 -c2 -m"$(( (callers + 1) / 2 ))" -D"${duration%s}" --warm-up-time=1s -d "$dir/grpc-request.bin" \
     -H 'content-type: application/grpc' -H 'te: trailers' \
     "http://127.0.0.1:$1/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit" 2>&1
 }

@@ -23,6 +23,27 @@ elseif(NOT SLUICE_SANITIZE STREQUAL "")
   message(FATAL_ERROR "SLUICE_SANITIZE must be '', 'address', 'thread' or 'fuzzer'")
 endif()
 
+# The server processes allocate with jemalloc (Debian's libjemalloc-dev) unless a sanitizer,
+# which brings its own allocator, is on: grpc++ allocates several blocks per call, and under
+# glibc's malloc a ShouldRateLimit call cost ~10 % more CPU (docs/benchmarks.md, "gRPC").
+# SLUICE_JEMALLOC=OFF builds with the C library's malloc.
+if(SLUICE_SANITIZE STREQUAL "")
+  option(SLUICE_JEMALLOC "Link the server executables with jemalloc" ON)
+else()
+  set(SLUICE_JEMALLOC OFF)
+endif()
+if(SLUICE_JEMALLOC)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
+endif()
+
+# sluice_use_jemalloc(target): the target's malloc is jemalloc's when SLUICE_JEMALLOC is on.
+function(sluice_use_jemalloc target)
+  if(SLUICE_JEMALLOC)
+    target_link_libraries(${target} PRIVATE PkgConfig::JEMALLOC)
+  endif()
+endfunction()
+
 # sluice_library(NAME name SOURCES a.cc b.cc DEPS other_target)
 function(sluice_library)
   cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})

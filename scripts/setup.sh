@@ -10,7 +10,7 @@ packages=(
   build-essential cmake ninja-build ccache pkgconf clang-14 clang-format clang-tidy libclang-rt-14-dev
   libboost-dev libssl-dev libhiredis-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
-  libhowardhinnant-date-dev tzdata
+  libhowardhinnant-date-dev tzdata libjemalloc-dev
   redis-server redis-tools sqlite3 libsqlite3-dev libargon2-dev
   libsoci-dev libpq-dev libmariadb-dev postgresql mariadb-server
   nginx wrk nghttp2-client file chromium chromium-driver
