@@ -198,7 +198,7 @@ class Client::Impl {
                                   ErrorReplies errors) {
     ReplyWaiter waiter;
     route(formatted, slot, errors, Completion{.callback = nullptr, .waiter = &waiter});
-    return waiter.wait();
+    return waiter.wait(options_.blocking_spin);
   }
 
   StatusOr<Reply> execute_and_wait(std::span<const std::string> args,
@@ -206,7 +206,7 @@ class Client::Impl {
     ReplyWaiter waiter;
     submit(args, key_index, ErrorReplies::kAsStatus,
            Completion{.callback = nullptr, .waiter = &waiter});
-    return waiter.wait();
+    return waiter.wait(options_.blocking_spin);
   }
 
   // The blocking script call: formats straight from the caller's strings into the thread's

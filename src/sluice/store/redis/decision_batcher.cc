@@ -47,7 +47,7 @@ StatusOr<std::string> DecisionBatcher::decide(std::vector<std::string> keys, std
                                               std::size_t reply_bytes) {
   Entry entry{.keys = std::move(keys), .request = std::move(request), .reply_bytes = reply_bytes};
   submit(&entry);
-  return entry.result.wait();
+  return entry.result.wait(client_->options().blocking_spin);
 }
 
 void DecisionBatcher::decide_async(std::vector<std::string> keys, std::string request,
