@@ -23,7 +23,7 @@ const redis::Script& quota_script(bool pinned_time) {
   static const auto source = [](bool pinned) {
     std::string text(pinned ? scripts::lua_clock_pinned() : scripts::lua_clock_redis());
     text += scripts::lua_common();
-    text += scripts::lua_quota();
+    text += with_shared_blocks(scripts::lua_quota());
     return text;
   };
   static const redis::Script with_redis_time(source(false));

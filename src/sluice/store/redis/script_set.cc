@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <type_traits>
+#include <utility>
 
 #include "sluice/store/redis/scripts.h"
 
@@ -92,7 +93,7 @@ std::string evaluate_source(bool pinned_time) {
   }
   std::string source(pinned_time ? scripts::lua_clock_pinned() : scripts::lua_clock_redis());
   source += scripts::lua_common();
-  source += splice(scripts::lua_evaluate(), "-- @algorithms", algorithms);
+  source += splice(scripts::lua_evaluate(), "-- @algorithms", with_shared_blocks(algorithms));
   return source;
 }
 
@@ -104,6 +105,19 @@ std::string lease_source(bool pinned_time) {
 }
 
 }  // namespace
+
+std::string with_shared_blocks(std::string_view source) {
+  std::string out(source);
+  for (const auto& [marker, block] :
+       {std::pair{"-- @tat\n", scripts::lua_tat()},
+        std::pair{"-- @interval_state\n", scripts::lua_interval_state()},
+        std::pair{"-- @fixed_window_state\n", scripts::lua_fixed_window_state()},
+        std::pair{"-- @sliding_window_state\n", scripts::lua_sliding_window_state()},
+        std::pair{"-- @sliding_retry\n", scripts::lua_sliding_retry()}}) {
+    while (out.find(marker) != std::string::npos) out = splice(out, marker, block);
+  }
+  return out;
+}
 
 int script_kind(const algorithm::Limit& limit) { return limit_record(limit, 0).kind; }
 

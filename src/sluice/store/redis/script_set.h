@@ -47,6 +47,11 @@ std::string decision_request(ScriptOperation operation, std::span<const algorith
                              std::int64_t cost, Micros calendar_now, std::string_view lease = {},
                              const algorithm::Penalty* penalty = nullptr);
 
+// `source` with every "-- @<name>" line replaced by the shared block of that name (scripts.h:
+// tat, interval_state, fixed_window_state, sliding_window_state, sliding_retry): evaluate.lua's
+// kinds and quota.lua decide from the same text, so they cannot read a state differently.
+std::string with_shared_blocks(std::string_view source);
+
 // The `quota` script's request (quota.lua): decision_request's acquire of `cost` with `max_debt`
 // in place of the repeat count and the quota operation's number in the operation field
 // (0 charge, 1 refund, 2 reserve, 3 settle, 4 take, 5 give).

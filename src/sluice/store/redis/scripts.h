@@ -21,6 +21,14 @@ std::string_view lua_calendar_window();
 std::string_view lua_sliding_window();
 std::string_view lua_sliding_log();
 std::string_view lua_concurrency();
+// Blocks that evaluate.lua's kinds and quota.lua both decide from, spliced at a "-- @<name>"
+// line of either (script_set.h with_shared_blocks; tat.lua is one too, at "-- @tat" in
+// quota.lua): how one kind's stored state stands now (read, expired, rolled forward), and the
+// sliding window's retry point.
+std::string_view lua_interval_state();
+std::string_view lua_fixed_window_state();
+std::string_view lua_sliding_window_state();
+std::string_view lua_sliding_retry();
 // Operation bodies: acquire and inspect; release and renew.
 std::string_view lua_evaluate();
 std::string_view lua_lease();

@@ -93,22 +93,7 @@ while pass <= 3 do
     -- single); a give leaves a window that moved on since the take alone.
     local applying = pass == 3 and cost > 0
 
-    -- ---- kinds 1 and 3: the stored TAT (tat.lua) ----
-    local tat, frac
-    if kind == 1 or kind == 3 then
-      local stored = redis.pcall('GET', key)
-      local size = stored and #stored or 0
-      if size > 0 then
-        local last = string.byte(stored, size)
-        if last <= 57 and last >= 48 then
-          tat, frac = tonumber(stored), 0
-        elseif size == 17 then
-          local tag
-          tag, tat, frac = struct.unpack('<c1dd', stored)
-          if tag ~= 't' then tat = nil end
-        end
-      end
-    end
+    -- @tat
 
     -- ---- kind 1: smooth token bucket and gcra; kind 3: leaky bucket (tat.h) ----
     -- Scaled by rate, a TAT `ahead` of now is that much of the bucket used (or of the queue's
@@ -168,36 +153,7 @@ while pass <= 3 do
 
     -- ---- kind 2: token bucket with interval refill (interval_bucket.lua) ----
     elseif kind == 2 then
-      local capacity, refill, period, initial = p1, p2, p3, p4
-      local tokens, at
-      local stored = redis.pcall('GET', key)
-      if stored and #stored == 17 then
-        local tag
-        tag, tokens, at = struct.unpack('<c1dd', stored)
-        if tag ~= 'i' then
-          tokens = nil
-        elseif tokens < capacity then  -- expired once full again
-          local missing = capacity - tokens
-          if at + (missing + (-missing) % refill) / refill * period <= now then tokens = nil end
-        elseif at <= now then
-          tokens = nil
-        end
-      end
-      if tokens == nil then tokens, at = initial, now end
-      if now > at and tokens < capacity then  -- refills applied (token_bucket.cc refilled)
-        local elapsed = now - at
-        local periods = (elapsed - elapsed % period) / period
-        if periods * refill >= capacity - tokens then
-          tokens = capacity
-        else
-          tokens = tokens + periods * refill
-          at = at + periods * period
-        end
-      end
-      if tokens >= capacity then
-        tokens = capacity
-        if now > at then at = now end
-      end
+      -- @interval_state
       if checking and tokens - cost < -max_debt then
         fits = false
         if cost <= capacity + max_debt then
@@ -231,22 +187,7 @@ while pass <= 3 do
     -- key's TTL already runs to the window's end).
     elseif kind == 4 then
       local window = p2
-      local start, counted, expires
-      local stored = redis.pcall('GET', key)
-      local size = stored and #stored or 0
-      if size == 25 then
-        local tag
-        tag, start, counted, expires = struct.unpack('<c1ddd', stored)
-        if tag ~= 'f' then start = nil end
-      elseif size == 17 then
-        local tag
-        tag, start, counted = struct.unpack('<c1dd', stored)
-        if tag ~= 'w' then start = nil end
-        expires = 0
-      end
-      local current = now - now % window
-      if start == nil or current > start then start, counted, expires = current, 0, 0 end
-      local window_end = start + window
+      -- @fixed_window_state
       limit = p1
       if checking and counted + cost > limit + max_debt then
         fits = false
@@ -306,28 +247,7 @@ while pass <= 3 do
     -- ---- kind 5: sliding window (sliding_window.lua) ----
     elseif kind == 5 then
       local window = p2
-      local start, current, previous, expires
-      local stored = redis.pcall('GET', key)
-      local size = stored and #stored or 0
-      local tag
-      if size == 33 then
-        tag, start, current, previous, expires = struct.unpack('<c1dddd', stored)
-      elseif size == 25 then
-        tag, start, current, previous = struct.unpack('<c1ddd', stored)
-        expires = 0
-      end
-      if tag ~= 's' then start, expires = nil, 0 end
-      local now_start = now - now % window
-      local elapsed = 0
-      if start == nil then
-        start, current, previous, elapsed = now_start, 0, 0, now - now_start
-      elseif now_start == start then
-        elapsed = now - start
-      elseif now_start > start then
-        previous = now_start - window == start and current or 0
-        start, current, elapsed = now_start, 0, now - now_start
-      end
-      local weight = window - elapsed
+      -- @sliding_window_state
       limit = p1
       if checking then  -- sliding_window.lua's admission and retry for a limit max_debt larger
         local larger = limit + max_debt
@@ -335,29 +255,8 @@ while pass <= 3 do
         if room < 0 or previous * weight > room * window then
           fits = false
           if cost <= larger then
-            local allowed_at, fit = start + 2 * window, window
-            if room >= 0 then
-              if previous == 0 then
-                fit = 0
-              else
-                local part = room * window
-                fit = window - (part - part % previous) / previous
-                if fit < 0 then fit = 0 end
-              end
-            end
-            if fit < window then
-              allowed_at = start + fit
-            else
-              fit = 0
-              if current > 0 then
-                local part = (larger - cost) * window
-                fit = window - (part - part % current) / current
-                if fit < 0 then fit = 0 end
-              end
-              if fit < window then allowed_at = start + window + fit end
-            end
-            if allowed_at <= now then allowed_at = now + 1 end
-            retry = allowed_at - now
+            local bound = larger
+            -- @sliding_retry
           end
         end
       end

@@ -5,64 +5,14 @@
   if kind == 5 then
     local window = p2
     limit = p1
-    local start, current, previous, expires
-    local stored = redis.pcall('GET', key)  -- false when absent, an error table for a non-string
-    local size = stored and #stored or 0
-    local tag
-    if size == 33 then
-      tag, start, current, previous, expires = struct.unpack('<c1dddd', stored)
-    elseif size == 25 then  -- written by earlier scripts, without `expires`: set the TTL again
-      tag, start, current, previous = struct.unpack('<c1ddd', stored)
-      expires = 0
-    end
-    if tag ~= 's' then start, expires = nil, 0 end
-    -- Roll the counts forward to the window holding now (sliding_at). An expired state rolls
-    -- to empty counts, the same as an absent one; a clock that stepped back keeps the stored
-    -- window with elapsed 0.
-    local now_start = now - now % window
-    local elapsed = 0
-    if start == nil then
-      start, current, previous, elapsed = now_start, 0, 0, now - now_start
-    elseif now_start == start then
-      elapsed = now - start
-    elseif now_start > start then
-      previous = now_start - window == start and current or 0
-      start, current, elapsed = now_start, 0, now - now_start
-    end
-    local weight = window - elapsed  -- of the previous window's count, in 1/window
+    -- @sliding_window_state
     local room = limit - current - cost
     if room >= 0 and previous * weight <= room * window then  -- sliding_admits
       current = current + cost
       allowed = 1
     elseif cost <= limit then  -- else never: no retry_after
-      -- The estimate only falls as time passes: the first elapsed e that admits cost in this
-      -- window (previous·(window - e) <= room·window), else in the next (where current becomes
-      -- previous), else after both (sliding_first_fit).
-      local allowed_at = start + 2 * window
-      local fit = window
-      if room >= 0 then
-        if previous == 0 then
-          fit = 0
-        else
-          local scaled = room * window
-          fit = window - (scaled - scaled % previous) / previous
-          if fit < 0 then fit = 0 end
-        end
-      end
-      if fit < window then
-        allowed_at = start + fit
-      else
-        room = limit - cost
-        fit = 0
-        if current > 0 then
-          local scaled = room * window
-          fit = window - (scaled - scaled % current) / current
-          if fit < 0 then fit = 0 end
-        end
-        if fit < window then allowed_at = start + window + fit end
-      end
-      if allowed_at <= now then allowed_at = now + 1 end
-      retry = allowed_at - now
+      local bound = limit
+      -- @sliding_retry
     end
     -- remaining: whole units the estimate still admits; reset_after: until both counts are out.
     local capacity = limit * window - previous * weight
