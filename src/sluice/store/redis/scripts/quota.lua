@@ -379,7 +379,8 @@ while pass <= 3 do
         end
       end
       if tighter then
-        d_index, d_fits, d_retry, d_limit, d_balance, d_reset = i, fits, retry, limit, balance, reset
+        d_index, d_fits, d_retry = i, fits, retry
+        d_limit, d_balance, d_reset = limit, balance, reset
       end
     end
   end
