@@ -82,8 +82,8 @@ h2load_grpc() {  # grpc_port http_port -> req/s ("failed" when a request failed 
   awk '/finished in/ {printf "%d", $4}' <<<"$out"
 }
 h2load_run() {  # port -> h2load's report
-  h2load -t1 -c2 -m"$(( (callers + 1) / 2 ))" -D"${duration%s}" --warm-up-time=1s -d "$dir/grpc-request.bin" \
-    -H 'content-type: application/grpc' -H 'te: trailers' \
+  h2load -t1 -c2 -m"$(( (callers + 1) / 2 ))" -D"${duration%s}" --warm-up-time=1s \
+    -d "$dir/grpc-request.bin" -H 'content-type: application/grpc' -H 'te: trailers' \
     "http://127.0.0.1:$1/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit" 2>&1
 }
 bench() {  # sluice bench flags... -> decisions/s

@@ -47,6 +47,8 @@ class WaiterSpin {
     return skipped().fetch_add(1, std::memory_order_relaxed) % kProbeEvery == kProbeEvery - 1;
   }
 
+  // A load and a store, not one atomic update: two waiters recording at once (possible only as
+  // one finishes and the next begins) may lose a count, which only blurs a heuristic.
   static void record(bool caught) {
     const unsigned missed = misses().load(std::memory_order_relaxed);
     misses().store(caught ? 0 : std::min(missed + 1, kMissesBeforeRest), std::memory_order_relaxed);
