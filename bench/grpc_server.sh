@@ -51,11 +51,13 @@ echo "loadavg: $(cut -d' ' -f1-3 /proc/loadavg) (before)"
 # Each load generator first runs 1 s unmeasured (wrk: a run of its own; h2load: --warm-up-time),
 # as `sluice bench --warmup 1s` does: a server's first second after start (its allocator's
 # arenas, grpc++'s per-connection state) is not its steady state.
+wrk_run() {  # port duration -> wrk's report
+  wrk -t2 -c"$callers" -d"$2" -H 'X-Sluice-App: bench' -H 'X-Sluice-Policy: bench.check' \
+    -H 'X-Sluice-Key: user-1' "http://127.0.0.1:$1/v1/check"
+}
 wrk_check() {  # port -> req/s
-  wrk -t2 -c"$callers" -d1s -H 'X-Sluice-App: bench' -H 'X-Sluice-Policy: bench.check' \
-    -H 'X-Sluice-Key: user-1' "http://127.0.0.1:$1/v1/check" >/dev/null
-  wrk -t2 -c"$callers" -d"$duration" -H 'X-Sluice-App: bench' -H 'X-Sluice-Policy: bench.check' \
-    -H 'X-Sluice-Key: user-1' "http://127.0.0.1:$1/v1/check" | awk '/Requests\/sec/ {print $2}'
+  wrk_run "$1" 1s >/dev/null
+  wrk_run "$1" "$duration" | awk '/Requests\/sec/ {print $2}'
 }
 # The ShouldRateLimit request as gRPC frames it: a 5-byte prefix (uncompressed, length) and the
 # protobuf RateLimitRequest{domain: "bench", descriptors: [{entries: [{key: "key", value:
