@@ -31,7 +31,7 @@ cmake --build "$build" --target redis_store_benchmark >/dev/null
 "$build/src/sluice/store/redis_store_benchmark" \
   --benchmark_repetitions="$repetitions" --benchmark_report_aggregates_only=true \
   --benchmark_out="$out/redis_store.json" --benchmark_out_format=json \
-  >"$out/redis_store.txt" 2>"$out/summary_last_repetition.txt"
+  >"$out/redis_store.txt" 2>"$out/summary.txt"  # the median of every repetition (its own table)
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (after)" | tee -a "$out/environment.txt"
 
 # Medians of every counter, and the ratios the targets are stated in.

@@ -117,10 +117,18 @@ struct CostResult {
   double per_second = 0;
 };
 std::mutex g_results_mu;
-std::map<std::string, CostResult> g_costs;  // "gcra/allow" -> last run
+// "gcra/allow" -> one result per run of that benchmark (--benchmark_repetitions); the summary
+// shows each column's median, so interleaved repetitions (--benchmark_enable_random_interleaving)
+// give ratios that one noisy run cannot skew.
+std::map<std::string, std::vector<CostResult>> g_costs;
 std::map<std::string, std::map<std::string, double>> g_client_rows;
 
 // ---- 1. script cost ---------------------------------------------------------------------------
+
+// Script calls per run of every cost benchmark. Fixed, rather than Google Benchmark's own
+// estimate: each run is then one measured run (the estimate's trial runs would be results too),
+// and every row leaves a keyspace of the same size.
+constexpr int kCostCalls = 50'000;
 
 struct Algorithm {
   const char* name;
@@ -318,7 +326,7 @@ void measure_redis_cost(benchmark::State& state, const std::string& label,
   state.counters["exec_us"] = result.exec_us;
   state.counters["per_second"] = result.per_second;
   std::lock_guard lock(g_results_mu);
-  g_costs[label] = result;
+  g_costs[label].push_back(result);
 }
 
 void BM_ScriptCost(benchmark::State& state) {
@@ -403,9 +411,7 @@ void BM_PlainGcraCost(benchmark::State& state) {
 // (BM_ScriptCost/<algorithm>/0/1) in the same run: a charge or refund of 1, a reserve of 2 (one
 // hour), and a settle of such a reservation with an actual cost of 1 or 3 (half refund the excess,
 // half charge the overrun). Random subjects, one operation per call. A settle needs a reservation
-// per iteration, made before the timed loop: the settle benchmarks run a fixed number of
-// iterations (kSettles).
-constexpr int kSettles = 50'000;
+// per iteration, made before the timed loop (kCostCalls of them).
 enum QuotaCase : std::int64_t { kChargeCase, kRefundCase, kReserveCase, kSettleCase };
 
 void BM_QuotaCost(benchmark::State& state) {
@@ -419,7 +425,7 @@ void BM_QuotaCost(benchmark::State& state) {
   std::vector<std::string> subjects;
   const auto reservation_of = [](std::uint64_t i) { return "r" + std::to_string(i); };
   if (which == kSettleCase) {
-    for (std::uint64_t i = 0; i < static_cast<std::uint64_t>(kSettles); ++i) {
+    for (std::uint64_t i = 0; i < static_cast<std::uint64_t>(kCostCalls); ++i) {
       subjects.push_back(subject_of(random() % kSubjects));
       const std::string id = reservation_of(i);
       const StatusOr<Decision> reserved = g_store->apply_quota(
@@ -529,12 +535,18 @@ void script_cost_arguments(benchmark::internal::Benchmark* b) {
   }
 }
 
-BENCHMARK(BM_IncrCost)->UseRealTime();
-BENCHMARK(BM_PlainGcraCost)->Arg(0)->Arg(1)->UseRealTime();
-BENCHMARK(BM_ScriptCost)->Apply(script_cost_arguments)->UseRealTime();
-BENCHMARK(BM_QuotaCost)->Apply(quota_cost_arguments)->UseRealTime();
-BENCHMARK(BM_QuotaCost)->Apply(settle_cost_arguments)->Iterations(kSettles)->UseRealTime();
-BENCHMARK(BM_PenaltyCost)->Args({0, 0})->Args({1, 0})->Args({0, 1})->Args({1, 1})->UseRealTime();
+BENCHMARK(BM_IncrCost)->Iterations(kCostCalls)->UseRealTime();
+BENCHMARK(BM_PlainGcraCost)->Arg(0)->Arg(1)->Iterations(kCostCalls)->UseRealTime();
+BENCHMARK(BM_ScriptCost)->Apply(script_cost_arguments)->Iterations(kCostCalls)->UseRealTime();
+BENCHMARK(BM_QuotaCost)->Apply(quota_cost_arguments)->Iterations(kCostCalls)->UseRealTime();
+BENCHMARK(BM_QuotaCost)->Apply(settle_cost_arguments)->Iterations(kCostCalls)->UseRealTime();
+BENCHMARK(BM_PenaltyCost)
+    ->Args({0, 0})
+    ->Args({1, 0})
+    ->Args({0, 1})
+    ->Args({1, 1})
+    ->Iterations(kCostCalls)
+    ->UseRealTime();
 
 // ---- 2. client overhead -------------------------------------------------------------------------
 
@@ -934,19 +946,48 @@ BENCHMARK(BM_FilledKeyMemory)
 
 // ---- summary ------------------------------------------------------------------------------------
 
+// The median of one column over a label's runs.
+double median_of(const std::vector<CostResult>& runs, double CostResult::*column) {
+  std::vector<double> values;
+  for (const CostResult& run : runs) values.push_back(run.*column);
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  if (n == 0) return 0;
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+CostResult median_cost(const std::vector<CostResult>& runs) {
+  return {.stat_us = median_of(runs, &CostResult::stat_us),
+          .sched_us = median_of(runs, &CostResult::sched_us),
+          .exec_us = median_of(runs, &CostResult::exec_us),
+          .per_second = median_of(runs, &CostResult::per_second)};
+}
+
 void print_summary() {
   std::lock_guard lock(g_results_mu);
-  const auto incr = g_costs.find("INCR/allow");
-  const double incr_us = incr == g_costs.end() ? 0 : incr->second.stat_us;
-  const double incr_sched = incr == g_costs.end() ? 0 : incr->second.sched_us;
-  std::fprintf(stderr,
-               "\nScript cost: redis-server CPU per decision (µs); x INCR = ratio to INCR in this "
-               "run\n%-30s %9s %9s %9s %9s %9s %10s\n",
-               "script/path", "stat_us", "x INCR", "sched_us", "x INCR", "exec_us", "per_s");
-  for (const auto& [label, r] : g_costs) {
-    std::fprintf(stderr, "%-30s %9.2f %9.2f %9.2f %9.2f %9.2f %10.0f\n", label.c_str(), r.stat_us,
-                 incr_us > 0 ? r.stat_us / incr_us : 0, r.sched_us,
-                 incr_sched > 0 ? r.sched_us / incr_sched : 0, r.exec_us, r.per_second);
+  std::map<std::string, CostResult> medians;
+  for (const auto& [label, runs] : g_costs) medians[label] = median_cost(runs);
+  const auto ratio_to = [&](const std::string& label, double CostResult::*column, double value) {
+    const auto base = medians.find(label);
+    return base == medians.end() || base->second.*column <= 0 ? 0 : value / base->second.*column;
+  };
+  // x allow: a quota operation (or the deny path) against the same algorithm's allow path, the
+  // comparison docs/redis-scripts.md's cost table makes (issue 19: charge, settle and refund cost
+  // no more than an acquire).
+  std::fprintf(
+      stderr,
+      "\nScript cost: redis-server CPU per decision (µs), medians of `runs` runs; x INCR = "
+      "ratio to INCR, x allow = stat_us ratio to the algorithm's allow path\n"
+      "%-30s %9s %9s %9s %9s %9s %10s %9s %5s\n",
+      "script/path", "stat_us", "x INCR", "sched_us", "x INCR", "exec_us", "per_s", "x allow",
+      "runs");
+  for (const auto& [label, r] : medians) {
+    const std::string algorithm = label.substr(0, label.find('/'));
+    std::fprintf(stderr, "%-30s %9.2f %9.2f %9.2f %9.2f %9.2f %10.0f %9.2f %5zu\n", label.c_str(),
+                 r.stat_us, ratio_to("INCR/allow", &CostResult::stat_us, r.stat_us), r.sched_us,
+                 ratio_to("INCR/allow", &CostResult::sched_us, r.sched_us), r.exec_us, r.per_second,
+                 ratio_to(algorithm + "/allow", &CostResult::stat_us, r.stat_us),
+                 g_costs.at(label).size());
   }
   std::fprintf(stderr,
                "\nClient overhead (gcra, allow path, random subjects); cpu_us = the calling "
