@@ -127,8 +127,14 @@ std::map<std::string, std::map<std::string, double>> g_client_rows;
 
 // Script calls per run of every cost benchmark. Fixed, rather than Google Benchmark's own
 // estimate: each run is then one measured run (the estimate's trial runs would be results too),
-// and every row leaves a keyspace of the same size.
-constexpr int kCostCalls = 50'000;
+// and every row leaves a keyspace of the same size. SLUICE_BENCH_COST_CALLS overrides it: the
+// brief run in the test command (src/sluice/store/CMakeLists.txt) only checks that every row runs.
+int cost_calls() {
+  const char* text = std::getenv("SLUICE_BENCH_COST_CALLS");
+  const int calls = text == nullptr ? 0 : std::atoi(text);
+  return calls > 0 ? calls : 50'000;
+}
+const int kCostCalls = cost_calls();
 
 struct Algorithm {
   const char* name;
