@@ -7,7 +7,6 @@
 #include <grpcpp/grpcpp.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "envoy/service/ratelimit/v3/rls.grpc.pb.h"
@@ -21,16 +20,6 @@ class AlwaysOk final : public rls::RateLimitService::CallbackService {
                                             const rls::RateLimitRequest* /*request*/,
                                             rls::RateLimitResponse* response) override {
     response->set_overall_code(rls::RateLimitResponse::OK);
-    if (std::getenv("EXP_FULL") != nullptr) {
-      auto& st = *response->add_statuses();
-      st.set_code(rls::RateLimitResponse::OK);
-      auto& l = *st.mutable_current_limit();
-      l.set_name("bench.check");
-      l.set_requests_per_unit(1000000000);
-      l.set_unit(rls::RateLimitResponse::RateLimit::SECOND);
-      st.set_limit_remaining(999999999);
-      st.mutable_duration_until_reset()->set_nanos(1000);
-    }
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     reactor->Finish(grpc::Status::OK);
     return reactor;

@@ -237,6 +237,30 @@ TEST_P(GrpcTest, SeveralDescriptorsAnswerInOrderAndAnyOverIsOverall) {
   EXPECT_EQ(over.statuses(2).code(), rls::RateLimitResponse::OK);
 }
 
+// One descriptor decided among undecided ones takes the server's path for a lone decision: its
+// status still lands at its own index, and it alone sets the overall code.
+TEST_P(GrpcTest, OneDecidedDescriptorAmongUnmatchedOnesKeepsItsPlace) {
+  rls::RateLimitRequest request;
+  request.set_domain("web");
+  add_descriptor(request, {{"unknown", "x"}});
+  add_descriptor(request, {{"route", "checkout"}, {"user", "frank"}});
+  add_descriptor(request, {{"user", "internal"}});
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    const rls::RateLimitResponse response = call(request);
+    ASSERT_EQ(response.statuses_size(), 3);
+    EXPECT_FALSE(response.statuses(0).has_current_limit());
+    EXPECT_EQ(response.statuses(1).current_limit().name(), "grpc.checkout");
+    EXPECT_FALSE(response.statuses(2).has_current_limit());
+    const bool over = i == 2;  // grpc.checkout admits 2
+    EXPECT_EQ(response.statuses(1).code(),
+              over ? rls::RateLimitResponse::OVER_LIMIT : rls::RateLimitResponse::OK);
+    EXPECT_EQ(response.overall_code(), response.statuses(1).code());
+    EXPECT_EQ(response.statuses(0).code(), rls::RateLimitResponse::OK);
+    EXPECT_EQ(response.statuses(2).code(), rls::RateLimitResponse::OK);
+  }
+}
+
 TEST_P(GrpcTest, UnmatchedDescriptorsAndUnlimitedNodesAreNeverLimited) {
   for (int i = 0; i < 8; ++i) {
     SCOPED_TRACE(i);
