@@ -100,14 +100,6 @@ service::Limiter::DecisionCallback fill_status(std::shared_ptr<Pending> pending,
   };
 }
 
-// A descriptor decided by its matched policy as it stands (no override, no charge).
-struct Plain {
-  std::size_t index = 0;
-  std::shared_ptr<const policy::Policy> policy;
-  std::string subject;
-  std::int64_t cost = 1;
-};
-
 // A descriptor whose policy charges (descriptors.charge): its cost is reported after the work.
 struct Charge {
   std::size_t index = 0;
@@ -146,7 +138,10 @@ class RlsService final : public rls::RateLimitService::CallbackService {
     const std::shared_ptr<const policy::DescriptorIndex> index = policies_.descriptors();
     // Unmatched and unlimited descriptors are OK at once; the others go to the limiter together,
     // except those with an allowed limit override, each decided under its own fixed window.
-    std::vector<Plain> plain;
+    auto pending = std::make_shared<Pending>(reactor, response, options_.headers,
+                                             static_cast<std::size_t>(request->descriptors_size()));
+    std::vector<service::AcquireRequest> acquires;
+    std::vector<std::pair<std::size_t, std::shared_ptr<const policy::Policy>>> decided;
     std::vector<Override> overrides;
     std::vector<Charge> charges;
     std::vector<policy::RequestEntry> entries;
@@ -200,35 +195,21 @@ class RlsService final : public rls::RateLimitService::CallbackService {
                              .cost = *cost});
         continue;
       }
-      plain.push_back({.index = static_cast<std::size_t>(i),
-                       .policy = std::move(match->policy),
-                       .subject = std::move(match->subject),
-                       .cost = *cost});
+      acquires.push_back({.app = request->domain(),
+                          .policy = match->policy->name,
+                          .subject = std::move(match->subject),
+                          .cost = *cost,
+                          .store_timeout = store_timeout});
+      decided.emplace_back(static_cast<std::size_t>(i), std::move(match->policy));
     }
-    if (plain.size() == 1 && overrides.empty() && charges.empty()) {
-      decide_alone(*request, std::move(plain.front()), store_timeout, reactor, response);
-      return reactor;
-    }
-    auto pending = std::make_shared<Pending>(reactor, response, options_.headers,
-                                             static_cast<std::size_t>(request->descriptors_size()));
     // One share for this thread, so the answer cannot go out before every call is submitted.
-    pending->left.store(1 + (plain.empty() ? 0 : 1) + static_cast<int>(overrides.size()) +
+    pending->left.store(1 + (acquires.empty() ? 0 : 1) + static_cast<int>(overrides.size()) +
                         static_cast<int>(charges.size()));
-    if (plain.size() == 1) {
-      limiter_.try_acquire_async(
-          *plain.front().policy, request->domain(), plain.front().subject, plain.front().cost,
-          fill_status(pending, plain.front().index, plain.front().policy), store_timeout);
-    } else if (!plain.empty()) {
-      std::vector<service::AcquireRequest> acquires;
-      std::vector<std::pair<std::size_t, std::shared_ptr<const policy::Policy>>> decided;
-      for (Plain& one : plain) {
-        acquires.push_back({.app = request->domain(),
-                            .policy = one.policy->name,
-                            .subject = std::move(one.subject),
-                            .cost = one.cost,
-                            .store_timeout = store_timeout});
-        decided.emplace_back(one.index, std::move(one.policy));
-      }
+    if (acquires.size() == 1) {
+      // The usual call (Envoy sends one descriptor per rate-limit action): no batch to gather.
+      limiter_.acquire(std::move(acquires.front()),
+                       fill_status(pending, decided.front().first, decided.front().second));
+    } else if (!acquires.empty()) {
       // The callbacks run on a store or timer thread, where they only fill the response.
       limiter_.acquire_all(std::move(acquires),
                            [pending, decided = std::move(decided)](
@@ -266,26 +247,6 @@ class RlsService final : public rls::RateLimitService::CallbackService {
   }
 
  private:
-  // The usual call (Envoy sends one descriptor per rate-limit action, and most actions decide):
-  // one decision, by the policy the descriptor matched, answered from its callback — no share
-  // count, no lookup by name.
-  void decide_alone(const rls::RateLimitRequest& request, Plain one, Micros store_timeout,
-                    grpc::ServerUnaryReactor* reactor, rls::RateLimitResponse* response) {
-    const policy::Policy& policy = *one.policy;
-    limiter_.try_acquire_async(
-        policy, request.domain(), one.subject, one.cost,
-        [reactor, response, headers = options_.headers, index = one.index,
-         descriptors = static_cast<std::size_t>(request.descriptors_size()),
-         policy = std::move(one.policy)](StatusOr<service::Decision> answer) {
-          if (!answer.ok()) return reactor->Finish(to_grpc(answer.status()));
-          std::vector<RlsStatus> statuses(descriptors);  // the others: unmatched or unlimited, OK
-          statuses[index] = status_from_decision(*answer, *policy);
-          fill_response(statuses, headers, *response);
-          reactor->Finish(grpc::Status::OK);
-        },
-        store_timeout);
-  }
-
   Micros store_timeout_for(std::chrono::system_clock::time_point deadline) const {
     if (deadline == std::chrono::system_clock::time_point::max()) return options_.store_timeout;
     const Micros left = std::chrono::duration_cast<std::chrono::microseconds>(
