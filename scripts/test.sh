@@ -31,7 +31,7 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 step "concurrency tests under TSan"
 cmake --preset tsan >/dev/null
 cmake --build build/tsan -j "$jobs" --target memory_store_test redis_client_test admin_api_test \
-  redis_unit_test redis_store_test bench_test service_test http_server_test redis_cluster_test \
+  redis_store_test bench_test service_test http_server_test redis_cluster_test \
   redis_sentinel_test core_test bench_http_target_test
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -R '^(memory_store_test|redis_client_test|admin_api_test)$' \
   --output-on-failure
@@ -40,9 +40,10 @@ TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -R '^(memory_store_test
 # generator's async callers, answered on another thread.
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/store/redis_store_test \
   --gtest_filter='*ShareScriptCalls*:*AsyncAcquire*:*InALoop*:RedisStoreFaultTest.*'
-# The blocking callers' Waiter: a lone waiter spinning, the others sleeping, results racing both.
-TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/store/redis/redis_unit_test \
-  --gtest_filter='WaiterTest.*'
+# The blocking callers' Waiter and the Rendezvous over it: a lone waiter spinning, the others
+# sleeping, results racing both.
+TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/core/core_test \
+  --gtest_filter='WaiterTest.*:RendezvousTest.*'
 # Redis Cluster and Sentinel routing: slot map refreshes, redirections and failovers racing the
 # callers' commands (real clusters, a reshard and killed masters included).
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/store/redis_cluster_test

@@ -58,6 +58,11 @@ struct ClientOptions {
   // Failure mode `local`: the share of each limit this process grants alone (1/N for N
   // processes), in (0, 1].
   double local_fraction = 1.0;
+  // redis:// : a blocking call (acquire, try_acquire…) made while no other thread of the process
+  // is blocked on one watches for its answer this long on its own core before it sleeps, sparing
+  // the wake-up that makes up much of a lone caller's latency (docs/redis.md "Blocking callers").
+  // 0: sleep at once, for processes that would rather keep the CPU. ≥ 0.
+  std::chrono::microseconds blocking_spin{150};
 };
 
 class Lease;

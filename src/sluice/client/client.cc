@@ -131,7 +131,8 @@ class LocalImpl final : public Client::Impl {
     auto impl = std::shared_ptr<LocalImpl>(new LocalImpl(options.app));
     if (options.store != "memory:") {
       StatusOr<std::unique_ptr<store::RedisStore>> redis = store::RedisStore::open(
-          options.store, {.command_timeout = options.store_timeout.count()});
+          options.store, {.blocking_spin = options.blocking_spin.count(),
+                          .command_timeout = options.store_timeout.count()});
       if (!redis.ok()) return option_error("store", redis.status().message());
       impl->redis_ = std::move(*redis);
     }
@@ -154,6 +155,7 @@ class LocalImpl final : public Client::Impl {
         store, &impl->memory_,
         service::LimiterOptions{.local_fraction = options.local_fraction,
                                 .store_timeout = options.store_timeout.count(),
+                                .blocking_spin = options.blocking_spin.count(),
                                 .policies = impl->lookup_.get(),
                                 .timers = &impl->timers()});
     return impl;
@@ -252,6 +254,7 @@ class RemoteImpl final : public Client::Impl {
 Status check_options(const ClientOptions& options) {
   if (options.app.empty()) return option_error("app", "must name the app this client speaks for");
   if (options.store_timeout.count() <= 0) return option_error("store_timeout", "must be > 0");
+  if (options.blocking_spin.count() < 0) return option_error("blocking_spin", "must be >= 0");
   if (!(options.local_fraction > 0 && options.local_fraction <= 1)) {
     return option_error("local_fraction", "must be in (0, 1]");
   }

@@ -88,6 +88,10 @@ TEST(ClientOptionsTest, EveryMistakeNamesItsOption) {
             "INVALID_ARGUMENT: policy_text/policy_file/policy_database: an http:// store decides "
             "with the server's own policies");
 
+  ClientOptions negative_spin = memory_options();
+  negative_spin.blocking_spin = std::chrono::microseconds(-1);
+  EXPECT_EQ(open_error(negative_spin), "INVALID_ARGUMENT: blocking_spin: must be >= 0");
+
   ClientOptions unknown_store = memory_options();
   unknown_store.store = "memcached://x";
   EXPECT_EQ(open_error(unknown_store),

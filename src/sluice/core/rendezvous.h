@@ -3,33 +3,23 @@
 // Share it by shared_ptr so that a late delivery never outlives it.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
-#include <optional>
 #include <utility>
+
+#include "sluice/core/waiter.h"
+#include "sluice/time.h"
 
 namespace sluice {
 
 template <typename T>
 class Rendezvous {
  public:
-  void deliver(T value) {
-    {
-      std::lock_guard lock(mutex_);
-      value_.emplace(std::move(value));
-    }
-    ready_.notify_one();
-  }
-  T wait() {
-    std::unique_lock lock(mutex_);
-    ready_.wait(lock, [this] { return value_.has_value(); });
-    return std::move(*value_);
-  }
+  void deliver(T value) { waiter_.set(std::move(value)); }
+  // Blocks until deliver(). `spin`: as Waiter::wait, how long a lone waiter of the process watches
+  // for the value before it sleeps (0: it sleeps at once).
+  T wait(Micros spin = 0) { return waiter_.wait(spin); }
 
  private:
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::optional<T> value_;
+  Waiter<T> waiter_;
 };
 
 }  // namespace sluice

@@ -247,10 +247,14 @@ StatusOr<Decision> Limiter::acquire_blocking(AcquireRequest request) {
     if (!policy.ok()) return policy.status();
     return try_acquire(**policy, request.app, request.subject, request.cost);
   }
+  // A lone caller spins for an answer that comes from the store's I/O thread soon (waiter.h); one
+  // that asked to wait for room, or whose store answers in this process, sleeps at once.
+  const Micros spin =
+      request.wait == 0 && !store_.answers_in_process() ? options_.blocking_spin : 0;
   auto rendezvous = std::make_shared<Rendezvous<StatusOr<Decision>>>();
   acquire(std::move(request),
           [rendezvous](StatusOr<Decision> decision) { rendezvous->deliver(std::move(decision)); });
-  return rendezvous->wait();
+  return rendezvous->wait(spin);
 }
 
 void Limiter::acquire_all(std::vector<AcquireRequest> requests, BatchCallback done) {

@@ -48,6 +48,9 @@ struct LimiterOptions {
   // A store call that leaves the process and has no answer after this long is decided by the
   // policy's failure mode (a request may ask for less). > 0.
   Micros store_timeout = kMicrosPerSecond;
+  // acquire_blocking on a store outside the process, with no wait: how long a caller blocked
+  // alone in the process watches for its answer before it sleeps (waiter.h); 0: never.
+  Micros blocking_spin = 150;
   // Where acquire() finds policies by name. Null: only the Policy-taking calls work.
   const PolicyLookup* policies = nullptr;
   // Called for each store call refused for the server's own credentials or permissions

@@ -38,7 +38,7 @@
 #include "sluice/status.h"
 #include "sluice/store/redis/client.h"
 #include "sluice/store/redis/resp.h"
-#include "sluice/store/redis/waiter.h"
+#include "sluice/core/waiter.h"
 
 namespace sluice::redis::internal {
 

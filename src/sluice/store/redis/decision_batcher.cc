@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "sluice/store/redis/script_set.h"
-#include "sluice/store/redis/waiter.h"
+#include "sluice/core/waiter.h"
 
 namespace sluice::store {
 
@@ -16,7 +16,7 @@ struct DecisionBatcher::Entry {
   std::string request;
   std::size_t reply_bytes = 0;
   Callback done;
-  redis::Waiter<StatusOr<std::string>> result;
+  Waiter<StatusOr<std::string>> result;
 };
 
 namespace {

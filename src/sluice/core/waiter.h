@@ -1,17 +1,18 @@
-// sluice::redis::Waiter: a one-shot result slot a blocked thread sleeps on until another thread
-// fills it.
+// sluice::Waiter: a one-shot result slot a blocked thread sleeps on until another thread fills it
+// (the Redis client's blocking calls; Rendezvous, under every blocking wrapper of an asynchronous
+// call).
 //
 // Cheaper than a promise or a mutex + condition variable: no allocation, and no wake-up system
-// call when the result arrives before the waiter went to sleep. Linux futexes, as the rest of the
-// client's socket handling.
+// call when the result arrives before the waiter went to sleep. Linux futexes.
 //
 // A waiter alone in the process (no other blocked caller) may spin a while before it sleeps
-// (ClientOptions::blocking_spin): a lone caller is the latency case (one caller, one call in
-// flight), where the futex wake-up and the scheduler's hand-back add a second wake-up to the
-// round trip's one (the I/O thread's). With other waiters the cores are better left to them and
-// to the I/O thread, so only the first waiter spins. Spinning stops paying when replies take
-// longer than the spin (a distant or slow Redis): after 4 spins in a row that ended before
-// their reply, only one lone wait in 32 spins, to notice when replies are quick again.
+// (redis::ClientOptions::blocking_spin, service::LimiterOptions::blocking_spin): a lone caller is
+// the latency case (one caller, one call in flight), where the futex wake-up and the scheduler's
+// hand-back add a second wake-up to the round trip's one (the I/O thread's). With other waiters
+// the cores are better left to them and to the I/O thread, so only the first waiter spins.
+// Spinning stops paying when replies take longer than the spin (a distant or slow Redis): after 4
+// spins in a row that ended before their reply, only one lone wait in 32 spins, to notice when
+// replies are quick again.
 #pragma once
 
 #include <linux/futex.h>
@@ -27,7 +28,7 @@
 
 #include "sluice/time.h"
 
-namespace sluice::redis {
+namespace sluice {
 
 // What every Waiter of the process shares (not per Result type): how many wait, and whether
 // spinning has been paying.
@@ -129,4 +130,4 @@ class Waiter {
   std::atomic<std::uint32_t> state_{kEmpty};
 };
 
-}  // namespace sluice::redis
+}  // namespace sluice

@@ -1,4 +1,4 @@
-#include "sluice/store/redis/waiter.h"
+#include "sluice/core/waiter.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-namespace sluice::redis {
+namespace sluice {
 namespace {
 
 // A spin long enough that a result set from another thread usually arrives during it: the
@@ -58,4 +58,4 @@ TEST(WaiterTest, ConcurrentWaitersEachGetTheirOwnResult) {
 }
 
 }  // namespace
-}  // namespace sluice::redis
+}  // namespace sluice
