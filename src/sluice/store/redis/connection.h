@@ -35,10 +35,10 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/core/waiter.h"
 #include "sluice/status.h"
 #include "sluice/store/redis/client.h"
 #include "sluice/store/redis/resp.h"
-#include "sluice/core/waiter.h"
 
 namespace sluice::redis::internal {
 

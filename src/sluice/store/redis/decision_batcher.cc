@@ -4,8 +4,8 @@
 #include <string_view>
 #include <utility>
 
-#include "sluice/store/redis/script_set.h"
 #include "sluice/core/waiter.h"
+#include "sluice/store/redis/script_set.h"
 
 namespace sluice::store {
 
