@@ -4,7 +4,6 @@
 // Counters: p50_us and p99_us of the calls, and the calling process's CPU per call (cpu_us: what
 // the spin costs).
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "sluice/client.h"
+#include "testing/measure.h"
 #include "testing/redis_server.h"
 
 namespace sluice {
@@ -31,13 +31,6 @@ test::RedisServer* redis() {
     return started.ok() ? std::move(*started) : nullptr;
   }();
   return server.get();
-}
-
-double process_cpu_us() {
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
 }
 
 void BM_LibraryBlockingAcquire(benchmark::State& state) {
@@ -59,7 +52,7 @@ void BM_LibraryBlockingAcquire(benchmark::State& state) {
   std::vector<double> took;
   took.reserve(static_cast<std::size_t>(state.max_iterations));
   std::uint64_t n = 0;
-  const double cpu_before = process_cpu_us();
+  const double cpu_before = test::process_cpu_us();
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
     StatusOr<Decision> decision =
@@ -72,13 +65,10 @@ void BM_LibraryBlockingAcquire(benchmark::State& state) {
       return;
     }
   }
-  const double cpu = process_cpu_us() - cpu_before;
+  const double cpu = test::process_cpu_us() - cpu_before;
   std::sort(took.begin(), took.end());
-  const auto at = [&](double q) {
-    return took[static_cast<std::size_t>(q * static_cast<double>(took.size() - 1))];
-  };
-  state.counters["p50_us"] = at(0.50);
-  state.counters["p99_us"] = at(0.99);
+  state.counters["p50_us"] = test::sorted_percentile(took, 0.50);
+  state.counters["p99_us"] = test::sorted_percentile(took, 0.99);
   state.counters["cpu_us"] = cpu / static_cast<double>(took.size());
 }
 

@@ -6,7 +6,6 @@
 #include <spdlog/async.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +13,7 @@
 #include <string>
 
 #include "sluice/core/line_writer.h"
+#include "testing/measure.h"
 
 namespace sluice {
 namespace {
@@ -21,13 +21,6 @@ namespace {
 // A line shaped like the access log's.
 const std::string kLine =
     R"({"ts":"2026-11-25T03:00:00.000123Z","request_id":"6f1c0e9a00000001","remote":"127.0.0.1:50412","method":"GET","path":"/v1/check","route":"/v1/check","status":200,"bytes_in":0,"bytes_out":244,"duration_us":31})";
-
-double process_cpu_ns() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return (static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e9) +
-         (static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e3);
-}
 
 // What both variants share: a temporary file, and the process CPU counted from the first thread.
 struct Run {
@@ -41,13 +34,13 @@ void run(benchmark::State& state, Setup setup, Write write, Teardown teardown) {
   if (state.thread_index() == 0) {
     g_run.file = std::tmpfile();
     setup(g_run.file);
-    g_run.cpu_before = process_cpu_ns();
+    g_run.cpu_before = test::process_cpu_us() * 1e3;
   }
   for (auto _ : state) write();
   if (state.thread_index() == 0) {
     teardown();  // waits until every line is written, so the writer's CPU is counted
     const double lines = static_cast<double>(state.iterations()) * state.threads();
-    state.counters["cpu_ns_per_line"] = (process_cpu_ns() - g_run.cpu_before) / lines;
+    state.counters["cpu_ns_per_line"] = (test::process_cpu_us() * 1e3 - g_run.cpu_before) / lines;
     std::fclose(g_run.file);
   }
 }

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/core/waiter.h"
 #include "sluice/policy/policy.h"
 #include "sluice/service/circuit_breaker.h"
 #include "sluice/service/decision.h"
@@ -50,7 +51,7 @@ struct LimiterOptions {
   Micros store_timeout = kMicrosPerSecond;
   // acquire_blocking on a store outside the process, with no wait: how long a caller blocked
   // alone in the process watches for its answer before it sleeps (waiter.h); 0: never.
-  Micros blocking_spin = 150;
+  Micros blocking_spin = kDefaultBlockingSpin;
   // Where acquire() finds policies by name. Null: only the Policy-taking calls work.
   const PolicyLookup* policies = nullptr;
   // Called for each store call refused for the server's own credentials or permissions

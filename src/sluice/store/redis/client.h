@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/core/waiter.h"
 #include "sluice/status.h"
 #include "sluice/store/redis/redis_url.h"
 #include "sluice/store/redis/resp.h"
@@ -67,7 +68,7 @@ struct ClientOptions {
   // for its reply this long before it sleeps (waiter.h): one wake-up less per call for a lone
   // caller (1-caller p50 127 -> 50 µs, p99 200-350 -> 93-113 µs on the 2-core test machine;
   // docs/benchmarks.md), for up to this much CPU per call. 0: always sleep. Microseconds.
-  Micros blocking_spin = 150;
+  Micros blocking_spin = kDefaultBlockingSpin;
   // Resolve + TCP connect + AUTH/SELECT, per attempt. Microseconds.
   Micros connect_timeout = 1 * kMicrosPerSecond;
   // Per request, from the moment it is queued on a ready connection (or the connection becomes

@@ -39,6 +39,7 @@
 #include "sluice/core/key.h"
 #include "sluice/store/redis/redis_store.h"
 #include "sluice/store/redis/script_set.h"
+#include "testing/measure.h"
 #include "testing/redis_server.h"
 
 namespace sluice::store {
@@ -571,22 +572,6 @@ struct Latencies {
   bool raw_driver = false;   // redis-benchmark could not carry the arguments (NUL bytes)
 };
 
-// CPU time (user + system) of this process, or of its waited-for children, in µs.
-double cpu_us(int who) {
-  rusage usage{};
-  ::getrusage(who, &usage);
-  const auto us = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec);
-  };
-  return us(usage.ru_utime) + us(usage.ru_stime);
-}
-
-double percentile(std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  const auto at = static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1));
-  return sorted[at];
-}
-
 Latencies run_sluice_client(RedisStore& store, int callers, double seconds) {
   std::vector<std::vector<double>> samples(static_cast<std::size_t>(callers));
   std::atomic<bool> go{false}, stop{false};
@@ -609,19 +594,19 @@ Latencies run_sluice_client(RedisStore& store, int callers, double seconds) {
     });
   }
   const auto start = SteadyClock::now();
-  const double cpu_before = cpu_us(RUSAGE_SELF);
+  const double cpu_before = test::process_cpu_us(RUSAGE_SELF);
   go = true;
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   stop = true;
   for (std::thread& thread : threads) thread.join();
-  const double cpu = cpu_us(RUSAGE_SELF) - cpu_before;
+  const double cpu = test::process_cpu_us(RUSAGE_SELF) - cpu_before;
   const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
   std::vector<double> all;
   for (const auto& mine : samples) all.insert(all.end(), mine.begin(), mine.end());
   std::sort(all.begin(), all.end());
   return {.per_second = static_cast<double>(all.size()) / elapsed,
-          .p50_us = percentile(all, 0.50),
-          .p99_us = percentile(all, 0.99),
+          .p50_us = test::sorted_percentile(all, 0.50),
+          .p99_us = test::sorted_percentile(all, 0.99),
           .client_cpu_us = all.empty() ? 0 : cpu / static_cast<double>(all.size())};
 }
 
@@ -643,7 +628,7 @@ Latencies run_raw_driver(const CapturedCall& call, int clients, int pipeline, in
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(requests));
   int started = 0;
-  const double cpu_before = cpu_us(RUSAGE_THREAD);
+  const double cpu_before = test::process_cpu_us(RUSAGE_THREAD);
   const auto begin = SteadyClock::now();
   const auto send_batch = [&](Connection& c) {
     for (int i = 0; i < pipeline && started < requests; ++i, ++started, ++c.outstanding) {
@@ -696,13 +681,13 @@ Latencies run_raw_driver(const CapturedCall& call, int clients, int pipeline, in
     }
   }
   const double elapsed = std::chrono::duration<double>(SteadyClock::now() - begin).count();
-  const double cpu = cpu_us(RUSAGE_THREAD) - cpu_before;
+  const double cpu = test::process_cpu_us(RUSAGE_THREAD) - cpu_before;
   for (Connection& c : connections) redisFree(c.context);
   if (failed || samples.empty()) return {};
   std::sort(samples.begin(), samples.end());
   return {.per_second = static_cast<double>(samples.size()) / elapsed,
-          .p50_us = percentile(samples, 0.50),
-          .p99_us = percentile(samples, 0.99),
+          .p50_us = test::sorted_percentile(samples, 0.50),
+          .p99_us = test::sorted_percentile(samples, 0.99),
           .client_cpu_us = cpu / static_cast<double>(samples.size()),
           .raw_driver = true};
 }
@@ -730,14 +715,14 @@ Latencies run_redis_benchmark(int clients, int pipeline, int requests) {
     command += " " + quoted + "'";
   }
   command += " 2>/dev/null";
-  const double children_before = cpu_us(RUSAGE_CHILDREN);
+  const double children_before = test::process_cpu_us(RUSAGE_CHILDREN);
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return {};
   std::string output;
   char buffer[4096];
   while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
   ::pclose(pipe);  // waits for the shell and redis-benchmark: their CPU is now in RUSAGE_CHILDREN
-  const double children_cpu = cpu_us(RUSAGE_CHILDREN) - children_before;
+  const double children_cpu = test::process_cpu_us(RUSAGE_CHILDREN) - children_before;
   // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms",
   // "p99_latency_ms","max_latency_ms"
   const std::size_t header = output.find("\"test\"");
