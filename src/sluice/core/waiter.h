@@ -9,7 +9,9 @@
 // (redis::ClientOptions::blocking_spin, service::LimiterOptions::blocking_spin): a lone caller is
 // the latency case (one caller, one call in flight), where the futex wake-up and the scheduler's
 // hand-back add a second wake-up to the round trip's one (the I/O thread's). With other waiters
-// the cores are better left to them and to the I/O thread, so only the first waiter spins.
+// the cores are better left to them and to the I/O thread, so only the first waiter spins. A
+// waiter that never spins (spin 0: a wait for room, which a timer ends) sleeps at once and is not
+// counted as another.
 // Spinning stops paying when replies take longer than the spin (a distant or slow Redis): after 4
 // spins in a row that ended before their reply, only one lone wait in 32 spins, to notice when
 // replies are quick again.
@@ -38,12 +40,19 @@ inline constexpr Micros kDefaultBlockingSpin = 150;
 // spinning has been paying.
 class WaiterSpin {
  public:
-  // Counts the process's waiters while one waits; `alone`: no other was waiting when it began.
+  // Counts the process's waiters that may spin while one waits; `alone`: no other such waiter
+  // was waiting when it began. A waiter that never spins (a long wait for room, a caller with the
+  // spin off) is not counted: it sleeps, so it leaves the cores to a lone caller's spin.
   struct WaitingCount {
-    WaitingCount() : alone(waiting().fetch_add(1, std::memory_order_relaxed) == 0) {}
-    ~WaitingCount() { waiting().fetch_sub(1, std::memory_order_relaxed); }
+    explicit WaitingCount(bool may_spin)
+        : counted(may_spin),
+          alone(!may_spin || waiting().fetch_add(1, std::memory_order_relaxed) == 0) {}
+    ~WaitingCount() {
+      if (counted) waiting().fetch_sub(1, std::memory_order_relaxed);
+    }
     WaitingCount(const WaitingCount&) = delete;
     WaitingCount& operator=(const WaitingCount&) = delete;
+    const bool counted;
     const bool alone;
   };
 
@@ -94,9 +103,9 @@ class Waiter {
   }
 
   // Blocks until set() and returns its result, first spinning up to `spin` µs when no other
-  // waiter of the process is waiting. Once only.
+  // waiter of the process that may spin is waiting. Once only.
   Result wait(Micros spin = 0) {
-    const WaiterSpin::WaitingCount counted;
+    const WaiterSpin::WaitingCount counted(spin > 0);
     if (counted.alone && spin > 0 && WaiterSpin::worthwhile()) {
       WaiterSpin::record(spin_for(std::chrono::microseconds(spin)));
     }

@@ -38,6 +38,14 @@ TEST(WaiterTest, WithoutSpinningTheWaiterSleepsUntilTheResult) {
   setter.join();
 }
 
+TEST(WaiterTest, OnlyWaitersThatMaySpinCountAgainstALoneWaiter) {
+  const WaiterSpin::WaitingCount sleeper(/*may_spin=*/false);  // a long acquire(max_wait)
+  const WaiterSpin::WaitingCount first(/*may_spin=*/true);
+  EXPECT_TRUE(first.alone);
+  const WaiterSpin::WaitingCount second(/*may_spin=*/true);
+  EXPECT_FALSE(second.alone);
+}
+
 // Many waiters at once: only the first spins, the others sleep; each gets its own result, set
 // in the reverse order of the waits, whatever mix of spinning and sleeping that makes.
 TEST(WaiterTest, ConcurrentWaitersEachGetTheirOwnResult) {
