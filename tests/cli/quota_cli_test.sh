@@ -15,28 +15,8 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# A port below the kernel's ephemeral range (32768 and up), where the outgoing connections of the
-# tests running alongside take theirs; and another port, up to 20 times, when a process still
-# takes it between the check and redis-server's listen.
-start_redis() {
-  for _ in $(seq 20); do
-    port=$((20000 + RANDOM % 12000))
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then continue; fi
-    rm -f "$work/redis.pid" "$work/redis.log"
-    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
-      --pidfile "$work/redis.pid" --logfile "$work/redis.log" --dir "$work" >/dev/null
-    # Up to 30 s: a loaded machine (builds sharing the cores) can take seconds to start it.
-    for _ in $(seq 600); do
-      if [[ -s $work/redis.pid ]] && redis-cli -p "$port" ping >/dev/null 2>&1; then return 0; fi
-      if grep -q "Failed listening" "$work/redis.log" 2>/dev/null; then break; fi
-      sleep 0.05
-    done
-  done
-  return 1
-}
-port=""
-start_redis || fail "redis-server did not start: $(tail -5 "$work/redis.log" 2>/dev/null)"
-redis_pid=$(cat "$work/redis.pid")
+source "$(dirname "$0")/../lib/redis_daemon.sh"
+start_redis_daemon "$work" || fail "redis-server did not start: $(tail -5 "$work/redis.log" 2>/dev/null)"
 redis="redis://127.0.0.1:$port"
 
 # 100 tokens, one more per hour: balances stay exact while the test runs.

@@ -52,21 +52,8 @@ LD_LIBRARY_PATH="$work/prefix/lib" "$work/embed-pc" memory: | grep -q "payment 4
   fail "the pkg-config build did not decide"
 
 echo "== examples/embed on Redis"
-for _ in $(seq 20); do
-  port=$((20000 + RANDOM % 20000))
-  if redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
-       --pidfile "$work/redis.pid" --dir "$work" --logfile "$work/redis.log" >/dev/null; then
-    for _ in $(seq 50); do
-      redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
-      sleep 0.1
-    done
-    if redis-cli -p "$port" ping 2>/dev/null | grep -q PONG; then
-      redis_pid=$(cat "$work/redis.pid")
-      break
-    fi
-  fi
-done
-[ -n "$redis_pid" ] || fail "could not start redis-server"
+source "$source/tests/lib/redis_daemon.sh"
+start_redis_daemon "$work" || fail "could not start redis-server: $(tail -5 "$work/redis.log" 2>/dev/null)"
 first=$("$work/embed/embed" "redis://127.0.0.1:$port")
 second=$("$work/embed/embed" "redis://127.0.0.1:$port")
 echo "$first"; echo "$second"

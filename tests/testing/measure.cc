@@ -4,7 +4,7 @@
 
 namespace sluice::test {
 
-double process_cpu_us(int who) {
+double cpu_us(int who) {
   rusage usage{};
   ::getrusage(who, &usage);
   const auto us = [](const timeval& t) {

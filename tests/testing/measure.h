@@ -9,7 +9,7 @@ namespace sluice::test {
 
 // CPU time (user + system) of this process (RUSAGE_SELF) or of its waited-for children
 // (RUSAGE_CHILDREN), or of the calling thread (RUSAGE_THREAD), in µs.
-double process_cpu_us(int who = RUSAGE_SELF);
+double cpu_us(int who = RUSAGE_SELF);
 
 // The q-quantile (q in [0, 1]) of samples sorted ascending: the sample at rank q × (n - 1),
 // rounded down. 0 when there are none.

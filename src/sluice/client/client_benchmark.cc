@@ -52,7 +52,7 @@ void BM_LibraryBlockingAcquire(benchmark::State& state) {
   std::vector<double> took;
   took.reserve(static_cast<std::size_t>(state.max_iterations));
   std::uint64_t n = 0;
-  const double cpu_before = test::process_cpu_us();
+  const double cpu_before = test::cpu_us();
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
     StatusOr<Decision> decision =
@@ -65,7 +65,7 @@ void BM_LibraryBlockingAcquire(benchmark::State& state) {
       return;
     }
   }
-  const double cpu = test::process_cpu_us() - cpu_before;
+  const double cpu = test::cpu_us() - cpu_before;
   std::sort(took.begin(), took.end());
   state.counters["p50_us"] = test::sorted_percentile(took, 0.50);
   state.counters["p99_us"] = test::sorted_percentile(took, 0.99);

@@ -34,13 +34,13 @@ void run(benchmark::State& state, Setup setup, Write write, Teardown teardown) {
   if (state.thread_index() == 0) {
     g_run.file = std::tmpfile();
     setup(g_run.file);
-    g_run.cpu_before = test::process_cpu_us() * 1e3;
+    g_run.cpu_before = test::cpu_us() * 1e3;
   }
   for (auto _ : state) write();
   if (state.thread_index() == 0) {
     teardown();  // waits until every line is written, so the writer's CPU is counted
     const double lines = static_cast<double>(state.iterations()) * state.threads();
-    state.counters["cpu_ns_per_line"] = (test::process_cpu_us() * 1e3 - g_run.cpu_before) / lines;
+    state.counters["cpu_ns_per_line"] = (test::cpu_us() * 1e3 - g_run.cpu_before) / lines;
     std::fclose(g_run.file);
   }
 }

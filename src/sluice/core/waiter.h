@@ -40,13 +40,14 @@ inline constexpr Micros kDefaultBlockingSpin = 150;
 // spinning has been paying.
 class WaiterSpin {
  public:
-  // Counts the process's waiters that may spin while one waits; `alone`: no other such waiter
-  // was waiting when it began. A waiter that never spins (a long wait for room, a caller with the
-  // spin off) is not counted: it sleeps, so it leaves the cores to a lone caller's spin.
+  // Counts the process's waiters that may spin while one waits; `alone`: this one may spin and
+  // no other such waiter was waiting when it began. A waiter that never spins (a long wait for
+  // room, a caller with the spin off) is not counted: it sleeps, so it leaves the cores to a lone
+  // caller's spin.
   struct WaitingCount {
     explicit WaitingCount(bool may_spin)
         : counted(may_spin),
-          alone(!may_spin || waiting().fetch_add(1, std::memory_order_relaxed) == 0) {}
+          alone(may_spin && waiting().fetch_add(1, std::memory_order_relaxed) == 0) {}
     ~WaitingCount() {
       if (counted) waiting().fetch_sub(1, std::memory_order_relaxed);
     }
@@ -106,7 +107,7 @@ class Waiter {
   // waiter of the process that may spin is waiting. Once only.
   Result wait(Micros spin = 0) {
     const WaiterSpin::WaitingCount counted(spin > 0);
-    if (counted.alone && spin > 0 && WaiterSpin::worthwhile()) {
+    if (counted.alone && WaiterSpin::worthwhile()) {
       WaiterSpin::record(spin_for(std::chrono::microseconds(spin)));
     }
     std::uint32_t seen = state_.load(std::memory_order_acquire);

@@ -594,12 +594,12 @@ Latencies run_sluice_client(RedisStore& store, int callers, double seconds) {
     });
   }
   const auto start = SteadyClock::now();
-  const double cpu_before = test::process_cpu_us(RUSAGE_SELF);
+  const double cpu_before = test::cpu_us(RUSAGE_SELF);
   go = true;
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   stop = true;
   for (std::thread& thread : threads) thread.join();
-  const double cpu = test::process_cpu_us(RUSAGE_SELF) - cpu_before;
+  const double cpu = test::cpu_us(RUSAGE_SELF) - cpu_before;
   const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
   std::vector<double> all;
   for (const auto& mine : samples) all.insert(all.end(), mine.begin(), mine.end());
@@ -628,7 +628,7 @@ Latencies run_raw_driver(const CapturedCall& call, int clients, int pipeline, in
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(requests));
   int started = 0;
-  const double cpu_before = test::process_cpu_us(RUSAGE_THREAD);
+  const double cpu_before = test::cpu_us(RUSAGE_THREAD);
   const auto begin = SteadyClock::now();
   const auto send_batch = [&](Connection& c) {
     for (int i = 0; i < pipeline && started < requests; ++i, ++started, ++c.outstanding) {
@@ -681,7 +681,7 @@ Latencies run_raw_driver(const CapturedCall& call, int clients, int pipeline, in
     }
   }
   const double elapsed = std::chrono::duration<double>(SteadyClock::now() - begin).count();
-  const double cpu = test::process_cpu_us(RUSAGE_THREAD) - cpu_before;
+  const double cpu = test::cpu_us(RUSAGE_THREAD) - cpu_before;
   for (Connection& c : connections) redisFree(c.context);
   if (failed || samples.empty()) return {};
   std::sort(samples.begin(), samples.end());
@@ -715,14 +715,14 @@ Latencies run_redis_benchmark(int clients, int pipeline, int requests) {
     command += " " + quoted + "'";
   }
   command += " 2>/dev/null";
-  const double children_before = test::process_cpu_us(RUSAGE_CHILDREN);
+  const double children_before = test::cpu_us(RUSAGE_CHILDREN);
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return {};
   std::string output;
   char buffer[4096];
   while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
   ::pclose(pipe);  // waits for the shell and redis-benchmark: their CPU is now in RUSAGE_CHILDREN
-  const double children_cpu = test::process_cpu_us(RUSAGE_CHILDREN) - children_before;
+  const double children_cpu = test::cpu_us(RUSAGE_CHILDREN) - children_before;
   // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms",
   // "p99_latency_ms","max_latency_ms"
   const std::size_t header = output.find("\"test\"");
