@@ -7,14 +7,15 @@
 # take seconds to start it). Sets `port` and `redis_pid`; the caller stops it by that PID. Returns 1
 # when 20 ports in a row failed.
 #
-# The port is below the kernel's ephemeral range (32768 and up), where the outgoing connections of
-# tests running alongside take theirs; when a process still takes it between the check and
-# redis-server's listen ("Failed listening" in the log), another port is tried.
+# The port comes from free_port (free_port.sh: below the kernel's ephemeral range); when a process
+# still takes it between the check and redis-server's listen ("Failed listening" in the log),
+# another port is tried.
+source "$(dirname "${BASH_SOURCE[0]}")/free_port.sh"
+
 start_redis_daemon() {
   local dir=$1
   for _ in $(seq 20); do
-    port=$((20000 + RANDOM % 12000))
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then continue; fi
+    port=$(free_port)
     rm -f "$dir/redis.pid" "$dir/redis.log"
     redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
       --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir" >/dev/null || continue

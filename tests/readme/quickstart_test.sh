@@ -18,22 +18,10 @@ cd "$source"
 work=$(mktemp -d)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-used_ports=" "
-free_port() {  # a loopback port nothing answers on, distinct from the others taken here
-  local port
-  while :; do
-    port=$((20000 + RANDOM % 20000))
-    [[ $used_ports == *" $port "* ]] && continue
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      used_ports+="$port "
-      echo "$port"
-      return
-    fi
-  done
-}
+source "$source/tests/lib/free_port.sh"
 first_port=$(free_port)
-second_port=$(free_port)
-redis_port=$(free_port)
+second_port=$(free_port "$first_port")
+redis_port=$(free_port "$first_port" "$second_port")
 
 cleanup() {
   local pid
