@@ -38,9 +38,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+source "$(dirname "$0")/../scripts/lib/free_port.sh"
 
 measure() {  # measure SLUICE: prints one line
   local sluice="$1" port profile

@@ -9,7 +9,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A port nothing listens on right now.
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# free_port: a port nothing listens on now, below the ephemeral range, never the same twice.
+source "$(dirname "${BASH_SOURCE[0]}")/free_port.sh"
+FREE_PORT_LEDGER="$dir/.ports"
 # Waits up to 10 s for 127.0.0.1:$1 to accept a connection.
 wait_port() { for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }

@@ -10,7 +10,7 @@
 # The port comes from free_port (free_port.sh: below the kernel's ephemeral range); when a process
 # still takes it between the check and redis-server's listen ("Failed listening" in the log),
 # another port is tried.
-source "$(dirname "${BASH_SOURCE[0]}")/free_port.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/free_port.sh"
 
 start_redis_daemon() {
   local dir=$1

@@ -18,7 +18,7 @@ cd "$source"
 work=$(mktemp -d)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-source "$source/tests/lib/free_port.sh"
+source "$source/scripts/lib/free_port.sh"
 first_port=$(free_port)
 second_port=$(free_port "$first_port")
 redis_port=$(free_port "$first_port" "$second_port")

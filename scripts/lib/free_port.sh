@@ -1,10 +1,12 @@
-# Sourced by the shell tests that start servers on loopback ports (tests/readme, tests/lib).
+# Sourced by the scripts and shell tests that start servers on loopback ports (loopback.sh,
+# tests/readme, tests/lib).
 #
 #   free_port [TAKEN_PORT...]
 #
-# Prints a loopback port nothing answers on now, other than the TAKEN_PORTs (the ports this test
-# chose already but has not started a server on yet; a $(free_port) runs in a subshell, so it
-# cannot remember them itself).
+# Prints a loopback port nothing answers on now, other than the TAKEN_PORTs: the ports this script
+# chose already but has not started a server on yet. A $(free_port) runs in a subshell and cannot
+# remember them in a variable; a script that sets FREE_PORT_LEDGER to a file (loopback.sh does)
+# has every port it was given recorded there and never given twice.
 #
 # The port is below the kernel's ephemeral range (ip_local_port_range, 32768 and up by default),
 # where the outgoing connections of tests running alongside take theirs. A port chosen there can
@@ -17,7 +19,11 @@ free_port() {
   while :; do
     port=$((20000 + RANDOM % (low - 20000)))
     [[ " $* " == *" $port "* ]] && continue
+    if [[ -n "${FREE_PORT_LEDGER:-}" ]] && grep -qx "$port" "$FREE_PORT_LEDGER" 2>/dev/null; then
+      continue
+    fi
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      [[ -z "${FREE_PORT_LEDGER:-}" ]] || echo "$port" >>"$FREE_PORT_LEDGER"
       echo "$port"
       return
     fi
