@@ -419,7 +419,18 @@ void BM_PlainGcraCost(benchmark::State& state) {
 // hour), and a settle of such a reservation with an actual cost of 1 or 3 (half refund the excess,
 // half charge the overrun). Random subjects, one operation per call. A settle needs a reservation
 // per iteration, made before the timed loop (kCostCalls of them).
-enum QuotaCase : std::int64_t { kChargeCase, kRefundCase, kReserveCase, kSettleCase };
+//
+// A settle finds its subject's state present, and 50 000 reservation keys beside it; the acquire
+// row, on an empty keyspace, mostly creates its state. `acquire_reserved` is the like-for-like
+// baseline: the same reservations made first, then an acquire of 1 on each settle's subject, in
+// the settles' order, one decision per script call as BM_ScriptCost sends it (not batched).
+enum QuotaCase : std::int64_t {
+  kChargeCase,
+  kRefundCase,
+  kReserveCase,
+  kSettleCase,
+  kAcquireReservedCase
+};
 
 void BM_QuotaCost(benchmark::State& state) {
   empty_keyspace();
@@ -427,11 +438,12 @@ void BM_QuotaCost(benchmark::State& state) {
   const auto which = static_cast<QuotaCase>(state.range(1));
   const std::vector<Limit> limits = {a.generous};
   const std::string policy = std::string("bench.quota.") + a.name;
-  static constexpr const char* kNames[] = {"/charge", "/refund", "/reserve", "/settle"};
+  static constexpr const char* kNames[] = {"/charge", "/refund", "/reserve", "/settle",
+                                           "/acquire_reserved"};
   std::mt19937_64 random(42);
   std::vector<std::string> subjects;
   const auto reservation_of = [](std::uint64_t i) { return "r" + std::to_string(i); };
-  if (which == kSettleCase) {
+  if (which == kSettleCase || which == kAcquireReservedCase) {
     for (std::uint64_t i = 0; i < static_cast<std::uint64_t>(kCostCalls); ++i) {
       subjects.push_back(subject_of(random() % kSubjects));
       const std::string id = reservation_of(i);
@@ -446,41 +458,56 @@ void BM_QuotaCost(benchmark::State& state) {
       }
     }
   }
-  measure_redis_cost(state, std::string(a.name) + kNames[which], "evalsha",
-                     [&](std::uint64_t i, redis::Callback done) {
-                       QuotaRequest request{.cost = 1};
-                       std::string id;
-                       std::string subject;
-                       switch (which) {
-                         case kChargeCase:
-                           request.operation = QuotaOperation::kCharge;
-                           break;
-                         case kRefundCase:
-                           request.operation = QuotaOperation::kRefund;
-                           break;
-                         case kReserveCase:
-                           id = reservation_of(i);
-                           request = {.operation = QuotaOperation::kReserve,
-                                      .cost = 2,
-                                      .reservation = id,
-                                      .reservation_ttl = kMicrosPerHour};
-                           break;
-                         case kSettleCase:
-                           id = reservation_of(i);
-                           subject = subjects[i];
-                           request = {.operation = QuotaOperation::kSettle,
-                                      .cost = i % 2 == 0 ? 1 : 3,
-                                      .reservation = id};
-                           break;
-                       }
-                       if (subject.empty()) subject = subject_of(random() % kSubjects);
-                       g_store->apply_quota_async(
-                           {policy, limits, subject}, request,
-                           [done = std::move(done)](StatusOr<Decision> decision) {
-                             if (!decision.ok()) return done(decision.status());
-                             done(redis::Reply::bulk(""));
-                           });
-                     });
+  CapturedCall acquire;
+  if (which == kAcquireReservedCase) {
+    acquire = capture_acquire(policy, limits, "capture", 1);
+    if (acquire.args.empty()) {
+      state.SkipWithError("could not capture the store's command");
+      return;
+    }
+  }
+  measure_redis_cost(
+      state, std::string(a.name) + kNames[which], "evalsha",
+      [&](std::uint64_t i, redis::Callback done) {
+        QuotaRequest request{.cost = 1};
+        std::string id;
+        std::string subject;
+        switch (which) {
+          case kChargeCase:
+            request.operation = QuotaOperation::kCharge;
+            break;
+          case kRefundCase:
+            request.operation = QuotaOperation::kRefund;
+            break;
+          case kReserveCase:
+            id = reservation_of(i);
+            request = {.operation = QuotaOperation::kReserve,
+                       .cost = 2,
+                       .reservation = id,
+                       .reservation_ttl = kMicrosPerHour};
+            break;
+          case kSettleCase:
+            id = reservation_of(i);
+            subject = subjects[i];
+            request = {.operation = QuotaOperation::kSettle,
+                       .cost = i % 2 == 0 ? 1 : 3,
+                       .reservation = id};
+            break;
+          case kAcquireReservedCase:
+            subject = subjects[i];
+            break;
+        }
+        if (which == kAcquireReservedCase) {
+          return g_client->async_command(acquire.for_subject(redis_limit_key(policy, subject, 0)),
+                                         std::move(done));
+        }
+        if (subject.empty()) subject = subject_of(random() % kSubjects);
+        g_store->apply_quota_async({policy, limits, subject}, request,
+                                   [done = std::move(done)](StatusOr<Decision> decision) {
+                                     if (!decision.ok()) return done(decision.status());
+                                     done(redis::Reply::bulk(""));
+                                   });
+      });
 }
 
 // Issue 19: what a penalty box adds to an acquire (one GET of the box, and a SET per strike),
@@ -531,6 +558,7 @@ void settle_cost_arguments(benchmark::internal::Benchmark* b) {
   for (std::size_t i = 0; i < algorithms().size(); ++i) {
     if (std::holds_alternative<algorithm::Concurrency>(algorithms()[i].generous)) continue;
     b->Args({static_cast<std::int64_t>(i), kSettleCase});
+    b->Args({static_cast<std::int64_t>(i), kAcquireReservedCase});
   }
 }
 
@@ -979,6 +1007,19 @@ void print_summary() {
                  ratio_to("INCR/allow", &CostResult::sched_us, r.sched_us), r.exec_us, r.per_second,
                  ratio_to(algorithm + "/allow", &CostResult::stat_us, r.stat_us),
                  g_costs.at(label).size());
+  }
+  std::fprintf(stderr,
+               "\nSettle against an acquire on the same keys (acquire_reserved: the same "
+               "reservations made first, the settles' subjects in order)\n%-30s %9s %9s %9s\n",
+               "algorithm", "settle", "acquire", "x acquire");
+  for (const auto& [label, r] : medians) {
+    const std::size_t slash = label.find("/settle");
+    if (slash == std::string::npos) continue;
+    const std::string baseline = label.substr(0, slash) + "/acquire_reserved";
+    const auto base = medians.find(baseline);
+    if (base == medians.end()) continue;
+    std::fprintf(stderr, "%-30s %9.2f %9.2f %9.2f\n", label.substr(0, slash).c_str(), r.stat_us,
+                 base->second.stat_us, ratio_to(baseline, &CostResult::stat_us, r.stat_us));
   }
   std::fprintf(stderr,
                "\nClient overhead (gcra, allow path, random subjects); cpu_us = the calling "
