@@ -1,12 +1,12 @@
 # Sourced by the scripts and shell tests that start servers on loopback ports (loopback.sh,
 # tests/readme, tests/lib).
 #
-#   free_port [TAKEN_PORT...]
+#   free_port
 #
-# Prints a loopback port nothing answers on now, other than the TAKEN_PORTs: the ports this script
-# chose already but has not started a server on yet. A $(free_port) runs in a subshell and cannot
-# remember them in a variable; a script that sets FREE_PORT_LEDGER to a file (loopback.sh does)
-# has every port it was given recorded there and never given twice.
+# Prints a loopback port nothing answers on now. A $(free_port) runs in a subshell and cannot
+# remember the ports it gave in a variable, so a script that chooses several ports before its
+# servers listen sets FREE_PORT_LEDGER to a file (loopback.sh does, in its scratch directory):
+# every port given is recorded there and never given again.
 #
 # The port is below the kernel's ephemeral range (ip_local_port_range, 32768 and up by default),
 # where the outgoing connections of tests running alongside take theirs. A port chosen there can
@@ -18,7 +18,6 @@ free_port() {
   ((low > 21024)) || low=32768
   while :; do
     port=$((20000 + RANDOM % (low - 20000)))
-    [[ " $* " == *" $port "* ]] && continue
     if [[ -n "${FREE_PORT_LEDGER:-}" ]] && grep -qx "$port" "$FREE_PORT_LEDGER" 2>/dev/null; then
       continue
     fi

@@ -19,9 +19,10 @@ work=$(mktemp -d)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 source "$source/scripts/lib/free_port.sh"
+FREE_PORT_LEDGER="$work/ports"
 first_port=$(free_port)
-second_port=$(free_port "$first_port")
-redis_port=$(free_port "$first_port" "$second_port")
+second_port=$(free_port)
+redis_port=$(free_port)
 
 cleanup() {
   local pid

@@ -494,12 +494,8 @@ void BM_QuotaCost(benchmark::State& state) {
                        .reservation = id};
             break;
           case kAcquireReservedCase:
-            subject = subjects[i];
-            break;
-        }
-        if (which == kAcquireReservedCase) {
-          return g_client->async_command(acquire.for_subject(redis_limit_key(policy, subject, 0)),
-                                         std::move(done));
+            return g_client->async_command(
+                acquire.for_subject(redis_limit_key(policy, subjects[i], 0)), std::move(done));
         }
         if (subject.empty()) subject = subject_of(random() % kSubjects);
         g_store->apply_quota_async({policy, limits, subject}, request,
