@@ -12,6 +12,11 @@
 //
 // A summary table (ratios computed within this run) is printed to stderr at the end. Under
 // CTest's --benchmark_min_time=0.01 every part shrinks to a smoke run.
+//
+// SLUICE_BENCH_CALLGRIND=1, with a `redis-server` first on PATH that execs `valgrind
+// --tool=callgrind /usr/bin/redis-server "$@"`: every script cost row also counts the
+// instructions Redis executed per call (callgrind_control zeroes its counters before the row and
+// reads them after), a figure that, unlike CPU time, load does not change.
 #include <benchmark/benchmark.h>
 #include <hiredis/hiredis.h>
 #include <poll.h>
@@ -86,6 +91,44 @@ RedisCpu redis_cpu() {
   return cpu;
 }
 
+// Under SLUICE_BENCH_CALLGRIND: zeroes redis-server's callgrind counters; redis_instructions()
+// then gives the instructions its main thread executed since (0 when not asked for).
+bool callgrind_asked() {
+  static const bool asked = std::getenv("SLUICE_BENCH_CALLGRIND") != nullptr;
+  return asked;
+}
+
+std::string callgrind_control(const std::string& flags) {
+  const std::string command =
+      "callgrind_control " + flags + " " + std::to_string(g_server->pid()) + " 2>&1";
+  std::string output;
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    char buffer[512];
+    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+    ::pclose(pipe);
+  }
+  return output;
+}
+
+void zero_redis_instructions() {
+  if (callgrind_asked()) callgrind_control("--zero");
+}
+
+double redis_instructions() {
+  if (!callgrind_asked()) return 0;
+  // "   Th 1  6,214,169" per thread, after a "Totals:" header. Thread 1 is Redis's main thread,
+  // which runs every command; the others (lazy free, file closing) do no work of these calls.
+  std::istringstream lines(callgrind_control("-e Ir"));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string th, thread, count;
+    if (!(words >> th >> thread >> count) || th != "Th" || thread != "1") continue;
+    count.erase(std::remove(count.begin(), count.end(), ','), count.end());
+    return std::stod(count);
+  }
+  return 0;
+}
+
 // Microseconds Redis spent executing `command` itself (INFO commandstats), excluding reading and
 // writing sockets.
 double command_usec(const std::string& command) {
@@ -116,6 +159,7 @@ struct CostResult {
   double sched_us = 0;
   double exec_us = 0;
   double per_second = 0;
+  double instructions = 0;  // per decision, under SLUICE_BENCH_CALLGRIND only
 };
 std::mutex g_results_mu;
 // "gcra/allow" -> one result per run of that benchmark (--benchmark_repetitions); the summary
@@ -315,11 +359,13 @@ void measure_redis_cost(benchmark::State& state, const std::string& label,
   const double calls_before = command_calls(command);
   const double usec_before = command_usec(command);
   const RedisCpu before = redis_cpu();
+  zero_redis_instructions();
   const auto start = SteadyClock::now();
   std::uint64_t i = 0;
   for (auto _ : state) pipeline.send(submit, i++);
   if (!pipeline.drain()) state.SkipWithError("a request failed");
   const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  const double instructions = redis_instructions();
   const RedisCpu after = redis_cpu();
   const double calls = command_calls(command) - calls_before;
   const double n = static_cast<double>(i) * decisions;
@@ -327,8 +373,10 @@ void measure_redis_cost(benchmark::State& state, const std::string& label,
       .stat_us = (after.stat_us - before.stat_us) / n,
       .sched_us = (after.sched_us - before.sched_us) / n,
       .exec_us = calls > 0 ? (command_usec(command) - usec_before) / calls / decisions : 0,
-      .per_second = n / seconds};
+      .per_second = n / seconds,
+      .instructions = instructions / n};
   state.counters["redis_cpu_us"] = result.stat_us;
+  if (callgrind_asked()) state.counters["redis_instructions"] = result.instructions;
   state.counters["redis_main_thread_us"] = result.sched_us;
   state.counters["exec_us"] = result.exec_us;
   state.counters["per_second"] = result.per_second;
@@ -367,7 +415,8 @@ void BM_ScriptCost(benchmark::State& state) {
       const std::vector<std::string> one =
           deny ? call.args
                : call.for_subject(redis_limit_key(policy, subject_of(random() % kSubjects), 0));
-      keys.insert(keys.end(), one.begin() + 3, one.begin() + 3 + numkeys);
+      keys.insert(keys.end(), one.begin() + 3,
+                  one.begin() + 3 + static_cast<std::ptrdiff_t>(numkeys));
     }
     std::vector<std::string> args = {call.args[0], call.args[1], std::to_string(keys.size())};
     args.insert(args.end(), keys.begin(), keys.end());
@@ -440,6 +489,11 @@ void BM_QuotaCost(benchmark::State& state) {
   const std::string policy = std::string("bench.quota.") + a.name;
   static constexpr const char* kNames[] = {"/charge", "/refund", "/reserve", "/settle",
                                            "/acquire_reserved"};
+  // Caches quota.lua in Redis first. Otherwise the timed loop's first window of calls all come back
+  // NOSCRIPT and go again as EVAL with the script's source, which Redis hashes each time: the
+  // first quota row of a run counted 1.9× the instructions of its steady state so.
+  (void)g_store->apply_quota({policy, limits, "script-cache"},
+                             {.operation = QuotaOperation::kRefund, .cost = 1});
   std::mt19937_64 random(42);
   std::vector<std::string> subjects;
   const auto reservation_of = [](std::uint64_t i) { return "r" + std::to_string(i); };
@@ -499,7 +553,7 @@ void BM_QuotaCost(benchmark::State& state) {
         }
         if (subject.empty()) subject = subject_of(random() % kSubjects);
         g_store->apply_quota_async({policy, limits, subject}, request,
-                                   [done = std::move(done)](StatusOr<Decision> decision) {
+                                   [done = std::move(done)](const StatusOr<Decision>& decision) {
                                      if (!decision.ok()) return done(decision.status());
                                      done(redis::Reply::bulk(""));
                                    });
@@ -534,7 +588,7 @@ void BM_PenaltyCost(benchmark::State& state) {
       "evalsha", [&](std::uint64_t, redis::Callback done) {
         const std::string subject = deny ? std::string("hot") : subject_of(random() % kSubjects);
         g_store->acquire_async({policy, limits, subject, penalty}, 1,
-                               [done = std::move(done)](StatusOr<Decision> decision) {
+                               [done = std::move(done)](const StatusOr<Decision>& decision) {
                                  if (!decision.ok()) return done(decision.status());
                                  done(redis::Reply::bulk(""));
                                });
@@ -600,6 +654,7 @@ Latencies run_sluice_client(RedisStore& store, int callers, double seconds) {
   std::vector<std::vector<double>> samples(static_cast<std::size_t>(callers));
   std::atomic<bool> go{false}, stop{false};
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(callers));
   for (int t = 0; t < callers; ++t) {
     threads.emplace_back([&, t] {
       std::mt19937_64 random(static_cast<std::uint64_t>(t) + 1);
@@ -790,7 +845,7 @@ void BM_SluiceClient(benchmark::State& state) {
   const bool batched = state.range(1) == 1;
   RedisStore& store = batched ? *g_store : *g_unbatched_store;
   (void)store.acquire({"bench.client", client_policy(), "warm-up"}, 1);  // loads the script
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): Google Benchmark's loop
     const redis::ClientStats before = g_client->stats();
     const DecisionBatchStats batches_before = store.batch_stats();
     const RedisCpu cpu_before = redis_cpu();
@@ -825,7 +880,7 @@ void BM_RedisBenchmarkEvalsha(benchmark::State& state) {
   (void)g_store->acquire({"bench.client", client_policy(), "warm-up"}, 1);  // loads the script
   // Request counts: a few seconds each on the 2-core test machine (at 5–40 k EVALSHA/s).
   const int requests = smoke_run() ? 2'000 : (clients == 1 ? 20'000 : 150'000);
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): Google Benchmark's loop
     const auto start = SteadyClock::now();
     const Latencies l = run_redis_benchmark(clients, pipeline, requests);
     state.SetIterationTime(std::chrono::duration<double>(SteadyClock::now() - start).count());
@@ -863,7 +918,7 @@ void BM_KeyMemory(benchmark::State& state) {
   const std::vector<Limit> limits = {a.hot};
   const std::string policy = std::string("orders.create.") + a.name;
   const int subjects = smoke_run() ? 200 : 20'000;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): Google Benchmark's loop
     (void)g_client->command({"FLUSHALL"});
     const std::int64_t before = used_memory();
     for (int s = 0; s < subjects; ++s) {
@@ -899,7 +954,7 @@ void BM_KeyMemoryByKeyLength(benchmark::State& state) {
   const std::string policy = "g";
   // sluice:{g:<subject>}:0 is 13 bytes plus the subject.
   const std::string subject(static_cast<std::size_t>(key_length - 13), 's');
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): Google Benchmark's loop
     (void)g_client->command({"FLUSHALL"});
     (void)g_store->acquire({policy, limits, subject}, 1);
     const std::string key = redis_limit_key(policy, subject, 0);
@@ -934,7 +989,7 @@ void BM_FilledKeyMemory(benchmark::State& state) {
     state.SkipWithError("skipped in a smoke run");
     return;
   }
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): Google Benchmark's loop
     (void)g_client->command({"FLUSHALL"});
     if (log) {  // one entry per admitted unit: one request of cost `entries`
       (void)g_store->acquire({policy, limits, subject}, entries);
@@ -964,6 +1019,7 @@ BENCHMARK(BM_FilledKeyMemory)
 // The median of one column over a label's runs.
 double median_of(const std::vector<CostResult>& runs, double CostResult::*column) {
   std::vector<double> values;
+  values.reserve(runs.size());
   for (const CostResult& run : runs) values.push_back(run.*column);
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
@@ -975,7 +1031,8 @@ CostResult median_cost(const std::vector<CostResult>& runs) {
   return {.stat_us = median_of(runs, &CostResult::stat_us),
           .sched_us = median_of(runs, &CostResult::sched_us),
           .exec_us = median_of(runs, &CostResult::exec_us),
-          .per_second = median_of(runs, &CostResult::per_second)};
+          .per_second = median_of(runs, &CostResult::per_second),
+          .instructions = median_of(runs, &CostResult::instructions)};
 }
 
 void print_summary() {
@@ -992,37 +1049,47 @@ void print_summary() {
   std::fprintf(
       stderr,
       "\nScript cost: redis-server CPU per decision (µs), medians of `runs` runs; x INCR = "
-      "ratio to INCR, x allow = stat_us ratio to the algorithm's allow path\n"
-      "%-30s %9s %9s %9s %9s %9s %10s %9s %5s\n",
-      "script/path", "stat_us", "x INCR", "sched_us", "x INCR", "exec_us", "per_s", "x allow",
-      "runs");
+      "ratio to INCR, x allow = stat_us ratio to the algorithm's allow path; ir = instructions "
+      "per decision under SLUICE_BENCH_CALLGRIND, and its ratio to the allow path's\n"
+      "%-30s %9s %9s %9s %9s %9s %10s %9s %9s %9s %5s\n",
+      "script/path", "stat_us", "x INCR", "sched_us", "x INCR", "exec_us", "per_s", "x allow", "ir",
+      "x allow", "runs");
   for (const auto& [label, r] : medians) {
     const std::string algorithm = label.substr(0, label.find('/'));
-    std::fprintf(stderr, "%-30s %9.2f %9.2f %9.2f %9.2f %9.2f %10.0f %9.2f %5zu\n", label.c_str(),
-                 r.stat_us, ratio_to("INCR/allow", &CostResult::stat_us, r.stat_us), r.sched_us,
-                 ratio_to("INCR/allow", &CostResult::sched_us, r.sched_us), r.exec_us, r.per_second,
-                 ratio_to(algorithm + "/allow", &CostResult::stat_us, r.stat_us),
+    std::fprintf(stderr, "%-30s %9.2f %9.2f %9.2f %9.2f %9.2f %10.0f %9.2f %9.0f %9.3f %5zu\n",
+                 label.c_str(), r.stat_us, ratio_to("INCR/allow", &CostResult::stat_us, r.stat_us),
+                 r.sched_us, ratio_to("INCR/allow", &CostResult::sched_us, r.sched_us), r.exec_us,
+                 r.per_second, ratio_to(algorithm + "/allow", &CostResult::stat_us, r.stat_us),
+                 r.instructions,
+                 ratio_to(algorithm + "/allow", &CostResult::instructions, r.instructions),
                  g_costs.at(label).size());
   }
-  std::fprintf(stderr,
-               "\nSettle against an acquire on the same keys (acquire_reserved: the same "
-               "reservations made first, the settles' subjects in order)\n%-30s %9s %9s %9s\n",
-               "algorithm", "settle", "acquire", "x acquire");
+  std::fprintf(
+      stderr,
+      "\nSettle against an acquire on the same keys (acquire_reserved: the same "
+      "reservations made first, the settles' subjects in order): stat_us, and "
+      "instructions per call under SLUICE_BENCH_CALLGRIND\n%-30s %9s %9s %9s %9s %9s %9s\n",
+      "algorithm", "settle", "acquire", "x acquire", "settle_ir", "acq_ir", "x acq_ir");
   for (const auto& [label, r] : medians) {
     const std::size_t slash = label.find("/settle");
     if (slash == std::string::npos) continue;
     const std::string baseline = label.substr(0, slash) + "/acquire_reserved";
     const auto base = medians.find(baseline);
     if (base == medians.end()) continue;
-    std::fprintf(stderr, "%-30s %9.2f %9.2f %9.2f\n", label.substr(0, slash).c_str(), r.stat_us,
-                 base->second.stat_us, ratio_to(baseline, &CostResult::stat_us, r.stat_us));
+    std::fprintf(stderr, "%-30s %9.2f %9.2f %9.2f %9.0f %9.0f %9.3f\n",
+                 label.substr(0, slash).c_str(), r.stat_us, base->second.stat_us,
+                 ratio_to(baseline, &CostResult::stat_us, r.stat_us), r.instructions,
+                 base->second.instructions,
+                 ratio_to(baseline, &CostResult::instructions, r.instructions));
   }
   std::fprintf(stderr,
                "\nClient overhead (gcra, allow path, random subjects); cpu_us = the calling "
                "side's CPU per decision; redis_us = redis-server's CPU per decision; "
                "per_call = decisions per script call\n%-40s %10s %9s %9s %9s %9s %9s\n",
                "caller", "per_s", "p50_us", "p99_us", "cpu_us", "redis_us", "per_call");
-  for (const auto& [label, row] : g_client_rows) {
+  for (const auto& entry : g_client_rows) {
+    const std::string& label = entry.first;
+    const std::map<std::string, double>& row = entry.second;
     const auto optional = [&](const char* name) {
       const auto at = row.find(name);
       return at == row.end() ? 0.0 : at->second;
