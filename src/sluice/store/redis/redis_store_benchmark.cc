@@ -13,10 +13,10 @@
 // A summary table (ratios computed within this run) is printed to stderr at the end. Under
 // CTest's --benchmark_min_time=0.01 every part shrinks to a smoke run.
 //
-// SLUICE_BENCH_CALLGRIND=1, with a `redis-server` first on PATH that execs `valgrind
-// --tool=callgrind /usr/bin/redis-server "$@"`: every script cost row also counts the
-// instructions Redis executed per call (callgrind_control zeroes its counters before the row and
-// reads them after), a figure that, unlike CPU time, load does not change.
+// SLUICE_BENCH_CALLGRIND=1, with bench/callgrind (Redis under valgrind's callgrind) first on
+// PATH: every script cost row also counts the instructions Redis executed per call
+// (callgrind_control zeroes its counters before the row and reads them after), a figure that,
+// unlike CPU time, load does not change.
 #include <benchmark/benchmark.h>
 #include <hiredis/hiredis.h>
 #include <poll.h>
