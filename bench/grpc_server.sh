@@ -63,6 +63,7 @@ wrk_run() {  # port duration -> wrk's report
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 ticks_per_second=$(getconf CLK_TCK)
 cpu_per_call() {  # ticks_before ticks_after calls/s -> µs of CPU per call over the measured run
+  if [ "${3%.*}" -le 0 ]; then echo 0; return; fi
   printf '%.1f' "$(echo "($2 - $1) * 1000000 / $ticks_per_second / ($3 * ${duration%s})" | bc -l)"
 }
 wrk_check() {  # port server_pid -> "req/s µs_per_request"
@@ -100,10 +101,10 @@ h2load_grpc() {  # grpc_port http_port server_pid -> "req/s µs_per_call" ("fail
   h2load_figures <<<"$out"
 }
 h2load_figures() {  # h2load_run's output -> "req/s µs_per_call"
-  awk -v tps="$ticks_per_second" -v seconds="${duration%s}" '
-    /finished in/ {rate = $4}
-    /^server cpu ticks/ {ticks = $5 - $4}
-    END {printf "%d %.1f", rate, (rate > 0 ? ticks * 1e6 / tps / (rate * seconds) : 0)}'
+  local rate before after
+  read -r rate before after < <(awk '/finished in/ {rate = $4}
+    /^server cpu ticks/ {before = $4; after = $5} END {printf "%d %d %d", rate, before, after}')
+  echo "$rate $(cpu_per_call "$before" "$after" "$rate")"
 }
 h2load_run() {  # port server_pid -> h2load's report, then "server cpu ticks BEFORE AFTER": the
                 # server's CPU from the end of h2load's 1 s warm-up to the end of its run
