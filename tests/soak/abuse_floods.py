@@ -233,13 +233,13 @@ def grpc_many_descriptors(port, deadline, scale):
 # --- HTTP (the decision and admin port) ---------------------------------------------------------
 
 def reservations(port, deadline, scale):
-    """H3: never-settled reservations of cost 0 with a 7-day ttl, on ever new subjects."""
+    """H3: reservations never settled, each as long-lived as the server allows, on ever new
+    subjects (a reserve of cost 0, the issue's first shape, is refused since: it would be a peek)."""
     n = 0
     for _ in paced(300 * scale, deadline):
         n += 1
         json_call(port, "POST", "/v1/reserve", {"app": "abuser", "policy": "abuse.quota",
-                                                "key": f"r{n}", "cost": 0,
-                                                "ttl_ms": 7 * 86400 * 1000})
+                                                "key": f"r{n}", "cost": 1, "ttl_ms": 3600 * 1000})
 
 
 def junk_subjects(port, deadline, scale):
