@@ -564,11 +564,10 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
   std::lock_guard lock(shard.mutex);
   std::unique_ptr<Extras> carried;
   Entry* entry = matching(shard, shard.find_live(hash, key, now), ref.limits, carried);
-  if (entry != nullptr && entry->limits_held && ref.penalty == nullptr &&
-      !may_grow(ref.limits) && !any_stale(ref.limits, entry->states(), now)) {
+  if (entry != nullptr && entry->limits_held && ref.penalty == nullptr && !may_grow(ref.limits) &&
+      !any_stale(ref.limits, entry->states(), now)) {
     // The common case, in place: a decision on states that own no heap changes no byte count.
-    decision =
-        decision_from(algorithm::evaluate(ref.limits, entry->states(), cost, now, lease));
+    decision = decision_from(algorithm::evaluate(ref.limits, entry->states(), cost, now, lease));
     Shard::update_expiry(entry, ref.limits);
     shard.touch(entry);
     if (decision.verdict.allowed && !lease.empty()) decision.lease = lease;
@@ -582,8 +581,8 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
   algorithm::PenaltyState penalty;
   bool struck = false;
   if (ref.penalty != nullptr) {
-    penalty = live_penalty(entry != nullptr ? entry->extras.get() : carried.get(), *ref.penalty,
-                           now);
+    penalty =
+        live_penalty(entry != nullptr ? entry->extras.get() : carried.get(), *ref.penalty, now);
     struck = algorithm::penalize(*ref.penalty, penalty, decision.verdict, cost, now);
   }
   const bool charged = decision.verdict.allowed && cost > 0;
@@ -601,8 +600,7 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
     }
     const std::span<const LimitState> next =
         charged ? std::span<const LimitState>(scratch) : entry->states();
-    if (!shard.room_to_grow(entry, record_bytes(entry->key_size, next, entry->extras.get()),
-                            now)) {
+    if (!shard.room_to_grow(entry, record_bytes(entry->key_size, next, entry->extras.get()), now)) {
       if (struck) entry->extras->penalty = std::move(before);  // the denial stands, unrecorded
       return charged ? store_full() : StatusOr<Decision>(decision);
     }
@@ -716,9 +714,9 @@ StatusOr<Decision> MemoryStore::apply_quota(const SubjectRef& ref, const QuotaRe
   thread_local std::vector<LimitState> scratch;
   load_states(entry, ref.limits, now, scratch);
   const algorithm::PolicyVerdict verdict =
-      charging   ? algorithm::charge(ref.limits, scratch, cost, request.max_debt, now)
-      : settled  ? algorithm::settle_refund(ref.limits, scratch, cost, settled->charged_at, now)
-                 : algorithm::refund(ref.limits, scratch, cost, now);
+      charging  ? algorithm::charge(ref.limits, scratch, cost, request.max_debt, now)
+      : settled ? algorithm::settle_refund(ref.limits, scratch, cost, settled->charged_at, now)
+                : algorithm::refund(ref.limits, scratch, cost, now);
   const bool reserving = request.operation == QuotaOperation::kReserve && verdict.verdict.allowed;
   // As acquire: only a change is stored (a refused charge or a peek leaves the limits as they
   // were); a state back to unused is the same as none.
@@ -726,9 +724,10 @@ StatusOr<Decision> MemoryStore::apply_quota(const SubjectRef& ref, const QuotaRe
                               (entry != nullptr || latest_expiry(ref.limits, scratch) > now);
   if (reserving) {
     if (entry == nullptr && carried == nullptr) carried = std::make_unique<Extras>();
-    Extras& into = entry != nullptr ? (entry->extras ? *entry->extras
-                                                     : *(entry->extras = std::make_unique<Extras>()))
-                                    : *carried;
+    Extras& into =
+        entry != nullptr
+            ? (entry->extras ? *entry->extras : *(entry->extras = std::make_unique<Extras>()))
+            : *carried;
     auto& held = into.reservations;
     // Doubling, as push_back would, but by hand so the byte count below is what is held.
     if (held.size() == held.capacity()) held.reserve(std::max<std::size_t>(4, 2 * held.size()));
@@ -740,8 +739,7 @@ StatusOr<Decision> MemoryStore::apply_quota(const SubjectRef& ref, const QuotaRe
   if (entry != nullptr) {
     const std::span<const LimitState> next =
         changes_limits ? std::span<const LimitState>(scratch) : entry->states();
-    if (!shard.room_to_grow(entry, record_bytes(entry->key_size, next, entry->extras.get()),
-                            now)) {
+    if (!shard.room_to_grow(entry, record_bytes(entry->key_size, next, entry->extras.get()), now)) {
       if (reserving) entry->extras->reservations.pop_back();
       if (settled) entry->extras->reservations.push_back(*std::move(settled));
       shard.recount(entry);
@@ -844,11 +842,19 @@ Status MemoryStore::reset(const SubjectRef& ref) {
   const std::uint64_t hash = std::hash<std::string_view>{}(key);
   Shard& shard = shard_for(hash);
   std::lock_guard lock(shard.mutex);
-  // "As if never seen", as Redis's reset deletes the penalty key with the limits'. Reservations
-  // go with the record: a later settle finds nothing (as after their expiry).
-  if (Entry* entry = shard.find_live(hash, key, clock_.now()); entry != nullptr) {
+  // "As if never seen", as Redis's reset deletes the penalty key with the limits'. Open
+  // reservations stay settleable, as their Redis keys stay: the record keeps them alone.
+  Entry* entry = shard.find_live(hash, key, clock_.now());
+  if (entry == nullptr) return {};
+  if (entry->extras == nullptr || entry->extras->reservations.empty()) {
     shard.remove(entry);
+    return {};
   }
+  entry->extras->penalty.reset();
+  entry->extras->penalty_expires_at = 0;
+  entry->limits_held = false;
+  shard.recount(entry);
+  Shard::update_expiry(entry, ref.limits);
   return {};
 }
 
@@ -874,7 +880,8 @@ StatusOr<bool> MemoryStore::lift_penalty(const SubjectRef& ref) {
   std::lock_guard lock(shard.mutex);
   Entry* entry = shard.find_live(hash, key, now);
   if (entry == nullptr || entry->extras == nullptr) return false;
-  const bool live = live_penalty(entry->extras.get(), *ref.penalty, now) != algorithm::PenaltyState{};
+  const bool live =
+      live_penalty(entry->extras.get(), *ref.penalty, now) != algorithm::PenaltyState{};
   entry->extras->penalty.reset();
   entry->extras->penalty_expires_at = 0;
   if (entry->extras->empty()) entry->extras.reset();
