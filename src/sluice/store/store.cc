@@ -15,6 +15,10 @@ namespace sluice::store {
 Status validate_subject_ref(const SubjectRef& ref) {
   if (Status status = validate_policy_name(ref.policy, "policy"); !status.ok()) return status;
   if (ref.limits.empty()) return invalid_argument("limits: a policy needs at least one limit");
+  if (ref.limits.size() > kMaxLimitsPerRef) {
+    return invalid_argument("limits: a store decides at most " +
+                            std::to_string(kMaxLimitsPerRef) + " limits in one call");
+  }
   return validate_subject(ref.subject);
 }
 

@@ -33,7 +33,11 @@ struct SubjectRef {
   const algorithm::Penalty* penalty = nullptr;
 };
 
-// InvalidArgument naming the field: bad policy name, no limits, subject over 1 024 bytes.
+// The most limits one call may name (policies hold at most 32: policy/document.cc).
+inline constexpr std::size_t kMaxLimitsPerRef = 255;
+
+// InvalidArgument naming the field: bad policy name, no limits or more than kMaxLimitsPerRef,
+// subject over 1 024 bytes.
 Status validate_subject_ref(const SubjectRef& ref);
 
 // validate_subject_ref's errors, and InvalidArgument naming "penalty" when ref.penalty is null.

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <new>
@@ -54,11 +55,11 @@ struct Entry {
   Entry* older = nullptr;
   Micros expires_at = 0;  // when every part of the record is back to unused
   std::uint64_t hash = 0;
-  PolicyShare* share = nullptr;  // its policy's usage of this shard
   std::unique_ptr<Extras> extras;
-  std::size_t bytes = 0;  // as counted against max_bytes (record_bytes)
-  std::uint32_t key_size = 0;
-  std::uint32_t state_count = 0;
+  // Packed into one word, so a record costs 8 bytes more than before it had extras.
+  std::uint32_t bytes = 0;     // as counted against max_bytes (record_bytes; < 4 GiB)
+  std::uint16_t key_size = 0;  // policy + ':' + subject: at most 128 + 1 + 1 024 bytes
+  std::uint8_t state_count = 0;  // validate_subject_ref: at most kMaxLimitsPerRef
   // False: the states are placeholders, as if absent (the record holds only a penalty box or
   // reservations). An initial state depends on when it is made (a warm-up bucket's TAT), so like
   // Redis only a charged request may store one.
@@ -82,8 +83,8 @@ struct Entry {
   static Entry* create(std::uint64_t hash, std::string_view key, std::span<LimitState> states) {
     void* memory = ::operator new(block_size(states.size(), key.size()));
     auto* entry = new (memory) Entry{.hash = hash,
-                                     .key_size = static_cast<std::uint32_t>(key.size()),
-                                     .state_count = static_cast<std::uint32_t>(states.size())};
+                                     .key_size = static_cast<std::uint16_t>(key.size()),
+                                     .state_count = static_cast<std::uint8_t>(states.size())};
     auto* slot = reinterpret_cast<LimitState*>(entry + 1);
     for (LimitState& state : states) new (slot++) LimitState(std::move(state));
     std::memcpy(static_cast<void*>(slot), key.data(), key.size());
@@ -293,10 +294,11 @@ class MemoryStore::Shard {
     Entry* created = Entry::create(hash, key, states);
     created->limits_held = held;
     created->extras = std::move(extras);
-    created->bytes = bytes;
-    created->share = &shares_[std::string(policy)];
-    created->share->bytes += bytes;
-    ++created->share->records;
+    created->bytes = static_cast<std::uint32_t>(bytes);
+    auto share = shares_.find(policy);
+    if (share == shares_.end()) share = shares_.emplace(std::string(policy), PolicyShare{}).first;
+    share->second.bytes += bytes;
+    ++share->second.records;
     bytes_ += bytes;
     update_expiry(created, limits);
     insert(created);
@@ -312,11 +314,12 @@ class MemoryStore::Shard {
   // Whether `entry` may grow to `bytes` (room taken if so).
   bool room_to_grow(Entry* entry, std::size_t bytes, Micros now) {
     if (bytes <= entry->bytes) return true;
+    if (bytes > std::numeric_limits<std::uint32_t>::max()) return false;
     const std::size_t more = bytes - entry->bytes;
     if (!make_room(entry->policy(), 0, more, entry, now)) return false;
     // Taken in the totals already: count it in the record, its share and the shard.
-    entry->bytes += more;
-    entry->share->bytes += more;
+    entry->bytes = static_cast<std::uint32_t>(bytes);
+    share_of(entry).bytes += more;
     bytes_ += more;
     return true;
   }
@@ -350,9 +353,9 @@ class MemoryStore::Shard {
     total_keys_.fetch_sub(1, std::memory_order_relaxed);
     total_bytes_.fetch_sub(entry->bytes, std::memory_order_relaxed);
     bytes_ -= entry->bytes;
-    PolicyShare* share = entry->share;
-    share->bytes -= entry->bytes;
-    if (--share->records == 0) shares_.erase(std::string(entry->policy()));
+    const auto share = shares_.find(entry->policy());
+    share->second.bytes -= entry->bytes;
+    if (--share->second.records == 0) shares_.erase(share);
     Entry::destroy(entry);
   }
 
@@ -384,16 +387,19 @@ class MemoryStore::Shard {
     if (bytes >= entry->bytes) {
       const std::size_t more = bytes - entry->bytes;
       total_bytes_.fetch_add(more, std::memory_order_relaxed);
-      entry->share->bytes += more;
+      share_of(entry).bytes += more;
       bytes_ += more;
     } else {
       const std::size_t less = entry->bytes - bytes;
       total_bytes_.fetch_sub(less, std::memory_order_relaxed);
-      entry->share->bytes -= less;
+      share_of(entry).bytes -= less;
       bytes_ -= less;
     }
-    entry->bytes = bytes;
+    // record_bytes of a record that exists: far below 4 GiB (room_to_grow refuses more).
+    entry->bytes = static_cast<std::uint32_t>(bytes);
   }
+
+  PolicyShare& share_of(Entry* entry) { return shares_.find(entry->policy())->second; }
 
   // Drops every expired record among the `scan` least recently used (but `keep`); whether any
   // was. Idle records gather at the old end, so this keeps memory proportional to live records
@@ -417,21 +423,22 @@ class MemoryStore::Shard {
   // record of the policy holding the most; one at or above its share may not. Whether a record
   // was evicted.
   bool evict_for(std::string_view policy, const Entry* keep) {
-    const auto mine = shares_.find(std::string(policy));
+    const auto mine = shares_.find(policy);
     const std::size_t mine_bytes = mine == shares_.end() ? 0 : mine->second.bytes;
     const std::size_t policies = shares_.size() + (mine == shares_.end() ? 1 : 0);
     if (mine_bytes >= bytes_ / policies) return false;
-    const PolicyShare* largest = nullptr;
-    for (const auto& [name, share] : shares_) {
-      if (largest == nullptr || share.bytes > largest->bytes) largest = &share;
+    auto largest = shares_.end();
+    for (auto share = shares_.begin(); share != shares_.end(); ++share) {
+      if (largest == shares_.end() || share->second.bytes > largest->second.bytes) largest = share;
     }
-    if (largest == nullptr || (mine != shares_.end() && largest == &mine->second)) return false;
+    if (largest == shares_.end() || largest == mine) return false;
+    const std::string_view largest_policy = largest->first;
     // Its record expiring soonest (forgiving the least) among those least recently used.
     Entry* victim = nullptr;
     int seen = 0;
     Entry* entry = oldest_;
     for (int i = 0; i < kEvictScan && seen < kEvictSample && entry != nullptr; ++i) {
-      if (entry->share == largest && entry != keep) {
+      if (entry != keep && entry->policy() == largest_policy) {
         ++seen;
         if (victim == nullptr || entry->expires_at < victim->expires_at) victim = entry;
       }
@@ -484,8 +491,14 @@ class MemoryStore::Shard {
   std::uint64_t refusals_ = 0;
   std::uint64_t evictions_ = 0;
   std::uint64_t expirations_ = 0;
-  // By policy name; node-based, so records keep pointers to their policy's share.
-  std::unordered_map<std::string, PolicyShare> shares_;
+  // By policy name, found by a record's key prefix without a copy.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const {
+      return std::hash<std::string_view>{}(name);
+    }
+  };
+  std::unordered_map<std::string, PolicyShare, NameHash, std::equal_to<>> shares_;
 };
 
 MemoryStore::MemoryStore(const Clock& clock, MemoryStoreOptions options)
