@@ -1,7 +1,6 @@
 #include "sluice/store/memory/memory_store.h"
 
 #include <gtest/gtest.h>
-
 #include <malloc.h>
 
 #include <atomic>
@@ -503,10 +502,9 @@ TEST(MemoryStoreReservationTest, ReservationsAreBoundedPerSubjectInTtlAndInTheSt
   EXPECT_EQ(store.stats().reservations, 100u);
   EXPECT_EQ(store.apply_quota(one, {.cost = 0})->verdict.balance, 900);
   // Settling one makes room for another; expiry frees them all.
-  ASSERT_TRUE(store.apply_quota(one, {.operation = QuotaOperation::kSettle,
-                                      .cost = 1,
-                                      .reservation = "r0"})
-                  .ok());
+  ASSERT_TRUE(
+      store.apply_quota(one, {.operation = QuotaOperation::kSettle, .cost = 1, .reservation = "r0"})
+          .ok());
   EXPECT_TRUE(reserve(one, 1, kMicrosPerSecond, 1000).ok());
   EXPECT_EQ(reserve(one, 1, kMicrosPerSecond, 1001).status().code(),
             StatusCode::kResourceExhausted);
@@ -546,8 +544,8 @@ TEST(MemoryStoreReservationTest, AFloodOnOneSubjectHoldsAtMostItsCapAndOthersGoO
                     .apply_quota(flooded, {.operation = QuotaOperation::kReserve,
                                            .cost = 1,
                                            .reservation = "r" + std::to_string(i),
-                                           .reservation_ttl = i < 150'000 ? kMicrosPerSecond
-                                                                          : kMicrosPerHour})
+                                           .reservation_ttl =
+                                               i < 150'000 ? kMicrosPerSecond : kMicrosPerHour})
                     .ok();
   }
   EXPECT_EQ(recorded, 2000u);  // 1 000 before the expiry, 1 000 after
@@ -575,7 +573,7 @@ TEST(MemoryStorePenaltyTest, PenaltyBoxesCountInTheBoundsAndTheSubjectsGauge) {
     const SubjectRef denied{
         .policy = "login", .limits = limits, .subject = name, .penalty = &penalty};
     const StatusOr<Decision> decision = store.acquire(denied, 2);  // more than the limit: a strike
-    ASSERT_TRUE(decision.ok()) << decision.status().to_string();  // a denial, recorded or not
+    ASSERT_TRUE(decision.ok()) << decision.status().to_string();   // a denial, recorded or not
     EXPECT_FALSE(decision->verdict.allowed);
   }
   const MemoryStoreStats stats = store.stats();
@@ -635,9 +633,34 @@ TEST(MemoryStoreShareTest, ATenantFillingTheStoreCannotDecideAnotherTenantsLimit
   EXPECT_LE(store.stats().bytes, std::size_t{1} << 20);
   // Tenant A, holding the most, goes on being refused its new subjects (its failure mode).
   const std::string more_junk = padding + "new";
-  EXPECT_EQ(
-      store.acquire({.policy = "a.junk", .limits = per_day, .subject = more_junk}, 1).status().code(),
-      StatusCode::kResourceExhausted);
+  EXPECT_EQ(store.acquire({.policy = "a.junk", .limits = per_day, .subject = more_junk}, 1)
+                .status()
+                .code(),
+            StatusCode::kResourceExhausted);
+}
+
+// The same with the bound in records (memory_max_keys): before, tenant B's new subjects were
+// all answered ResourceExhausted (their failure mode) once tenant A had filled the store.
+TEST(MemoryStoreShareTest, ATenantFillingTheKeyBoundCannotDecideAnotherTenantsLimits) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock, {.max_keys = 2000, .shards = 4});
+  const Limit three_per_minute[] = {algorithm::FixedWindow{.limit = 3, .window = kMicrosPerMinute}};
+  const Limit per_day[] = {algorithm::FixedWindow{.limit = 100, .window = kMicrosPerDay}};
+  for (int i = 0; i < 5000; ++i) {
+    const std::string junk = "junk-" + std::to_string(i);
+    (void)store.acquire({.policy = "a.junk", .limits = per_day, .subject = junk}, 1);
+  }
+  ASSERT_EQ(store.stats().keys, 2000u);
+  for (int i = 0; i < 200; ++i) {
+    const std::string name = "user-" + std::to_string(i);
+    const SubjectRef user{.policy = "b.api", .limits = three_per_minute, .subject = name};
+    for (int n = 0; n < 4; ++n) {
+      const StatusOr<Decision> decision = store.acquire(user, 1);
+      ASSERT_TRUE(decision.ok()) << "user " << i << ": " << decision.status().to_string();
+      EXPECT_EQ(decision->verdict.allowed, n < 3);
+    }
+  }
+  EXPECT_EQ(store.stats().keys, 2000u);
 }
 
 }  // namespace
