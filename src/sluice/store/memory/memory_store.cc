@@ -57,8 +57,8 @@ struct Entry {
   std::uint64_t hash = 0;
   std::unique_ptr<Extras> extras;
   // Packed into one word, so a record costs 8 bytes more than before it had extras.
-  std::uint32_t bytes = 0;     // as counted against max_bytes (record_bytes; < 4 GiB)
-  std::uint16_t key_size = 0;  // policy + ':' + subject: at most 128 + 1 + 1 024 bytes
+  std::uint32_t bytes = 0;       // as counted against max_bytes (record_bytes; < 4 GiB)
+  std::uint16_t key_size = 0;    // policy + ':' + subject: at most 128 + 1 + 1 024 bytes
   std::uint8_t state_count = 0;  // validate_subject_ref: at most kMaxLimitsPerRef
   // False: the states are placeholders, as if absent (the record holds only a penalty box or
   // reservations). An initial state depends on when it is made (a warm-up bucket's TAT), so like
@@ -303,6 +303,17 @@ class MemoryStore::Shard {
     update_expiry(created, limits);
     insert(created);
     return created;
+  }
+
+  // After a policy changed its number of limits (its record was dropped): a record holding only
+  // the extras it carried, when they hold anything, so its box and reservations outlive the
+  // change. Best effort: without room they are gone, as the limits' state is.
+  void keep_carried(std::uint64_t hash, std::string_view key, std::span<const Limit> limits,
+                    std::unique_ptr<Extras> carried, Micros now) {
+    if (carried == nullptr || carried->empty()) return;
+    std::vector<LimitState> placeholders;
+    for (const Limit& limit : limits) placeholders.push_back(algorithm::initial_state(limit, now));
+    (void)add(hash, key, placeholders, false, std::move(carried), limits, now);
   }
 
   // Counts what `entry` takes now (its states and extras changed in place).
@@ -602,6 +613,7 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
   if (decision.verdict.allowed && !lease.empty()) decision.lease = lease;
   if (!charged && !struck) {
     if (entry != nullptr) shard.touch(entry);
+    shard.keep_carried(hash, key, ref.limits, std::move(carried), now);
     return decision;
   }
   if (entry != nullptr) {
@@ -714,6 +726,7 @@ StatusOr<Decision> MemoryStore::apply_quota(const SubjectRef& ref, const QuotaRe
     }
     if (!settled) {
       if (entry != nullptr) shard.recount(entry);  // expired reservations dropped
+      shard.keep_carried(hash, key, ref.limits, std::move(carried), now);
       return no_such_reservation();
     }
     charging = request.cost >= settled->estimate;
@@ -722,6 +735,7 @@ StatusOr<Decision> MemoryStore::apply_quota(const SubjectRef& ref, const QuotaRe
   if (request.operation == QuotaOperation::kReserve && extras != nullptr &&
       extras->reservations.size() >= reservation_limits_.max_per_subject) {
     if (entry != nullptr) shard.recount(entry);
+    shard.keep_carried(hash, key, ref.limits, std::move(carried), now);
     return too_many_reservations(reservation_limits_);
   }
   thread_local std::vector<LimitState> scratch;

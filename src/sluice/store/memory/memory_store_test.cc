@@ -554,6 +554,28 @@ TEST(MemoryStoreReservationTest, AFloodOnOneSubjectHoldsAtMostItsCapAndOthersGoO
   EXPECT_TRUE(store.acquire(other, 1)->verdict.allowed);
 }
 
+// A reservation lives in its subject's record, whose limit states start afresh when the policy
+// changes its number of limits; the reservation stays settleable, as its Redis key does.
+TEST(MemoryStoreReservationTest, AReservationOutlivesAChangeInThePolicysLimits) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock);
+  const algorithm::Limit two[] = {kBucket[0],
+                                  algorithm::FixedWindow{.limit = 5, .window = kMicrosPerHour}};
+  const SubjectRef before{.policy = "llm", .limits = kBucket, .subject = "tenant"};
+  const SubjectRef after{.policy = "llm", .limits = two, .subject = "tenant"};
+  ASSERT_TRUE(store
+                  .apply_quota(before, {.operation = QuotaOperation::kReserve,
+                                        .cost = 3,
+                                        .reservation = "kept",
+                                        .reservation_ttl = kMicrosPerSecond})
+                  .ok());
+  EXPECT_TRUE(store.acquire(after, 0)->verdict.allowed);  // a peek under the new limits
+  const StatusOr<Decision> settled = store.apply_quota(
+      after, {.operation = QuotaOperation::kSettle, .cost = 1, .reservation = "kept"});
+  ASSERT_TRUE(settled.ok()) << settled.status().to_string();
+  EXPECT_EQ(store.stats().reservations, 0u);
+}
+
 // Issue 32 M4: penalty boxes were kept beside the store, outside memory_max_keys (300 k denied
 // acquires on distinct keys: +326 MB with 0 subjects reported). Now each box is its subject's
 // record: counted in the subjects gauge and held by both bounds.
