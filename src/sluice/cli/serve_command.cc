@@ -398,7 +398,9 @@ const std::vector<Setting>& settings() {
         "(beats every ttl/3)",
         duration_setter(&ServeSettings::heartbeat_ttl, false),
         [](const ServeSettings& s) { return format_duration(s.heartbeat_ttl); });
-    add("memory_max_keys", "In-memory store: most subjects held (least recently used go first)",
+    add("memory_max_keys",
+        "In-memory store: most records held (a subject's limit states, penalty box and "
+        "reservations are one record; policies share it fairly)",
         integer_setter(&ServeSettings::memory_max_keys, 1, std::int64_t{1} << 40),
         [](const ServeSettings& s) { return std::to_string(s.memory_max_keys); });
     add("memory_max_bytes",

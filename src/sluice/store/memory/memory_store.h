@@ -32,8 +32,9 @@ struct MemoryStoreOptions {
   // are one record). At the bound, expired state is dropped first (the shard's least recently
   // used records are checked); then the fair-share rule above decides.
   std::size_t max_keys = 1'000'000;
-  // Upper bound on the bytes records take (record_bytes() below, counted honestly: a 900-byte
-  // key costs its 900 bytes). Enforced as max_keys is.
+  // Upper bound on the bytes records take, counted honestly (memory_store.cc record_bytes: the
+  // record as malloc sizes it, hash-table slots, the heap its states, box and reservations own;
+  // a 900-byte key costs its 900 bytes). Enforced as max_keys is.
   std::size_t max_bytes = std::size_t{256} << 20;
   // Rounded up to a power of two. More shards, less lock contention.
   std::size_t shards = 64;
@@ -42,10 +43,10 @@ struct MemoryStoreOptions {
 };
 
 struct MemoryStoreStats {
-  std::size_t keys = 0;   // records: subjects with limit state, a penalty box or reservations
-  std::size_t bytes = 0;  // what they take, as max_bytes counts it
-  std::uint64_t refusals = 0;     // new records refused: their policy held its share of a full store
-  std::uint64_t evictions = 0;    // live records evicted to give a policy under its share room
+  std::size_t keys = 0;         // records: subjects with limit state, a penalty box or reservations
+  std::size_t bytes = 0;        // what they take, as max_bytes counts it
+  std::uint64_t refusals = 0;   // new records refused: their policy held its share of a full store
+  std::uint64_t evictions = 0;  // live records evicted to give a policy under its share room
   std::uint64_t expirations = 0;  // dropped because their state was back to unused
   std::size_t penalty_boxes = 0;  // records holding a penalty box (live or not yet swept)
   std::size_t reservations = 0;   // open reservations held (some may have expired unswept)
