@@ -408,8 +408,17 @@ const std::vector<Setting>& settings() {
         "it fairly; docs/server.md)",
         integer_setter(&ServeSettings::memory_max_bytes, 1 << 20, std::int64_t{1} << 46),
         [](const ServeSettings& s) { return std::to_string(s.memory_max_bytes); });
-    add("reservation_max_ttl", "Reservations: the longest ttl_ms a reserve may ask for (up to 7d)",
-        duration_setter(&ServeSettings::reservation_max_ttl, false),
+    add(
+        "reservation_max_ttl", "Reservations: the longest ttl_ms a reserve may ask for (up to 7d)",
+        [](ServeSettings& s, std::string_view text) -> Status {
+          StatusOr<Micros> value = parse_duration(text);
+          if (!value.ok()) return value.status();
+          if (*value <= 0 || *value > store::kMaxReservationTtl) {
+            return invalid_argument("must be between 1us and 7d");
+          }
+          s.reservation_max_ttl = *value;
+          return Status();
+        },
         [](const ServeSettings& s) { return format_duration(s.reservation_max_ttl); });
     add("reservations_per_subject",
         "Reservations: most open (unsettled) reservations one subject may hold, in either store",
@@ -703,10 +712,6 @@ int run_serve(const ServeCommand& command) {
     return exit_code_for(policies.status().code());
   }
 
-  if (s.reservation_max_ttl > store::kMaxReservationTtl) {
-    std::cerr << "sluice serve: reservation_max_ttl: must be at most 7d\n";
-    return 2;
-  }
   const store::ReservationLimits reservation_limits{
       .max_ttl = s.reservation_max_ttl,
       .max_per_subject = static_cast<std::size_t>(s.reservations_per_subject)};
