@@ -626,7 +626,10 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
     const std::span<const LimitState> next =
         charged ? std::span<const LimitState>(scratch) : entry->states();
     if (!shard.room_to_grow(entry, record_bytes(entry->key_size, next, entry->extras.get()), now)) {
-      if (struck) entry->extras->penalty = std::move(before);  // the denial stands, unrecorded
+      if (struck) {  // the denial stands, its strike unrecorded
+        entry->extras->penalty = std::move(before);
+        if (entry->extras->empty()) entry->extras.reset();
+      }
       return charged ? store_full() : StatusOr<Decision>(decision);
     }
     if (charged) {
@@ -769,6 +772,7 @@ StatusOr<Decision> MemoryStore::apply_quota(const SubjectRef& ref, const QuotaRe
     if (!shard.room_to_grow(entry, record_bytes(entry->key_size, next, entry->extras.get()), now)) {
       if (reserving) entry->extras->reservations.pop_back();
       if (settled) entry->extras->reservations.push_back(*std::move(settled));
+      if (entry->extras != nullptr && entry->extras->empty()) entry->extras.reset();
       shard.recount(entry);
       return store_full();
     }
