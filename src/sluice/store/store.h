@@ -79,7 +79,9 @@ struct ReservationLimits {
   Micros max_ttl = kMicrosPerHour;     // 1 µs .. kMaxReservationTtl
   std::size_t max_per_subject = 1000;  // open (unsettled, unexpired) reservations of one subject
 };
-inline constexpr std::size_t kMaxReservationsPerSubject = 100'000;
+// A call on a subject does work linear in its open reservations (memory: the expiry sweep and
+// a settle's lookup), under its shard's lock: the bound keeps that work small.
+inline constexpr std::size_t kMaxReservationsPerSubject = 10'000;
 
 // validate_quota_request's checks, plus a reserve's reservation_ttl against `limits.max_ttl`.
 Status validate_reservation_ttl(const QuotaRequest& request, const ReservationLimits& limits);
