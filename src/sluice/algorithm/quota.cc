@@ -188,8 +188,8 @@ PolicyVerdict settle_refund(std::span<const Limit> limits, std::span<LimitState>
     verdicts.push_back(with_quota_state(limits[i], states[i], [&](const auto& p, auto& state) {
       using Params = std::decay_t<decltype(p)>;
       if (cost > 0) {
-        if constexpr (std::is_same_v<Params, FixedWindow> || std::is_same_v<Params, SlidingWindow> ||
-                      std::is_same_v<Params, SlidingLog>) {
+        if constexpr (std::is_same_v<Params, FixedWindow> ||
+                      std::is_same_v<Params, SlidingWindow> || std::is_same_v<Params, SlidingLog>) {
           refund_charged_at(p, state, cost, charged_at, now);
         } else {
           refund(p, state, cost, now);

@@ -16,8 +16,8 @@ Status validate_subject_ref(const SubjectRef& ref) {
   if (Status status = validate_policy_name(ref.policy, "policy"); !status.ok()) return status;
   if (ref.limits.empty()) return invalid_argument("limits: a policy needs at least one limit");
   if (ref.limits.size() > kMaxLimitsPerRef) {
-    return invalid_argument("limits: a store decides at most " +
-                            std::to_string(kMaxLimitsPerRef) + " limits in one call");
+    return invalid_argument("limits: a store decides at most " + std::to_string(kMaxLimitsPerRef) +
+                            " limits in one call");
   }
   return validate_subject(ref.subject);
 }
@@ -98,8 +98,7 @@ Status validate_reservation_ttl(const QuotaRequest& request, const ReservationLi
 
 Status too_many_reservations(const ReservationLimits& limits) {
   return Status(StatusCode::kResourceExhausted,
-                "reservation: the subject already holds " +
-                    std::to_string(limits.max_per_subject) +
+                "reservation: the subject already holds " + std::to_string(limits.max_per_subject) +
                     " open reservations (reservations_per_subject); settle some or let them "
                     "expire");
 }
