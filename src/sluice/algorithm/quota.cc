@@ -180,4 +180,25 @@ PolicyVerdict refund(std::span<const Limit> limits, std::span<LimitState> states
   return lowest_balance(verdicts);
 }
 
+PolicyVerdict settle_refund(std::span<const Limit> limits, std::span<LimitState> states,
+                            std::int64_t cost, Micros charged_at, Micros now) {
+  assert(!limits.empty() && limits.size() == states.size());
+  std::vector<Verdict> verdicts;
+  for (std::size_t i = 0; i < limits.size(); ++i) {
+    verdicts.push_back(with_quota_state(limits[i], states[i], [&](const auto& p, auto& state) {
+      using Params = std::decay_t<decltype(p)>;
+      if (cost > 0) {
+        if constexpr (std::is_same_v<Params, FixedWindow> ||
+                      std::is_same_v<Params, SlidingWindow> || std::is_same_v<Params, SlidingLog>) {
+          refund_charged_at(p, state, cost, charged_at, now);
+        } else {
+          refund(p, state, cost, now);
+        }
+      }
+      return standing(p, state, now);
+    }));
+  }
+  return lowest_balance(verdicts);
+}
+
 }  // namespace sluice::algorithm

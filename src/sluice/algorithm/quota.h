@@ -45,4 +45,13 @@ PolicyVerdict charge(std::span<const Limit> limits, std::span<LimitState> states
 PolicyVerdict refund(std::span<const Limit> limits, std::span<LimitState> states, std::int64_t cost,
                      Micros now);
 
+// A settle's refund (store.h QuotaOperation::kSettle): gives back `cost` units of a reservation
+// charged at `charged_at` (the store's clock when the reserve was charged). Buckets are refunded as
+// by refund (the TAT moves back, capped at full); a window limit only into the window that counted
+// the reservation (window.h refund_charged_at): a reservation charged late in one window and
+// settled in the next must not hand its estimate to the new window on top of what that window
+// already allows. Always allowed; the verdict as refund's. Preconditions as charge's.
+PolicyVerdict settle_refund(std::span<const Limit> limits, std::span<LimitState> states,
+                            std::int64_t cost, Micros charged_at, Micros now);
+
 }  // namespace sluice::algorithm

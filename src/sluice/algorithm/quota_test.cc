@@ -252,6 +252,72 @@ TEST(QuotaTest, SlidingLogRefundRemovesTheNewestEntries) {
   run(limits, 2, steps);
 }
 
+// Issue 32 M3: a reservation charged late in one window and settled in the next gave its
+// estimate to the new window, on top of what that window allows. Each case: charge `reserved` at
+// `charged_at` (the reserve), acquire `used` at `used_at`, settle with actual 0 at `settled_at`;
+// then an acquire of `probe` at `settled_at` must be `probe_allowed`.
+TEST(QuotaTest, SettleRefundsOnlyIntoTheWindowThatCountedTheReservation) {
+  struct Case {
+    std::string_view name;
+    Limit limit;
+    Micros charged_at;
+    std::int64_t used;
+    Micros used_at;
+    Micros settled_at;
+    std::int64_t probe;
+    bool probe_allowed;
+  };
+  const Case cases[] = {
+      {"fixed: reserved late in window 0, 10 used in window 1: window 1 is full",
+       FixedWindow{.limit = 10, .window = kSecond}, 900 * kMs, 10, 1100 * kMs, 1200 * kMs, 1,
+       false},
+      {"fixed: settled in the window that counted it: the 10 come back",
+       FixedWindow{.limit = 10, .window = kSecond}, 100 * kMs, 0, 100 * kMs, 500 * kMs, 10, true},
+      {"fixed: ... and never more than that window's limit",
+       FixedWindow{.limit = 10, .window = kSecond}, 100 * kMs, 0, 100 * kMs, 500 * kMs, 11, false},
+      // Window 1 at elapsed 999 ms: previous 10 weighs 10·1 ms/1 s; current 9 fits. The settle
+      // takes the 10 out of previous (where they are), not out of current: 9 + 2 > 10.
+      {"sliding: reserved in window 0, 9 used at the end of window 1",
+       SlidingWindow{.limit = 10, .window = kSecond}, 0, 9, 1999 * kMs, 1999 * kMs, 2, false},
+      {"sliding: ... the window-1 count stands, 1 more fits",
+       SlidingWindow{.limit = 10, .window = kSecond}, 0, 9, 1999 * kMs, 1999 * kMs, 1, true},
+      {"sliding: settled in its own window: current is refunded",
+       SlidingWindow{.limit = 10, .window = kSecond}, 100 * kMs, 0, 100 * kMs, 500 * kMs, 10, true},
+      {"sliding: two windows later nothing is left to refund",
+       SlidingWindow{.limit = 10, .window = kSecond}, 100 * kMs, 10, 2100 * kMs, 2200 * kMs, 1,
+       false},
+      {"log: the reservation's entries have left; the 10 used since stay",
+       SlidingLog{.limit = 10, .window = kSecond}, 0, 10, kSecond, kSecond, 1, false},
+      {"log: its entries still live: they leave, the newer ones stay",
+       SlidingLog{.limit = 10, .window = kSecond}, 0, 0, 0, 600 * kMs, 10, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Limit limits[] = {c.limit};
+    std::vector<LimitState> states = {initial_state(c.limit, kEpoch)};
+    ASSERT_TRUE(charge(limits, states, 10, 0, kEpoch + c.charged_at).verdict.allowed);
+    if (c.used > 0) {
+      ASSERT_TRUE(evaluate(limits, states, c.used, kEpoch + c.used_at, {}).verdict.allowed);
+    }
+    const PolicyVerdict settled =
+        settle_refund(limits, states, 10, kEpoch + c.charged_at, kEpoch + c.settled_at);
+    EXPECT_TRUE(settled.verdict.allowed);
+    EXPECT_EQ(evaluate(limits, states, c.probe, kEpoch + c.settled_at, {}).verdict.allowed,
+              c.probe_allowed);
+  }
+}
+
+// Buckets have no windows: a settle refunds as refund does, up to full.
+TEST(QuotaTest, SettleRefundsABucketAsARefund) {
+  const Limit limits[] = {TokenBucket{.capacity = 10, .refill = 10, .period = kSecond}};
+  std::vector<LimitState> settled = {initial_state(limits[0], kEpoch)};
+  ASSERT_TRUE(charge(limits, settled, 8, 0, kEpoch).verdict.allowed);
+  std::vector<LimitState> refunded = settled;
+  EXPECT_EQ(settle_refund(limits, settled, 5, kEpoch, kEpoch + 300 * kMs).verdict,
+            refund(limits, refunded, 5, kEpoch + 300 * kMs).verdict);
+  EXPECT_EQ(settled, refunded);
+}
+
 TEST(QuotaTest, ChargeIsAllOrNothingAcrossLimits) {
   const Limit limits[] = {FixedWindow{.limit = 100, .window = kSecond},
                           TokenBucket{.capacity = 5, .refill = 5, .period = kSecond}};

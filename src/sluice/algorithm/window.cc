@@ -289,4 +289,39 @@ void refund(const SlidingLog& params, SlidingLogState& state, std::int64_t cost,
   }
 }
 
+void refund_charged_at(const FixedWindow& params, WindowState& state, std::int64_t cost,
+                       Micros charged_at, Micros now) {
+  state = fixed_at(params, state, now);
+  if (fixed_start_of(params, charged_at) != state.window_start) return;  // counted elsewhere
+  state.count = std::max<std::int64_t>(0, state.count - cost);
+}
+
+void refund_charged_at(const SlidingWindow& params, SlidingWindowState& state, std::int64_t cost,
+                       Micros charged_at, Micros now) {
+  state = sliding_at(params, state, now).counts;
+  const Micros charged_in = window_start_of(charged_at, params.window);
+  if (charged_in == state.window_start) {
+    state.current = std::max<std::int64_t>(0, state.current - cost);
+  } else if (charged_in == state.window_start - params.window) {
+    state.previous = std::max<std::int64_t>(0, state.previous - cost);
+  }
+}
+
+void refund_charged_at(const SlidingLog& params, SlidingLogState& state, std::int64_t cost,
+                       Micros charged_at, Micros now) {
+  const LogView view = log_at(params, state, now);
+  auto& entries = state.entries;
+  entries.erase(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(view.first_live));
+  if (charged_at <= view.now - params.window) return;  // its entries have left the window
+  // Entries are in time order: those at `charged_at`, newest first.
+  for (std::size_t i = entries.size(); i-- > 0 && cost > 0;) {
+    if (entries[i].at < charged_at) break;
+    if (entries[i].at != charged_at) continue;
+    const std::int64_t taken = std::min(cost, entries[i].cost);
+    entries[i].cost -= taken;
+    cost -= taken;
+    if (entries[i].cost == 0) entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
 }  // namespace sluice::algorithm

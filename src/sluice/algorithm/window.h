@@ -53,4 +53,17 @@ ChargeFit charge_fit(const SlidingLog& params, const SlidingLogState& state, std
                      std::int64_t max_debt, Micros now);
 void refund(const SlidingLog& params, SlidingLogState& state, std::int64_t cost, Micros now);
 
+// A settle's refund (quota.h settle_refund): gives back `cost` units of a charge counted at
+// `charged_at`, only into the window that counted it, so units charged in one window never become
+// budget in a later one. Fixed window: only while the window holding `charged_at` is the current
+// one. Sliding window: from `current` when `charged_at` is in the current window, from `previous`
+// when it is in the one before, else nothing. Sliding log: only the entries at instant
+// `charged_at` still inside the window. Each count stops at 0.
+void refund_charged_at(const FixedWindow& params, WindowState& state, std::int64_t cost,
+                       Micros charged_at, Micros now);
+void refund_charged_at(const SlidingWindow& params, SlidingWindowState& state, std::int64_t cost,
+                       Micros charged_at, Micros now);
+void refund_charged_at(const SlidingLog& params, SlidingLogState& state, std::int64_t cost,
+                       Micros charged_at, Micros now);
+
 }  // namespace sluice::algorithm

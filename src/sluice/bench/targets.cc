@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -99,7 +100,10 @@ class LimiterTarget final : public Target {
       : policy_(options.policy),
         app_(options.app),
         cost_(options.cost),
-        memory_(SystemClock::instance(), {.max_keys = options.memory_max_keys}),
+        // Bounded in subjects only: the load's key count sizes the store, as before it had a
+        // byte bound too.
+        memory_(SystemClock::instance(), {.max_keys = options.memory_max_keys,
+                                          .max_bytes = std::numeric_limits<std::size_t>::max()}),
         over_limit_cache_entries_(options.over_limit_cache_entries) {}
 
   Status connect_redis(const TargetOptions& options) {

@@ -100,6 +100,9 @@ struct ServeSettings {
   std::string node_id;  // empty: a random one per start
   Micros heartbeat_ttl = 3 * kMicrosPerSecond;
   std::int64_t memory_max_keys = 1'000'000;
+  std::int64_t memory_max_bytes = std::int64_t{256} << 20;
+  Micros reservation_max_ttl = kMicrosPerHour;
+  std::int64_t reservations_per_subject = 1000;
   int redis_connections = 2;
   Micros redis_timeout = 1 * kMicrosPerSecond;
   // The defences in front of Redis (docs/defences.md).
@@ -395,9 +398,33 @@ const std::vector<Setting>& settings() {
         "(beats every ttl/3)",
         duration_setter(&ServeSettings::heartbeat_ttl, false),
         [](const ServeSettings& s) { return format_duration(s.heartbeat_ttl); });
-    add("memory_max_keys", "In-memory store: most subjects held (least recently used go first)",
+    add("memory_max_keys",
+        "In-memory store: most records held (a subject's limit states, penalty box and "
+        "reservations are one record; policies share it fairly)",
         integer_setter(&ServeSettings::memory_max_keys, 1, std::int64_t{1} << 40),
         [](const ServeSettings& s) { return std::to_string(s.memory_max_keys); });
+    add("memory_max_bytes",
+        "In-memory store: most bytes its records take, keys and overhead counted (policies share "
+        "it fairly; docs/server.md)",
+        integer_setter(&ServeSettings::memory_max_bytes, 1 << 20, std::int64_t{1} << 46),
+        [](const ServeSettings& s) { return std::to_string(s.memory_max_bytes); });
+    add(
+        "reservation_max_ttl", "Reservations: the longest ttl_ms a reserve may ask for (up to 7d)",
+        [](ServeSettings& s, std::string_view text) -> Status {
+          StatusOr<Micros> value = parse_duration(text);
+          if (!value.ok()) return value.status();
+          if (*value <= 0 || *value > store::kMaxReservationTtl) {
+            return invalid_argument("must be between 1us and 7d");
+          }
+          s.reservation_max_ttl = *value;
+          return Status();
+        },
+        [](const ServeSettings& s) { return format_duration(s.reservation_max_ttl); });
+    add("reservations_per_subject",
+        "Reservations: most open (unsettled) reservations one subject may hold, in either store",
+        integer_setter(&ServeSettings::reservations_per_subject, 1,
+                       static_cast<std::int64_t>(store::kMaxReservationsPerSubject)),
+        [](const ServeSettings& s) { return std::to_string(s.reservations_per_subject); });
     add("redis_connections", "Redis: pipelined connections shared by all requests",
         integer_setter(&ServeSettings::redis_connections, 1, 64),
         [](const ServeSettings& s) { return std::to_string(s.redis_connections); });
@@ -685,8 +712,13 @@ int run_serve(const ServeCommand& command) {
     return exit_code_for(policies.status().code());
   }
 
+  const store::ReservationLimits reservation_limits{
+      .max_ttl = s.reservation_max_ttl,
+      .max_per_subject = static_cast<std::size_t>(s.reservations_per_subject)};
   store::MemoryStore memory(SystemClock::instance(),
-                            {.max_keys = static_cast<std::size_t>(s.memory_max_keys)});
+                            {.max_keys = static_cast<std::size_t>(s.memory_max_keys),
+                             .max_bytes = static_cast<std::size_t>(s.memory_max_bytes),
+                             .reservations = reservation_limits});
   std::unique_ptr<store::RedisStore> redis;
   if (!s.redis.empty()) {
     RedisAtStart opened = open_redis_at_start(
@@ -695,6 +727,7 @@ int run_serve(const ServeCommand& command) {
         "until it does, each policy's on_store_failure decides and /readyz answers 503");
     if (opened.exit_code != 0) return opened.exit_code;
     redis = std::move(opened.store);
+    redis->set_reservation_limits(reservation_limits);
   }
   store::Store& store = redis ? static_cast<store::Store&>(*redis) : memory;
   // Failure mode split: the live nodes sharing this Redis (node_heartbeat.h).

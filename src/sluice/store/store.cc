@@ -15,6 +15,10 @@ namespace sluice::store {
 Status validate_subject_ref(const SubjectRef& ref) {
   if (Status status = validate_policy_name(ref.policy, "policy"); !status.ok()) return status;
   if (ref.limits.empty()) return invalid_argument("limits: a policy needs at least one limit");
+  if (ref.limits.size() > kMaxLimitsPerRef) {
+    return invalid_argument("limits: a store decides at most " + std::to_string(kMaxLimitsPerRef) +
+                            " limits in one call");
+  }
   return validate_subject(ref.subject);
 }
 
@@ -71,7 +75,32 @@ Status validate_quota_request(const SubjectRef& ref, const QuotaRequest& request
       (request.reservation_ttl < 1 || request.reservation_ttl > kMaxReservationTtl)) {
     return invalid_argument("reservation_ttl: must be between 1 µs and 7 days");
   }
+  // A reserve of 0 is a peek by the shared rule (DESIGN.md §2: it changes nothing), so it cannot
+  // leave a record behind; and a record of 0 units would give a settle nothing to do that a
+  // charge of the actual cost does not. Refused rather than answered with an id that settles
+  // nothing: a caller who reserves 0 has a bug to hear about.
+  if (request.operation == QuotaOperation::kReserve && request.cost == 0) {
+    return invalid_argument(
+        "cost: a reserve must reserve at least 1 unit (to only read the balances, charge 0; to "
+        "count work whose cost is known only afterwards, charge it then)");
+  }
   return algorithm::check_quota_limits(ref.limits);
+}
+
+Status validate_reservation_ttl(const QuotaRequest& request, const ReservationLimits& limits) {
+  if (request.operation == QuotaOperation::kReserve && request.reservation_ttl > limits.max_ttl) {
+    return invalid_argument("reservation_ttl: must be at most " +
+                            std::to_string(limits.max_ttl / kMicrosPerMilli) +
+                            " ms (the store's reservation_max_ttl)");
+  }
+  return {};
+}
+
+Status too_many_reservations(const ReservationLimits& limits) {
+  return Status(StatusCode::kResourceExhausted,
+                "reservation: the subject already holds " + std::to_string(limits.max_per_subject) +
+                    " open reservations (reservations_per_subject); settle some or let them "
+                    "expire");
 }
 
 void Store::take_tokens_async(const SubjectRef& ref, std::int64_t least, std::int64_t most,

@@ -33,7 +33,11 @@ struct SubjectRef {
   const algorithm::Penalty* penalty = nullptr;
 };
 
-// InvalidArgument naming the field: bad policy name, no limits, subject over 1 024 bytes.
+// The most limits one call may name (policies hold at most 32: policy/document.cc).
+inline constexpr std::size_t kMaxLimitsPerRef = 255;
+
+// InvalidArgument naming the field: bad policy name, no limits or more than kMaxLimitsPerRef,
+// subject over 1 024 bytes.
 Status validate_subject_ref(const SubjectRef& ref);
 
 // validate_subject_ref's errors, and InvalidArgument naming "penalty" when ref.penalty is null.
@@ -54,7 +58,9 @@ inline Decision decision_from(const algorithm::PolicyVerdict& verdict) {
 enum class QuotaOperation : std::uint8_t { kCharge, kRefund, kReserve, kSettle };
 struct QuotaRequest {
   QuotaOperation operation = QuotaOperation::kCharge;
-  std::int64_t cost = 0;  // 0 reports the balances and changes nothing (charge, refund)
+  // 0 reports the balances and changes nothing (charge, refund); a reserve needs at least 1 (a
+  // reservation of nothing would be a record with nothing to settle: validate_quota_request).
+  std::int64_t cost = 0;
   std::int64_t max_debt = 0;
   // kReserve and kSettle: the reservation's id, 1 to 128 bytes (reserve: a new one, e.g.
   // new_lease_id()).
@@ -64,6 +70,25 @@ struct QuotaRequest {
 };
 
 inline constexpr Micros kMaxReservationTtl = 7 * kMicrosPerDay;
+
+// How far a store lets reservations go (issue 32 H3: reservations never settled must not grow a
+// store without bound). A reserve beyond either bound changes nothing: a TTL above max_ttl is
+// InvalidArgument naming reservation_ttl; a subject already holding max_per_subject open
+// reservations gets ResourceExhausted naming the setting (settle some, or let them expire).
+struct ReservationLimits {
+  Micros max_ttl = kMicrosPerHour;     // 1 µs .. kMaxReservationTtl
+  std::size_t max_per_subject = 1000;  // open (unsettled, unexpired) reservations of one subject
+};
+// A call on a subject does work linear in its open reservations (memory: the expiry sweep and
+// a settle's lookup), under its shard's lock: the bound keeps that work small.
+inline constexpr std::size_t kMaxReservationsPerSubject = 10'000;
+
+// validate_quota_request's checks, plus a reserve's reservation_ttl against `limits.max_ttl`.
+Status validate_reservation_ttl(const QuotaRequest& request, const ReservationLimits& limits);
+
+// The ResourceExhausted a reserve gets when its subject holds limits.max_per_subject open
+// reservations.
+Status too_many_reservations(const ReservationLimits& limits);
 
 // InvalidArgument for a bad ref, cost or max_debt (naming the field); FailedPrecondition naming a
 // concurrency limit, which cannot be charged or refunded.

@@ -1,6 +1,7 @@
 #include "sluice/store/memory/memory_store.h"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 
 #include <atomic>
 #include <string>
@@ -411,8 +412,7 @@ namespace sluice::store {
 namespace {
 
 // Penalty boxes expire too: a subject struck once and never seen again is forgotten after
-// `within` (on access, and by the sweep when a shard's boxes have doubled), a blocked one after
-// its block and quiet period.
+// `within`, a blocked one after its block and quiet period.
 TEST(MemoryStorePenaltyTest, PenaltyBoxesExpireAndAreSwept) {
   ManualClock clock(kEpoch);
   MemoryStore store(clock, {.shards = 1});
@@ -443,7 +443,10 @@ TEST(MemoryStorePenaltyTest, PenaltyBoxesExpireAndAreSwept) {
     ASSERT_TRUE(store.acquire(ref(subject), 1)->verdict.allowed);
     ASSERT_FALSE(store.acquire(ref(subject), 1)->verdict.allowed);
   }
-  EXPECT_LT(store.stats().penalty_boxes, 1300u) << "the expired s-boxes were swept";
+  // Each box lives in its subject's record (its hour-long window keeps the record), counted in
+  // the store's bounds; the s-boxes have expired and read as none.
+  EXPECT_EQ(store.stats().keys, 2200u);
+  EXPECT_EQ(*store.penalty(ref("s1")), PenaltyStatus{});
   // t0 was struck once: its second strike blocks, and the box lasts until the block's end plus
   // the quiet period.
   const StatusOr<Decision> blocked = store.acquire(ref("t0"), 1);
@@ -454,6 +457,232 @@ TEST(MemoryStorePenaltyTest, PenaltyBoxesExpireAndAreSwept) {
   clock.advance(1);
   EXPECT_EQ(*store.penalty(ref("t0")), PenaltyStatus{});
   EXPECT_FALSE(*store.lift_penalty(ref("t0")));
+}
+
+}  // namespace
+}  // namespace sluice::store
+
+namespace sluice::store {
+namespace {
+
+// The heap in use now (glibc): what a flood really costs, whatever the store believes.
+std::size_t heap_in_use() { return mallinfo2().uordblks; }
+
+const algorithm::Limit kBucket[] = {
+    algorithm::TokenBucket{.capacity = 1000, .refill = 1000, .period = kMicrosPerSecond}};
+
+// Issue 32 H3: reservations never settled were recorded outside every bound (1.5 M reserves took
+// 1.8 GB). Now a subject holds at most max_per_subject, their TTL is bounded, a reserve of 0 is
+// refused, and every reservation counts in the store's bytes.
+TEST(MemoryStoreReservationTest, ReservationsAreBoundedPerSubjectInTtlAndInTheStoreBytes) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock, {.max_bytes = 2 << 20,
+                            .shards = 4,
+                            .reservations = {.max_ttl = kMicrosPerHour, .max_per_subject = 100}});
+  const SubjectRef one{.policy = "llm", .limits = kBucket, .subject = "tenant"};
+  auto reserve = [&](const SubjectRef& ref, std::int64_t cost, Micros ttl, int id) {
+    return store.apply_quota(ref, {.operation = QuotaOperation::kReserve,
+                                   .cost = cost,
+                                   .reservation = "r" + std::to_string(id),
+                                   .reservation_ttl = ttl});
+  };
+  EXPECT_EQ(reserve(one, 0, kMicrosPerSecond, 0).status().code(), StatusCode::kInvalidArgument);
+  const StatusOr<Decision> too_long = reserve(one, 1, kMicrosPerHour + 1, 0);
+  EXPECT_EQ(too_long.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(too_long.status().message().find("reservation_ttl"), std::string::npos);
+  // One subject: 100 open reservations, then refusals that charge nothing.
+  for (int i = 0; i < 150; ++i) {
+    const StatusOr<Decision> reserved = reserve(one, 1, kMicrosPerHour, i);
+    if (i < 100) {
+      ASSERT_TRUE(reserved.ok() && reserved->verdict.allowed) << i;
+    } else {
+      ASSERT_EQ(reserved.status().code(), StatusCode::kResourceExhausted) << i;
+    }
+  }
+  EXPECT_EQ(store.stats().reservations, 100u);
+  EXPECT_EQ(store.apply_quota(one, {.cost = 0})->verdict.balance, 900);
+  // Settling one makes room for another; expiry frees them all.
+  ASSERT_TRUE(
+      store.apply_quota(one, {.operation = QuotaOperation::kSettle, .cost = 1, .reservation = "r0"})
+          .ok());
+  EXPECT_TRUE(reserve(one, 1, kMicrosPerSecond, 1000).ok());
+  EXPECT_EQ(reserve(one, 1, kMicrosPerSecond, 1001).status().code(),
+            StatusCode::kResourceExhausted);
+  // A flood over distinct subjects: the store's bytes hold it, and the heap agrees.
+  const std::size_t heap_before = heap_in_use();
+  std::size_t refused = 0;
+  for (int i = 0; i < 60'000; ++i) {
+    const std::string name = "s" + std::to_string(i);
+    const SubjectRef subject{.policy = "llm", .limits = kBucket, .subject = name};
+    const StatusOr<Decision> reserved = reserve(subject, 1, kMicrosPerHour, i);
+    if (!reserved.ok()) {
+      EXPECT_EQ(reserved.status().code(), StatusCode::kResourceExhausted);
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 0u);
+  EXPECT_LE(store.stats().bytes, std::size_t{2} << 20);
+  EXPECT_LT(heap_in_use() - std::min(heap_in_use(), heap_before), std::size_t{3} << 20)
+      << "the heap grew beyond the store's bound: its accounting is not honest";
+  clock.advance(kMicrosPerHour);
+  EXPECT_TRUE(reserve(one, 1, kMicrosPerSecond, 2000).ok());  // all the earlier ones expired
+}
+
+// The expiry sweep was quadratic (every due reservation rescanned its subject's list): 150 k +
+// 150 k on one subject stalled the shard's other subjects for seconds. Now the work of any call
+// is bounded by the subject's own reservations, which max_per_subject caps: counted, not timed.
+TEST(MemoryStoreReservationTest, AFloodOnOneSubjectHoldsAtMostItsCapAndOthersGoOn) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock, {.shards = 1, .reservations = {.max_per_subject = 1000}});
+  const algorithm::Limit huge[] = {algorithm::TokenBucket{
+      .capacity = 1'000'000, .refill = 1'000'000, .period = kMicrosPerSecond}};
+  const SubjectRef flooded{.policy = "llm", .limits = huge, .subject = "flooded"};
+  std::size_t recorded = 0;
+  for (int i = 0; i < 300'000; ++i) {
+    if (i == 150'000) clock.advance(2 * kMicrosPerSecond);  // the first ones expire
+    recorded += store
+                    .apply_quota(flooded, {.operation = QuotaOperation::kReserve,
+                                           .cost = 1,
+                                           .reservation = "r" + std::to_string(i),
+                                           .reservation_ttl =
+                                               i < 150'000 ? kMicrosPerSecond : kMicrosPerHour})
+                    .ok();
+  }
+  EXPECT_EQ(recorded, 2000u);  // 1 000 before the expiry, 1 000 after
+  EXPECT_EQ(store.stats().reservations, 1000u);
+  const SubjectRef other{.policy = "llm", .limits = huge, .subject = "other"};
+  EXPECT_TRUE(store.acquire(other, 1)->verdict.allowed);
+}
+
+// A reservation lives in its subject's record, whose limit states start afresh when the policy
+// changes its number of limits; the reservation stays settleable, as its Redis key does.
+TEST(MemoryStoreReservationTest, AReservationOutlivesAChangeInThePolicysLimits) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock);
+  const algorithm::Limit two[] = {kBucket[0],
+                                  algorithm::FixedWindow{.limit = 5, .window = kMicrosPerHour}};
+  const SubjectRef before{.policy = "llm", .limits = kBucket, .subject = "tenant"};
+  const SubjectRef after{.policy = "llm", .limits = two, .subject = "tenant"};
+  ASSERT_TRUE(store
+                  .apply_quota(before, {.operation = QuotaOperation::kReserve,
+                                        .cost = 3,
+                                        .reservation = "kept",
+                                        .reservation_ttl = kMicrosPerSecond})
+                  .ok());
+  EXPECT_TRUE(store.acquire(after, 0)->verdict.allowed);  // a peek under the new limits
+  const StatusOr<Decision> settled = store.apply_quota(
+      after, {.operation = QuotaOperation::kSettle, .cost = 1, .reservation = "kept"});
+  ASSERT_TRUE(settled.ok()) << settled.status().to_string();
+  EXPECT_EQ(store.stats().reservations, 0u);
+}
+
+// Issue 32 M4: penalty boxes were kept beside the store, outside memory_max_keys (300 k denied
+// acquires on distinct keys: +326 MB with 0 subjects reported). Now each box is its subject's
+// record: counted in the subjects gauge and held by both bounds.
+TEST(MemoryStorePenaltyTest, PenaltyBoxesCountInTheBoundsAndTheSubjectsGauge) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock, {.max_keys = 1000, .max_bytes = 1 << 20, .shards = 4});
+  const Limit limits[] = {algorithm::FixedWindow{.limit = 1, .window = kMicrosPerHour}};
+  const algorithm::Penalty penalty{.after = 3,
+                                   .within = kMicrosPerHour,
+                                   .block = kMicrosPerHour,
+                                   .escalate = 1,
+                                   .max = kMicrosPerHour,
+                                   .quiet = kMicrosPerHour};
+  const std::size_t heap_before = heap_in_use();
+  for (int i = 0; i < 20'000; ++i) {
+    const std::string name = "attacker-" + std::to_string(i);
+    const SubjectRef denied{
+        .policy = "login", .limits = limits, .subject = name, .penalty = &penalty};
+    const StatusOr<Decision> decision = store.acquire(denied, 2);  // more than the limit: a strike
+    ASSERT_TRUE(decision.ok()) << decision.status().to_string();   // a denial, recorded or not
+    EXPECT_FALSE(decision->verdict.allowed);
+  }
+  const MemoryStoreStats stats = store.stats();
+  EXPECT_EQ(stats.keys, 1000u);  // the gauge sees them, and the bound holds them
+  EXPECT_EQ(stats.penalty_boxes, 1000u);
+  EXPECT_LE(stats.bytes, std::size_t{1} << 20);
+  EXPECT_LT(heap_in_use() - std::min(heap_in_use(), heap_before), std::size_t{2} << 20);
+  // A subject denied again keeps its box and is blocked at its third strike.
+  const SubjectRef kept{
+      .policy = "login", .limits = limits, .subject = "attacker-0", .penalty = &penalty};
+  ASSERT_FALSE(store.acquire(kept, 2)->verdict.allowed);
+  EXPECT_TRUE(store.acquire(kept, 2)->verdict.blocked_until.has_value());
+}
+
+// Issue 32 M5: one tenant's junk (900-byte keys) filled the store, and then every new subject of
+// every policy was decided by its failure mode. Now a policy below its fair share takes room
+// from the policy holding the most; the junk's own new subjects are refused (its failure mode),
+// and its live subjects are never evicted by its own flood.
+TEST(MemoryStoreShareTest, ATenantFillingTheStoreCannotDecideAnotherTenantsLimits) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock, {.max_keys = 1'000'000, .max_bytes = 1 << 20, .shards = 4});
+  const Limit three_per_minute[] = {algorithm::FixedWindow{.limit = 3, .window = kMicrosPerMinute}};
+  const Limit per_day[] = {algorithm::FixedWindow{.limit = 100, .window = kMicrosPerDay}};
+  // Tenant A: a used-up victim, then junk until the store is full.
+  const SubjectRef victim{.policy = "a.junk", .limits = per_day, .subject = "victim"};
+  ASSERT_TRUE(store.acquire(victim, 100)->verdict.allowed);
+  const std::string padding(900, 'x');
+  std::size_t refused = 0;
+  for (int i = 0; i < 5000; ++i) {
+    const std::string subject = padding + std::to_string(i);
+    const StatusOr<Decision> junk =
+        store.acquire({.policy = "a.junk", .limits = per_day, .subject = subject}, 1);
+    if (!junk.ok()) {
+      EXPECT_EQ(junk.status().code(), StatusCode::kResourceExhausted);
+      ++refused;
+    }
+  }
+  ASSERT_GT(refused, 3000u) << "900-byte keys must fill a 1 MiB store within 2 000 subjects";
+  EXPECT_LE(store.stats().bytes, std::size_t{1} << 20);
+  // Its own flood evicted nothing of its own: the used-up victim is still used up.
+  EXPECT_EQ(store.stats().evictions, 0u);
+  EXPECT_FALSE(store.acquire(victim, 1)->verdict.allowed);
+  // Tenant B: every new subject is decided by the algorithm, exactly.
+  for (int i = 0; i < 200; ++i) {
+    const std::string name = "user-" + std::to_string(i);
+    const SubjectRef user{.policy = "b.api", .limits = three_per_minute, .subject = name};
+    for (int n = 0; n < 3; ++n) {
+      const StatusOr<Decision> decision = store.acquire(user, 1);
+      ASSERT_TRUE(decision.ok()) << "user " << i << ": " << decision.status().to_string();
+      EXPECT_TRUE(decision->verdict.allowed);
+    }
+    const StatusOr<Decision> fourth = store.acquire(user, 1);
+    ASSERT_TRUE(fourth.ok());
+    EXPECT_FALSE(fourth->verdict.allowed);
+  }
+  EXPECT_GT(store.stats().evictions, 0u);
+  EXPECT_LE(store.stats().bytes, std::size_t{1} << 20);
+  // Tenant A, holding the most, goes on being refused its new subjects (its failure mode).
+  const std::string more_junk = padding + "new";
+  EXPECT_EQ(store.acquire({.policy = "a.junk", .limits = per_day, .subject = more_junk}, 1)
+                .status()
+                .code(),
+            StatusCode::kResourceExhausted);
+}
+
+// The same with the bound in records (memory_max_keys): before, tenant B's new subjects were
+// all answered ResourceExhausted (their failure mode) once tenant A had filled the store.
+TEST(MemoryStoreShareTest, ATenantFillingTheKeyBoundCannotDecideAnotherTenantsLimits) {
+  ManualClock clock(kEpoch);
+  MemoryStore store(clock, {.max_keys = 2000, .shards = 4});
+  const Limit three_per_minute[] = {algorithm::FixedWindow{.limit = 3, .window = kMicrosPerMinute}};
+  const Limit per_day[] = {algorithm::FixedWindow{.limit = 100, .window = kMicrosPerDay}};
+  for (int i = 0; i < 5000; ++i) {
+    const std::string junk = "junk-" + std::to_string(i);
+    (void)store.acquire({.policy = "a.junk", .limits = per_day, .subject = junk}, 1);
+  }
+  ASSERT_EQ(store.stats().keys, 2000u);
+  for (int i = 0; i < 200; ++i) {
+    const std::string name = "user-" + std::to_string(i);
+    const SubjectRef user{.policy = "b.api", .limits = three_per_minute, .subject = name};
+    for (int n = 0; n < 4; ++n) {
+      const StatusOr<Decision> decision = store.acquire(user, 1);
+      ASSERT_TRUE(decision.ok()) << "user " << i << ": " << decision.status().to_string();
+      EXPECT_EQ(decision->verdict.allowed, n < 3);
+    }
+  }
+  EXPECT_EQ(store.stats().keys, 2000u);
 }
 
 }  // namespace

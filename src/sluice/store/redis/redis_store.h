@@ -37,6 +37,9 @@ struct RedisStoreOptions {
   // the next: Redis's TIME picks). Null: the system clock, or pinned_clock_for_tests when set.
   // Tests set it apart from the pinned Redis time to show that Redis's clock decides.
   const Clock* calendar_clock = nullptr;
+  // Bounds on reservations (store.h): the most TTL, and the most open reservations per subject,
+  // which quota.lua holds with the subject's index of them (docs/redis-scripts.md).
+  ReservationLimits reservations;
 };
 
 class RedisStore final : public Store {
@@ -49,6 +52,8 @@ class RedisStore final : public Store {
                                                     redis::ClientOptions base = {},
                                                     RedisStoreOptions options = {});
   ~RedisStore() override;
+  // Before the store is used (sluice serve sets its settings after opening it).
+  void set_reservation_limits(const ReservationLimits& limits) { options_.reservations = limits; }
 
   // Errors: InvalidArgument for bad input; Unavailable / DeadlineExceeded when Redis cannot be
   // reached in time (the caller's failure mode decides what that means); Internal for a reply

@@ -36,8 +36,9 @@ bool uses_reservations(const QuotaRequest& request) {
          request.operation == QuotaOperation::kSettle;
 }
 
-// The limit keys, then for reserve / settle the reservation's own key: the limit key of index 0
-// with "r:<id>" for its index, in the same hash slot.
+// The limit keys, then for reserve / settle the reservation's own key (the limit key of index 0
+// with "r:<id>" for its index) and the subject's index of open reservations ("r"), all in the
+// same hash slot.
 std::vector<std::string> quota_keys(const SubjectRef& ref, const QuotaRequest& request) {
   std::vector<std::string> keys;
   keys.reserve(ref.limits.size() + 1);
@@ -47,9 +48,11 @@ std::vector<std::string> quota_keys(const SubjectRef& ref, const QuotaRequest& r
   if (uses_reservations(request)) {
     std::string reservation = keys.front();
     reservation.back() = 'r';  // "…}:0" -> "…}:r:<id>"
+    std::string index = reservation;
     reservation += ':';
     reservation += request.reservation;
     keys.push_back(std::move(reservation));
+    keys.push_back(std::move(index));
   }
   return keys;
 }
@@ -75,8 +78,12 @@ Status unexpected_quota_reply(const redis::Reply& reply) {
   return internal_error("redis store: unexpected quota script reply " + reply.debug_string());
 }
 
-StatusOr<Decision> quota_decision(const StatusOr<redis::Reply>& reply, std::size_t limits) {
+StatusOr<Decision> quota_decision(const StatusOr<redis::Reply>& reply, std::size_t limits,
+                                  const ReservationLimits& reservations = {}) {
   if (!reply.ok()) return reply.status();
+  if (reply->is_string() && reply->as_string() == "full") {
+    return too_many_reservations(reservations);
+  }
   if (reply->is_string() && reply->as_string().empty()) {
     return not_found(
         "reservation: unknown, already settled or expired (an expired reservation's estimate "
@@ -175,10 +182,14 @@ StatusOr<std::vector<std::string>> RedisStore::quota_args(const SubjectRef& ref,
                                                           const QuotaRequest& request,
                                                           int operation) const {
   if (Status status = validate_quota_request(ref, request); !status.ok()) return status;
+  if (Status status = validate_reservation_ttl(request, options_.reservations); !status.ok()) {
+    return status;
+  }
   std::vector<std::string> args = {
       quota_request(operation, ref.limits, request.cost, request.max_debt, calendar_now())};
   if (request.operation == QuotaOperation::kReserve) {
     args.push_back(std::to_string(request.reservation_ttl));
+    args.push_back(std::to_string(options_.reservations.max_per_subject));
   }
   append_pinned_time(args, options_.pinned_clock_for_tests);
   return args;
@@ -191,7 +202,7 @@ StatusOr<Decision> RedisStore::apply_quota(const SubjectRef& ref, const QuotaReq
   return quota_decision(
       client_->eval_script(quota_script(options_.pinned_clock_for_tests != nullptr),
                            quota_keys(ref, request), std::move(*args)),
-      ref.limits.size());
+      ref.limits.size(), options_.reservations);
 }
 
 void RedisStore::apply_quota_async(const SubjectRef& ref, const QuotaRequest& request,
@@ -202,9 +213,8 @@ void RedisStore::apply_quota_async(const SubjectRef& ref, const QuotaRequest& re
   client_->async_eval_script(
       quota_script(options_.pinned_clock_for_tests != nullptr), quota_keys(ref, request),
       std::move(*args),
-      [limits = ref.limits.size(), done = std::move(done)](StatusOr<redis::Reply> reply) {
-        done(quota_decision(reply, limits));
-      });
+      [limits = ref.limits.size(), reservations = options_.reservations, done = std::move(done)](
+          StatusOr<redis::Reply> reply) { done(quota_decision(reply, limits, reservations)); });
 }
 
 }  // namespace sluice::store

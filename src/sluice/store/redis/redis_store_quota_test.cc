@@ -291,3 +291,58 @@ TEST_F(RedisStoreQuotaTest, RefusesConcurrencyLimitsAndBadInputWithoutCallingRed
 
 }  // namespace
 }  // namespace sluice::store
+
+namespace sluice::store {
+namespace {
+
+// Issue 32 H3: reservations never settled were unbounded in Redis too (+269 MB for 200 k keys).
+// quota.lua now keeps each subject's open reservations in an index and refuses a reserve beyond
+// ReservationLimits::max_per_subject, charging nothing; expired ones leave the index.
+TEST_F(RedisStoreQuotaTest, ASubjectHoldsAtMostItsBoundOfOpenReservations) {
+  ManualClock clock(1'700'000'000'000'000);
+  RedisStore store(client_, {.pinned_clock_for_tests = &clock,
+                             .reservations = {.max_ttl = kHour, .max_per_subject = 50}});
+  const Limit limits[] = {TokenBucket{.capacity = 1000, .refill = 1000, .period = kHour}};
+  const SubjectRef ref{.policy = "quota.flood", .limits = limits, .subject = "tenant"};
+  auto reserve = [&](int id, Micros ttl, std::int64_t cost = 1) {
+    return store.apply_quota(ref, {.operation = QuotaOperation::kReserve,
+                                   .cost = cost,
+                                   .reservation = "r" + std::to_string(id),
+                                   .reservation_ttl = ttl});
+  };
+  int recorded = 0;
+  for (int i = 0; i < 200; ++i) {
+    const StatusOr<Decision> reserved = reserve(i, kHour);
+    if (reserved.ok()) {
+      ++recorded;
+    } else {
+      EXPECT_EQ(reserved.status().code(), StatusCode::kResourceExhausted) << i;
+    }
+  }
+  EXPECT_EQ(recorded, 50);
+  StatusOr<redis::Reply> size = client_->command({"DBSIZE"});
+  ASSERT_TRUE(size.ok());
+  EXPECT_EQ(size->as_integer(), 52);  // the bucket, 50 reservations, their index
+  EXPECT_EQ(store.apply_quota(ref, {.cost = 0})->verdict.balance, 950) << "refusals charge nothing";
+  StatusOr<redis::Reply> index_ttl = client_->command({"PTTL", "sluice:{quota.flood:tenant}:r"});
+  ASSERT_TRUE(index_ttl.ok());
+  EXPECT_GT(index_ttl->as_integer(), 0);
+  // A settle frees its place.
+  ASSERT_TRUE(
+      store.apply_quota(ref, {.operation = QuotaOperation::kSettle, .cost = 1, .reservation = "r0"})
+          .ok());
+  EXPECT_TRUE(reserve(500, kHour).ok());
+  EXPECT_EQ(reserve(501, kHour).status().code(), StatusCode::kResourceExhausted);
+  // Expired ones leave the index at the next reserve (on Redis's clock, pinned here).
+  clock.advance(kHour);
+  EXPECT_TRUE(reserve(502, kMicrosPerSecond).ok());
+  StatusOr<redis::Reply> held = client_->command({"ZCARD", "sluice:{quota.flood:tenant}:r"});
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ(held->as_integer(), 1);
+  // The TTL bound and a reserve of nothing.
+  EXPECT_EQ(reserve(503, kHour + 1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(reserve(504, kHour, 0).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace sluice::store

@@ -447,6 +447,9 @@ struct Coverage {
 // it removes it (PERSIST) and deletes the key itself once pinned time reaches it, which is
 // Redis's expiry replayed on the pinned clock. Both the absent-key and the present-but-stale
 // paths of the scripts get exercised.
+// The differential test reserves with every TTL a store may be configured to accept.
+constexpr ReservationLimits kEveryReservationTtl{.max_ttl = kMaxReservationTtl};
+
 class Differential {
  public:
   Differential(std::uint64_t seed, std::size_t index, const GeneratorOptions& options,
@@ -457,7 +460,7 @@ class Differential {
         client_(client),
         clock_(clock),
         coverage_(coverage),
-        memory_(clock) {
+        memory_(clock, {.reservations = kEveryReservationTtl}) {
     policy_ = "diff." + std::to_string(index);
     limits_ = random_policy(rng_, options);
     subjects_ = {"alice", "bob", std::string("c\0{}\n\xff", 6)};
@@ -620,6 +623,7 @@ class Differential {
       request.operation = QuotaOperation::kRefund;
     } else if (std::vector<std::string>& held = reservations_[subject]; pick < 8 || held.empty()) {
       request.operation = QuotaOperation::kReserve;
+      request.cost = std::max<std::int64_t>(1, request.cost);  // a reserve of 0 is refused
       id = "res-" + std::to_string(held.size());
       request.reservation_ttl = chance(rng_, 0.5)
                                     ? std::min(random_duration(rng_), kMaxReservationTtl)
@@ -904,7 +908,7 @@ Coverage run_differential(redis::Client& client, const GeneratorOptions& options
   constexpr int kOperations = 40;
   ManualClock clock(kEpoch);
   RedisStore redis_store(std::shared_ptr<redis::Client>(&client, [](redis::Client*) {}),
-                         {.pinned_clock_for_tests = &clock});
+                         {.pinned_clock_for_tests = &clock, .reservations = kEveryReservationTtl});
   Coverage coverage;
   int failures = 0;
   for (std::uint64_t i = 0; i < sequences && failures < 5; ++i) {

@@ -9,15 +9,22 @@
 --          the operation field: 0 charge, 1 refund, 2 reserve, 3 settle, 4 take, 5 give (token
 --          leases, below); script_set.h quota_request. Packed, not decimal ARGVs: each ARGV and
 --          tonumber() costs Redis more than a struct field.
--- ARGV[2]: reserve: the reservation's TTL in µs (decimal).
+-- ARGV[2]: reserve: the reservation's TTL in µs (decimal). ARGV[3]: reserve: the most open
+--          reservations one subject may hold (decimal; store.h ReservationLimits).
 -- KEYS:    the state key of each limit, in order; for reserve / settle then the reservation's
---          own key (sluice:{<policy>:<subject>}:r:<id>): '<dd' estimate, expires_at, with a TTL
---          to expires_at. One key per reservation: a reserve is one SET, a settle one GETDEL
---          (Redis 6.2), and Redis's expiry drops the reservations never settled.
+--          own key (sluice:{<policy>:<subject>}:r:<id>): '<ddd' estimate, expires_at,
+--          charged_at (Redis µs when the estimate was charged), with a TTL to expires_at; then
+--          the subject's index of open reservations (sluice:{<policy>:<subject>}:r, a sorted set:
+--          member id, score expires_at, with a TTL to the latest). A reserve first drops the
+--          index's expired members and answers 'full' (changing nothing) when the subject holds
+--          the most it may; a settle GETDELs the record and ZREMs its member.
 -- reserve charges the estimate (ARGV[1]'s cost) as a charge does and, when charged, records the
 -- reservation; settle takes the reservation out and charges actual - estimate (ARGV[1]'s cost is
--- the actual) or refunds estimate - actual. An unknown, settled or expired reservation answers
--- the empty string and changes nothing (an expired one leaves its estimate charged).
+-- the actual) or refunds estimate - actual, the refund only into the window that counted the
+-- reservation (quota.h settle_refund: a fixed window while it is the same, a sliding window's
+-- current or previous count, a sliding log's entries at charged_at). An unknown, settled or
+-- expired reservation answers the empty string and changes nothing (an expired one leaves its
+-- estimate charged).
 -- Reply:   one verdict, eight packed doubles: allowed, limit, remaining, retry_after,
 --          reset_after, delay (always -1), limit_index (from 0), balance (signed).
 -- take (service/token_leases.h): ARGV[1]'s cost is the most to take, ARGV[2] the least (decimal);
@@ -40,11 +47,24 @@ local max_debt, operation, cost, count, first_kind, q1, q2, q3, q4, first_positi
   struct.unpack('<ddddddddd', request)
 local charging = operation == 0 or operation == 2 or operation == 4  -- charge, reserve, take
 local estimate = cost  -- reserve: what the reservation records
-if operation == 3 then  -- settle
+local charged_at  -- settle: when the reservation's estimate was charged
+if operation == 2 then  -- reserve: within the subject's bound of open reservations
+  local index = KEYS[count + 2]
+  redis.call('ZREMRANGEBYSCORE', index, '-inf', string.format('%d', now))
+  if redis.call('ZCARD', index) >= tonumber(ARGV[3]) then return 'full' end
+elseif operation == 3 then  -- settle
   local stored = redis.pcall('GETDEL', KEYS[count + 1])
-  if not stored or #stored ~= 16 then return '' end  -- absent, or an error table: length 0
+  redis.call('ZREM', KEYS[count + 2], string.sub(KEYS[count + 1], #KEYS[count + 2] + 2))
+  local size = stored and #stored or 0  -- absent, or an error table: length 0
   local expires_at
-  estimate, expires_at = struct.unpack('<dd', stored)
+  if size == 24 then
+    estimate, expires_at, charged_at = struct.unpack('<ddd', stored)
+  elseif size == 16 then  -- recorded before charged_at was: refunded into no window
+    estimate, expires_at = struct.unpack('<dd', stored)
+    charged_at = 0
+  else
+    return ''
+  end
   if expires_at <= now then return '' end
   charging = cost >= estimate
   if charging then cost = cost - estimate else cost = estimate - cost end
@@ -71,7 +91,10 @@ end
 -- One limit needs no pass 2: pass 3 checks and applies in one go.
 local single = count == 1
 local taking = operation == 4
-local taken_at = operation == 5 and tonumber(ARGV[2]) or nil  -- give
+-- give: the take's instant; a settle's refund: the reservation's (only into its window).
+local taken_at = operation == 5 and tonumber(ARGV[2]) or nil
+local settling = operation == 3 and not charging
+if settling then taken_at = charged_at end
 local available = cost  -- take: the most every limit holds, up to the most asked
 local all_fit = true
 -- The deciding limit's verdict (quota.cc): when all fit, the lowest balance after the operation
@@ -233,6 +256,10 @@ while pass <= 3 do
           if cost <= limit + max_debt then retry = window_end - now end
         end
       end
+      if settling then  -- refunded only into the window that counted it
+        local from = window_end == p3 and p2 or (window_end == p4 and p3 or nil)
+        if from == nil or taken_at < from or taken_at >= window_end then applying = false end
+      end
       if applying and fits and window_end ~= nil then
         counted = charging and counted + cost or counted - cost
         if counted < 0 then counted = 0 end
@@ -260,10 +287,25 @@ while pass <= 3 do
           end
         end
       end
-      if taken_at ~= nil and taken_at - taken_at % window ~= start then applying = false end
+      local into_previous = false  -- a settle of a reservation counted in the previous window
+      if taken_at ~= nil and taken_at - taken_at % window ~= start then
+        if settling and taken_at - taken_at % window == start - window then
+          into_previous = true
+        else
+          applying = false
+        end
+      end
       if applying and fits then
         if charging then
           current = current + cost
+        elseif settling then  -- only the count that holds the reservation
+          if into_previous then
+            previous = previous - cost
+            if previous < 0 then previous = 0 end
+          else
+            current = current - cost
+            if current < 0 then current = 0 end
+          end
         else  -- the current count first, then the previous one
           local from_current = cost < current and cost or current
           current = current - from_current
@@ -328,6 +370,23 @@ while pass <= 3 do
             end
           end
           used, newest = used + cost, at
+        elseif settling then  -- only the units at charged_at still in the window, highest n first
+          if taken_at > at - window then
+            local stamp = string.format('%d', taken_at)
+            local held = redis.call('ZCOUNT', key, stamp, stamp)
+            local taken = held < cost and held or cost
+            local batch = {}
+            for n = held - taken + 1, held do
+              batch[#batch + 1] = string.format('%d:%d', taken_at, n)
+              if #batch == 1000 or n == held then
+                redis.call('ZREM', key, unpack(batch))
+                batch = {}
+              end
+            end
+            used = used - taken
+            local top = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
+            newest = top[2] and tonumber(top[2]) or nil
+          end
         else  -- the newest units first; the highest n of an instant, so n stays dense
           local left = cost < used and cost or used
           used = used - left
@@ -395,10 +454,17 @@ while pass <= 3 do
   end
 end
 
-if operation == 2 and all_fit then  -- reserve: recorded until its TTL
+if operation == 2 and all_fit then  -- reserve: recorded until its TTL, and in the index
   local ttl = tonumber(ARGV[2])
-  redis.call('SET', KEYS[count + 1], struct.pack('<dd', estimate, now + ttl), 'PX',
-             string.format('%d', (ttl + (-ttl) % 1000) / 1000))
+  local ttl_ms = (ttl + (-ttl) % 1000) / 1000
+  redis.call('SET', KEYS[count + 1], struct.pack('<ddd', estimate, now + ttl, now), 'PX',
+             string.format('%d', ttl_ms))
+  local index = KEYS[count + 2]
+  redis.call('ZADD', index, string.format('%d', now + ttl),
+             string.sub(KEYS[count + 1], #index + 2))
+  if redis.call('PTTL', index) < ttl_ms then
+    redis.call('PEXPIRE', index, string.format('%d', ttl_ms))
+  end
 end
 
 local remaining = d_balance > 0 and d_balance or 0
