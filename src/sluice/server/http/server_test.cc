@@ -3,9 +3,11 @@
 #include "sluice/server/http/server.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -682,6 +684,128 @@ TEST_F(ServerTest, RandomBytesAndTruncatedRequestsNeverCrashTheServer) {
   ASSERT_TRUE(health.ok());
   EXPECT_EQ(health->status, 200);
   EXPECT_EQ(http_request(server.port(), "POST", "/v1/acquire", acquire_body("fine"))->status, 200);
+}
+
+// The process's resident memory (bytes), from /proc/self/statm.
+std::int64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::int64_t size = 0;
+  std::int64_t resident = 0;
+  statm >> size >> resident;
+  return resident * ::sysconf(_SC_PAGESIZE);
+}
+
+// Reads /metrics and returns the value of the unlabelled sample `name` (-1 when absent).
+std::int64_t metric_value(std::uint16_t port, std::string_view name) {
+  StatusOr<RawResponse> metrics = http_request(port, "GET", "/metrics");
+  if (!metrics.ok()) return -1;
+  const std::string needle = "\n" + std::string(name) + " ";
+  const std::size_t at = metrics->body.find(needle);
+  if (at == std::string::npos) return -1;
+  return std::stoll(metrics->body.substr(at + needle.size()));
+}
+
+// Issue 32 M6: 10 200 connections each parking a wait_ms acquire filled max_pending_decisions,
+// and another client's acquires on an unrelated policy got 503. Now one client address parks at
+// most its share; another client's decisions, on another policy, are still decided.
+TEST(PendingShareTest, OneClientParkingWaitsCannotStarveAnotherClientsDecisions) {
+  ManualClock clock(1'700'000'000'000'000);
+  store::MemoryStore store(clock);
+  service::TimerQueue timers(clock, kMicrosPerMilli, service::TimerQueue::Threading::kManual);
+  constexpr int kMaxPending = 8;
+  TestServer server(store, {.io_threads = 1}, {.timers = &timers, .max_pending = kMaxPending});
+  // The attacker (127.0.0.1) takes the one token of "slow" (1 per 200 ms), then parks waits.
+  ASSERT_EQ(http_request(server.port(), "POST", "/v1/acquire", acquire_body("a", "slow"))->status,
+            200);
+  const std::string park =
+      json{{"app", "x"}, {"policy", "slow"}, {"key", "a"}, {"wait_ms", 1000}}.dump();
+  std::vector<RawConnection> parked;
+  for (int i = 0; i < kMaxPending; ++i) {
+    StatusOr<RawConnection> connection = RawConnection::open(server.port());
+    ASSERT_TRUE(connection.ok());
+    ASSERT_TRUE(connection->send(test::format_request("POST", "/v1/acquire", park)).ok());
+    parked.push_back(std::move(*connection));
+  }
+  // Every one of them is parked or refused (the clock stands still: none can be allowed).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto settled = [&] {
+    return metric_value(server.port(), "sluice_decisions_pending") +
+               metric_value(server.port(), "sluice_decisions_overloaded_total") ==
+           kMaxPending;
+  };
+  while (!settled() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_TRUE(settled());
+  const std::int64_t held = metric_value(server.port(), "sluice_decisions_pending");
+  EXPECT_LT(held, kMaxPending) << "one client holds every pending place";
+
+  // Another client (127.0.0.2), another policy: decided.
+  StatusOr<RawConnection> other = RawConnection::open(server.port(), 2);
+  ASSERT_TRUE(other.ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(other->send(test::format_request("POST", "/v1/acquire", acquire_body("b"))).ok());
+    StatusOr<RawResponse> answer = other->read();
+    ASSERT_TRUE(answer.ok()) << answer.status().to_string();
+    EXPECT_EQ(answer->status, 200) << answer->body;
+  }
+  // ... and so is a wait of its own, on the attacker's policy.
+  ASSERT_TRUE(
+      other
+          ->send(test::format_request(
+              "POST", "/v1/acquire",
+              json{{"app", "x"}, {"policy", "slow"}, {"key", "b"}, {"wait_ms", 1000}}.dump()))
+          .ok());
+  StatusOr<RawResponse> waited = other->read();
+  ASSERT_TRUE(waited.ok()) << waited.status().to_string();
+  EXPECT_EQ(waited->status, 200) << waited->body;
+
+  // The parked waits end within their wait_ms of (manual) time; each is answered once.
+  for (int step = 0; step < 8; ++step) {
+    clock.advance(200 * kMicrosPerMilli);
+    timers.fire_due();
+  }
+  for (RawConnection& connection : parked) {
+    StatusOr<RawResponse> answer = connection.read();
+    ASSERT_TRUE(answer.ok()) << answer.status().to_string();
+    EXPECT_TRUE(answer->status == 200 || answer->status == 503) << answer->status;
+  }
+}
+
+// Issue 32 M8: 3 000 connections each sending 1 MiB − 1 byte of body held about 1 MB each
+// (2.7–3.0 GB) and slowed /healthz to seconds. Bodies in memory now share one budget: the
+// resident memory stays under it (plus a stated slack), /healthz and small decision requests
+// keep answering at once.
+TEST_F(ServerTest, ManySlowLargeBodiesStayWithinTheBodyBudget) {
+  constexpr std::size_t kBody = std::size_t{1} << 20;
+  constexpr int kFlood = 120;
+  constexpr std::int64_t kBudget = std::int64_t{8} << 20;
+  constexpr std::int64_t kSlack = std::int64_t{32} << 20;  // allocator, buffers, threads
+  TestServer server(store_, {.io_threads = 2, .max_body_bytes = kBody});
+  ASSERT_EQ(http_request(server.port(), "GET", "/healthz")->status, 200);
+  const std::int64_t before = resident_bytes();
+  const std::string head =
+      "POST /v1/acquire HTTP/1.1\r\nHost: x\r\nContent-Type: "
+      "application/json\r\nContent-Length: " +
+      std::to_string(kBody) + "\r\n\r\n";
+  const std::string body(kBody - 1, ' ');  // all but the last byte: the request never completes
+  std::vector<RawConnection> flood;
+  for (int i = 0; i < kFlood; ++i) {
+    StatusOr<RawConnection> connection = RawConnection::open(server.port());
+    ASSERT_TRUE(connection.ok()) << connection.status().to_string();
+    // A refused body closes the connection: later sends may fail, which is the point.
+    if (connection->send(head).ok()) (void)connection->send(body);
+    flood.push_back(std::move(*connection));
+  }
+  const auto started = std::chrono::steady_clock::now();
+  StatusOr<RawResponse> health = http_request(server.port(), "GET", "/healthz");
+  ASSERT_TRUE(health.ok()) << health.status().to_string();
+  EXPECT_EQ(health->status, 200);
+  StatusOr<RawResponse> decided =
+      http_request(server.port(), "POST", "/v1/acquire", acquire_body("small"));
+  ASSERT_TRUE(decided.ok()) << decided.status().to_string();
+  EXPECT_EQ(decided->status, 200) << decided->body;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+  const std::int64_t grown = resident_bytes() - before;
+  EXPECT_LT(grown, kBudget + kSlack) << "resident memory grew by " << (grown >> 20) << " MiB";
 }
 
 TEST(ServerOptionsTest, BindFailureIsReported) {
