@@ -149,12 +149,13 @@ void DecisionApi::add_routes(Router& router) {
   });
 }
 
-service::AcquireRequest DecisionApi::to_request(AcquireInput input) {
+service::AcquireRequest DecisionApi::to_request(AcquireInput input, const Request& from) {
   return {.app = std::move(input.app),
           .policy = std::move(input.policy),
           .subject = std::move(input.key),
           .cost = input.cost,
-          .wait = input.wait_ms * kMicrosPerMilli};
+          .wait = input.wait_ms * kMicrosPerMilli,
+          .client = std::string(from.peer())};
 }
 
 Response DecisionApi::decision_response(const service::Decision& decision) const {
@@ -181,7 +182,8 @@ void DecisionApi::acquire(std::shared_ptr<Exchange> exchange) {
   if (!parsed.input) {
     return exchange->respond(invalid_request("invalid acquire request", parsed.errors));
   }
-  limiter_.acquire(to_request(std::move(*parsed.input)),
+  exchange->discard_body();  // a wait may hold the exchange for up to max_wait
+  limiter_.acquire(to_request(std::move(*parsed.input), exchange->request()),
                    [this, exchange](StatusOr<service::Decision> decision) {
                      if (!decision.ok()) {
                        return exchange->respond(decision_error(decision.status()));
@@ -223,7 +225,7 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
           400, "invalid acquire request at requests[" + std::to_string(i) + "]", parsed.errors);
       continue;
     }
-    requests.push_back(to_request(std::move(*parsed.input)));
+    requests.push_back(to_request(std::move(*parsed.input), exchange->request()));
     positions.push_back(i);
   }
   limiter_.acquire_all(std::move(requests),
@@ -389,7 +391,7 @@ void DecisionApi::check(const std::shared_ptr<Exchange>& exchange) {
   }
   if (!errors.empty()) return exchange->respond(invalid_request("invalid check request", errors));
   const std::int64_t cost = input.cost;
-  limiter_.acquire(to_request(std::move(input)),
+  limiter_.acquire(to_request(std::move(input), request),
                    [this, exchange, cost, deny_status](StatusOr<service::Decision> decided) {
                      if (!decided.ok()) return exchange->respond(decision_error(decided.status()));
                      exchange->respond(check_response(*decided, cost, deny_status));

@@ -85,7 +85,8 @@ class DecisionApi {
   void add_routes(Router& router);
 
  private:
-  static service::AcquireRequest to_request(AcquireInput input);
+  // The limiter's request; `from` names the client (its peer address) for the pending shares.
+  static service::AcquireRequest to_request(AcquireInput input, const Request& from);
   Response decision_response(const service::Decision& decision) const;
   // As above with the decision's policy already looked up (null: no longer there).
   Response decision_response(const service::Decision& decision, const policy::Policy* policy) const;

@@ -64,7 +64,11 @@ class TestServer {
       : local_(SystemClock::instance()),
         lookup_(policies()),
         limiter_(store, &local_, with_lookup(limiter_options, lookup_)),
-        api_(limiter_, lookup_, store, metrics_) {
+        api_(limiter_, lookup_, store, metrics_, {.store_metrics = [this](std::string& out) {
+               if (const HttpServer* server = started_.load()) {
+                 write_connection_metrics(out, server->connection_stats());
+               }
+             }}) {
     auto router = std::make_shared<Router>();
     api_.add_routes(*router);
     options.port = 0;
@@ -79,6 +83,7 @@ class TestServer {
     StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::start(options, router);
     EXPECT_TRUE(server.ok()) << server.status().to_string();
     if (server.ok()) server_ = std::move(*server);
+    started_.store(server_.get());
   }
 
   std::uint16_t port() const { return server_->port(); }
@@ -96,6 +101,7 @@ class TestServer {
   DecisionApi api_;
   std::mutex mutex_;
   std::vector<std::string> log_;
+  std::atomic<const HttpServer*> started_{nullptr};  // server_, for /metrics on I/O threads
   std::unique_ptr<HttpServer> server_;
 };
 
@@ -713,7 +719,16 @@ TEST(PendingShareTest, OneClientParkingWaitsCannotStarveAnotherClientsDecisions)
   store::MemoryStore store(clock);
   service::TimerQueue timers(clock, kMicrosPerMilli, service::TimerQueue::Threading::kManual);
   constexpr int kMaxPending = 8;
-  TestServer server(store, {.io_threads = 1}, {.timers = &timers, .max_pending = kMaxPending});
+  // `sluice serve`'s shares: a client holds at most half the places, waits at most half, a
+  // client or a policy at most half of those.
+  const service::PendingBounds bounds = service::with_default_shares({.total = kMaxPending});
+  TestServer server(store, {.io_threads = 1},
+                    {.timers = &timers,
+                     .max_pending = bounds.total,
+                     .max_pending_per_client = bounds.per_client,
+                     .max_waiting = bounds.waiting,
+                     .max_waiting_per_client = bounds.waiting_per_client,
+                     .max_waiting_per_policy = bounds.waiting_per_policy});
   // The attacker (127.0.0.1) takes the one token of "slow" (1 per 200 ms), then parks waits.
   ASSERT_EQ(http_request(server.port(), "POST", "/v1/acquire", acquire_body("a", "slow"))->status,
             200);
@@ -737,6 +752,7 @@ TEST(PendingShareTest, OneClientParkingWaitsCannotStarveAnotherClientsDecisions)
   ASSERT_TRUE(settled());
   const std::int64_t held = metric_value(server.port(), "sluice_decisions_pending");
   EXPECT_LT(held, kMaxPending) << "one client holds every pending place";
+  EXPECT_LE(held, static_cast<std::int64_t>(bounds.waiting_per_client));
 
   // Another client (127.0.0.2), another policy: decided.
   StatusOr<RawConnection> other = RawConnection::open(server.port(), 2);
@@ -747,12 +763,13 @@ TEST(PendingShareTest, OneClientParkingWaitsCannotStarveAnotherClientsDecisions)
     ASSERT_TRUE(answer.ok()) << answer.status().to_string();
     EXPECT_EQ(answer->status, 200) << answer->body;
   }
-  // ... and so is a wait of its own, on the attacker's policy.
+  // ... and so is a wait of its own.
   ASSERT_TRUE(
       other
           ->send(test::format_request(
               "POST", "/v1/acquire",
-              json{{"app", "x"}, {"policy", "slow"}, {"key", "b"}, {"wait_ms", 1000}}.dump()))
+              json{{"app", "checkout"}, {"policy", "demo.api"}, {"key", "b"}, {"wait_ms", 1000}}
+                  .dump()))
           .ok());
   StatusOr<RawResponse> waited = other->read();
   ASSERT_TRUE(waited.ok()) << waited.status().to_string();
@@ -776,10 +793,12 @@ TEST(PendingShareTest, OneClientParkingWaitsCannotStarveAnotherClientsDecisions)
 // keep answering at once.
 TEST_F(ServerTest, ManySlowLargeBodiesStayWithinTheBodyBudget) {
   constexpr std::size_t kBody = std::size_t{1} << 20;
-  constexpr int kFlood = 120;
+  constexpr int kFlood = 200;
   constexpr std::int64_t kBudget = std::int64_t{8} << 20;
   constexpr std::int64_t kSlack = std::int64_t{32} << 20;  // allocator, buffers, threads
-  TestServer server(store_, {.io_threads = 2, .max_body_bytes = kBody});
+  TestServer server(store_, {.io_threads = 2,
+                             .max_body_bytes = kBody,
+                             .max_buffered_body_bytes = static_cast<std::size_t>(kBudget)});
   ASSERT_EQ(http_request(server.port(), "GET", "/healthz")->status, 200);
   const std::int64_t before = resident_bytes();
   const std::string head =
@@ -806,6 +825,19 @@ TEST_F(ServerTest, ManySlowLargeBodiesStayWithinTheBodyBudget) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
   const std::int64_t grown = resident_bytes() - before;
   EXPECT_LT(grown, kBudget + kSlack) << "resident memory grew by " << (grown >> 20) << " MiB";
+  const HttpServer::ConnectionStats stats = server.server().connection_stats();
+  EXPECT_LE(stats.buffered_body_bytes, static_cast<std::size_t>(kBudget));
+  EXPECT_GT(stats.body_budget_refusals, 0u);
+  EXPECT_EQ(metric_value(server.port(), "sluice_http_body_budget_refusals_total"),
+            static_cast<std::int64_t>(stats.body_budget_refusals));
+  // The budget comes back as the bodies go.
+  flood.clear();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (server.server().connection_stats().buffered_body_bytes != 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(server.server().connection_stats().buffered_body_bytes, 0u);
 }
 
 TEST(ServerOptionsTest, BindFailureIsReported) {
