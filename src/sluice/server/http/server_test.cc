@@ -692,6 +692,40 @@ TEST_F(ServerTest, RandomBytesAndTruncatedRequestsNeverCrashTheServer) {
   EXPECT_EQ(http_request(server.port(), "POST", "/v1/acquire", acquire_body("fine"))->status, 200);
 }
 
+// Issue 32 (info): JSON answers lacked X-Content-Type-Options: nosniff. Every response carries
+// it once: decisions, problems from handlers, the server's own refusals, /metrics.
+TEST_F(ServerTest, EveryResponseSaysNosniffOnce) {
+  TestServer server(store_, {.max_body_bytes = 64});
+  const auto nosniff_once = [](const RawResponse& response) {
+    int count = 0;
+    for (const Header& header : response.headers) {
+      if (iequals(header.name, "X-Content-Type-Options")) {
+        ++count;
+        if (header.value != "nosniff") return false;
+      }
+    }
+    return count == 1;
+  };
+  std::vector<StatusOr<RawResponse>> answers;
+  answers.push_back(http_request(server.port(), "POST", "/v1/acquire", acquire_body("n")));
+  answers.push_back(http_request(server.port(), "POST", "/v1/acquire", "{"));
+  answers.push_back(http_request(server.port(), "GET", "/no/such/path"));
+  answers.push_back(http_request(server.port(), "DELETE", "/healthz"));
+  answers.push_back(http_request(server.port(), "GET", "/metrics"));
+  answers.push_back(http_request(server.port(), "POST", "/v1/acquire", std::string(100, ' ')));
+  StatusOr<RawConnection> malformed = RawConnection::open(server.port());
+  ASSERT_TRUE(malformed.ok());
+  ASSERT_TRUE(malformed->send("NOT HTTP\r\n\r\n").ok());
+  answers.push_back(malformed->read());
+  const std::vector<int> statuses = {200, 400, 404, 405, 200, 413, 400};
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_TRUE(answers[i].ok()) << answers[i].status().to_string();
+    EXPECT_EQ(answers[i]->status, statuses[i]);
+    EXPECT_TRUE(nosniff_once(*answers[i]));
+  }
+}
+
 // The process's resident memory (bytes), from /proc/self/statm.
 std::int64_t resident_bytes() {
   std::ifstream statm("/proc/self/statm");
