@@ -294,7 +294,8 @@ TEST_F(ServerTest, OversizedBodyIs413AndOversizedHeadersAre431ThenTheServerStill
     // Chunked bodies have no Content-Length to refuse up front: the limit still holds.
     StatusOr<RawConnection> connection = RawConnection::open(server.port());
     std::string request =
-        "POST /v1/acquire HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+        "POST /v1/acquire HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n";
     for (int i = 0; i < 4; ++i) request += "200\r\n" + std::string(512, 'a') + "\r\n";
     request += "0\r\n\r\n";
     ASSERT_TRUE(connection->send(request).ok());
@@ -321,7 +322,8 @@ TEST_F(ServerTest, OversizedBodyIs413AndOversizedHeadersAre431ThenTheServerStill
 TEST_F(ServerTest, EndlessChunkLinesTrailersAndExtensionsAreRefusedEarly) {
   TestServer server(store_, {.max_header_bytes = 2048, .max_body_bytes = 1024});
   const std::string head =
-      "POST /v1/acquire HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+      "POST /v1/acquire HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n";
   struct Case {
     std::string name;
     std::string bytes;  // never a complete message
@@ -380,6 +382,7 @@ TEST_F(ServerTest, ExpectContinueIsHonoured) {
   const std::string body = acquire_body("continue");
   ASSERT_TRUE(connection
                   ->send("POST /v1/acquire HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                         "Content-Type: application/json\r\n"
                          "Content-Length: " +
                          std::to_string(body.size()) + "\r\n\r\n")
                   .ok());
