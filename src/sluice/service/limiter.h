@@ -13,7 +13,8 @@
 //   - lease release and renewal;
 //   - the defences in front of a store whose calls leave the process (docs/defences.md): the
 //     over-limit cache and the circuit breaker, and the staged rollout of mode enforce;
-//   - the decision metrics (decision_metrics.h), one set for every front end.
+//   - the decision metrics (decision_metrics.h), one set for every front end;
+//   - the bound on decisions in flight and its shares per client and policy (pending_bound.h).
 // Front ends only translate their protocol and never block an I/O thread. Thread-safe.
 #pragma once
 

@@ -277,6 +277,7 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
     }
   }
   if (!errors.empty()) return exchange->respond(invalid_request("invalid batch request", errors));
+  exchange->discard_body();  // parsed into `body`: the text and its budget go now
   // Every decision is submitted before any is answered, so those bound for the same store share
   // its calls; answers come back in request order.
   const json& items = (*body)["requests"];

@@ -3,7 +3,9 @@
 // GET /v1/check (nginx auth_request), and the operational GET /healthz, /readyz, /metrics and
 // /openapi.json. A thin adapter over service::Limiter: it parses, hands each decision to the
 // limiter, and answers from the limiter's callback; no I/O thread blocks and no thread pool
-// decides. Everything here is Beast-free.
+// decides. The calls that change state refuse what a browser may send from another site
+// (refuse_cross_site), and /metrics is public, behind a token or off. Everything here is
+// Beast-free.
 #pragma once
 
 #include <cstddef>
