@@ -139,8 +139,7 @@ StatusOr<std::shared_ptr<const policy::Policy>> Limiter::find(std::string_view n
 }
 
 Status overloaded(std::size_t max_pending) {
-  return unavailable("overloaded: " + std::to_string(max_pending) +
-                     " decisions are in flight (max_pending); retry shortly");
+  return pending_refused(PendingRefusal::kTotal, {.total = max_pending});
 }
 
 bool is_overloaded(const Status& status) {

@@ -101,7 +101,8 @@ struct LimiterStats {
 };
 
 // The answer to a decision request beyond LimiterOptions::max_pending: Unavailable, so HTTP says
-// 503 and gRPC UNAVAILABLE; front ends add their retry hint.
+// 503 and gRPC UNAVAILABLE; front ends add their retry hint. (Beyond one of its shares the answer
+// is pending_refused's, which is_overloaded() recognises too.)
 Status overloaded(std::size_t max_pending);
 // Whether `status` is overloaded()'s answer.
 bool is_overloaded(const Status& status);
