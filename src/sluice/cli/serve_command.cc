@@ -75,6 +75,8 @@ struct ServeSettings {
   int store_threads = -1;  // -1: auto
   std::int64_t max_header_bytes = std::int64_t{16} * 1024;
   std::int64_t max_body_bytes = std::int64_t{1024} * 1024;
+  std::int64_t max_buffered_body_bytes = std::int64_t{64} << 20;  // issue 32 M8
+  std::int64_t small_body_bytes = std::int64_t{8} << 10;
   Micros read_timeout = 10 * kMicrosPerSecond;
   Micros idle_timeout = 60 * kMicrosPerSecond;
   Micros first_request_timeout = 5 * kMicrosPerSecond;
@@ -89,6 +91,14 @@ struct ServeSettings {
   Micros max_wait = 60 * kMicrosPerSecond;
   std::int64_t max_batch = 1000;
   std::int64_t max_pending_decisions = 10'000;
+  // Shares of it (issue 32 M6); 0: half of the bound each divides (pending_bound.h).
+  std::int64_t max_pending_per_client = 0;
+  std::int64_t max_waiting_decisions = 0;
+  std::int64_t max_waiting_per_client = 0;
+  std::int64_t max_waiting_per_policy = 0;
+  bool allow_cross_site_decisions = false;  // issue 32 L2
+  http::MetricsAccess metrics = http::MetricsAccess::kPublic;
+  std::string metrics_token;
   http::HeaderSets rate_limit_headers;
   std::string check_app_header = "X-Sluice-App";
   std::string check_policy_header = "X-Sluice-Policy";
@@ -283,6 +293,16 @@ const std::vector<Setting>& settings() {
     add("max_body_bytes", "Largest request body (bytes; above: 413)",
         integer_setter(&ServeSettings::max_body_bytes, 1, 64 << 20),
         [](const ServeSettings& s) { return std::to_string(s.max_body_bytes); });
+    add("max_buffered_body_bytes",
+        "Request bodies held in memory at once across all connections, beyond each one's first "
+        "small_body_bytes; a body that does not fit gets 503 (at least max_body_bytes)",
+        integer_setter(&ServeSettings::max_buffered_body_bytes, 1, std::int64_t{1} << 40),
+        [](const ServeSettings& s) { return std::to_string(s.max_buffered_body_bytes); });
+    add("small_body_bytes",
+        "Bodies up to this size never wait for max_buffered_body_bytes (decisions stay "
+        "answerable)",
+        integer_setter(&ServeSettings::small_body_bytes, 0, 1 << 20),
+        [](const ServeSettings& s) { return std::to_string(s.small_body_bytes); });
     add("read_timeout", "Time to receive a whole request once it started, and to send a response",
         duration_setter(&ServeSettings::read_timeout, false),
         [](const ServeSettings& s) { return format_duration(s.read_timeout); });
@@ -338,6 +358,40 @@ const std::vector<Setting>& settings() {
         "decision request gets 503 with Retry-After (gRPC: UNAVAILABLE) at once (0: no bound)",
         integer_setter(&ServeSettings::max_pending_decisions, 0, 100'000'000),
         [](const ServeSettings& s) { return std::to_string(s.max_pending_decisions); });
+    add("max_pending_per_client",
+        "Decisions in flight from one client address at most (0: half of max_pending_decisions; "
+        "raise it behind a proxy)",
+        integer_setter(&ServeSettings::max_pending_per_client, 0, 100'000'000),
+        [](const ServeSettings& s) { return std::to_string(s.max_pending_per_client); });
+    add("max_waiting_decisions",
+        "Decisions asked with a wait_ms in flight at most (0: half of max_pending_decisions)",
+        integer_setter(&ServeSettings::max_waiting_decisions, 0, 100'000'000),
+        [](const ServeSettings& s) { return std::to_string(s.max_waiting_decisions); });
+    add("max_waiting_per_client",
+        "Waiting decisions from one client address at most (0: half of max_waiting_decisions)",
+        integer_setter(&ServeSettings::max_waiting_per_client, 0, 100'000'000),
+        [](const ServeSettings& s) { return std::to_string(s.max_waiting_per_client); });
+    add("max_waiting_per_policy",
+        "Waiting decisions on one policy at most (0: half of max_waiting_decisions)",
+        integer_setter(&ServeSettings::max_waiting_per_policy, 0, 100'000'000),
+        [](const ServeSettings& s) { return std::to_string(s.max_waiting_per_policy); });
+    add("allow_cross_site_decisions",
+        "Accept decision calls that change state with a Content-Type other than application/json "
+        "or Sec-Fetch-Site: cross-site (default: refused, 415/403; docs/server.md)",
+        bool_setter(&ServeSettings::allow_cross_site_decisions),
+        bool_shower(&ServeSettings::allow_cross_site_decisions));
+    add(
+        "metrics", "Who may read GET /metrics: public, token (Bearer metrics_token) or off",
+        [](ServeSettings& s, std::string_view text) -> Status {
+          StatusOr<http::MetricsAccess> access = http::parse_metrics_access(text);
+          if (!access.ok()) return access.status();
+          s.metrics = *access;
+          return Status();
+        },
+        [](const ServeSettings& s) { return std::string(http::metrics_access_name(s.metrics)); });
+    add("metrics_token", "metrics: token: the bearer token GET /metrics must present",
+        string_setter(&ServeSettings::metrics_token, true),
+        [](const ServeSettings& s) { return s.metrics_token; });
     add(
         "rate_limit_headers",
         "Rate-limit header sets on decisions: all, none, or a comma list of github "
@@ -693,6 +747,10 @@ int run_serve(const ServeCommand& command) {
       return 2;
     }
   }
+  if (s.metrics == http::MetricsAccess::kToken && s.metrics_token.empty()) {
+    std::cerr << "sluice serve: metrics_token: must be set when metrics is token\n";
+    return 2;
+  }
   StatusOr<std::vector<policy::Policy>> files = policy::load_policy_files(s.policy_files);
   StatusOr<std::vector<policy::Policy>> demo =
       policy::parse_policy_texts({{"built-in demo policy", std::string(demo_policies())}});
@@ -746,6 +804,12 @@ int run_serve(const ServeCommand& command) {
   // A credential revoked while serving fails every decision; say so loudly, but once per 10 s.
   LogThrottle refusal_log(SteadyClock::instance(), 10 * kMicrosPerSecond);
   const std::string redis_address = redis ? redis->address() : "";
+  const service::PendingBounds shares = service::with_default_shares(
+      {.total = static_cast<std::size_t>(s.max_pending_decisions),
+       .per_client = static_cast<std::size_t>(s.max_pending_per_client),
+       .waiting = static_cast<std::size_t>(s.max_waiting_decisions),
+       .waiting_per_client = static_cast<std::size_t>(s.max_waiting_per_client),
+       .waiting_per_policy = static_cast<std::size_t>(s.max_waiting_per_policy)});
   service::Limiter limiter(
       store, &memory,
       {.local_fraction = s.local_fraction,
@@ -764,6 +828,10 @@ int run_serve(const ServeCommand& command) {
              }
            },
        .max_pending = static_cast<std::size_t>(s.max_pending_decisions),
+       .max_pending_per_client = shares.per_client,
+       .max_waiting = shares.waiting,
+       .max_waiting_per_client = shares.waiting_per_client,
+       .max_waiting_per_policy = shares.waiting_per_policy,
        .over_limit_cache_entries = static_cast<std::size_t>(s.over_limit_cache_entries),
        .circuit_breaker = {.failure_threshold = static_cast<int>(s.breaker_failures),
                            .open_for = s.breaker_open_for},
@@ -794,7 +862,10 @@ int run_serve(const ServeCommand& command) {
              if (const http::HttpServer* server = http_server.load()) {
                http::write_connection_metrics(out, server->connection_stats());
              }
-           }});
+           },
+       .metrics_access = s.metrics,
+       .metrics_token = s.metrics_token,
+       .allow_cross_site = s.allow_cross_site_decisions});
   // The console's live charts: per-second counts sampled from the decision counters.
   service::DecisionHistory history(limiter.metrics());
   std::jthread history_sampler([&history](std::stop_token stop) {
@@ -831,6 +902,8 @@ int run_serve(const ServeCommand& command) {
        .blocking_threads = store_threads,
        .max_header_bytes = static_cast<std::size_t>(s.max_header_bytes),
        .max_body_bytes = static_cast<std::size_t>(s.max_body_bytes),
+       .max_buffered_body_bytes = static_cast<std::size_t>(s.max_buffered_body_bytes),
+       .small_body_bytes = static_cast<std::size_t>(s.small_body_bytes),
        .read_timeout = s.read_timeout,
        .idle_timeout = s.idle_timeout,
        .shutdown_timeout = s.shutdown_timeout,

@@ -77,7 +77,8 @@ struct Limiter::Attempt {
   std::shared_ptr<const policy::Policy> looked_up;  // keeps `policy` alive when found by name
   const policy::Policy* policy = nullptr;
   DecisionCallback done;
-  bool reserved = false;  // holds a place among max_pending until answered
+  bool reserved = false;  // holds `claim`'s places among max_pending until answered
+  PendingBound::Claim claim;
   Micros started = 0;     // steady clock
   Micros wait_until = 0;  // steady clock: no retry is scheduled past it
   Micros asked_at = 0;    // steady clock: when the store was last asked
@@ -95,6 +96,15 @@ Limiter::Limiter(store::Store& store, store::Store* local, LimiterOptions option
       local_(local),
       options_(options),
       steady_(options.timers != nullptr ? options.timers->clock() : SteadyClock::instance()),
+      bounded_(options.max_pending != 0 || options.max_pending_per_client != 0 ||
+               options.max_waiting != 0 || options.max_waiting_per_client != 0 ||
+               options.max_waiting_per_policy != 0),
+      pending_bound_({.total = options.max_pending,
+                      .per_client = options.max_pending_per_client,
+                      .waiting = options.max_waiting,
+                      .waiting_per_client = options.max_waiting_per_client,
+                      .waiting_per_policy = options.max_waiting_per_policy},
+                     metrics_.pending()),
       over_limit_cache_(options.over_limit_cache_entries, metrics_.defences()),
       breaker_(options.circuit_breaker, metrics_.defences()) {
   if (options_.store_timeout <= 0) options_.store_timeout = kMicrosPerSecond;
@@ -129,47 +139,49 @@ StatusOr<std::shared_ptr<const policy::Policy>> Limiter::find(std::string_view n
 }
 
 Status overloaded(std::size_t max_pending) {
-  return unavailable("overloaded: " + std::to_string(max_pending) +
-                     " decisions are in flight (max_pending); retry shortly");
+  return pending_refused(PendingRefusal::kTotal, {.total = max_pending});
 }
 
 bool is_overloaded(const Status& status) {
   return status.code() == StatusCode::kUnavailable && status.message().starts_with("overloaded: ");
 }
 
-bool Limiter::reserve(std::size_t count) {
-  if (options_.max_pending == 0) return true;
-  std::atomic<std::size_t>& pending = metrics_.pending();
-  std::size_t now = pending.load(std::memory_order_relaxed);
-  do {
-    if (count > options_.max_pending || now > options_.max_pending - count) {
-      metrics_.record_overloaded(count);
-      return false;
-    }
-  } while (!pending.compare_exchange_weak(now, now + count, std::memory_order_relaxed));
-  return true;
+std::optional<Status> Limiter::reserve(const PendingBound::Claim& claim) {
+  if (!bounded_) return std::nullopt;
+  const std::optional<PendingRefusal> refused = pending_bound_.take(claim);
+  if (!refused) return std::nullopt;
+  metrics_.record_overloaded(claim.count);
+  return pending_refused(*refused, pending_bound_.bounds());
+}
+
+PendingBound::Claim Limiter::claim_of(const AcquireRequest& request) {
+  return {
+      .client = request.client, .policy = request.policy, .count = 1, .waiting = request.wait > 0};
 }
 
 void Limiter::acquire(AcquireRequest request, DecisionCallback done) {
-  if (!reserve(1)) return done(overloaded(options_.max_pending));
-  acquire_reserved(std::move(request), std::move(done));
+  PendingBound::Claim claim = claim_of(request);
+  if (std::optional<Status> refused = reserve(claim)) return done(*std::move(refused));
+  acquire_reserved(std::move(request), std::move(claim), std::move(done));
 }
 
-void Limiter::acquire_reserved(AcquireRequest request, DecisionCallback done) {
+void Limiter::acquire_reserved(AcquireRequest request, PendingBound::Claim claim,
+                               DecisionCallback done) {
   std::vector<algorithm::FieldError> errors;
   if (request.wait < 0) errors.push_back({"wait", "must not be negative"});
   if (request.store_timeout < 0) errors.push_back({"store_timeout", "must not be negative"});
   if (!errors.empty()) {
-    unreserve(1);
+    unreserve(claim);
     return done(invalid_argument(errors.front().field + ": " + errors.front().message));
   }
   StatusOr<std::shared_ptr<const policy::Policy>> policy = find(request.policy, request.app);
   if (!policy.ok()) {
-    unreserve(1);
+    unreserve(claim);
     return done(policy.status());
   }
   auto attempt = std::make_shared<Attempt>();
-  attempt->reserved = options_.max_pending != 0;
+  attempt->reserved = bounded_;
+  attempt->claim = std::move(claim);
   attempt->started = steady_.now();
   attempt->wait_until = attempt->started + request.wait;
   attempt->policy = policy->get();
@@ -186,9 +198,11 @@ void Limiter::acquire_reserved(AcquireRequest request, DecisionCallback done) {
 void Limiter::try_acquire_async(const policy::Policy& policy, std::string_view app,
                                 std::string_view subject, std::int64_t cost, DecisionCallback done,
                                 Micros store_timeout) {
-  if (!reserve(1)) return done(overloaded(options_.max_pending));
+  PendingBound::Claim claim{.count = 1};
+  if (std::optional<Status> refused = reserve(claim)) return done(*std::move(refused));
   auto attempt = std::make_shared<Attempt>();
-  attempt->reserved = options_.max_pending != 0;
+  attempt->reserved = bounded_;
+  attempt->claim = std::move(claim);
   attempt->started = steady_.now();
   attempt->wait_until = attempt->started;
   attempt->policy = &policy;
@@ -264,22 +278,33 @@ void Limiter::acquire_all(std::vector<AcquireRequest> requests, BatchCallback do
     BatchCallback done;
   };
   if (requests.empty()) return done({});
-  if (!reserve(requests.size())) {
-    return done(std::vector<StatusOr<Decision>>(requests.size(), overloaded(options_.max_pending)));
+  // All places or none: a batch refused in part would be answered in part.
+  std::vector<PendingBound::Claim> claims;
+  claims.reserve(requests.size());
+  for (const AcquireRequest& request : requests) {
+    claims.push_back(claim_of(request));
+    if (std::optional<Status> refused = reserve(claims.back())) {
+      claims.pop_back();
+      for (const PendingBound::Claim& taken : claims) unreserve(taken);
+      // The places of the whole batch count as refused, as they did against the total alone.
+      if (requests.size() > 1) metrics_.record_overloaded(requests.size() - 1);
+      return done(std::vector<StatusOr<Decision>>(requests.size(), *refused));
+    }
   }
   auto batch = std::make_shared<Batch>();
   batch->answers.resize(requests.size());
   batch->left.store(requests.size());
   batch->done = std::move(done);
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    acquire_reserved(std::move(requests[i]), [batch, i](StatusOr<Decision> decision) {
-      batch->answers[i].emplace(std::move(decision));
-      if (batch->left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-      std::vector<StatusOr<Decision>> answers;
-      answers.reserve(batch->answers.size());
-      for (auto& answer : batch->answers) answers.push_back(*std::move(answer));
-      batch->done(std::move(answers));
-    });
+    acquire_reserved(std::move(requests[i]), std::move(claims[i]),
+                     [batch, i](StatusOr<Decision> decision) {
+                       batch->answers[i].emplace(std::move(decision));
+                       if (batch->left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+                       std::vector<StatusOr<Decision>> answers;
+                       answers.reserve(batch->answers.size());
+                       for (auto& answer : batch->answers) answers.push_back(*std::move(answer));
+                       batch->done(std::move(answers));
+                     });
   }
 }
 
@@ -403,7 +428,7 @@ void Limiter::answer(Attempt& attempt, StatusOr<Decision> decision) {
   if (decision.ok()) count(*attempt.policy, *decision, attempt.started);
   if (attempt.reserved) {
     attempt.reserved = false;
-    unreserve(1);
+    unreserve(attempt.claim);
   }
   const DecisionCallback done = std::move(attempt.done);
   done(std::move(decision));

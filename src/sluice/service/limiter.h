@@ -13,7 +13,8 @@
 //   - lease release and renewal;
 //   - the defences in front of a store whose calls leave the process (docs/defences.md): the
 //     over-limit cache and the circuit breaker, and the staged rollout of mode enforce;
-//   - the decision metrics (decision_metrics.h), one set for every front end.
+//   - the decision metrics (decision_metrics.h), one set for every front end;
+//   - the bound on decisions in flight and its shares per client and policy (pending_bound.h).
 // Front ends only translate their protocol and never block an I/O thread. Thread-safe.
 #pragma once
 
@@ -34,6 +35,7 @@
 #include "sluice/service/decision_metrics.h"
 #include "sluice/service/last_seen_usage.h"
 #include "sluice/service/over_limit_cache.h"
+#include "sluice/service/pending_bound.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/service/timer_queue.h"
 #include "sluice/service/token_leases.h"
@@ -67,6 +69,14 @@ struct LimiterOptions {
   // nor unbounded latency. 0: no bound — the default, so embedders (the library, sluice bench)
   // keep getting failure-mode answers; `sluice serve` sets max_pending_decisions (10 000).
   std::size_t max_pending = 0;
+  // Shares of the places (pending_bound.h; issue 32 M6), so one client address or one policy
+  // cannot take them all: decisions from one AcquireRequest::client; decisions asked with a wait
+  // (parked for up to their wait), and of those from one client and on one policy. 0: no such
+  // share here (`sluice serve` makes each half of the bound it divides: with_default_shares).
+  std::size_t max_pending_per_client = 0;
+  std::size_t max_waiting = 0;
+  std::size_t max_waiting_per_client = 0;
+  std::size_t max_waiting_per_policy = 0;
   // The defences (docs/defences.md), for a store whose calls leave the process. The local
   // over-limit cache: the most subjects it holds as denied (0: off); which policies use it:
   // policy::uses_over_limit_cache. A hit or a refusal of the open breaker answers before
@@ -91,7 +101,8 @@ struct LimiterStats {
 };
 
 // The answer to a decision request beyond LimiterOptions::max_pending: Unavailable, so HTTP says
-// 503 and gRPC UNAVAILABLE; front ends add their retry hint.
+// 503 and gRPC UNAVAILABLE; front ends add their retry hint. (Beyond one of its shares the answer
+// is pending_refused's, which is_overloaded() recognises too.)
 Status overloaded(std::size_t max_pending);
 // Whether `status` is overloaded()'s answer.
 bool is_overloaded(const Status& status);
@@ -108,6 +119,9 @@ struct AcquireRequest {
   Micros wait = 0;
   // Bound on each store call (0: LimiterOptions::store_timeout).
   Micros store_timeout = 0;
+  // Who asks (the HTTP peer address): its decisions in flight count against its share of
+  // max_pending (LimiterOptions::max_pending_per_client). Empty: counted in the totals only.
+  std::string client;
 };
 
 // A quota operation (docs/quotas.md): charge units after the work is done (into debt down to the
@@ -244,13 +258,16 @@ class Limiter {
   void seed_split_share(const store::SubjectRef& ref, double fraction);
   void count_store_error(const Status& status);
   void lease_operation(LeaseRequest request, bool release, LeaseCallback done);
-  // Takes `count` places among max_pending, all or none; false when they do not fit (counted).
-  bool reserve(std::size_t count);
-  void unreserve(std::size_t count) {
-    if (options_.max_pending != 0) metrics_.pending().fetch_sub(count, std::memory_order_relaxed);
+  // Takes `claim`'s places among max_pending and its shares, all or none; the overloaded()
+  // answer naming the bound when they do not fit (counted).
+  std::optional<Status> reserve(const PendingBound::Claim& claim);
+  void unreserve(const PendingBound::Claim& claim) {
+    if (bounded_) pending_bound_.give_back(claim);
   }
+  // The claim of one acquire request.
+  static PendingBound::Claim claim_of(const AcquireRequest& request);
   // acquire() for a request whose place is already reserved; gives it back on every answer.
-  void acquire_reserved(AcquireRequest request, DecisionCallback done);
+  void acquire_reserved(AcquireRequest request, PendingBound::Claim claim, DecisionCallback done);
   TimerQueue& timers();
   // The token leases of policies with lease_tokens, made on first need.
   TokenLeases& token_leases();
@@ -270,6 +287,8 @@ class Limiter {
   std::unique_ptr<TokenLeases> leases_;  // after own_timers_: destroyed first
   LastSeenUsage last_seen_;              // failure mode split: each subject's usage, to seed
   DecisionMetrics metrics_;
+  bool bounded_ = false;             // any bound of pending_bound_ is set
+  PendingBound pending_bound_;       // after metrics_: counts into its pending gauge
   OverLimitCache over_limit_cache_;  // after metrics_: both count into it
   CircuitBreaker breaker_;
   std::atomic<std::uint64_t> allowed_{0};

@@ -244,6 +244,100 @@ TEST_F(LimiterPipelineTest, BeyondMaxPendingRequestsAreRefusedAtOnceAndPlacesCom
   EXPECT_NE(text.find("sluice_decisions_pending 0\n"), std::string::npos) << text;
 }
 
+// Issue 32 M6: one client parking waits took every place of max_pending. The places are shared
+// out (pending_bound.h): per client, and for decisions asked with a wait, in total, per client
+// and per policy. A refusal names its bound, takes nothing, and places come back on answers.
+TEST_F(LimiterPipelineTest, OneClientOrOnePolicyHoldsAtMostItsShareOfThePendingPlaces) {
+  SilentStore silent;
+  Limiter limiter(silent, &memory_,
+                  {.policies = &lookup_,
+                   .timers = &timers_,
+                   .max_pending = 16,
+                   .max_pending_per_client = 4,
+                   .max_waiting = 4,
+                   .max_waiting_per_client = 2,
+                   .max_waiting_per_policy = 3});
+  Answers held;
+  Answers refused;
+  const auto ask = [&](std::string client, std::string policy, Micros wait, Answers& into) {
+    limiter.acquire({.app = "web",
+                     .policy = std::move(policy),
+                     .subject = "s" + std::to_string(silent.held.size()),
+                     .wait = wait,
+                     .client = std::move(client)},
+                    into.callback());
+  };
+  const auto refused_by = [&](std::string_view setting) {
+    if (refused.received.empty() || refused.received.back().ok()) return false;
+    const Status& status = refused.received.back().status();
+    return is_overloaded(status) && status.message().find(setting) != std::string::npos;
+  };
+  for (int i = 0; i < 4; ++i) ask("a", "open", 0, held);
+  ask("a", "open", 0, refused);
+  EXPECT_TRUE(refused_by("(max_pending_per_client)"));
+  ask("b", "open", 0, held);  // another client: decided
+  EXPECT_EQ(silent.held.size(), 5u);
+
+  const Micros wait = kMicrosPerSecond;
+  ask("c", "open", wait, held);
+  ask("c", "open", wait, held);
+  ask("c", "open", wait, refused);
+  EXPECT_TRUE(refused_by("(max_waiting_per_client)"));
+  ask("c", "open", 0, held);  // without a wait it still has places
+  ask("d", "open", wait, held);
+  ask("d", "open", wait, refused);
+  EXPECT_TRUE(refused_by("(max_waiting_per_policy)"));
+  ask("d", "closed", wait, held);
+  ask("e", "paced", wait, refused);
+  EXPECT_TRUE(refused_by("(max_waiting_decisions)"));
+  ask("e", "paced", 0, held);
+  EXPECT_EQ(silent.held.size(), 11u);
+  EXPECT_EQ(refused.received.size(), 4u);
+  EXPECT_EQ(limiter.stats().pending, 11u);
+  EXPECT_EQ(limiter.stats().overloaded, 4u);
+
+  // A batch that does not fit its client's share is refused whole and holds nothing.
+  std::optional<std::vector<StatusOr<Decision>>> batch;
+  std::vector<AcquireRequest> five(5,
+                                   {.app = "web", .policy = "open", .subject = "f", .client = "f"});
+  limiter.acquire_all(five, [&batch](std::vector<StatusOr<Decision>> answers) { batch = answers; });
+  ASSERT_TRUE(batch.has_value());
+  ASSERT_EQ(batch->size(), 5u);
+  EXPECT_TRUE(is_overloaded(batch->back().status()));
+  EXPECT_EQ(limiter.stats().pending, 11u);
+  EXPECT_EQ(limiter.stats().overloaded, 9u);
+
+  // Answers give every place back: the same client and policy fit again.
+  for (auto& answer : silent.held) answer(Decision{.verdict = {.allowed = true, .limit = 4}});
+  EXPECT_EQ(held.received.size(), 11u);
+  EXPECT_EQ(limiter.stats().pending, 0u);
+  const std::size_t before = silent.held.size();
+  ask("c", "open", wait, held);
+  ask("c", "open", wait, held);
+  for (int i = 0; i < 2; ++i) ask("a", "open", 0, held);
+  EXPECT_EQ(silent.held.size(), before + 4);
+  for (std::size_t i = before; i < silent.held.size(); ++i) {
+    silent.held[i](Decision{.verdict = {.allowed = true, .limit = 4}});
+  }
+  EXPECT_EQ(limiter.stats().pending, 0u);
+}
+
+TEST(PendingBoundsTest, ServeSharesAreHalfOfTheBoundTheyDivide) {
+  const PendingBounds shares = with_default_shares({.total = 10'000});
+  EXPECT_EQ(shares.per_client, 5'000u);
+  EXPECT_EQ(shares.waiting, 5'000u);
+  EXPECT_EQ(shares.waiting_per_client, 2'500u);
+  EXPECT_EQ(shares.waiting_per_policy, 2'500u);
+  const PendingBounds chosen =
+      with_default_shares({.total = 100, .per_client = 100, .waiting_per_policy = 7});
+  EXPECT_EQ(chosen.per_client, 100u);
+  EXPECT_EQ(chosen.waiting, 50u);
+  EXPECT_EQ(chosen.waiting_per_policy, 7u);
+  const PendingBounds unbounded = with_default_shares({});
+  EXPECT_EQ(unbounded.per_client, 0u);
+  EXPECT_EQ(unbounded.waiting, 0u);
+}
+
 TEST_F(LimiterPipelineTest, AnAnswerBeforeTheDeadlineCancelsIt) {
   SilentStore silent;
   Limiter limiter(silent, &memory_, {.policies = &lookup_, .timers = &timers_});

@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { apiClient, launchBrowser, newPage, newPageIn, screenshot, signIn, startServer } from './harness.js';
 
+// Decision calls that change state take application/json only (issue 32 L2; docs/server.md).
+const json = { 'Content-Type': 'application/json' };
+
 const ADMIN_PASSWORD = 'a-new-admin-password';
 const XSS = '<img src=x onerror=alert(1)>';
 
@@ -201,7 +204,7 @@ describe('console', () => {
     let done = false;
     const load = (async () => {
       while (!done) {
-        const r = await fetch(server.url + '/v1/acquire', { method: 'POST',
+        const r = await fetch(server.url + '/v1/acquire', { method: 'POST', headers: json,
           body: JSON.stringify({ app: 'shop', policy: 'orders.create', key: 'k' }) });
         assert.equal(r.status, 200);
         if (!(await r.json()).allowed) denied++;
@@ -362,7 +365,7 @@ describe('console', () => {
 
   test('the subject inspector peeks at a key and an owner resets it', async () => {
     for (let i = 0; i < 6; i++) {
-      await fetch(server.url + '/v1/acquire', { method: 'POST',
+      await fetch(server.url + '/v1/acquire', { method: 'POST', headers: json,
         body: JSON.stringify({ app: 'shop', policy: 'orders.create', key: 'user-42' }) });
     }
     const page = await alicePage();
@@ -393,7 +396,7 @@ describe('console', () => {
     assert.equal(created.status, 201);
     const leases = [];
     for (let i = 0; i < 3; i++) {
-      const answer = await fetch(server.url + '/v1/acquire', { method: 'POST',
+      const answer = await fetch(server.url + '/v1/acquire', { method: 'POST', headers: json,
         body: JSON.stringify({ app: 'shop', policy: 'pool.db', key: 'worker-1' }) });
       const decision = await answer.json();
       assert.equal(decision.allowed, i < 2);
@@ -440,7 +443,7 @@ describe('console', () => {
     assert.equal(await dryRun.innerText(), 'A request of cost 1 would be allowed now.');
     // The released unit is free for a real caller, and only one.
     for (const expected of [true, false]) {
-      const answer = await fetch(server.url + '/v1/acquire', { method: 'POST',
+      const answer = await fetch(server.url + '/v1/acquire', { method: 'POST', headers: json,
         body: JSON.stringify({ app: 'shop', policy: 'pool.db', key: 'worker-1' }) });
       assert.equal((await answer.json()).allowed, expected);
     }

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "sluice/algorithm/validate.h"
+#include "sluice/auth/secrets.h"
 #include "sluice/core/key.h"
 #include "sluice/server/http/json_fields.h"
 #include "sluice/service/decision_json.h"
@@ -46,7 +47,56 @@ Response invalid_request(std::string_view detail, const std::vector<FieldError>&
   return problem_response(400, detail, errors);
 }
 
+// application/json, or an application/...+json structured-syntax type (RFC 6839).
+bool is_json_media_type(std::string_view type) {
+  constexpr std::string_view kApplication = "application/";
+  constexpr std::string_view kSuffix = "+json";
+  if (iequals(type, kJson)) return true;
+  return type.size() > kApplication.size() + kSuffix.size() &&
+         iequals(type.substr(0, kApplication.size()), kApplication) &&
+         iequals(type.substr(type.size() - kSuffix.size()), kSuffix);
+}
+
 }  // namespace
+
+StatusOr<MetricsAccess> parse_metrics_access(std::string_view text) {
+  if (text == "public") return MetricsAccess::kPublic;
+  if (text == "token") return MetricsAccess::kToken;
+  if (text == "off") return MetricsAccess::kOff;
+  return invalid_argument("must be public, token or off, not \"" + std::string(text) + "\"");
+}
+
+std::string_view metrics_access_name(MetricsAccess access) {
+  switch (access) {
+    case MetricsAccess::kPublic:
+      return "public";
+    case MetricsAccess::kToken:
+      return "token";
+    case MetricsAccess::kOff:
+      return "off";
+  }
+  return "public";
+}
+
+std::optional<Response> refuse_cross_site(const Request& request) {
+  if (const std::optional<std::string_view> site = request.header("Sec-Fetch-Site");
+      site && iequals(*site, "cross-site")) {
+    return problem_response(403,
+                            "decision calls from pages on other sites are refused "
+                            "(Sec-Fetch-Site: cross-site); see allow_cross_site_decisions");
+  }
+  std::string_view type = request.header("Content-Type").value_or("");
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
+  while (!type.empty() && (type.front() == ' ' || type.front() == '\t')) type.remove_prefix(1);
+  if (is_json_media_type(type)) return std::nullopt;
+  return problem_response(
+      415,
+      "Content-Type must be application/json, not " +
+          (type.empty() ? std::string("none") : "\"" + std::string(type) + "\"") +
+          " (curl: --json or -H 'Content-Type: application/json')",
+      {{"Content-Type", "must be application/json"}});
+}
 
 ParsedAcquire parse_acquire(const json& body, std::int64_t max_wait_ms) {
   ParsedAcquire parsed;
@@ -117,7 +167,18 @@ DecisionApi::DecisionApi(service::Limiter& limiter, const service::PolicyLookup&
       store_(store),
       metrics_(metrics),
       options_(std::move(options)),
-      clock_(options_.clock ? *options_.clock : SystemClock::instance()) {}
+      clock_(options_.clock ? *options_.clock : SystemClock::instance()),
+      metrics_token_hash_(options_.metrics_token.empty()
+                              ? std::string()
+                              : auth::sha256_hex(options_.metrics_token)) {}
+
+bool DecisionApi::refused_cross_site(const std::shared_ptr<Exchange>& exchange) const {
+  if (options_.allow_cross_site) return false;
+  std::optional<Response> refusal = refuse_cross_site(exchange->request());
+  if (!refusal) return false;
+  exchange->respond(*std::move(refusal));
+  return true;
+}
 
 void DecisionApi::add_routes(Router& router) {
   router.add("POST", "/v1/acquire", [this](auto exchange) { acquire(std::move(exchange)); });
@@ -141,7 +202,9 @@ void DecisionApi::add_routes(Router& router) {
     exchange->respond(json_response(200, {{"status", "ok"}}));
   });
   router.add("GET", "/readyz", [this](auto exchange) { readyz(std::move(exchange)); });
-  router.add("GET", "/metrics", [this](auto exchange) { metrics(std::move(exchange)); });
+  if (options_.metrics_access != MetricsAccess::kOff) {
+    router.add("GET", "/metrics", [this](auto exchange) { metrics(std::move(exchange)); });
+  }
   router.add("GET", "/openapi.json", [](auto exchange) {
     exchange->respond({.status = 200,
                        .content_type = "application/json",
@@ -149,12 +212,13 @@ void DecisionApi::add_routes(Router& router) {
   });
 }
 
-service::AcquireRequest DecisionApi::to_request(AcquireInput input) {
+service::AcquireRequest DecisionApi::to_request(AcquireInput input, const Request& from) {
   return {.app = std::move(input.app),
           .policy = std::move(input.policy),
           .subject = std::move(input.key),
           .cost = input.cost,
-          .wait = input.wait_ms * kMicrosPerMilli};
+          .wait = input.wait_ms * kMicrosPerMilli,
+          .client = std::string(from.peer())};
 }
 
 Response DecisionApi::decision_response(const service::Decision& decision) const {
@@ -174,6 +238,7 @@ Response DecisionApi::decision_response(const service::Decision& decision,
 }
 
 void DecisionApi::acquire(std::shared_ptr<Exchange> exchange) {
+  if (refused_cross_site(exchange)) return;
   Response error;
   std::optional<json> body = parse_json_body(exchange->request().body, error);
   if (!body) return exchange->respond(std::move(error));
@@ -181,7 +246,8 @@ void DecisionApi::acquire(std::shared_ptr<Exchange> exchange) {
   if (!parsed.input) {
     return exchange->respond(invalid_request("invalid acquire request", parsed.errors));
   }
-  limiter_.acquire(to_request(std::move(*parsed.input)),
+  exchange->discard_body();  // a wait may hold the exchange for up to max_wait
+  limiter_.acquire(to_request(std::move(*parsed.input), exchange->request()),
                    [this, exchange](StatusOr<service::Decision> decision) {
                      if (!decision.ok()) {
                        return exchange->respond(decision_error(decision.status()));
@@ -191,6 +257,7 @@ void DecisionApi::acquire(std::shared_ptr<Exchange> exchange) {
 }
 
 void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
+  if (refused_cross_site(exchange)) return;
   Response error;
   std::optional<json> body = parse_json_body(exchange->request().body, error);
   if (!body) return exchange->respond(std::move(error));
@@ -210,6 +277,7 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
     }
   }
   if (!errors.empty()) return exchange->respond(invalid_request("invalid batch request", errors));
+  exchange->discard_body();  // parsed into `body`: the text and its budget go now
   // Every decision is submitted before any is answered, so those bound for the same store share
   // its calls; answers come back in request order.
   const json& items = (*body)["requests"];
@@ -223,7 +291,7 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
           400, "invalid acquire request at requests[" + std::to_string(i) + "]", parsed.errors);
       continue;
     }
-    requests.push_back(to_request(std::move(*parsed.input)));
+    requests.push_back(to_request(std::move(*parsed.input), exchange->request()));
     positions.push_back(i);
   }
   limiter_.acquire_all(std::move(requests),
@@ -257,6 +325,7 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
 }
 
 void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, bool release) {
+  if (refused_cross_site(exchange)) return;
   Response error;
   std::optional<json> body = parse_json_body(exchange->request().body, error);
   if (!body) return exchange->respond(std::move(error));
@@ -296,6 +365,7 @@ void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange,
                         store::QuotaOperation operation) {
   static constexpr std::string_view kNames[] = {"charge", "refund", "reserve", "settle"};
   const std::string_view name = kNames[static_cast<std::size_t>(operation)];
+  if (refused_cross_site(exchange)) return;
   Response error;
   std::optional<json> body = parse_json_body(exchange->request().body, error);
   if (!body) return exchange->respond(std::move(error));
@@ -389,7 +459,7 @@ void DecisionApi::check(const std::shared_ptr<Exchange>& exchange) {
   }
   if (!errors.empty()) return exchange->respond(invalid_request("invalid check request", errors));
   const std::int64_t cost = input.cost;
-  limiter_.acquire(to_request(std::move(input)),
+  limiter_.acquire(to_request(std::move(input), request),
                    [this, exchange, cost, deny_status](StatusOr<service::Decision> decided) {
                      if (!decided.ok()) return exchange->respond(decision_error(decided.status()));
                      exchange->respond(check_response(*decided, cost, deny_status));
@@ -455,6 +525,22 @@ void DecisionApi::readyz(const std::shared_ptr<Exchange>& exchange) {
 }
 
 void DecisionApi::metrics(const std::shared_ptr<Exchange>& exchange) {
+  if (options_.metrics_access == MetricsAccess::kToken) {
+    constexpr std::string_view kBearer = "Bearer ";
+    const std::string_view presented = exchange->request().header("Authorization").value_or("");
+    // Hashes compared, not tokens: equal lengths, so the time says nothing about the token.
+    const bool granted =
+        !metrics_token_hash_.empty() && presented.size() > kBearer.size() &&
+        iequals(presented.substr(0, kBearer.size()), kBearer) &&
+        auth::constant_time_equals(auth::sha256_hex(presented.substr(kBearer.size())),
+                                   metrics_token_hash_);
+    if (!granted) {
+      Response refusal = problem_response(
+          401, "GET /metrics needs Authorization: Bearer <metrics_token> (metrics: token)");
+      refusal.headers.push_back({"WWW-Authenticate", "Bearer realm=\"sluice-metrics\""});
+      return exchange->respond(std::move(refusal));
+    }
+  }
   std::string body = metrics_.render(&limiter_.metrics());
   if (options_.store_metrics) options_.store_metrics(body);
   exchange->respond({.status = 200,

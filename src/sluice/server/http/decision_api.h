@@ -3,7 +3,9 @@
 // GET /v1/check (nginx auth_request), and the operational GET /healthz, /readyz, /metrics and
 // /openapi.json. A thin adapter over service::Limiter: it parses, hands each decision to the
 // limiter, and answers from the limiter's callback; no I/O thread blocks and no thread pool
-// decides. Everything here is Beast-free.
+// decides. The calls that change state refuse what a browser may send from another site
+// (refuse_cross_site), and /metrics is public, behind a token or off. Everything here is
+// Beast-free.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +28,17 @@
 
 namespace sluice::http {
 
+// Who may read GET /metrics (issue 32: it was open to anyone who could reach the port, and names
+// every policy with its traffic). docs/server.md#metrics.
+enum class MetricsAccess : std::uint8_t {
+  kPublic,  // anyone who reaches the port (Prometheus' default scrape)
+  kToken,   // only with Authorization: Bearer <metrics_token>; else 401
+  kOff,     // no /metrics route (404)
+};
+// "public", "token", "off"; InvalidArgument otherwise.
+StatusOr<MetricsAccess> parse_metrics_access(std::string_view text);
+std::string_view metrics_access_name(MetricsAccess access);
+
 struct DecisionApiOptions {
   // Where GET /v1/check finds its inputs. Names are case-insensitive.
   std::string app_header = "X-Sluice-App";
@@ -46,7 +59,22 @@ struct DecisionApiOptions {
   std::function<Status()> policies_ready;
   // GET /metrics appends what this writes (when set): the stores' own metrics.
   std::function<void(std::string&)> store_metrics;
+  MetricsAccess metrics_access = MetricsAccess::kPublic;
+  std::string metrics_token;  // kToken: the bearer token /metrics asks for (not empty)
+  // The decision calls that change state (acquire, batch, lease release/renew, charge, refund,
+  // reserve, settle) refuse what a browser could send from another site without asking (issue 32
+  // L2): a Content-Type other than application/json (415) and Sec-Fetch-Site: cross-site (403).
+  // True accepts both (a browser page on another site meant to call Sluice directly).
+  bool allow_cross_site = false;
 };
+
+// Issue 32 L2: the answer refusing `request` as a state-changing call a browser may have sent
+// from another site, or nullopt. A page on any site may POST a "simple" request — Content-Type
+// text/plain, application/x-www-form-urlencoded, multipart/form-data, or none — without a CORS
+// preflight, carrying the victim's network position (a tenant charged into debt from a victim's
+// browser); application/json needs a preflight, which Sluice never grants. So: 415 unless the
+// media type is application/json (or a +json type), 403 when Sec-Fetch-Site is cross-site.
+std::optional<Response> refuse_cross_site(const Request& request);
 
 // One acquire request as read from JSON.
 struct AcquireInput {
@@ -85,7 +113,8 @@ class DecisionApi {
   void add_routes(Router& router);
 
  private:
-  static service::AcquireRequest to_request(AcquireInput input);
+  // The limiter's request; `from` names the client (its peer address) for the pending shares.
+  static service::AcquireRequest to_request(AcquireInput input, const Request& from);
   Response decision_response(const service::Decision& decision) const;
   // As above with the decision's policy already looked up (null: no longer there).
   Response decision_response(const service::Decision& decision, const policy::Policy* policy) const;
@@ -103,12 +132,16 @@ class DecisionApi {
   void readyz(const std::shared_ptr<Exchange>& exchange);
   void metrics(const std::shared_ptr<Exchange>& exchange);
 
+  // Answers `exchange` and returns true when refuse_cross_site refuses it (unless allowed).
+  bool refused_cross_site(const std::shared_ptr<Exchange>& exchange) const;
+
   service::Limiter& limiter_;
   const service::PolicyLookup& policies_;
   store::Store& store_;
   Metrics& metrics_;
   DecisionApiOptions options_;
   const Clock& clock_;
+  std::string metrics_token_hash_;  // SHA-256 hex of options_.metrics_token
 };
 
 }  // namespace sluice::http

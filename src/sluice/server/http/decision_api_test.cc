@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -72,9 +74,19 @@ class DecisionApiTest : public ::testing::Test {
     return transport_->last;
   }
 
-  // Hands one request to its handler; the answer may come later (transport_->responses).
+  // Hands one request to its handler; the answer may come later (transport_->responses). A POST
+  // says Content-Type: application/json unless `headers` name a Content-Type (an empty value:
+  // none at all).
   void send(std::string method, std::string path, std::string body,
             std::vector<Header> headers = {}) {
+    const auto type = std::find_if(headers.begin(), headers.end(), [](const Header& header) {
+      return iequals(header.name, "Content-Type");
+    });
+    if (type == headers.end() && method == "POST") {
+      headers.push_back({"Content-Type", "application/json"});
+    } else if (type != headers.end() && type->value.empty()) {
+      headers.erase(type);
+    }
     Request request{
         .method = method, .target = path, .headers = std::move(headers), .body = std::move(body)};
     const std::size_t question = path.find('?');
@@ -399,6 +411,150 @@ TEST_F(DecisionApiTest, OpenApiDocumentIsEmbeddedJson) {
   const json document = json::parse(response.body);
   EXPECT_EQ(document["openapi"], "3.0.3");
   EXPECT_TRUE(document["paths"].contains("/v1/acquire"));
+}
+
+}  // namespace
+}  // namespace sluice::http
+
+namespace sluice::http {
+namespace {
+
+// Issue 32 L2: a page on another site made the victim's browser POST a text/plain acquire
+// (no-cors, no preflight) and charged a tenant into debt. Every state-changing decision call now
+// refuses what a browser sends without a preflight, and Sec-Fetch-Site: cross-site.
+TEST_F(DecisionApiTest, StateChangingCallsRefuseWhatABrowserSendsFromAnotherSite) {
+  const std::string acquire = R"({"app": "checkout", "policy": "demo.api", "key": "victim"})";
+  const std::string charge =
+      R"({"app": "checkout", "policy": "metered.api", "key": "victim", "cost": 5})";
+  const std::string lease = R"({"app": "checkout", "policy": "leased.api", "key": "victim"})";
+  const std::vector<std::pair<std::string, std::string>> calls = {
+      {"/v1/acquire", acquire},
+      {"/v1/acquire/batch", "{\"requests\": [" + acquire + "]}"},
+      {"/v1/leases/abc/release", lease},
+      {"/v1/leases/abc/renew", lease},
+      {"/v1/charge", charge},
+      {"/v1/refund", charge},
+      {"/v1/reserve", charge},
+      {"/v1/settle", R"({"app": "checkout", "policy": "metered.api", "key": "victim",
+                         "cost": 5, "reservation": "r"})"}};
+  // What a page may send with fetch(..., {mode: "no-cors"}) or a form: no preflight.
+  const std::vector<std::string> simple_types = {"text/plain;charset=UTF-8",
+                                                 "application/x-www-form-urlencoded",
+                                                 "multipart/form-data; boundary=x", ""};
+  for (const auto& [path, body] : calls) {
+    for (const std::string& type : simple_types) {
+      SCOPED_TRACE(path + " with Content-Type \"" + type + "\"");
+      const Response refused = call("POST", path, body, {{"Content-Type", type}});
+      EXPECT_EQ(refused.status, 415);
+      EXPECT_EQ(refused.content_type, kProblemJson);
+      EXPECT_NE(refused.body.find("application/json"), std::string::npos) << refused.body;
+    }
+    SCOPED_TRACE(path + " cross-site");
+    const Response cross_site =
+        call("POST", path, body,
+             {{"Content-Type", "application/json"}, {"Sec-Fetch-Site", "cross-site"}});
+    EXPECT_EQ(cross_site.status, 403);
+  }
+  // Nothing was charged: the bucket (capacity 2) and the debt are untouched.
+  const json first = json::parse(call("POST", "/v1/acquire", acquire).body);
+  EXPECT_EQ(first["remaining"], 1);
+  const json balance = json::parse(
+      call("POST", "/v1/refund",
+           R"({"app": "checkout", "policy": "metered.api", "key": "victim", "cost": 0})")
+          .body);
+  EXPECT_EQ(balance["balance"], 10);
+}
+
+TEST_F(DecisionApiTest, JsonTypesAndSameSiteFetchesAreDecided) {
+  const std::string body = R"({"app": "checkout", "policy": "metered.api", "key": "k"})";
+  for (const std::vector<Header>& headers : std::vector<std::vector<Header>>{
+           {{"Content-Type", "application/json; charset=utf-8"}},
+           {{"Content-Type", "Application/JSON"}},
+           {{"Content-Type", "application/vnd.sluice+json"}},
+           {{"Content-Type", "application/json"}, {"Sec-Fetch-Site", "same-origin"}},
+           {{"Content-Type", "application/json"}, {"Sec-Fetch-Site", "same-site"}},
+           {{"Content-Type", "application/json"}, {"Sec-Fetch-Site", "none"}}}) {
+    SCOPED_TRACE(headers.back().name + ": " + headers.back().value);
+    EXPECT_EQ(call("POST", "/v1/acquire", body, headers).status, 200);
+  }
+  // The gateway check is a GET a gateway forwards with the browser's own headers: not refused.
+  EXPECT_EQ(call("GET", "/v1/check", "",
+                 {{"X-Sluice-App", "checkout"},
+                  {"X-Sluice-Policy", "metered.api"},
+                  {"X-Sluice-Key", "k"},
+                  {"Sec-Fetch-Site", "cross-site"}})
+                .status,
+            200);
+}
+
+TEST(DecisionApiCrossSiteTest, AllowCrossSiteAcceptsAnyContentTypeAndSite) {
+  ManualClock clock(kEpoch);
+  store::MemoryStore store(clock);
+  service::StaticPolicyLookup lookup({parse_policy(
+      R"({"name": "p", "apps": ["*"], "limits": [{"algorithm": "fixed_window", "limit": 5,
+          "window": "1m"}]})")});
+  service::Limiter limiter(store, &store, {.policies = &lookup});
+  Metrics metrics;
+  DecisionApi api(limiter, lookup, store, metrics, {.allow_cross_site = true});
+  Router router;
+  api.add_routes(router);
+  Router::Match match = router.match("POST", "/v1/acquire");
+  ASSERT_NE(match.handler, nullptr);
+  auto transport = std::make_shared<FakeTransport>(clock);
+  (*match.handler)(std::make_shared<Exchange>(
+      Request{.method = "POST",
+              .target = "/v1/acquire",
+              .path = "/v1/acquire",
+              .headers = {{"Content-Type", "text/plain"}, {"Sec-Fetch-Site", "cross-site"}},
+              .body = R"({"app": "a", "policy": "p", "key": "k"})"},
+      PathParams{}, transport));
+  EXPECT_EQ(transport->last.status, 200) << transport->last.body;
+}
+
+// Issue 32 (info): /metrics was open to anyone who reached the port. metrics: public | token |
+// off.
+TEST(DecisionApiMetricsTest, MetricsArePublicBehindATokenOrOff) {
+  ManualClock clock(kEpoch);
+  store::MemoryStore store(clock);
+  service::StaticPolicyLookup lookup({});
+  service::Limiter limiter(store, &store, {.policies = &lookup});
+  Metrics metrics;
+  const auto scrape = [&](const DecisionApiOptions& options,
+                          std::vector<Header> headers) -> std::optional<Response> {
+    DecisionApi api(limiter, lookup, store, metrics, options);
+    Router router;
+    api.add_routes(router);
+    Router::Match match = router.match("GET", "/metrics");
+    if (match.handler == nullptr) return std::nullopt;
+    auto transport = std::make_shared<FakeTransport>(clock);
+    (*match.handler)(std::make_shared<Exchange>(
+        Request{.method = "GET", .target = "/metrics", .path = "/metrics", .headers = headers},
+        PathParams{}, transport));
+    return transport->last;
+  };
+  EXPECT_EQ(scrape({}, {})->status, 200);
+  EXPECT_FALSE(scrape({.metrics_access = MetricsAccess::kOff}, {}).has_value());
+  const DecisionApiOptions token{.metrics_access = MetricsAccess::kToken,
+                                 .metrics_token = "s3cret-scrape-token"};
+  const std::optional<Response> anonymous = scrape(token, {});
+  EXPECT_EQ(anonymous->status, 401);
+  const auto challenge =
+      std::find_if(anonymous->headers.begin(), anonymous->headers.end(),
+                   [](const Header& header) { return header.name == "WWW-Authenticate"; });
+  ASSERT_NE(challenge, anonymous->headers.end());
+  EXPECT_TRUE(challenge->value.starts_with("Bearer"));
+  for (const char* wrong : {"Bearer s3cret-scrape-toke", "Bearer s3cret-scrape-token2",
+                            "Basic s3cret-scrape-token", "s3cret-scrape-token", "Bearer "}) {
+    SCOPED_TRACE(wrong);
+    EXPECT_EQ(scrape(token, {{"Authorization", wrong}})->status, 401);
+  }
+  const std::optional<Response> granted =
+      scrape(token, {{"Authorization", "Bearer s3cret-scrape-token"}});
+  EXPECT_EQ(granted->status, 200);
+  EXPECT_NE(granted->body.find("sluice_"), std::string::npos);
+
+  EXPECT_EQ(*parse_metrics_access("token"), MetricsAccess::kToken);
+  EXPECT_EQ(parse_metrics_access("private").status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

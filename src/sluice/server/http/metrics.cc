@@ -82,6 +82,12 @@ void write_connection_metrics(std::string& out, const HttpServer::ConnectionStat
   write_unlabelled(out, "sluice_access_log_dropped_total", "counter",
                    "Access-log lines dropped because stderr did not keep up (8 MiB were waiting).",
                    stats.access_log_dropped);
+  write_unlabelled(out, "sluice_http_buffered_body_bytes", "gauge",
+                   "Request-body bytes held in memory against max_buffered_body_bytes.",
+                   stats.buffered_body_bytes);
+  write_unlabelled(out, "sluice_http_body_budget_refusals_total", "counter",
+                   "Request bodies refused (503) because max_buffered_body_bytes was held.",
+                   stats.body_budget_refusals);
 }
 
 }  // namespace sluice::http

@@ -48,7 +48,8 @@ class Metrics {
 //   sluice_memory_store_expirations_total   subjects dropped because their state expired
 void write_memory_store_metrics(std::string& out, const store::MemoryStoreStats& stats);
 
-// The HTTP server's connections: open now, and evicted or refused at its caps.
+// The HTTP server's connections: open now, and evicted or refused at its caps; the request-body
+// budget: bytes held now, bodies refused at it.
 void write_connection_metrics(std::string& out, const HttpServer::ConnectionStats& stats);
 
 }  // namespace sluice::http

@@ -21,6 +21,38 @@ bool is_param(std::string_view segment) {
 
 }  // namespace
 
+bool BodyBudget::try_take(std::size_t bytes) {
+  std::size_t now = used_.load(std::memory_order_relaxed);
+  do {
+    if (bytes > limit_ || now > limit_ - bytes) {
+      refusals_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+  } while (!used_.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
+  return true;
+}
+
+BodyCharge& BodyCharge::operator=(BodyCharge&& other) noexcept {
+  if (this != &other) {
+    reset();
+    budget_ = std::move(other.budget_);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+bool BodyCharge::grow_to(std::size_t bytes) {
+  if (!budget_ || bytes <= bytes_) return true;
+  if (!budget_->try_take(bytes - bytes_)) return false;
+  bytes_ = bytes;
+  return true;
+}
+
+void BodyCharge::reset() {
+  if (budget_ && bytes_ > 0) budget_->give_back(bytes_);
+  bytes_ = 0;
+}
+
 std::string_view Exchange::param(std::string_view name) const {
   for (const auto& [key, value] : params_) {
     if (key == name) return value;

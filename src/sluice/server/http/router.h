@@ -4,7 +4,10 @@
 // that block, so the decision API and the (later) admin API live in their own files.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -30,14 +33,64 @@ class Transport {
 
 using PathParams = std::vector<std::pair<std::string, std::string>>;
 
+// The bytes of request bodies the server holds in memory, across all connections, at most
+// (HttpServerOptions::max_buffered_body_bytes; issue 32 M8). Thread-safe.
+class BodyBudget {
+ public:
+  explicit BodyBudget(std::size_t limit) : limit_(limit) {}
+  // Takes `bytes` when they fit under the limit; false, nothing taken (and counted), otherwise.
+  bool try_take(std::size_t bytes);
+  void give_back(std::size_t bytes) { used_.fetch_sub(bytes, std::memory_order_relaxed); }
+  std::size_t used() const { return used_.load(std::memory_order_relaxed); }
+  std::size_t limit() const { return limit_; }
+  std::uint64_t refusals() const { return refusals_.load(std::memory_order_relaxed); }
+
+ private:
+  const std::size_t limit_;
+  std::atomic<std::size_t> used_{0};
+  std::atomic<std::uint64_t> refusals_{0};
+};
+
+// What one request body holds of a BodyBudget, given back when reset or destroyed (on any
+// thread). Holds the budget alive, so it may outlive the server. Move-only.
+class BodyCharge {
+ public:
+  BodyCharge() = default;
+  explicit BodyCharge(std::shared_ptr<BodyBudget> budget) : budget_(std::move(budget)) {}
+  BodyCharge(BodyCharge&& other) noexcept
+      : budget_(std::move(other.budget_)), bytes_(std::exchange(other.bytes_, 0)) {}
+  BodyCharge& operator=(BodyCharge&& other) noexcept;
+  ~BodyCharge() { reset(); }
+
+  // Holds `bytes` in all (takes the difference when more); false when the budget cannot give it
+  // (what is held stays held). Without a budget: always true.
+  bool grow_to(std::size_t bytes);
+  // Gives everything back.
+  void reset();
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  std::shared_ptr<BodyBudget> budget_;
+  std::size_t bytes_ = 0;
+};
+
 class Exchange {
  public:
-  Exchange(Request request, PathParams params, std::shared_ptr<Transport> transport)
+  Exchange(Request request, PathParams params, std::shared_ptr<Transport> transport,
+           BodyCharge body_charge = {})
       : request_(std::move(request)),
         params_(std::move(params)),
-        transport_(std::move(transport)) {}
+        transport_(std::move(transport)),
+        body_charge_(std::move(body_charge)) {}
 
   const Request& request() const { return request_; }
+  // Frees the request's body and its share of the body budget, for a handler that has read it
+  // and keeps the exchange a while (a decision waiting for its answer). Only on the thread that
+  // called the handler, before it hands the exchange to another.
+  void discard_body() {
+    request_.body = std::string();
+    body_charge_.reset();
+  }
   // The decoded path parameter `name` ("" when the pattern has none).
   std::string_view param(std::string_view name) const;
 
@@ -51,6 +104,7 @@ class Exchange {
   Request request_;
   PathParams params_;
   std::shared_ptr<Transport> transport_;
+  BodyCharge body_charge_;
 };
 
 // Must eventually call exchange->respond exactly once.

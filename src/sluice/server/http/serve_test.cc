@@ -33,6 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using test::http_request;
+using test::RawConnection;
 using test::RawResponse;
 
 std::string read_file(const fs::path& path) {
@@ -219,6 +220,48 @@ TEST(ServeTest, DefaultsServeTheDemoPolicyOnLocalhost8080) {
   EXPECT_EQ(response->status, 200);
   EXPECT_EQ(json::parse(response->body)["limit"], 5);
   EXPECT_NE((*serve)->log().find("\"store\":\"memory\""), std::string::npos);
+}
+
+// Issue 32 (L2, info, M6, M8) as `sluice serve` sets them: /metrics behind a token, cross-site
+// decision calls refused by default, and the new bounds refused with an error naming the field.
+TEST(ServeTest, MetricsTokenCrossSiteRefusalAndTheNewBoundsAreSettings) {
+  StatusOr<std::unique_ptr<Serve>> serve =
+      Serve::start({"--metrics", "token", "--metrics-token", "scrape-me"});
+  ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+  const std::uint16_t port = (*serve)->port();
+  EXPECT_EQ(http_request(port, "GET", "/metrics")->status, 401);
+  StatusOr<RawResponse> scraped =
+      http_request(port, "GET", "/metrics", {}, {{"Authorization", "Bearer scrape-me"}});
+  ASSERT_TRUE(scraped.ok());
+  EXPECT_EQ(scraped->status, 200);
+  EXPECT_NE(scraped->body.find("sluice_http_buffered_body_bytes 0"), std::string::npos);
+  EXPECT_EQ(scraped->header("X-Content-Type-Options"), "nosniff");
+  // What a page on another site can send without a preflight: refused.
+  StatusOr<RawConnection> form = RawConnection::open(port);
+  ASSERT_TRUE(form.ok());
+  const std::string body = acquire_body("victim");
+  ASSERT_TRUE(form->send("POST /v1/acquire HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
+                         "Content-Length: " +
+                         std::to_string(body.size()) + "\r\n\r\n" + body)
+                  .ok());
+  EXPECT_EQ(form->read()->status, 415);
+  EXPECT_EQ(
+      http_request(port, "POST", "/v1/acquire", body, {{"Sec-Fetch-Site", "cross-site"}})->status,
+      403);
+  EXPECT_EQ(http_request(port, "POST", "/v1/acquire", body)->status, 200);
+
+  const Ran no_token = run({SLUICE_BINARY, "serve", "--metrics", "token"});
+  EXPECT_EQ(no_token.code, 2);
+  EXPECT_NE(no_token.err.find("metrics_token"), std::string::npos) << no_token.err;
+  const Ran small_budget = run({SLUICE_BINARY, "serve", "--listen", "127.0.0.1:0",
+                                "--max-buffered-body-bytes", "1000", "--max-body-bytes", "2000"});
+  EXPECT_EQ(small_budget.code, 2);
+  EXPECT_NE(small_budget.err.find("max_buffered_body_bytes"), std::string::npos)
+      << small_budget.err;
+  const Ran printed = run({SLUICE_BINARY, "serve", "--metrics", "off", "--print-config"});
+  EXPECT_NE(printed.out.find("metrics: \"off\""), std::string::npos) << printed.out;
+  EXPECT_NE(printed.out.find("max_pending_per_client: \"0\""), std::string::npos);
+  EXPECT_NE(printed.out.find("allow_cross_site_decisions: \"false\""), std::string::npos);
 }
 
 TEST(ServeTest, SigtermDrainsAndExitsZero) {

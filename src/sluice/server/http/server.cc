@@ -217,8 +217,11 @@ class HttpServer::Impl {
             .evicted = evicted_.load(),
             .refused = refused_.load(),
             .tls_handshake_failures = tls_failures_.load(),
-            .access_log_dropped = stderr_log_ ? stderr_log_->dropped() : 0};
+            .access_log_dropped = stderr_log_ ? stderr_log_->dropped() : 0,
+            .buffered_body_bytes = body_budget_ ? body_budget_->used() : 0,
+            .body_budget_refusals = body_budget_ ? body_budget_->refusals() : 0};
   }
+  const std::shared_ptr<BodyBudget>& body_budget() const { return body_budget_; }
   // Null: plain HTTP.
   asio::ssl::context* tls_context() const { return tls_context_.get(); }
   // The Strict-Transport-Security value for responses over TLS; empty: none.
@@ -257,6 +260,7 @@ class HttpServer::Impl {
   std::atomic<std::uint64_t> refused_{0};
   std::atomic<std::uint64_t> tls_failures_{0};
   std::shared_ptr<asio::ssl::context> tls_context_;
+  std::shared_ptr<BodyBudget> body_budget_;  // set by start(); shared with the bodies' charges
   std::string hsts_;
   std::size_t max_connections_ = 0;
   std::size_t max_per_peer_ = 0;
@@ -274,7 +278,10 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   using TimePoint = std::chrono::steady_clock::time_point;
 
   Connection(Impl& server, Worker& worker, tcp::socket socket)
-      : server_(server), worker_(worker), socket_(std::move(socket)) {
+      : server_(server),
+        worker_(worker),
+        socket_(std::move(socket)),
+        body_charge_(server.body_budget()) {
     error_code ec;
     const tcp::endpoint peer = socket_.remote_endpoint(ec);
     if (!ec) {
@@ -313,6 +320,7 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   void close() {
     if (closed_) return;
     closed_ = true;
+    body_charge_.reset();
     worker_.connections.erase(this);
     server_.closed(peer_);
     // Over TLS without close_notify: every response states its length, so a cut after it
@@ -353,7 +361,10 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   void parse();
   // Answers a request that could not be read, then closes.
   void fail(const error_code& ec);
-  void fail(int status, std::string detail);
+  void fail(int status, std::string detail, std::vector<Header> headers = {});
+  // Charges the body budget for the body being read (see HttpServerOptions::
+  // max_buffered_body_bytes); false when it does not fit.
+  bool charge_body();
   // Refuses a message whose unparsed remainder outgrew its bound (see parse()).
   void fail_framing();
   // Beast's per-chunk callback (held by reference, so it lives here): counts extension bytes.
@@ -372,6 +383,8 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
         on_chunk_header(size, extensions, ec);
       };
   std::size_t chunk_extension_bytes_ = 0;  // in the message being read
+  BodyCharge body_charge_;                 // what the body being read holds of the budget
+  bool body_sized_ = false;                // its Content-Length has been charged
   std::string head_;                       // the response's status line and headers
   std::string body_;
   std::string peer_ = "-";    // the client's address
@@ -468,15 +481,27 @@ void HttpServer::Impl::Connection::parse() {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(server_.options().max_header_bytes));
     parser_->body_limit(server_.options().max_body_bytes);
-    parser_->eager(true);
+    // Not eager until the headers are in: put() then stops after them, so the body is charged
+    // to the budget (charge_body) before Beast reserves its Content-Length.
+    parser_->eager(false);
     parser_->on_chunk_header(chunk_header_callback_);
     chunk_extension_bytes_ = 0;
+    body_sized_ = false;
     set_deadline(server_.options().read_timeout);
   }
   while (buffer_.size() > 0 && !parser_->is_done()) {
     error_code ec;
     const std::size_t used = parser_->put(buffer_.data(), ec);
     buffer_.consume(used);
+    if (ec && ec != bhttp::error::need_more) return fail(ec);
+    // After every step, so a chunked body that grows is charged before the next read.
+    if (parser_->is_header_done() && !charge_body()) {
+      return fail(503,
+                  "request bodies held in memory have reached max_buffered_body_bytes (" +
+                      std::to_string(server_.options().max_buffered_body_bytes) +
+                      " bytes); retry shortly",
+                  {{"Retry-After", "1"}});
+    }
     if (ec == bhttp::error::need_more) {
       // What Beast leaves unconsumed is one incomplete element it parses only whole: the request
       // line and headers, a chunk-size line with its extensions, or the trailer section. Body
@@ -488,7 +513,6 @@ void HttpServer::Impl::Connection::parse() {
       }
       break;
     }
-    if (ec) return fail(ec);
   }
   if (parser_->is_done()) return handle(parser_->release());
   if (parser_->is_header_done() && !continue_sent_) {
@@ -505,6 +529,19 @@ void HttpServer::Impl::Connection::parse() {
     }
   }
   read_more();
+}
+
+bool HttpServer::Impl::Connection::charge_body() {
+  std::size_t held = parser_->get().body().capacity();
+  if (!body_sized_) {
+    body_sized_ = true;
+    parser_->eager(true);
+    if (const auto length = parser_->content_length()) {
+      held = std::max(held, static_cast<std::size_t>(*length));  // ≤ body_limit, checked by Beast
+    }
+  }
+  const std::size_t small = server_.options().small_body_bytes;
+  return body_charge_.grow_to(held > small ? held - small : 0);
 }
 
 void HttpServer::Impl::Connection::on_chunk_header(std::uint64_t /*size*/,
@@ -544,7 +581,8 @@ void HttpServer::Impl::Connection::fail(const error_code& ec) {
   fail(400, "malformed HTTP request: " + ec.message());
 }
 
-void HttpServer::Impl::Connection::fail(int status, std::string detail) {
+void HttpServer::Impl::Connection::fail(int status, std::string detail,
+                                        std::vector<Header> headers) {
   method_ = "-";
   path_ = "-";
   request_id_ = new_request_id();
@@ -554,11 +592,14 @@ void HttpServer::Impl::Connection::fail(int status, std::string detail) {
   version_ = 11;
   started_ = steady_micros();
   Response response = problem_response(status, detail);
+  response.headers = std::move(headers);
   response.close = true;
   write(std::move(response));
 }
 
 void HttpServer::Impl::Connection::handle(BeastRequest beast_request) {
+  // The body's charge goes with it: to the exchange, or away with it at the end of this call.
+  BodyCharge body_charge = std::exchange(body_charge_, BodyCharge(server_.body_budget()));
   deadline_ = kNever;  // the handler may wait (a store call, a timer): no read timeout now
   answered_once_ = true;
   started_ = steady_micros();
@@ -594,9 +635,9 @@ void HttpServer::Impl::Connection::handle(BeastRequest beast_request) {
     }
     return write(problem_response(404, "no such endpoint: " + path_));
   }
-  auto exchange =
-      std::make_shared<Exchange>(std::move(request), std::move(match.params),
-                                 std::make_shared<ConnectionTransport>(shared_from_this()));
+  auto exchange = std::make_shared<Exchange>(
+      std::move(request), std::move(match.params),
+      std::make_shared<ConnectionTransport>(shared_from_this()), std::move(body_charge));
   try {
     (*match.handler)(exchange);
   } catch (const std::exception& e) {
@@ -630,11 +671,15 @@ void HttpServer::Impl::Connection::write(Response response) {
     head_.append("\r\nContent-Length: ").append(std::to_string(response.body.size()));
   }
   head_.append("\r\nX-Request-Id: ").append(request_id_);
+  // Every answer says what it is: no browser sniffs a JSON body (or a reflected value in it)
+  // into HTML or script.
+  head_.append("\r\nX-Content-Type-Options: nosniff");
   if (tls_ && !server_.hsts().empty()) {
     head_.append("\r\nStrict-Transport-Security: ").append(server_.hsts());
   }
   for (const Header& header : response.headers) {
     if (!header_safe(header.name) || !header_safe(header.value)) continue;
+    if (iequals(header.name, "X-Content-Type-Options")) continue;  // sent above, once
     head_.append("\r\n").append(header.name).append(": ").append(header.value);
   }
   if (!keep_alive) {
@@ -678,6 +723,11 @@ Status HttpServer::Impl::start() {
     return invalid_argument("max_header_bytes: must be between 1 and 4294967295");
   }
   if (options_.read_timeout <= 0) return invalid_argument("read_timeout: must be positive");
+  if (options_.max_buffered_body_bytes < options_.max_body_bytes) {
+    return invalid_argument("max_buffered_body_bytes: must be at least max_body_bytes (" +
+                            std::to_string(options_.max_body_bytes) + ")");
+  }
+  body_budget_ = std::make_shared<BodyBudget>(options_.max_buffered_body_bytes);
   if (options_.idle_timeout <= 0) return invalid_argument("idle_timeout: must be positive");
   if (options_.first_request_timeout <= 0) {
     return invalid_argument("first_request_timeout: must be positive");
