@@ -196,15 +196,17 @@ StatusOr<std::string> FakeAccountRepository::password_hash(std::string_view user
   return it->second.password_hash;
 }
 
-Status FakeAccountRepository::set_password_hash(std::string_view user,
-                                                std::string_view password_hash) {
+StatusOr<std::size_t> FakeAccountRepository::change_password_hash(std::string_view user,
+                                                                  std::string_view password_hash,
+                                                                  auth::TokenRevocation tokens) {
   std::lock_guard lock(mutex_);
   if (!failure_.ok()) return failure_;
   const auto it = users_.find(user);
   if (it == users_.end()) return not_found("no user named " + std::string(user));
   it->second.password_hash = std::string(password_hash);
   it->second.user.generation = ++last_generation_;
-  return {};
+  if (tokens == auth::TokenRevocation::kKeep) return std::size_t{0};
+  return std::erase_if(tokens_, [user](const auto& entry) { return entry.second.user == user; });
 }
 
 StatusOr<std::vector<User>> FakeAccountRepository::list_users() {
@@ -280,10 +282,23 @@ Status FakeAccountRepository::delete_app(std::string_view name) {
   return {};
 }
 
-Status FakeAccountRepository::create_token(const TokenRecord& token) {
+Status FakeAccountRepository::insert_token(const TokenRecord& token,
+                                           const auth::TokenInsertChecks& checks) {
   std::lock_guard lock(mutex_);
   if (!failure_.ok()) return failure_;
   if (!users_.contains(token.user)) return not_found("no user named " + token.user);
+  if (checks.issuer) {
+    const auto issuer = users_.find(checks.issuer->user);
+    if (issuer == users_.end() || issuer->second.user.generation != checks.issuer->generation) {
+      return Status(StatusCode::kAborted, "the account of " + checks.issuer->user + " changed");
+    }
+  }
+  if (checks.max_tokens_per_user > 0 &&
+      static_cast<std::size_t>(std::count_if(tokens_.begin(), tokens_.end(), [&](const auto& e) {
+        return e.second.user == token.user;
+      })) >= checks.max_tokens_per_user) {
+    return auth::too_many_tokens(token.user, checks.max_tokens_per_user);
+  }
   if (tokens_.contains(token.id)) return already_exists("token " + token.id + " already exists");
   tokens_[token.id] = token;
   return {};

@@ -57,3 +57,17 @@ export async function api(method, path, body) {
 }
 
 export const enc = encodeURIComponent;
+
+// Every entry of a paginated listing (GET /v1/users, GET /v1/tokens: {[key]: [...], next_cursor}),
+// following next_cursor page by page.
+export async function apiAll(path, key) {
+  const out = [];
+  let cursor = '';
+  for (;;) {
+    const sep = path.includes('?') ? '&' : '?';
+    const page = await api('GET', cursor ? `${path}${sep}cursor=${enc(cursor)}` : path);
+    out.push(...(page[key] ?? []));
+    if (!page.next_cursor) return out;
+    cursor = page.next_cursor;
+  }
+}

@@ -35,6 +35,7 @@
 #include "sluice/core/log_throttle.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/policy_files.h"
+#include "sluice/policy/sql/database_url.h"
 #include "sluice/policy/yaml_text.h"
 #include "sluice/server/grpc/grpc_server.h"
 #include "sluice/server/http/admin_api.h"
@@ -568,7 +569,11 @@ std::string print_settings(const ServeSettings& s) {
       out += "\n";
       for (const std::string& f : s.policy_files) out += "  - " + f + "\n";
     } else {
-      const nlohmann::json value = setting.show(s);
+      // URLs that may carry a password show it masked (issue 32, L4): the output ends up in
+      // terminals, tickets and CI logs.
+      const bool may_hold_password = setting.key == "redis" || setting.key == "policies";
+      const nlohmann::json value =
+          may_hold_password ? policy::sql::redact_database_url(setting.show(s)) : setting.show(s);
       out += setting.key + ": " + value.dump() + "\n";
     }
   }

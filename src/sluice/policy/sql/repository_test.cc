@@ -157,6 +157,48 @@ INSTANTIATE_TEST_SUITE_P(Backends, RepositoryTest,
                            return test::sql_backend_name(test.param);
                          });
 
+// Issue 32 M1/M9: a token is inserted only while its issuer's generation is the one it was
+// authenticated with and its user holds fewer than the cap, checked in the insert's transaction;
+// a password change with kRevokeAll deletes the user's tokens in its own transaction.
+TEST_P(RepositoryTest, TokenInsertsCheckTheIssuerAndTheCapInTheirTransaction) {
+  ASSERT_OK(accounts().create_user({.name = "bob"}, "hash-1"));
+  StatusOr<auth::User> bob = accounts().get_user("bob");
+  ASSERT_OK(bob);
+  const std::string secret_hash(64, 'f');
+  const auth::TokenIssuer as_bob{.user = "bob", .generation = bob->generation};
+  ASSERT_OK(accounts().insert_token({.id = "t1", .user = "bob", .secret_hash = secret_hash},
+                                    {.issuer = as_bob, .max_tokens_per_user = 2}));
+  ASSERT_OK(accounts().insert_token({.id = "t2", .user = "bob", .secret_hash = secret_hash},
+                                    {.issuer = as_bob, .max_tokens_per_user = 2}));
+  EXPECT_EQ(accounts()
+                .insert_token({.id = "t3", .user = "bob", .secret_hash = secret_hash},
+                              {.issuer = as_bob, .max_tokens_per_user = 2})
+                .code(),
+            StatusCode::kResourceExhausted);
+  StatusOr<std::size_t> revoked =
+      accounts().change_password_hash("bob", "hash-2", auth::TokenRevocation::kRevokeAll);
+  ASSERT_OK(revoked);
+  EXPECT_EQ(*revoked, 2u);
+  // bob's old credential: refused, and nothing stored.
+  EXPECT_EQ(
+      accounts()
+          .insert_token({.id = "t4", .user = "bob", .secret_hash = secret_hash}, {.issuer = as_bob})
+          .code(),
+      StatusCode::kAborted);
+  EXPECT_EQ(accounts()
+                .insert_token({.id = "t5", .user = "bob", .secret_hash = secret_hash},
+                              {.issuer = auth::TokenIssuer{.user = "nobody", .generation = 1}})
+                .code(),
+            StatusCode::kAborted);
+  StatusOr<std::vector<auth::TokenRecord>> left = accounts().list_tokens("bob");
+  ASSERT_OK(left);
+  EXPECT_TRUE(left->empty());
+  StatusOr<std::size_t> kept =
+      accounts().change_password_hash("bob", "hash-3", auth::TokenRevocation::kKeep);
+  ASSERT_OK(kept);
+  EXPECT_EQ(*kept, 0u);
+}
+
 TEST_P(RepositoryTest, CreateStoresEveryFieldAndSetsTheAuditFields) {
   Policy policy = make_policy("orders.create", {"checkout", "mobile"});
   policy.mode = Mode::kShadow;

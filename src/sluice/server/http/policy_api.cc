@@ -229,8 +229,13 @@ void AdminApi::policy_history(Exchange& exchange, const Principal& caller) {
       !s.ok()) {
     return respond_error(exchange, s);
   }
+  // Only the documents the caller may read: the name may have belonged to other apps before.
+  const std::vector<policy::PolicyChange> readable =
+      policy::readable_changes(*history, [&](const std::vector<std::string>& listed) {
+        return auth::can_read_policy(caller.user, listed);
+      });
   json changes = json::array();
-  for (const policy::PolicyChange& change : *history) {
+  for (const policy::PolicyChange& change : readable) {
     changes.push_back(policy::change_to_json(change));
   }
   exchange.respond(json_response(200, {{"policy", name}, {"changes", std::move(changes)}}));
