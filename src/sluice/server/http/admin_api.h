@@ -107,6 +107,10 @@ class AdminApi {
   void update_policy(Exchange& exchange, const Principal& caller);
   void delete_policy(Exchange& exchange, const Principal& caller);
   void policy_history(Exchange& exchange, const Principal& caller);
+  // OK, or an error after answering 400: a caller who is not an admin may not save a policy
+  // whose descriptor path overlaps that of a policy for any app ("*").
+  Status check_descriptor_path(Exchange& exchange, const Principal& caller,
+                               const policy::Policy& wanted);
   // Cumulative decision counts of the policies the caller may read (the console's live rates).
   void decision_stats(Exchange& exchange, const Principal& caller);
   // One policy's per-second decision counts over the last minutes (the console's live chart).
@@ -169,6 +173,9 @@ Status authorize_on_policy(const auth::User& caller, auth::Operation operation,
 
 // The 429 of a call that needs a password hash while every KDF slot is busy.
 Response kdf_busy();
+
+// The 403 of creating a policy under a name held by one the caller may not read.
+Status name_not_available(std::string_view name);
 
 // The 403 of a call made before `user`, signed in with a one-time password, chose a new one.
 Status password_change_pending(std::string_view user);

@@ -383,6 +383,52 @@ TEST_F(AdminApiTest, ARecreatedNameShowsOnlyTheHistoryTheCallerMayRead) {
   EXPECT_EQ(body(call(root, "GET", "/v1/policies/salaries.export/history"))["changes"].size(), 3u);
 }
 
+// Issue 32 L3: creating a policy under a name held by another app's policy answered 409 "already
+// exists" while GET said 404. Now the caller who may not read it gets a 403 that says no more.
+TEST_F(AdminApiTest, ATakenNameOfAnUnreadablePolicyIsNotSaidToExist) {
+  ASSERT_TRUE(stores_.accounts->create_app({.name = "payroll"}).ok());
+  json hidden = checkout_policy("salaries.export");
+  hidden["apps"] = {"payroll"};
+  ASSERT_EQ(call(bearer("root"), "POST", "/v1/policies", hidden).status, 201);
+  const Caller alice = bearer("alice");
+  EXPECT_EQ(call(alice, "GET", "/v1/policies/salaries.export").status, 404);
+  RawResponse taken = call(alice, "POST", "/v1/policies", checkout_policy("salaries.export"));
+  EXPECT_EQ(taken.status, 403) << taken.body;
+  EXPECT_EQ(taken.body.find("exist"), std::string::npos) << taken.body;
+  EXPECT_EQ(taken.body.find("payroll"), std::string::npos) << taken.body;
+  // A name held by a policy the caller may read: the plain conflict.
+  ASSERT_EQ(call(alice, "POST", "/v1/policies", checkout_policy("orders.mine")).status, 201);
+  EXPECT_EQ(call(alice, "POST", "/v1/policies", checkout_policy("orders.mine")).status, 409);
+}
+
+// Issue 32 L6: an owner's `unlimited` policy on the descriptor path of an admin's "*" policy
+// switched that limit off in the owner's domain (the domain's tree is matched first).
+TEST_F(AdminApiTest, AnAppPolicyMayNotReplaceAnAnyAppPolicysDescriptorPath) {
+  json everyone = checkout_policy("api.global");
+  everyone["apps"] = {"*"};
+  everyone["descriptors"] = {{"entries", {{{"key", "path"}, {"value", "/api/*"}}}}};
+  ASSERT_EQ(call(bearer("root"), "POST", "/v1/policies", everyone).status, 201);
+  const Caller alice = bearer("alice");
+  json unlimited = {{"name", "api.checkout"},
+                    {"apps", {"checkout"}},
+                    {"descriptors",
+                     {{"entries", {{{"key", "path"}, {"value", "/api/orders"}}}},
+                      {"unlimited", true}}}};
+  RawResponse refused = call(alice, "POST", "/v1/policies", unlimited);
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(body(refused)["errors"][0]["field"], "descriptors.entries") << refused.body;
+  EXPECT_NE(refused.body.find("api.global"), std::string::npos);
+  // Nor by an update of a policy saved on another path.
+  json elsewhere = unlimited;
+  elsewhere["descriptors"]["entries"][0]["value"] = "/internal";
+  RawResponse created = call(alice, "POST", "/v1/policies", elsewhere);
+  ASSERT_EQ(created.status, 201) << created.body;
+  unlimited["version"] = 1;
+  EXPECT_EQ(call(alice, "PUT", "/v1/policies/api.checkout", unlimited).status, 400);
+  // An admin may (and owns the "*" policy's intent).
+  EXPECT_EQ(call(bearer("root"), "PUT", "/v1/policies/api.checkout", unlimited).status, 200);
+}
+
 TEST_F(AdminApiTest, PerAppRolesAreEnforcedAndRefusalsChangeNothing) {
   const Caller root = bearer("root");
   const Caller alice = bearer("alice");
