@@ -242,11 +242,11 @@ TEST(DescriptorPathsOverlap, LevelByLevelByKeyAndValue) {
     const std::vector<E>& b;
     bool overlap;
   };
-  for (const Case& c : {Case{any_path, orders, true}, Case{api, orders, true},
-                        Case{api, internal, false}, Case{orders, internal, false},
-                        Case{api, api, true}, Case{any_path, two, false},
-                        Case{api, std::vector<E>{{.key = "host", .value = "/api/x"}}, false},
-                        Case{api, std::vector<E>{{.key = "path", .value = "/a*"}}, true}}) {
+  for (const Case& c :
+       {Case{any_path, orders, true}, Case{api, orders, true}, Case{api, internal, false},
+        Case{orders, internal, false}, Case{api, api, true}, Case{any_path, two, false},
+        Case{api, std::vector<E>{{.key = "host", .value = "/api/x"}}, false},
+        Case{api, std::vector<E>{{.key = "path", .value = "/a*"}}, true}}) {
     SCOPED_TRACE(testing::Message() << c.a.size() << " vs " << c.b.size());
     EXPECT_EQ(descriptor_paths_overlap(c.a, c.b), c.overlap);
     EXPECT_EQ(descriptor_paths_overlap(c.b, c.a), c.overlap);

@@ -409,11 +409,11 @@ TEST_F(AdminApiTest, AnAppPolicyMayNotReplaceAnAnyAppPolicysDescriptorPath) {
   everyone["descriptors"] = {{"entries", {{{"key", "path"}, {"value", "/api/*"}}}}};
   ASSERT_EQ(call(bearer("root"), "POST", "/v1/policies", everyone).status, 201);
   const Caller alice = bearer("alice");
-  json unlimited = {{"name", "api.checkout"},
-                    {"apps", {"checkout"}},
-                    {"descriptors",
-                     {{"entries", {{{"key", "path"}, {"value", "/api/orders"}}}},
-                      {"unlimited", true}}}};
+  json unlimited = {
+      {"name", "api.checkout"},
+      {"apps", {"checkout"}},
+      {"descriptors",
+       {{"entries", {{{"key", "path"}, {"value", "/api/orders"}}}}, {"unlimited", true}}}};
   RawResponse refused = call(alice, "POST", "/v1/policies", unlimited);
   EXPECT_EQ(refused.status, 400) << refused.body;
   EXPECT_EQ(body(refused)["errors"][0]["field"], "descriptors.entries") << refused.body;

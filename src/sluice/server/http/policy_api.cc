@@ -66,8 +66,7 @@ std::optional<FieldError> replaces_any_app_policy(const auth::User& caller, cons
   for (const Policy& other : stored) {
     if (other.name == wanted.name || !other.enabled || !other.descriptors) continue;
     if (std::find(other.apps.begin(), other.apps.end(), "*") == other.apps.end()) continue;
-    if (policy::descriptor_paths_overlap(wanted.descriptors->entries,
-                                         other.descriptors->entries)) {
+    if (policy::descriptor_paths_overlap(wanted.descriptors->entries, other.descriptors->entries)) {
       return FieldError{"descriptors.entries",
                         "overlaps the descriptor path of policy " + other.name +
                             ", which applies to every app (\"*\"): a policy of some apps may "
