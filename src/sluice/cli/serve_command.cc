@@ -80,6 +80,8 @@ struct ServeSettings {
   std::int64_t max_sessions_per_user = 20;
   std::int64_t max_tokens_per_user = 100;
   std::int64_t max_token_description_bytes = 1024;
+  std::int64_t admin_page_size = 100;
+  std::int64_t admin_max_page_size = 1000;
   std::vector<std::string> policy_files;
   int store_threads = -1;  // -1: auto
   std::int64_t max_header_bytes = std::int64_t{16} * 1024;
@@ -275,6 +277,14 @@ const std::vector<Setting>& settings() {
     add("max_token_description_bytes", "Admin API: longest API token description (bytes)",
         integer_setter(&ServeSettings::max_token_description_bytes, 0, 65'536),
         [](const ServeSettings& s) { return std::to_string(s.max_token_description_bytes); });
+    add("admin_page_size", "Admin API: entries per page of GET /v1/users and /v1/tokens by default",
+        integer_setter(&ServeSettings::admin_page_size, 1, 100'000),
+        [](const ServeSettings& s) { return std::to_string(s.admin_page_size); });
+    add("admin_max_page_size",
+        "Admin API: most entries a ?limit= may ask for (the console asks 50; at least "
+        "admin_page_size)",
+        integer_setter(&ServeSettings::admin_max_page_size, 50, 100'000),
+        [](const ServeSettings& s) { return std::to_string(s.admin_max_page_size); });
     add(
         "policy_file",
         "Policy document(s) imported into the policy database at start (created or updated, all "
@@ -682,6 +692,11 @@ int run_serve(const ServeCommand& command) {
     }
     grpc_listen = *split;
   }
+  if (s.admin_page_size > s.admin_max_page_size) {
+    std::cerr << "sluice serve: admin_page_size: must be at most admin_max_page_size ("
+              << s.admin_max_page_size << "), not " << s.admin_page_size << "\n";
+    return 2;
+  }
   if (s.tls_cert.empty() != s.tls_key.empty()) {
     std::cerr << "sluice serve: " << (s.tls_cert.empty() ? "tls_key" : "tls_cert") << ": set, but "
               << (s.tls_cert.empty() ? "tls_cert" : "tls_key")
@@ -826,6 +841,8 @@ int run_serve(const ServeCommand& command) {
       {.kdf_concurrency = static_cast<std::size_t>(s.admin_kdf_concurrency),
        .max_token_description_bytes = static_cast<std::size_t>(s.max_token_description_bytes),
        .max_tokens_per_user = static_cast<std::size_t>(s.max_tokens_per_user),
+       .default_page_size = static_cast<std::size_t>(s.admin_page_size),
+       .max_page_size = static_cast<std::size_t>(s.admin_max_page_size),
        .decisions = &limiter.metrics(),
        .history = &history,
        .subject_cleared = [&limiter](std::string_view policy, std::string_view subject) {
