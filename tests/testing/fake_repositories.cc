@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "sluice/policy/document.h"
 
@@ -320,6 +321,24 @@ StatusOr<std::vector<TokenRecord>> FakeAccountRepository::list_tokens(std::strin
     if (token.user == user) out.push_back(token);
   }
   return out;
+}
+
+StatusOr<std::vector<TokenRecord>> FakeAccountRepository::list_tokens_after(
+    std::string_view user, const std::optional<auth::TokenPosition>& after, std::size_t limit) {
+  StatusOr<std::vector<TokenRecord>> all = list_tokens(user);
+  if (!all.ok()) return all;
+  std::sort(all->begin(), all->end(), [](const TokenRecord& a, const TokenRecord& b) {
+    return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
+  });
+  std::vector<TokenRecord> page;
+  for (const TokenRecord& token : *all) {
+    if (page.size() == limit) break;
+    if (after && std::tie(token.created_at, token.id) <= std::tie(after->created_at, after->id)) {
+      continue;
+    }
+    page.push_back(token);
+  }
+  return page;
 }
 
 Status FakeAccountRepository::delete_token(std::string_view id) {

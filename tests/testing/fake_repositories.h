@@ -71,6 +71,9 @@ class FakeAccountRepository final : public auth::AccountRepository {
                       const auth::TokenInsertChecks& checks) override;
   StatusOr<auth::TokenRecord> get_token(std::string_view id) override;
   StatusOr<std::vector<auth::TokenRecord>> list_tokens(std::string_view user) override;
+  StatusOr<std::vector<auth::TokenRecord>> list_tokens_after(
+      std::string_view user, const std::optional<auth::TokenPosition>& after,
+      std::size_t limit) override;
   Status delete_token(std::string_view id) override;
   StatusOr<std::size_t> delete_user_tokens(std::string_view user) override;
 

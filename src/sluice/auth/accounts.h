@@ -69,6 +69,12 @@ struct TokenInsertChecks {
   std::size_t max_tokens_per_user = 0;
 };
 
+// A token's place in a listing: oldest first, then by id.
+struct TokenPosition {
+  Micros created_at = 0;
+  std::string id;
+};
+
 class AccountRepository {
  public:
   virtual ~AccountRepository() = default;
@@ -108,6 +114,11 @@ class AccountRepository {
   Status create_token(const TokenRecord& token) { return insert_token(token, {}); }
   virtual StatusOr<TokenRecord> get_token(std::string_view id) = 0;
   virtual StatusOr<std::vector<TokenRecord>> list_tokens(std::string_view user) = 0;
+  // One page of `user`'s tokens, ordered by (created_at, id) as the database orders them: at
+  // most `limit`, those after `after` (nullopt: from the first). Reads only the page's rows, so
+  // a listing costs the page, however many (or large) rows the user has.
+  virtual StatusOr<std::vector<TokenRecord>> list_tokens_after(
+      std::string_view user, const std::optional<TokenPosition>& after, std::size_t limit) = 0;
   virtual Status delete_token(std::string_view id) = 0;
   // Revokes every token of `user` (none is not an error); returns how many. NotFound for an
   // unknown user.

@@ -199,6 +199,35 @@ TEST_P(RepositoryTest, TokenInsertsCheckTheIssuerAndTheCapInTheirTransaction) {
   EXPECT_EQ(*kept, 0u);
 }
 
+// Issue 32 M9: a page of tokens reads only the page, in (created_at, id) order, resuming after a
+// position; other users' tokens never appear.
+TEST_P(RepositoryTest, TokenPagesResumeAfterAPositionInCreationOrder) {
+  ASSERT_OK(accounts().create_user({.name = "bob"}, "hash-1"));
+  ASSERT_OK(accounts().create_user({.name = "bobby"}, "hash-1"));
+  const std::string secret_hash(64, 'f');
+  // Two per instant, so the id breaks ties; created out of order.
+  for (const auto& [id, at] : std::vector<std::pair<std::string, Micros>>{
+           {"t5", 30}, {"t1", 10}, {"t3", 20}, {"t2", 10}, {"t4", 20}}) {
+    ASSERT_OK(accounts().create_token(
+        {.id = id, .user = "bob", .secret_hash = secret_hash, .created_at = kEpoch + at}));
+  }
+  ASSERT_OK(accounts().create_token({.id = "t0", .user = "bobby", .secret_hash = secret_hash}));
+  std::vector<std::string> ids;
+  std::optional<auth::TokenPosition> after;
+  for (int page = 0; page < 5; ++page) {
+    StatusOr<std::vector<auth::TokenRecord>> got = accounts().list_tokens_after("bob", after, 2);
+    ASSERT_OK(got);
+    EXPECT_LE(got->size(), 2u);
+    if (got->empty()) break;
+    for (const auth::TokenRecord& token : *got) ids.push_back(token.id);
+    after = auth::TokenPosition{.created_at = got->back().created_at, .id = got->back().id};
+  }
+  EXPECT_EQ(ids, (std::vector<std::string>{"t1", "t2", "t3", "t4", "t5"}));
+  StatusOr<std::vector<auth::TokenRecord>> none = accounts().list_tokens_after("nobody", {}, 10);
+  ASSERT_OK(none);
+  EXPECT_TRUE(none->empty());
+}
+
 TEST_P(RepositoryTest, CreateStoresEveryFieldAndSetsTheAuditFields) {
   Policy policy = make_policy("orders.create", {"checkout", "mobile"});
   policy.mode = Mode::kShadow;

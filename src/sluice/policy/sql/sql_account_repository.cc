@@ -465,6 +465,57 @@ class SqlAccountRepository final : public auth::AccountRepository {
     return tokens;
   }
 
+  StatusOr<std::vector<TokenRecord>> list_tokens_after(
+      std::string_view user_view, const std::optional<auth::TokenPosition>& after,
+      std::size_t limit) override {
+    const std::string user(user_view);
+    std::vector<TokenRecord> tokens;
+    if (!can_name_a_user(user) || limit == 0) return tokens;
+    long long after_at = after ? after->created_at : 0;
+    const std::string after_id = after ? after->id : std::string();
+    // `limit` is a number, never input text.
+    const std::string query =
+        "SELECT id, user_name, description, secret_hash, created_at, expires_at FROM tokens "
+        "WHERE " +
+        exact_match(db_->dialect(), "user_name", ":user") +
+        (after ? " AND (created_at > :after_at OR (created_at = :same_at AND id > :after_id))"
+               : "") +
+        " ORDER BY created_at, id LIMIT " + std::to_string(limit);
+    Status status =
+        db_->run("listing the tokens of user " + user, [&](soci::session& sql) -> Status {
+          TokenRecord row;
+          long long created_at = 0;
+          long long expires_at = 0;
+          soci::indicator expires = soci::i_null;
+          soci::statement st(sql);
+          st.exchange(soci::use(user, "user"));
+          if (after) {
+            st.exchange(soci::use(after_at, "after_at"));
+            st.exchange(soci::use(after_at, "same_at"));
+            st.exchange(soci::use(after_id, "after_id"));
+          }
+          st.exchange(soci::into(row.id));
+          st.exchange(soci::into(row.user));
+          st.exchange(soci::into(row.description));
+          st.exchange(soci::into(row.secret_hash));
+          st.exchange(soci::into(created_at));
+          st.exchange(soci::into(expires_at, expires));
+          st.alloc();
+          st.prepare(query);
+          st.define_and_bind();
+          st.execute();
+          while (st.fetch()) {
+            row.created_at = created_at;
+            row.expires_at =
+                expires == soci::i_ok ? std::optional<Micros>(expires_at) : std::nullopt;
+            if (same_name(row.user, user)) tokens.push_back(row);
+          }
+          return Status();
+        });
+    if (!status.ok()) return status;
+    return tokens;
+  }
+
   StatusOr<std::size_t> delete_user_tokens(std::string_view user_view) override {
     const std::string user(user_view);
     if (!can_name_a_user(user)) return user_not_found(user);

@@ -57,11 +57,18 @@ std::pair<std::vector<T>, std::string> page_of(std::vector<T> entries, Key key,
   return {std::move(page), std::move(next)};
 }
 
-// A token's place in its listing (created_at, then id) as a string that sorts the same way:
-// the created_at zero-padded to 20 digits, then the id.
+// A token's place in its listing: "<created_at>.<id>" (µs since the epoch, then the id).
 std::string token_cursor(const auth::TokenRecord& token) {
-  std::string at = std::to_string(std::max<Micros>(token.created_at, 0));
-  return std::string(20 - std::min<std::size_t>(at.size(), 20), '0') + at + "." + token.id;
+  return std::to_string(token.created_at) + "." + token.id;
+}
+
+std::optional<auth::TokenPosition> parse_token_cursor(std::string_view cursor) {
+  const std::size_t dot = cursor.find('.');
+  if (dot == std::string_view::npos || dot + 1 >= cursor.size()) return std::nullopt;
+  Micros at = 0;
+  const auto [end, ec] = std::from_chars(cursor.data(), cursor.data() + dot, at);
+  if (ec != std::errc() || end != cursor.data() + dot) return std::nullopt;
+  return auth::TokenPosition{.created_at = at, .id = std::string(cursor.substr(dot + 1))};
 }
 
 }  // namespace
@@ -396,14 +403,23 @@ void AdminApi::list_tokens(Exchange& exchange, const Principal& caller) {
   }
   const auto page_request = read_page(exchange);
   if (!page_request) return;
-  StatusOr<std::vector<auth::TokenRecord>> tokens = accounts_.list_tokens(owner);
+  // The cursor is the last token's position: "<created_at>.<id>".
+  std::optional<auth::TokenPosition> after;
+  if (!page_request->second.empty()) {
+    after = parse_token_cursor(page_request->second);
+    if (!after) {
+      return exchange.respond(
+          invalid("invalid page", {{"cursor", "is not one this server handed out"}}));
+    }
+  }
+  // One more than asked: whether a next page exists, without a count over every row.
+  StatusOr<std::vector<auth::TokenRecord>> tokens =
+      accounts_.list_tokens_after(owner, after, page_request->first + 1);
   if (!tokens.ok()) return respond_error(exchange, tokens.status());
-  std::sort(tokens->begin(), tokens->end(),
-            [](const auth::TokenRecord& a, const auth::TokenRecord& b) {
-              return token_cursor(a) < token_cursor(b);
-            });
-  auto [page, next] =
-      page_of(std::move(*tokens), token_cursor, page_request->second, page_request->first);
+  const bool more = tokens->size() > page_request->first;
+  if (more) tokens->resize(page_request->first);
+  const std::vector<auth::TokenRecord>& page = *tokens;
+  const std::string next = more && !page.empty() ? token_cursor(page.back()) : std::string();
   json list = json::array();
   for (const auth::TokenRecord& token : page) list.push_back(auth::token_to_json(token));
   json answer = {{"tokens", std::move(list)}};

@@ -128,6 +128,11 @@ class AccountsChangedAfterAuthentication : public auth::AccountRepository {
   StatusOr<std::vector<auth::TokenRecord>> list_tokens(std::string_view user) override {
     return inner_->list_tokens(user);
   }
+  StatusOr<std::vector<auth::TokenRecord>> list_tokens_after(
+      std::string_view user, const std::optional<auth::TokenPosition>& after,
+      std::size_t limit) override {
+    return inner_->list_tokens_after(user, after, limit);
+  }
   Status delete_token(std::string_view id) override { return inner_->delete_token(id); }
   StatusOr<std::size_t> delete_user_tokens(std::string_view user) override {
     return inner_->delete_user_tokens(user);
