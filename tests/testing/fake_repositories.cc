@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "sluice/policy/document.h"
 
@@ -196,15 +197,17 @@ StatusOr<std::string> FakeAccountRepository::password_hash(std::string_view user
   return it->second.password_hash;
 }
 
-Status FakeAccountRepository::set_password_hash(std::string_view user,
-                                                std::string_view password_hash) {
+StatusOr<std::size_t> FakeAccountRepository::change_password_hash(std::string_view user,
+                                                                  std::string_view password_hash,
+                                                                  auth::TokenRevocation tokens) {
   std::lock_guard lock(mutex_);
   if (!failure_.ok()) return failure_;
   const auto it = users_.find(user);
   if (it == users_.end()) return not_found("no user named " + std::string(user));
   it->second.password_hash = std::string(password_hash);
   it->second.user.generation = ++last_generation_;
-  return {};
+  if (tokens == auth::TokenRevocation::kKeep) return std::size_t{0};
+  return std::erase_if(tokens_, [user](const auto& entry) { return entry.second.user == user; });
 }
 
 StatusOr<std::vector<User>> FakeAccountRepository::list_users() {
@@ -280,10 +283,23 @@ Status FakeAccountRepository::delete_app(std::string_view name) {
   return {};
 }
 
-Status FakeAccountRepository::create_token(const TokenRecord& token) {
+Status FakeAccountRepository::insert_token(const TokenRecord& token,
+                                           const auth::TokenInsertChecks& checks) {
   std::lock_guard lock(mutex_);
   if (!failure_.ok()) return failure_;
   if (!users_.contains(token.user)) return not_found("no user named " + token.user);
+  if (checks.issuer) {
+    const auto issuer = users_.find(checks.issuer->user);
+    if (issuer == users_.end() || issuer->second.user.generation != checks.issuer->generation) {
+      return Status(StatusCode::kAborted, "the account of " + checks.issuer->user + " changed");
+    }
+  }
+  if (checks.max_tokens_per_user > 0 &&
+      static_cast<std::size_t>(std::count_if(tokens_.begin(), tokens_.end(), [&](const auto& e) {
+        return e.second.user == token.user;
+      })) >= checks.max_tokens_per_user) {
+    return auth::too_many_tokens(token.user, checks.max_tokens_per_user);
+  }
   if (tokens_.contains(token.id)) return already_exists("token " + token.id + " already exists");
   tokens_[token.id] = token;
   return {};
@@ -305,6 +321,24 @@ StatusOr<std::vector<TokenRecord>> FakeAccountRepository::list_tokens(std::strin
     if (token.user == user) out.push_back(token);
   }
   return out;
+}
+
+StatusOr<std::vector<TokenRecord>> FakeAccountRepository::list_tokens_after(
+    std::string_view user, const std::optional<auth::TokenPosition>& after, std::size_t limit) {
+  StatusOr<std::vector<TokenRecord>> all = list_tokens(user);
+  if (!all.ok()) return all;
+  std::sort(all->begin(), all->end(), [](const TokenRecord& a, const TokenRecord& b) {
+    return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
+  });
+  std::vector<TokenRecord> page;
+  for (const TokenRecord& token : *all) {
+    if (page.size() == limit) break;
+    if (after && std::tie(token.created_at, token.id) <= std::tie(after->created_at, after->id)) {
+      continue;
+    }
+    page.push_back(token);
+  }
+  return page;
 }
 
 Status FakeAccountRepository::delete_token(std::string_view id) {

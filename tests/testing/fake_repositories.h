@@ -55,7 +55,8 @@ class FakeAccountRepository final : public auth::AccountRepository {
   Status create_user(const auth::User& user, std::string_view password_hash) override;
   StatusOr<auth::User> get_user(std::string_view name) override;
   StatusOr<std::string> password_hash(std::string_view user) override;
-  Status set_password_hash(std::string_view user, std::string_view password_hash) override;
+  StatusOr<std::size_t> change_password_hash(std::string_view user, std::string_view password_hash,
+                                             auth::TokenRevocation tokens) override;
   StatusOr<std::vector<auth::User>> list_users() override;
   Status delete_user(std::string_view name) override;
   StatusOr<std::size_t> count_admins() override;
@@ -66,9 +67,13 @@ class FakeAccountRepository final : public auth::AccountRepository {
   StatusOr<std::vector<auth::App>> list_apps() override;
   Status delete_app(std::string_view name) override;
 
-  Status create_token(const auth::TokenRecord& token) override;
+  Status insert_token(const auth::TokenRecord& token,
+                      const auth::TokenInsertChecks& checks) override;
   StatusOr<auth::TokenRecord> get_token(std::string_view id) override;
   StatusOr<std::vector<auth::TokenRecord>> list_tokens(std::string_view user) override;
+  StatusOr<std::vector<auth::TokenRecord>> list_tokens_after(
+      std::string_view user, const std::optional<auth::TokenPosition>& after,
+      std::size_t limit) override;
   Status delete_token(std::string_view id) override;
   StatusOr<std::size_t> delete_user_tokens(std::string_view user) override;
 

@@ -57,3 +57,18 @@ export async function api(method, path, body) {
 }
 
 export const enc = encodeURIComponent;
+
+// Every entry of a paginated listing (GET /v1/users, GET /v1/tokens: {[key]: [...], next_cursor}),
+// following next_cursor page by page, PAGE_SIZE at a time so no one answer grows large.
+const PAGE_SIZE = 50;
+export async function apiAll(path, key) {
+  const out = [];
+  let cursor = '';
+  const base = `${path}${path.includes('?') ? '&' : '?'}limit=${PAGE_SIZE}`;
+  for (;;) {
+    const page = await api('GET', cursor ? `${base}&cursor=${enc(cursor)}` : base);
+    out.push(...(page[key] ?? []));
+    if (!page.next_cursor) return out;
+    cursor = page.next_cursor;
+  }
+}

@@ -1,7 +1,7 @@
 // Apps with their owners and viewers. Admins add apps and grant or revoke roles; everyone else
 // sees the apps and the people of the apps they have a role on.
 import { useEffect, useState } from 'preact/hooks';
-import { api, enc } from './api.js';
+import { api, apiAll, enc } from './api.js';
 import { Field, Problem, Select } from './ui.jsx';
 
 function RoleList({ app, role, names, admin, onRevoke }) {
@@ -46,7 +46,7 @@ export function AppsView({ user }) {
   const load = async () => {
     try {
       setApps((await api('GET', '/v1/apps')).apps);
-      if (user.admin) setUsers((await api('GET', '/v1/users')).users);
+      if (user.admin) setUsers(await apiAll('/v1/users', 'users'));
     } catch (e) {
       setError(e);
     }

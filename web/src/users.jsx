@@ -2,7 +2,7 @@
 // changed at the first login), set a user's password, and delete users; everyone creates and
 // revokes their own tokens (admins anyone's), each secret shown once.
 import { useEffect, useState } from 'preact/hooks';
-import { api, enc } from './api.js';
+import { api, apiAll, enc } from './api.js';
 import { Field, formatTime, Problem } from './ui.jsx';
 
 function Secret({ label, value }) {
@@ -76,10 +76,10 @@ export function UsersView({ user }) {
 
   const load = async () => {
     try {
-      if (user.admin) setUsers((await api('GET', '/v1/users')).users);
+      if (user.admin) setUsers(await apiAll('/v1/users', 'users'));
       const owners = user.admin ? [user.name, ...new Set(users.map((u) => u.name))] : [user.name];
       const lists = await Promise.all([...new Set(owners)].map((o) =>
-        api('GET', `/v1/tokens?user=${enc(o)}`).then((a) => a.tokens)));
+        apiAll(`/v1/tokens?user=${enc(o)}`, 'tokens')));
       setTokens(lists.flat());
     } catch (e) {
       setError(e);
@@ -97,7 +97,7 @@ export function UsersView({ user }) {
       const answer = await api('POST', '/v1/users', body);
       setCreated(answer);
       setForm({ name: '', password: '', admin: false });
-      setUsers((await api('GET', '/v1/users')).users);
+      setUsers(await apiAll('/v1/users', 'users'));
     } catch (e) {
       setFormError(e);
     }
@@ -130,7 +130,7 @@ export function UsersView({ user }) {
             <tbody>
               {users.map((u) => (
                 <UserRow key={u.name} user={u} me={user.name} onError={setError}
-                  onChange={async () => setUsers((await api('GET', '/v1/users')).users)} />
+                  onChange={async () => setUsers(await apiAll('/v1/users', 'users'))} />
               ))}
             </tbody>
           </table>

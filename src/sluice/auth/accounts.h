@@ -47,6 +47,34 @@ struct TokenRecord {
   std::optional<Micros> expires_at;
 };
 
+// What a password change does to the user's API tokens.
+enum class TokenRevocation { kKeep, kRevokeAll };
+
+// The credential a token is issued under, as the caller was authenticated: the user and the
+// generation (User::generation) its session or token was checked against.
+struct TokenIssuer {
+  std::string user;
+  std::int64_t generation = 0;
+};
+
+// What is checked in the same transaction as a token's insert, so no concurrent change slips
+// between the check and the insert.
+struct TokenInsertChecks {
+  // Refused (Aborted) unless the issuer's generation is still the one given: a password change,
+  // role change or deletion committed after the issuer authenticated voids the credential, and a
+  // token it minted meanwhile must not outlive it. nullopt: not checked (the CLI, which works on
+  // the database directly).
+  std::optional<TokenIssuer> issuer;
+  // Refused (ResourceExhausted) when the token's user already holds this many; 0: no cap.
+  std::size_t max_tokens_per_user = 0;
+};
+
+// A token's place in a listing: oldest first, then by id.
+struct TokenPosition {
+  Micros created_at = 0;
+  std::string id;
+};
+
 class AccountRepository {
  public:
   virtual ~AccountRepository() = default;
@@ -58,7 +86,15 @@ class AccountRepository {
   virtual Status create_user(const User& user, std::string_view password_hash) = 0;
   virtual StatusOr<User> get_user(std::string_view name) = 0;
   virtual StatusOr<std::string> password_hash(std::string_view user) = 0;
-  virtual Status set_password_hash(std::string_view user, std::string_view password_hash) = 0;
+  // Stores a new password hash and moves the user's generation (ending its sessions); with
+  // kRevokeAll also deletes every token of the user in the same transaction, so no token is
+  // left that was made with the old password. Returns how many tokens were revoked.
+  virtual StatusOr<std::size_t> change_password_hash(std::string_view user,
+                                                     std::string_view password_hash,
+                                                     TokenRevocation tokens) = 0;
+  Status set_password_hash(std::string_view user, std::string_view password_hash) {
+    return change_password_hash(user, password_hash, TokenRevocation::kKeep).status();
+  }
   virtual StatusOr<std::vector<User>> list_users() = 0;
   // Also deletes the user's tokens and roles. Never the last admin: FailedPrecondition, decided
   // in the same transaction as the delete.
@@ -72,9 +108,17 @@ class AccountRepository {
   virtual StatusOr<std::vector<App>> list_apps() = 0;
   virtual Status delete_app(std::string_view name) = 0;
 
-  virtual Status create_token(const TokenRecord& token) = 0;
+  // Stores `token` if `checks` hold at the insert (see TokenInsertChecks). NotFound for an
+  // unknown user, AlreadyExists for a taken id.
+  virtual Status insert_token(const TokenRecord& token, const TokenInsertChecks& checks) = 0;
+  Status create_token(const TokenRecord& token) { return insert_token(token, {}); }
   virtual StatusOr<TokenRecord> get_token(std::string_view id) = 0;
   virtual StatusOr<std::vector<TokenRecord>> list_tokens(std::string_view user) = 0;
+  // One page of `user`'s tokens, ordered by (created_at, id) as the database orders them: at
+  // most `limit`, those after `after` (nullopt: from the first). Reads only the page's rows, so
+  // a listing costs the page, however many (or large) rows the user has.
+  virtual StatusOr<std::vector<TokenRecord>> list_tokens_after(
+      std::string_view user, const std::optional<TokenPosition>& after, std::size_t limit) = 0;
   virtual Status delete_token(std::string_view id) = 0;
   // Revokes every token of `user` (none is not an error); returns how many. NotFound for an
   // unknown user.
@@ -85,6 +129,13 @@ class AccountRepository {
 inline Status last_admin_refusal(std::string_view name) {
   return {StatusCode::kFailedPrecondition,
           "refused: " + std::string(name) + " is the last admin; make another first"};
+}
+
+// What insert_token answers when `user` already holds `cap` tokens, from every repository.
+inline Status too_many_tokens(std::string_view user, std::size_t cap) {
+  return {StatusCode::kResourceExhausted,
+          "user " + std::string(user) + " already holds " + std::to_string(cap) +
+              " API tokens (max_tokens_per_user); revoke one first"};
 }
 
 // InvalidArgument naming `field` unless `name` is 1-128 of [A-Za-z0-9._-] (the policy-name

@@ -58,14 +58,15 @@ bool token_secret_matches(const TokenRecord& record, std::string_view secret) {
 
 StatusOr<IssuedToken> create_token(AccountRepository& accounts, std::string_view user,
                                    std::string_view description, Micros now,
-                                   std::optional<Micros> expires_at) {
+                                   std::optional<Micros> expires_at,
+                                   const TokenInsertChecks& checks) {
   if (expires_at && *expires_at <= now) {
     return invalid_argument("expires_at: must be in the future");
   }
   for (int attempt = 0;; ++attempt) {
     StatusOr<IssuedToken> issued = issue_token(user, description, now, expires_at);
     if (!issued.ok()) return issued.status();
-    const Status stored = accounts.create_token(issued->record);
+    const Status stored = accounts.insert_token(issued->record, checks);
     if (stored.ok()) return issued;
     // AlreadyExists means the random id collided (p ≈ n/62^16); any other error is final.
     if (stored.code() != StatusCode::kAlreadyExists || attempt == 3) return stored;

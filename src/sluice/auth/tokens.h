@@ -48,9 +48,11 @@ bool token_secret_matches(const TokenRecord& record, std::string_view secret);
 // Issues a token and stores it, retrying on the (astronomically unlikely) id collision.
 // Returns the token text, to be shown once. Errors from the repository are passed on.
 // InvalidArgument ("expires_at: ...") when `expires_at` is not after `now`.
+// `checks` are made in the insert's transaction (TokenInsertChecks).
 StatusOr<IssuedToken> create_token(AccountRepository& accounts, std::string_view user,
                                    std::string_view description, Micros now,
-                                   std::optional<Micros> expires_at = std::nullopt);
+                                   std::optional<Micros> expires_at = std::nullopt,
+                                   const TokenInsertChecks& checks = {});
 
 // Whether `record` is past its expiry at `now` (expires_at itself is already expired).
 inline bool token_expired(const TokenRecord& record, Micros now) {

@@ -171,13 +171,13 @@ int run_user_password(const Run& run, const AdminOptions& options) {
   StatusOr<std::string> hash = auth::hash_password(*password);
   if (!hash.ok()) return run.fail(hash.status());
   const std::string stored = generated ? auth::mark_one_time(*hash) : *hash;
-  if (Status s = session->accounts->set_password_hash(options.user, stored); !s.ok()) {
-    return run.fail(s);
-  }
+  // One transaction for the password and the tokens: none made with the old one survives.
+  StatusOr<std::size_t> revoked = session->accounts->change_password_hash(
+      options.user, stored,
+      options.keep_tokens ? auth::TokenRevocation::kKeep : auth::TokenRevocation::kRevokeAll);
+  if (!revoked.ok()) return run.fail(revoked.status());
   run.note() << "set the password of " << options.user << "\n";
   if (!options.keep_tokens) {
-    StatusOr<std::size_t> revoked = session->accounts->delete_user_tokens(options.user);
-    if (!revoked.ok()) return run.fail(revoked.status());
     run.note() << "revoked " << *revoked << " API token" << (*revoked == 1 ? "" : "s") << " of "
                << options.user << " (--keep-tokens keeps them)\n";
   }

@@ -35,6 +35,7 @@
 #include "sluice/core/log_throttle.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/policy_files.h"
+#include "sluice/policy/sql/database_url.h"
 #include "sluice/policy/yaml_text.h"
 #include "sluice/server/grpc/grpc_server.h"
 #include "sluice/server/http/admin_api.h"
@@ -71,6 +72,16 @@ struct ServeSettings {
   Micros policy_poll = 1 * kMicrosPerSecond;
   Micros session_ttl = Micros{12} * 3600 * kMicrosPerSecond;
   bool secure_cookies = false;
+  // Admin API bounds (issue 32; docs/admin-api.md).
+  std::int64_t admin_kdf_concurrency = 1;
+  std::int64_t password_change_burst = 10;
+  Micros password_change_interval = 30 * kMicrosPerSecond;
+  std::int64_t max_sessions = 100'000;
+  std::int64_t max_sessions_per_user = 20;
+  std::int64_t max_tokens_per_user = 100;
+  std::int64_t max_token_description_bytes = 1024;
+  std::int64_t admin_page_size = 100;
+  std::int64_t admin_max_page_size = 1000;
   std::vector<std::string> policy_files;
   int store_threads = -1;  // -1: auto
   std::int64_t max_header_bytes = std::int64_t{16} * 1024;
@@ -254,6 +265,39 @@ const std::vector<Setting>& settings() {
     add("secure_cookies",
         "Admin API: mark session cookies Secure (set when clients reach Sluice over HTTPS)",
         bool_setter(&ServeSettings::secure_cookies), bool_shower(&ServeSettings::secure_cookies));
+    add("admin_kdf_concurrency",
+        "Admin API: password hashes running at once on the admin threads; more get 429",
+        integer_setter(&ServeSettings::admin_kdf_concurrency, 1, 64),
+        [](const ServeSettings& s) { return std::to_string(s.admin_kdf_concurrency); });
+    add("password_change_burst",
+        "Admin API: own-password changes per user at once (each hashes), then one per "
+        "password_change_interval",
+        integer_setter(&ServeSettings::password_change_burst, 1, 1'000'000),
+        [](const ServeSettings& s) { return std::to_string(s.password_change_burst); });
+    add("password_change_interval", "Admin API: refill of password_change_burst",
+        duration_setter(&ServeSettings::password_change_interval, false),
+        [](const ServeSettings& s) { return format_duration(s.password_change_interval); });
+    add("max_sessions", "Admin API: login sessions in memory at most (full: the oldest ends)",
+        integer_setter(&ServeSettings::max_sessions, 1, 100'000'000),
+        [](const ServeSettings& s) { return std::to_string(s.max_sessions); });
+    add("max_sessions_per_user",
+        "Admin API: sessions per user at most; a login beyond it ends the user's oldest",
+        integer_setter(&ServeSettings::max_sessions_per_user, 1, 1'000'000),
+        [](const ServeSettings& s) { return std::to_string(s.max_sessions_per_user); });
+    add("max_tokens_per_user", "Admin API: API tokens one user may hold (0: no cap)",
+        integer_setter(&ServeSettings::max_tokens_per_user, 0, 1'000'000),
+        [](const ServeSettings& s) { return std::to_string(s.max_tokens_per_user); });
+    add("max_token_description_bytes", "Admin API: longest API token description (bytes)",
+        integer_setter(&ServeSettings::max_token_description_bytes, 0, 65'536),
+        [](const ServeSettings& s) { return std::to_string(s.max_token_description_bytes); });
+    add("admin_page_size", "Admin API: entries per page of GET /v1/users and /v1/tokens by default",
+        integer_setter(&ServeSettings::admin_page_size, 1, 100'000),
+        [](const ServeSettings& s) { return std::to_string(s.admin_page_size); });
+    add("admin_max_page_size",
+        "Admin API: most entries a ?limit= may ask for (the console asks 50; at least "
+        "admin_page_size)",
+        integer_setter(&ServeSettings::admin_max_page_size, 50, 100'000),
+        [](const ServeSettings& s) { return std::to_string(s.admin_max_page_size); });
     add(
         "policy_file",
         "Policy document(s) imported into the policy database at start (created or updated, all "
@@ -649,7 +693,14 @@ std::string print_settings(const ServeSettings& s) {
       out += "\n";
       for (const std::string& f : s.policy_files) out += "  - " + f + "\n";
     } else {
-      const nlohmann::json value = setting.show(s);
+      // Secrets are masked (issue 32, L4): the output ends up in terminals, tickets and CI logs.
+      // URLs keep everything but their password; a secret setting shows only whether it is set.
+      const bool may_hold_password = setting.key == "redis" || setting.key == "policies";
+      const bool is_secret = setting.key == "metrics_token";
+      std::string shown = setting.show(s);
+      if (may_hold_password) shown = policy::sql::redact_database_url(shown);
+      if (is_secret && !shown.empty()) shown = "***";
+      const nlohmann::json value = shown;
       out += setting.key + ": " + value.dump() + "\n";
     }
   }
@@ -724,6 +775,11 @@ int run_serve(const ServeCommand& command) {
       return 2;
     }
     grpc_listen = *split;
+  }
+  if (s.admin_page_size > s.admin_max_page_size) {
+    std::cerr << "sluice serve: admin_page_size: must be at most admin_max_page_size ("
+              << s.admin_max_page_size << "), not " << s.admin_page_size << "\n";
+    return 2;
   }
   if (s.tls_cert.empty() != s.tls_key.empty()) {
     std::cerr << "sluice serve: " << (s.tls_cert.empty() ? "tls_key" : "tls_cert") << ": set, but "
@@ -877,14 +933,24 @@ int run_serve(const ServeCommand& command) {
       wake.wait_for(lock, stop, std::chrono::seconds(1), [] { return false; });
     }
   });
-  http::AdminAuth admin_auth(*policies->accounts, SystemClock::instance(),
-                             {.session_ttl = s.session_ttl,
-                              // Over HTTPS a session cookie never needs to travel in clear.
-                              .secure_cookies = s.secure_cookies || tls.has_value()});
+  http::AdminAuth admin_auth(
+      *policies->accounts, SystemClock::instance(),
+      {.session_ttl = s.session_ttl,
+       // Over HTTPS a session cookie never needs to travel in clear.
+       .secure_cookies = s.secure_cookies || tls.has_value(),
+       .max_sessions = static_cast<std::size_t>(s.max_sessions),
+       .max_sessions_per_user = static_cast<std::size_t>(s.max_sessions_per_user),
+       .password_change_burst = s.password_change_burst,
+       .password_change_interval = s.password_change_interval});
   http::AdminApi admin(
       *policies->policies, *policies->accounts, store, admin_auth, SystemClock::instance(),
       [cache = policies->cache.get()] { (void)cache->refresh_now(); },
-      {.decisions = &limiter.metrics(),
+      {.kdf_concurrency = static_cast<std::size_t>(s.admin_kdf_concurrency),
+       .max_token_description_bytes = static_cast<std::size_t>(s.max_token_description_bytes),
+       .max_tokens_per_user = static_cast<std::size_t>(s.max_tokens_per_user),
+       .default_page_size = static_cast<std::size_t>(s.admin_page_size),
+       .max_page_size = static_cast<std::size_t>(s.admin_max_page_size),
+       .decisions = &limiter.metrics(),
        .history = &history,
        .subject_cleared = [&limiter](std::string_view policy, std::string_view subject) {
          limiter.forget_denial(policy, subject);

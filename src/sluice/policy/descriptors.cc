@@ -128,6 +128,32 @@ json descriptor_section_to_json(const DescriptorSection& section) {
   return out;
 }
 
+namespace {
+
+// Whether some value satisfies both level values (absent, "prefix*" or exact).
+bool values_overlap(const std::optional<std::string>& a, const std::optional<std::string>& b) {
+  if (!a || !b) return true;
+  const bool a_wild = a->ends_with('*');
+  const bool b_wild = b->ends_with('*');
+  const std::string_view a_text = a_wild ? std::string_view(*a).substr(0, a->size() - 1) : *a;
+  const std::string_view b_text = b_wild ? std::string_view(*b).substr(0, b->size() - 1) : *b;
+  if (a_wild && b_wild) return a_text.starts_with(b_text) || b_text.starts_with(a_text);
+  if (a_wild) return b_text.starts_with(a_text);
+  if (b_wild) return a_text.starts_with(b_text);
+  return a_text == b_text;
+}
+
+}  // namespace
+
+bool descriptor_paths_overlap(const std::vector<DescriptorEntry>& a,
+                              const std::vector<DescriptorEntry>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key != b[i].key || !values_overlap(a[i].value, b[i].value)) return false;
+  }
+  return true;
+}
+
 std::string descriptor_subject(const std::vector<RequestEntry>& entries) {
   std::string subject;
   for (std::size_t i = 0; i < entries.size(); ++i) {

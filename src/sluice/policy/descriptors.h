@@ -109,6 +109,13 @@ class DescriptorIndex {
   std::vector<std::string> conflicts_;
 };
 
+// Whether some request descriptor could reach both paths: same length, and at each level the
+// same key with values that can both hold (absent: any; "foo*": starting with foo; else equal).
+// A policy of one domain on such a path replaces, in that domain, the "*" policy on the other
+// (DescriptorIndex::match tries the domain's own tree first).
+bool descriptor_paths_overlap(const std::vector<DescriptorEntry>& a,
+                              const std::vector<DescriptorEntry>& b);
+
 // The subject of DescriptorMatch for these entries.
 std::string descriptor_subject(const std::vector<RequestEntry>& entries);
 

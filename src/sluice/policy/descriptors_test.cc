@@ -226,3 +226,32 @@ TEST(DescriptorSection, EveryProblemNamesItsField) {
 
 }  // namespace
 }  // namespace sluice::policy
+
+namespace sluice::policy {
+namespace {
+
+TEST(DescriptorPathsOverlap, LevelByLevelByKeyAndValue) {
+  using E = DescriptorEntry;
+  const std::vector<E> any_path{{.key = "path"}};
+  const std::vector<E> api{{.key = "path", .value = "/api/*"}};
+  const std::vector<E> orders{{.key = "path", .value = "/api/orders"}};
+  const std::vector<E> internal{{.key = "path", .value = "/internal"}};
+  const std::vector<E> two{{.key = "path"}, {.key = "user"}};
+  struct Case {
+    const std::vector<E>& a;
+    const std::vector<E>& b;
+    bool overlap;
+  };
+  for (const Case& c :
+       {Case{any_path, orders, true}, Case{api, orders, true}, Case{api, internal, false},
+        Case{orders, internal, false}, Case{api, api, true}, Case{any_path, two, false},
+        Case{api, std::vector<E>{{.key = "host", .value = "/api/x"}}, false},
+        Case{api, std::vector<E>{{.key = "path", .value = "/a*"}}, true}}) {
+    SCOPED_TRACE(testing::Message() << c.a.size() << " vs " << c.b.size());
+    EXPECT_EQ(descriptor_paths_overlap(c.a, c.b), c.overlap);
+    EXPECT_EQ(descriptor_paths_overlap(c.b, c.a), c.overlap);
+  }
+}
+
+}  // namespace
+}  // namespace sluice::policy

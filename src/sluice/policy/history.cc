@@ -26,12 +26,8 @@ nlohmann::json change_to_json(const PolicyChange& change) {
   return entry;
 }
 
-std::vector<std::string> last_listed_apps(const std::vector<PolicyChange>& history) {
+std::vector<std::string> listed_apps(const nlohmann::json& document) {
   std::vector<std::string> apps;
-  if (history.empty()) return apps;
-  const PolicyChange& last = history.back();
-  const nlohmann::json document =
-      last.new_document ? *last.new_document : last.old_document.value_or(nlohmann::json());
   if (!document.is_object() || !document.contains("apps") || !document["apps"].is_array()) {
     return apps;
   }
@@ -39,6 +35,13 @@ std::vector<std::string> last_listed_apps(const std::vector<PolicyChange>& histo
     if (app.is_string()) apps.push_back(app.get<std::string>());
   }
   return apps;
+}
+
+std::vector<std::string> last_listed_apps(const std::vector<PolicyChange>& history) {
+  if (history.empty()) return {};
+  const PolicyChange& last = history.back();
+  return listed_apps(last.new_document ? *last.new_document
+                                       : last.old_document.value_or(nlohmann::json()));
 }
 
 }  // namespace sluice::policy

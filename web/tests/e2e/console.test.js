@@ -83,8 +83,14 @@ describe('console', () => {
     assert.match(await page.locator('.who').innerText(), /Signed in as admin/);
     // The one-time password is gone; a reload keeps the new session.
     const old = await fetch(server.url + '/v1/session', {
-      method: 'POST', body: JSON.stringify({ user: 'admin', password: server.password }) });
+      method: 'POST', body: JSON.stringify({ user: 'admin', password: server.password }),
+      headers: { 'Content-Type': 'application/json' } });
     assert.equal(old.status, 401);
+    // A login a cross-site form could send (text/plain) is refused before any check (login CSRF).
+    const plain = await fetch(server.url + '/v1/session', {
+      method: 'POST', body: JSON.stringify({ user: 'admin', password: ADMIN_PASSWORD }) });
+    assert.equal(plain.status, 415);
+    assert.equal(plain.headers.get('set-cookie'), null);
     await page.reload();
     await page.getByRole('heading', { name: 'Apps' }).waitFor();
     assert.deepEqual(page.problems, []);
@@ -487,6 +493,25 @@ describe('console', () => {
     await signIn(dave, server.url, 'dave', password);
     await dave.getByRole('heading', { name: 'Choose a new password' }).waitFor();
     await dave.context().close();
+  });
+
+  test('the Users page lists tokens across pages (issue 32: listings are paged)', async () => {
+    for (let i = 0; i < 60; i++) {
+      const made = await admin('POST', '/v1/tokens', { description: `bulk-${String(i).padStart(2, '0')}` });
+      assert.equal(made.status, 201);
+    }
+    const first = await admin('GET', '/v1/tokens?limit=50');
+    assert.equal(first.body.tokens.length, 50);
+    assert.ok(first.body.next_cursor);
+    const page = await newPage(browser);
+    await signIn(page, server.url, 'admin', ADMIN_PASSWORD);
+    await page.getByRole('link', { name: 'Users and tokens' }).click();
+    const tokens = page.getByRole('table', { name: 'Tokens' });
+    await tokens.getByRole('row', { name: /bulk-59/ }).waitFor();
+    await tokens.getByRole('row', { name: /bulk-00/ }).waitFor();
+    assert.ok(await tokens.getByRole('row', { name: /bulk-/ }).count() === 60);
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
   });
 
   test('measures how long a list of 500 policies takes to render (reported, not asserted)', async (t) => {

@@ -157,6 +157,77 @@ INSTANTIATE_TEST_SUITE_P(Backends, RepositoryTest,
                            return test::sql_backend_name(test.param);
                          });
 
+// Issue 32 M1/M9: a token is inserted only while its issuer's generation is the one it was
+// authenticated with and its user holds fewer than the cap, checked in the insert's transaction;
+// a password change with kRevokeAll deletes the user's tokens in its own transaction.
+TEST_P(RepositoryTest, TokenInsertsCheckTheIssuerAndTheCapInTheirTransaction) {
+  ASSERT_OK(accounts().create_user({.name = "bob"}, "hash-1"));
+  StatusOr<auth::User> bob = accounts().get_user("bob");
+  ASSERT_OK(bob);
+  const std::string secret_hash(64, 'f');
+  const auth::TokenIssuer as_bob{.user = "bob", .generation = bob->generation};
+  ASSERT_OK(accounts().insert_token({.id = "t1", .user = "bob", .secret_hash = secret_hash},
+                                    {.issuer = as_bob, .max_tokens_per_user = 2}));
+  ASSERT_OK(accounts().insert_token({.id = "t2", .user = "bob", .secret_hash = secret_hash},
+                                    {.issuer = as_bob, .max_tokens_per_user = 2}));
+  EXPECT_EQ(accounts()
+                .insert_token({.id = "t3", .user = "bob", .secret_hash = secret_hash},
+                              {.issuer = as_bob, .max_tokens_per_user = 2})
+                .code(),
+            StatusCode::kResourceExhausted);
+  StatusOr<std::size_t> revoked =
+      accounts().change_password_hash("bob", "hash-2", auth::TokenRevocation::kRevokeAll);
+  ASSERT_OK(revoked);
+  EXPECT_EQ(*revoked, 2u);
+  // bob's old credential: refused, and nothing stored.
+  EXPECT_EQ(
+      accounts()
+          .insert_token({.id = "t4", .user = "bob", .secret_hash = secret_hash}, {.issuer = as_bob})
+          .code(),
+      StatusCode::kAborted);
+  EXPECT_EQ(accounts()
+                .insert_token({.id = "t5", .user = "bob", .secret_hash = secret_hash},
+                              {.issuer = auth::TokenIssuer{.user = "nobody", .generation = 1}})
+                .code(),
+            StatusCode::kAborted);
+  StatusOr<std::vector<auth::TokenRecord>> left = accounts().list_tokens("bob");
+  ASSERT_OK(left);
+  EXPECT_TRUE(left->empty());
+  StatusOr<std::size_t> kept =
+      accounts().change_password_hash("bob", "hash-3", auth::TokenRevocation::kKeep);
+  ASSERT_OK(kept);
+  EXPECT_EQ(*kept, 0u);
+}
+
+// Issue 32 M9: a page of tokens reads only the page, in (created_at, id) order, resuming after a
+// position; other users' tokens never appear.
+TEST_P(RepositoryTest, TokenPagesResumeAfterAPositionInCreationOrder) {
+  ASSERT_OK(accounts().create_user({.name = "bob"}, "hash-1"));
+  ASSERT_OK(accounts().create_user({.name = "bobby"}, "hash-1"));
+  const std::string secret_hash(64, 'f');
+  // Two per instant, so the id breaks ties; created out of order.
+  for (const auto& [id, at] : std::vector<std::pair<std::string, Micros>>{
+           {"t5", 30}, {"t1", 10}, {"t3", 20}, {"t2", 10}, {"t4", 20}}) {
+    ASSERT_OK(accounts().create_token(
+        {.id = id, .user = "bob", .secret_hash = secret_hash, .created_at = kEpoch + at}));
+  }
+  ASSERT_OK(accounts().create_token({.id = "t0", .user = "bobby", .secret_hash = secret_hash}));
+  std::vector<std::string> ids;
+  std::optional<auth::TokenPosition> after;
+  for (int page = 0; page < 5; ++page) {
+    StatusOr<std::vector<auth::TokenRecord>> got = accounts().list_tokens_after("bob", after, 2);
+    ASSERT_OK(got);
+    EXPECT_LE(got->size(), 2u);
+    if (got->empty()) break;
+    for (const auth::TokenRecord& token : *got) ids.push_back(token.id);
+    after = auth::TokenPosition{.created_at = got->back().created_at, .id = got->back().id};
+  }
+  EXPECT_EQ(ids, (std::vector<std::string>{"t1", "t2", "t3", "t4", "t5"}));
+  StatusOr<std::vector<auth::TokenRecord>> none = accounts().list_tokens_after("nobody", {}, 10);
+  ASSERT_OK(none);
+  EXPECT_TRUE(none->empty());
+}
+
 TEST_P(RepositoryTest, CreateStoresEveryFieldAndSetsTheAuditFields) {
   Policy policy = make_policy("orders.create", {"checkout", "mobile"});
   policy.mode = Mode::kShadow;

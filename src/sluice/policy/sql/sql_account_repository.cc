@@ -202,14 +202,17 @@ class SqlAccountRepository final : public auth::AccountRepository {
     return hash;
   }
 
-  Status set_password_hash(std::string_view user_view, std::string_view password_hash) override {
+  StatusOr<std::size_t> change_password_hash(std::string_view user_view,
+                                             std::string_view password_hash,
+                                             auth::TokenRevocation tokens) override {
     if (Status status = check_text("password_hash", password_hash, kMaxTextBytes); !status.ok()) {
       return status;
     }
     const std::string name(user_view);
     if (!can_name_a_user(name)) return user_not_found(name);
     const std::string hash(password_hash);
-    return db_->write(
+    std::size_t revoked = 0;
+    Status status = db_->write(
         "changing the password of user " + name, Counter::kAccounts,
         [&](WriteTransaction& tx) -> Status {
           long long generation = tx.next_revision();  // ends the old sessions
@@ -219,8 +222,18 @@ class SqlAccountRepository final : public auth::AccountRepository {
                         soci::use(hash), soci::use(generation), soci::use(name))) == 0) {
             return user_not_found(name);  // rolls the revision back too
           }
+          // In the same transaction as the new generation: a token insert checked against the
+          // old generation waits for this lock and then sees the new one (insert_token).
+          if (tokens == auth::TokenRevocation::kRevokeAll) {
+            revoked = static_cast<std::size_t>(
+                affected((tx.sql().prepare << "DELETE FROM tokens WHERE " +
+                                                  exact_match(tx.dialect(), "user_name", ":user"),
+                          soci::use(name))));
+          }
           return Status();
         });
+    if (!status.ok()) return status;
+    return revoked;
   }
 
   StatusOr<std::vector<User>> list_users() override {
@@ -378,7 +391,7 @@ class SqlAccountRepository final : public auth::AccountRepository {
         });
   }
 
-  Status create_token(const TokenRecord& token) override {
+  Status insert_token(const TokenRecord& token, const auth::TokenInsertChecks& checks) override {
     if (Status status = check_text("token id", token.id, kMaxIdentifierBytes); !status.ok()) {
       return status;
     }
@@ -395,6 +408,23 @@ class SqlAccountRepository final : public auth::AccountRepository {
         "creating token " + token.id, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
           soci::session& sql = tx.sql();
           if (!user_exists(sql, tx.dialect(), token.user)) return user_not_found(token.user);
+          // Under the accounts lock, which every password, role and user change takes: the
+          // generation read here is the latest committed one.
+          if (checks.issuer && !issuer_still_current(sql, tx.dialect(), *checks.issuer)) {
+            return Status(StatusCode::kAborted,
+                          "the account of " + checks.issuer->user +
+                              " changed (password, roles or deletion) while the token was being "
+                              "issued; authenticate again");
+          }
+          if (checks.max_tokens_per_user > 0) {
+            long long held = 0;
+            sql << "SELECT COUNT(*) FROM tokens WHERE " +
+                       exact_match(tx.dialect(), "user_name", ":user"),
+                soci::use(token.user), soci::into(held);
+            if (static_cast<std::size_t>(held) >= checks.max_tokens_per_user) {
+              return auth::too_many_tokens(token.user, checks.max_tokens_per_user);
+            }
+          }
           if (exists(sql,
                      "SELECT COUNT(*) FROM tokens WHERE " + exact_match(tx.dialect(), "id", ":id"),
                      token.id)) {
@@ -435,6 +465,57 @@ class SqlAccountRepository final : public auth::AccountRepository {
     return tokens;
   }
 
+  StatusOr<std::vector<TokenRecord>> list_tokens_after(
+      std::string_view user_view, const std::optional<auth::TokenPosition>& after,
+      std::size_t limit) override {
+    const std::string user(user_view);
+    std::vector<TokenRecord> tokens;
+    if (!can_name_a_user(user) || limit == 0) return tokens;
+    long long after_at = after ? after->created_at : 0;
+    const std::string after_id = after ? after->id : std::string();
+    // `limit` is a number, never input text.
+    const std::string query =
+        "SELECT id, user_name, description, secret_hash, created_at, expires_at FROM tokens "
+        "WHERE " +
+        exact_match(db_->dialect(), "user_name", ":user") +
+        (after ? " AND (created_at > :after_at OR (created_at = :same_at AND id > :after_id))"
+               : "") +
+        " ORDER BY created_at, id LIMIT " + std::to_string(limit);
+    Status status =
+        db_->run("listing the tokens of user " + user, [&](soci::session& sql) -> Status {
+          TokenRecord row;
+          long long created_at = 0;
+          long long expires_at = 0;
+          soci::indicator expires = soci::i_null;
+          soci::statement st(sql);
+          st.exchange(soci::use(user, "user"));
+          if (after) {
+            st.exchange(soci::use(after_at, "after_at"));
+            st.exchange(soci::use(after_at, "same_at"));
+            st.exchange(soci::use(after_id, "after_id"));
+          }
+          st.exchange(soci::into(row.id));
+          st.exchange(soci::into(row.user));
+          st.exchange(soci::into(row.description));
+          st.exchange(soci::into(row.secret_hash));
+          st.exchange(soci::into(created_at));
+          st.exchange(soci::into(expires_at, expires));
+          st.alloc();
+          st.prepare(query);
+          st.define_and_bind();
+          st.execute();
+          while (st.fetch()) {
+            row.created_at = created_at;
+            row.expires_at =
+                expires == soci::i_ok ? std::optional<Micros>(expires_at) : std::nullopt;
+            if (same_name(row.user, user)) tokens.push_back(row);
+          }
+          return Status();
+        });
+    if (!status.ok()) return status;
+    return tokens;
+  }
+
   StatusOr<std::size_t> delete_user_tokens(std::string_view user_view) override {
     const std::string user(user_view);
     if (!can_name_a_user(user)) return user_not_found(user);
@@ -471,6 +552,15 @@ class SqlAccountRepository final : public auth::AccountRepository {
   }
 
  private:
+  static bool issuer_still_current(soci::session& sql, Dialect dialect,
+                                   const auth::TokenIssuer& issuer) {
+    long long generation = 0;
+    soci::indicator found = soci::i_null;
+    sql << "SELECT generation FROM users WHERE " + exact_match(dialect, "name", ":name"),
+        soci::use(issuer.user), soci::into(generation, found);
+    return sql.got_data() && found == soci::i_ok && generation == issuer.generation;
+  }
+
   static void insert_role(soci::session& sql, const std::string& user, const std::string& app,
                           Role role) {
     const std::string name = role_name(role);

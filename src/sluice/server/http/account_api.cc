@@ -1,6 +1,10 @@
 // The account endpoints of the admin API: users (admins manage them; everyone reads themselves
 // and changes their own password), per-app roles and apps (admins), and API tokens (a user's
 // own, or anyone's for admins) — the rules of auth/authorize.h.
+#include <algorithm>
+#include <charconv>
+#include <utility>
+
 #include "sluice/auth/account_json.h"
 #include "sluice/auth/authorize.h"
 #include "sluice/auth/passwords.h"
@@ -35,17 +39,79 @@ void respond_user(Exchange& exchange, auth::AccountRepository& accounts, const s
   exchange.respond(json_response(200, auth::user_to_json(*user)));
 }
 
+// One page of a listing sorted by `key`: the entries after `cursor` (a key of an earlier
+// entry; empty: from the start), at most `limit` of them, and the key to continue after
+// (empty when nothing is left). Keys must be unique and in the order of `entries`.
+template <typename T, typename Key>
+std::pair<std::vector<T>, std::string> page_of(std::vector<T> entries, Key key,
+                                               const std::string& cursor, std::size_t limit) {
+  auto from = entries.begin();
+  if (!cursor.empty()) {
+    from = std::upper_bound(entries.begin(), entries.end(), cursor,
+                            [&](const std::string& c, const T& entry) { return c < key(entry); });
+  }
+  std::vector<T> page;
+  for (auto it = from; it != entries.end() && page.size() < limit; ++it) page.push_back(*it);
+  const bool more = from + static_cast<std::ptrdiff_t>(page.size()) != entries.end();
+  std::string next = more && !page.empty() ? key(page.back()) : std::string();
+  return {std::move(page), std::move(next)};
+}
+
+// A token's place in its listing: "<created_at>.<id>" (µs since the epoch, then the id).
+std::string token_cursor(const auth::TokenRecord& token) {
+  return std::to_string(token.created_at) + "." + token.id;
+}
+
+std::optional<auth::TokenPosition> parse_token_cursor(std::string_view cursor) {
+  const std::size_t dot = cursor.find('.');
+  if (dot == std::string_view::npos || dot + 1 >= cursor.size()) return std::nullopt;
+  Micros at = 0;
+  const auto [end, ec] = std::from_chars(cursor.data(), cursor.data() + dot, at);
+  if (ec != std::errc() || end != cursor.data() + dot) return std::nullopt;
+  return auth::TokenPosition{.created_at = at, .id = std::string(cursor.substr(dot + 1))};
+}
+
 }  // namespace
+
+std::optional<std::pair<std::size_t, std::string>> AdminApi::read_page(Exchange& exchange) const {
+  std::size_t limit = default_page_size_;
+  if (const std::optional<std::string> text = exchange.request().query_param("limit")) {
+    std::size_t parsed = 0;
+    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), parsed);
+    if (ec != std::errc() || end != text->data() + text->size() || parsed < 1 ||
+        parsed > max_page_size_) {
+      exchange.respond(invalid("invalid page", {{"limit", "must be an integer from 1 to " +
+                                                              std::to_string(max_page_size_)}}));
+      return std::nullopt;
+    }
+    limit = parsed;
+  }
+  std::string cursor = exchange.request().query_param("cursor").value_or("");
+  if (cursor.size() > 512) {
+    exchange.respond(invalid("invalid page", {{"cursor", "is not one this server handed out"}}));
+    return std::nullopt;
+  }
+  return std::pair{limit, std::move(cursor)};
+}
 
 void AdminApi::list_users(Exchange& exchange, const Principal& caller) {
   if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers); !s.ok()) {
     return respond_error(exchange, s);
   }
+  const auto page_request = read_page(exchange);
+  if (!page_request) return;
   StatusOr<std::vector<auth::User>> users = accounts_.list_users();
   if (!users.ok()) return respond_error(exchange, users.status());
+  std::sort(users->begin(), users->end(),
+            [](const auth::User& a, const auth::User& b) { return a.name < b.name; });
+  auto [page, next] = page_of(
+      std::move(*users), [](const auth::User& user) { return user.name; }, page_request->second,
+      page_request->first);
   json list = json::array();
-  for (const auth::User& user : *users) list.push_back(auth::user_to_json(user));
-  exchange.respond(json_response(200, {{"users", std::move(list)}}));
+  for (const auth::User& user : page) list.push_back(auth::user_to_json(user));
+  json answer = {{"users", std::move(list)}};
+  if (!next.empty()) answer["next_cursor"] = std::move(next);
+  exchange.respond(json_response(200, answer));
 }
 
 void AdminApi::create_user(Exchange& exchange, const Principal& caller) {
@@ -77,7 +143,10 @@ void AdminApi::create_user(Exchange& exchange, const Principal& caller) {
     if (!fresh.ok()) return respond_error(exchange, fresh.status());
     password = *fresh;
   }
+  std::optional<auth::KdfGate::Permit> permit = kdf_gate_.try_enter();
+  if (!permit) return exchange.respond(kdf_busy());
   StatusOr<std::string> hash = auth::hash_password(password, password_hash_);
+  permit.reset();
   if (!hash.ok()) return respond_error(exchange, hash.status());
   // A generated password is one-time: its user chooses a new one at the first login.
   const std::string stored = generated ? auth::mark_one_time(*hash) : *hash;
@@ -145,30 +214,42 @@ void AdminApi::set_password(Exchange& exchange, const Principal& caller) {
   }
   if (!errors.empty()) return exchange.respond(invalid("invalid password change", errors));
   if (own) {
-    if (const std::optional<Micros> wait =
-            auth_.take_password_guess(name, exchange.request().peer())) {
+    // Per address and user (shared with logins), then per user whatever the address: each
+    // guess costs an argon2 run, which a user with no roles must not be able to repeat at will.
+    std::optional<Micros> wait = auth_.take_password_guess(name, exchange.request().peer());
+    if (!wait) wait = auth_.take_password_change(name);
+    if (wait) {
       return exchange.respond(
           too_many_requests("too many password attempts for this user; try again later", *wait));
     }
-    StatusOr<std::string> stored = accounts_.password_hash(name);
-    if (!stored.ok()) return respond_error(exchange, stored.status());
-    if (!auth::verify_password(current, *stored).ok()) {
-      return exchange.respond(invalid("invalid password change",
-                                      {{"current_password", "is not the current password"}}));
-    }
+  }
+  std::string stored;
+  if (own) {
+    StatusOr<std::string> read = accounts_.password_hash(name);
+    if (!read.ok()) return respond_error(exchange, read.status());
+    stored = std::move(*read);
+  }
+  // Held for the verification and the new hash only (released before any answer, so a client's
+  // next call never finds its own hash's slot still taken): at most kdf_concurrency hashes at
+  // once on the admin threads, the rest answered 429 rather than queued on them.
+  std::optional<auth::KdfGate::Permit> permit = kdf_gate_.try_enter();
+  if (!permit) return exchange.respond(kdf_busy());
+  if (own && !auth::verify_password(current, stored).ok()) {
+    permit.reset();
+    return exchange.respond(
+        invalid("invalid password change", {{"current_password", "is not the current password"}}));
   }
   StatusOr<std::string> hash = auth::hash_password(password, password_hash_);
+  permit.reset();
   if (!hash.ok()) return respond_error(exchange, hash.status());
-  if (Status s = accounts_.set_password_hash(name, *hash); !s.ok()) {
-    return respond_error(exchange, s);
-  }
+  // The tokens go in the password's own transaction: a token issued meanwhile under the old
+  // password's credentials is either deleted here or refused at its insert (insert_token checks
+  // the issuer's generation), never left behind.
+  StatusOr<std::size_t> revoked = accounts_.change_password_hash(
+      name, *hash,
+      revoke_tokens ? auth::TokenRevocation::kRevokeAll : auth::TokenRevocation::kKeep);
+  if (!revoked.ok()) return respond_error(exchange, revoked.status());
   auth_.logout_user(name);  // every session of the old password ends
-  // After the password: a token made meanwhile with the old password goes too.
-  if (revoke_tokens) {
-    if (StatusOr<std::size_t> revoked = accounts_.delete_user_tokens(name); !revoked.ok()) {
-      return respond_error(exchange, revoked.status());
-    }
-  }
   exchange.respond(no_content());
 }
 
@@ -320,11 +401,30 @@ void AdminApi::list_tokens(Exchange& exchange, const Principal& caller) {
   if (Status s = auth::authorize_tokens(caller.user, owner); !s.ok()) {
     return respond_error(exchange, s);
   }
-  StatusOr<std::vector<auth::TokenRecord>> tokens = accounts_.list_tokens(owner);
+  const auto page_request = read_page(exchange);
+  if (!page_request) return;
+  // The cursor is the last token's position: "<created_at>.<id>".
+  std::optional<auth::TokenPosition> after;
+  if (!page_request->second.empty()) {
+    after = parse_token_cursor(page_request->second);
+    if (!after) {
+      return exchange.respond(
+          invalid("invalid page", {{"cursor", "is not one this server handed out"}}));
+    }
+  }
+  // One more than asked: whether a next page exists, without a count over every row.
+  StatusOr<std::vector<auth::TokenRecord>> tokens =
+      accounts_.list_tokens_after(owner, after, page_request->first + 1);
   if (!tokens.ok()) return respond_error(exchange, tokens.status());
+  const bool more = tokens->size() > page_request->first;
+  if (more) tokens->resize(page_request->first);
+  const std::vector<auth::TokenRecord>& page = *tokens;
+  const std::string next = more && !page.empty() ? token_cursor(page.back()) : std::string();
   json list = json::array();
-  for (const auth::TokenRecord& token : *tokens) list.push_back(auth::token_to_json(token));
-  exchange.respond(json_response(200, {{"tokens", std::move(list)}}));
+  for (const auth::TokenRecord& token : page) list.push_back(auth::token_to_json(token));
+  json answer = {{"tokens", std::move(list)}};
+  if (!next.empty()) answer["next_cursor"] = std::move(next);
+  exchange.respond(json_response(200, answer));
 }
 
 void AdminApi::create_token(Exchange& exchange, const Principal& caller) {
@@ -338,12 +438,23 @@ void AdminApi::create_token(Exchange& exchange, const Principal& caller) {
   read_optional_string(*body, "description", description, errors);
   const Micros now = clock_.now();
   const std::optional<Micros> expires_at = read_token_expiry(*body, now, errors);
+  if (description.size() > max_token_description_bytes_) {
+    errors.push_back(
+        {"description", "must be at most " + std::to_string(max_token_description_bytes_) +
+                            " bytes (got " + std::to_string(description.size()) + ")"});
+  }
   if (!errors.empty()) return exchange.respond(invalid("invalid token request", errors));
   if (Status s = auth::authorize_tokens(caller.user, owner); !s.ok()) {
     return respond_error(exchange, s);
   }
+  // Checked at the insert: the caller's credential is still current (M1 of issue 32: a token
+  // minted while the password is being changed must not outlive the change).
+  // And the owner holds fewer than max_tokens_per_user (M9), counted in the same transaction.
+  const auth::TokenInsertChecks checks{
+      .issuer = auth::TokenIssuer{.user = caller.user.name, .generation = caller.user.generation},
+      .max_tokens_per_user = max_tokens_per_user_};
   StatusOr<auth::IssuedToken> issued =
-      auth::create_token(accounts_, owner, description, now, expires_at);
+      auth::create_token(accounts_, owner, description, now, expires_at, checks);
   if (!issued.ok()) return respond_error(exchange, issued.status());
   json answer = auth::token_to_json(issued->record);
   answer["token"] = issued->token;  // shown exactly once, here

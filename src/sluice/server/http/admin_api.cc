@@ -1,5 +1,7 @@
 #include "sluice/server/http/admin_api.h"
 
+#include <algorithm>
+
 #include "sluice/auth/account_json.h"
 #include "sluice/auth/passwords.h"
 #include "sluice/server/http/decision_api.h"
@@ -22,6 +24,11 @@ AdminApi::AdminApi(policy::PolicyRepository& policies, auth::AccountRepository& 
       decisions_(options.decisions),
       subject_cleared_(std::move(options.subject_cleared)),
       history_(options.history),
+      max_token_description_bytes_(options.max_token_description_bytes),
+      max_tokens_per_user_(options.max_tokens_per_user),
+      default_page_size_(std::max<std::size_t>(options.default_page_size, 1)),
+      max_page_size_(std::max(options.max_page_size, options.default_page_size)),
+      kdf_gate_(std::max<std::size_t>(options.kdf_concurrency, 1)),
       work_(options.threads, options.queue),
       login_work_(options.login_threads, options.login_queue) {}
 
@@ -100,6 +107,10 @@ Status password_change_pending(std::string_view user) {
               "log out"};
 }
 
+Response kdf_busy() {
+  return too_many_requests("password hashing is busy; try again shortly", kMicrosPerSecond);
+}
+
 void AdminApi::queue(WorkQueue& work, const std::shared_ptr<Exchange>& exchange,
                      std::function<void()> fn) {
   if (!work.post(std::move(fn))) {
@@ -148,7 +159,34 @@ std::optional<json> read_object(Exchange& exchange,
   return body;
 }
 
+namespace {
+
+// Why a login request cannot be one a page on another site made the browser send (issue 32,
+// L1: login CSRF, which signs the victim's browser in as the attacker): a cross-site form can
+// only send text/plain, form-urlencoded or multipart bodies, and a cross-site fetch of JSON
+// needs a preflight Sluice never grants. A browser that says the request is cross-site is
+// refused too. nullopt: acceptable.
+std::optional<Response> cross_site_login(const Request& request) {
+  const std::string_view type = request.header("Content-Type").value_or("");
+  const std::string_view media = type.substr(0, type.find(';'));
+  std::string_view trimmed = media;
+  while (!trimmed.empty() && trimmed.back() == ' ') trimmed.remove_suffix(1);
+  if (!iequals(trimmed, "application/json")) {
+    return problem_response(415, "a login must be sent as Content-Type: application/json",
+                            {{"Content-Type", "must be application/json"}});
+  }
+  if (const auto site = request.header("Sec-Fetch-Site"); site && iequals(*site, "cross-site")) {
+    return problem_response(403, "a login from another site is refused (Sec-Fetch-Site)");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void AdminApi::login(const std::shared_ptr<Exchange>& exchange) {
+  if (std::optional<Response> refused = cross_site_login(exchange->request())) {
+    return exchange->respond(std::move(*refused));
+  }
   // On the I/O thread, before anything is queued: an address that floods logins gets 429 at the
   // cost of a map lookup.
   if (const std::optional<Micros> wait = auth_.take_login_from(exchange->request().peer())) {

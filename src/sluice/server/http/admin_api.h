@@ -17,6 +17,7 @@
 
 #include "sluice/auth/accounts.h"
 #include "sluice/auth/authorize.h"
+#include "sluice/auth/kdf_gate.h"
 #include "sluice/auth/passwords.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/work_queue.h"
@@ -37,6 +38,19 @@ struct AdminApiOptions {
   int login_threads = 1;
   std::size_t login_queue = 32;
   auth::PasswordHashOptions password_hash;  // for passwords set through the API
+  // Password hashes (and verifications) running at once on the admin threads; a call that finds
+  // them all busy gets 429 with Retry-After instead of waiting on an admin thread, so calls that
+  // hash nothing always find a free thread (issue 32, M7). Keep it below `threads`.
+  std::size_t kdf_concurrency = 1;
+  // API tokens (issue 32, M9): a description longer than this is refused (400 naming
+  // "description"); a user holding max_tokens_per_user tokens gets 429 until one is revoked
+  // (0: no cap).
+  std::size_t max_token_description_bytes = 1024;
+  std::size_t max_tokens_per_user = 100;
+  // GET /v1/users and GET /v1/tokens answer pages: ?limit= (default default_page_size, at most
+  // max_page_size) and ?cursor= (the previous page's next_cursor).
+  std::size_t default_page_size = 100;
+  std::size_t max_page_size = 1000;
   // The decision counters GET /v1/stats/decisions reports (the server's Limiter's); null: none.
   const service::DecisionMetrics* decisions = nullptr;
   // Their per-second history GET /v1/policies/{name}/rates serves; null: none.
@@ -58,6 +72,9 @@ class AdminApi {
 
   void add_routes(Router& router);
 
+  // The gate the admin threads' password hashes pass (counters for tests and metrics).
+  const auth::KdfGate& kdf_gate() const { return kdf_gate_; }
+
  private:
   // The policy the route names, as stored, when `caller` may do `operation` on it (its apps as
   // both before and after: nothing about them changes); nullopt after answering 404, 403 or the
@@ -72,6 +89,8 @@ class AdminApi {
                                     const Principal& caller);
   // Runs `call` on the work queue for an authenticated caller; answers 401/403/503 itself.
   void authenticated(const std::shared_ptr<Exchange>& exchange, Call call);
+  // ?limit= and ?cursor= of a listing; nullopt after answering 400 naming the field.
+  std::optional<std::pair<std::size_t, std::string>> read_page(Exchange& exchange) const;
   // Runs `fn` on `work`, or answers 503 when it is full.
   static void queue(WorkQueue& work, const std::shared_ptr<Exchange>& exchange,
                     std::function<void()> fn);
@@ -88,6 +107,10 @@ class AdminApi {
   void update_policy(Exchange& exchange, const Principal& caller);
   void delete_policy(Exchange& exchange, const Principal& caller);
   void policy_history(Exchange& exchange, const Principal& caller);
+  // OK, or an error after answering 400: a caller who is not an admin may not save a policy
+  // whose descriptor path overlaps that of a policy for any app ("*").
+  Status check_descriptor_path(Exchange& exchange, const Principal& caller,
+                               const policy::Policy& wanted);
   // Cumulative decision counts of the policies the caller may read (the console's live rates).
   void decision_stats(Exchange& exchange, const Principal& caller);
   // One policy's per-second decision counts over the last minutes (the console's live chart).
@@ -126,6 +149,11 @@ class AdminApi {
   const service::DecisionMetrics* decisions_;
   std::function<void(std::string_view, std::string_view)> subject_cleared_;
   const service::DecisionHistory* history_;
+  const std::size_t max_token_description_bytes_;
+  const std::size_t max_tokens_per_user_;
+  const std::size_t default_page_size_;
+  const std::size_t max_page_size_;
+  auth::KdfGate kdf_gate_;
   WorkQueue work_;
   WorkQueue login_work_;
 };
@@ -142,6 +170,12 @@ std::optional<nlohmann::json> read_object(Exchange& exchange,
 // names teaches nothing. Callers who may read it and may not do `operation` get the 403.
 Status authorize_on_policy(const auth::User& caller, auth::Operation operation,
                            std::string_view name, const auth::PolicyApps& apps);
+
+// The 429 of a call that needs a password hash while every KDF slot is busy.
+Response kdf_busy();
+
+// The 403 of creating a policy under a name held by one the caller may not read.
+Status name_not_available(std::string_view name);
 
 // The 403 of a call made before `user`, signed in with a one-time password, chose a new one.
 Status password_change_pending(std::string_view user);

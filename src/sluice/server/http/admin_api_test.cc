@@ -77,6 +77,73 @@ class ChangedRightAfterRead : public policy::PolicyRepository {
   std::function<void()> change_;
 };
 
+// The account repository the server uses, passing every call on, whose next get_user (the one
+// authentication makes) is followed by a change: the race in which a request authenticates,
+// the account changes (a password reset), and the request then acts on the credential it had.
+class AccountsChangedAfterAuthentication : public auth::AccountRepository {
+ public:
+  void set_inner(auth::AccountRepository* inner) { inner_ = inner; }
+  void after_next_get_user(std::function<void()> change) {
+    std::lock_guard lock(mutex_);
+    change_ = std::move(change);
+  }
+
+  Status create_user(const auth::User& user, std::string_view hash) override {
+    return inner_->create_user(user, hash);
+  }
+  StatusOr<auth::User> get_user(std::string_view name) override {
+    StatusOr<auth::User> user = inner_->get_user(name);
+    std::function<void()> change;
+    {
+      std::lock_guard lock(mutex_);
+      change = std::exchange(change_, nullptr);
+    }
+    if (change) change();
+    return user;
+  }
+  StatusOr<std::string> password_hash(std::string_view user) override {
+    return inner_->password_hash(user);
+  }
+  StatusOr<std::size_t> change_password_hash(std::string_view user, std::string_view hash,
+                                             auth::TokenRevocation tokens) override {
+    return inner_->change_password_hash(user, hash, tokens);
+  }
+  StatusOr<std::vector<auth::User>> list_users() override { return inner_->list_users(); }
+  Status delete_user(std::string_view name) override { return inner_->delete_user(name); }
+  StatusOr<std::size_t> count_admins() override { return inner_->count_admins(); }
+  Status set_role(std::string_view user, std::string_view app,
+                  std::optional<auth::Role> role) override {
+    return inner_->set_role(user, app, role);
+  }
+  Status create_app(const auth::App& app) override { return inner_->create_app(app); }
+  StatusOr<std::vector<auth::App>> list_apps() override { return inner_->list_apps(); }
+  Status delete_app(std::string_view name) override { return inner_->delete_app(name); }
+  Status insert_token(const auth::TokenRecord& token,
+                      const auth::TokenInsertChecks& checks) override {
+    return inner_->insert_token(token, checks);
+  }
+  StatusOr<auth::TokenRecord> get_token(std::string_view id) override {
+    return inner_->get_token(id);
+  }
+  StatusOr<std::vector<auth::TokenRecord>> list_tokens(std::string_view user) override {
+    return inner_->list_tokens(user);
+  }
+  StatusOr<std::vector<auth::TokenRecord>> list_tokens_after(
+      std::string_view user, const std::optional<auth::TokenPosition>& after,
+      std::size_t limit) override {
+    return inner_->list_tokens_after(user, after, limit);
+  }
+  Status delete_token(std::string_view id) override { return inner_->delete_token(id); }
+  StatusOr<std::size_t> delete_user_tokens(std::string_view user) override {
+    return inner_->delete_user_tokens(user);
+  }
+
+ private:
+  auth::AccountRepository* inner_ = nullptr;
+  std::mutex mutex_;
+  std::function<void()> change_;
+};
+
 class AdminApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -84,6 +151,7 @@ class AdminApiTest : public ::testing::Test {
         policy::sql::open_sql_stores("sqlite::memory:", &clock_);
     ASSERT_TRUE(stores.ok()) << stores.status().to_string();
     stores_ = std::move(*stores);
+    accounts_.set_inner(stores_.accounts.get());
     for (const char* app : {"checkout", "mobile"}) {
       ASSERT_TRUE(stores_.accounts->create_app({.name = app}).ok());
     }
@@ -91,10 +159,10 @@ class AdminApiTest : public ::testing::Test {
     add_user("alice", false, {{"checkout", auth::Role::kOwner}, {"mobile", auth::Role::kViewer}});
     add_user("bob", false, {});
     auth_ = std::make_unique<AdminAuth>(
-        *stores_.accounts, clock_,
+        accounts_, clock_,
         AdminAuthOptions{.session_ttl = 3600 * kMicrosPerSecond, .password_hash = kFastHash});
     api_ = std::make_unique<AdminApi>(
-        *stores_.policies, *stores_.accounts, store_, *auth_, clock_, [this] { ++changes_; },
+        *stores_.policies, accounts_, store_, *auth_, clock_, [this] { ++changes_; },
         AdminApiOptions{
             .password_hash = kFastHash,
             .decisions = &decisions_,
@@ -170,6 +238,7 @@ class AdminApiTest : public ::testing::Test {
   service::DecisionMetrics decisions_;
   service::DecisionHistory history_{decisions_};
   policy::sql::SqlStores stores_;
+  AccountsChangedAfterAuthentication accounts_;  // what the server uses: stores_.accounts
   store::MemoryStore store_{clock_};
   std::unique_ptr<AdminAuth> auth_;
   std::unique_ptr<AdminApi> api_;
@@ -295,6 +364,76 @@ TEST_F(AdminApiTest, PolicyLifecycleWithVersionsAndHistory) {
   EXPECT_EQ(call(alice, "GET", "/v1/policies/never/history").status, 404);
 }
 
+// Issue 32 M2: re-creating a deleted policy's name under one's own app showed the history of the
+// name's earlier life, under apps the caller may not read (descriptions included).
+TEST_F(AdminApiTest, ARecreatedNameShowsOnlyTheHistoryTheCallerMayRead) {
+  ASSERT_TRUE(stores_.accounts->create_app({.name = "payroll"}).ok());
+  const Caller root = bearer("root");
+  const Caller alice = bearer("alice");  // owner of checkout, nothing on payroll
+  json secret = checkout_policy("salaries.export");
+  secret["apps"] = {"payroll"};
+  secret["description"] = "the payroll export, run by the secret batch";
+  ASSERT_EQ(call(root, "POST", "/v1/policies", secret).status, 201);
+  ASSERT_EQ(call(root, "DELETE", "/v1/policies/salaries.export?version=1").status, 204);
+  EXPECT_EQ(call(alice, "GET", "/v1/policies/salaries.export/history").status, 404);
+
+  ASSERT_EQ(call(alice, "POST", "/v1/policies", checkout_policy("salaries.export")).status, 201);
+  RawResponse mine = call(alice, "GET", "/v1/policies/salaries.export/history");
+  ASSERT_EQ(mine.status, 200) << mine.body;
+  EXPECT_EQ(mine.body.find("secret batch"), std::string::npos) << mine.body;
+  EXPECT_EQ(mine.body.find("payroll"), std::string::npos) << mine.body;
+  ASSERT_EQ(body(mine)["changes"].size(), 1u);
+  EXPECT_EQ(body(mine)["changes"][0]["actor"], "alice");
+  // Admins read the whole life of the name.
+  EXPECT_EQ(body(call(root, "GET", "/v1/policies/salaries.export/history"))["changes"].size(), 3u);
+}
+
+// Issue 32 L3: creating a policy under a name held by another app's policy answered 409 "already
+// exists" while GET said 404. Now the caller who may not read it gets a 403 that says no more.
+TEST_F(AdminApiTest, ATakenNameOfAnUnreadablePolicyIsNotSaidToExist) {
+  ASSERT_TRUE(stores_.accounts->create_app({.name = "payroll"}).ok());
+  json hidden = checkout_policy("salaries.export");
+  hidden["apps"] = {"payroll"};
+  ASSERT_EQ(call(bearer("root"), "POST", "/v1/policies", hidden).status, 201);
+  const Caller alice = bearer("alice");
+  EXPECT_EQ(call(alice, "GET", "/v1/policies/salaries.export").status, 404);
+  RawResponse taken = call(alice, "POST", "/v1/policies", checkout_policy("salaries.export"));
+  EXPECT_EQ(taken.status, 403) << taken.body;
+  EXPECT_EQ(taken.body.find("exist"), std::string::npos) << taken.body;
+  EXPECT_EQ(taken.body.find("payroll"), std::string::npos) << taken.body;
+  // A name held by a policy the caller may read: the plain conflict.
+  ASSERT_EQ(call(alice, "POST", "/v1/policies", checkout_policy("orders.mine")).status, 201);
+  EXPECT_EQ(call(alice, "POST", "/v1/policies", checkout_policy("orders.mine")).status, 409);
+}
+
+// Issue 32 L6: an owner's `unlimited` policy on the descriptor path of an admin's "*" policy
+// switched that limit off in the owner's domain (the domain's tree is matched first).
+TEST_F(AdminApiTest, AnAppPolicyMayNotReplaceAnAnyAppPolicysDescriptorPath) {
+  json everyone = checkout_policy("api.global");
+  everyone["apps"] = {"*"};
+  everyone["descriptors"] = {{"entries", {{{"key", "path"}, {"value", "/api/*"}}}}};
+  ASSERT_EQ(call(bearer("root"), "POST", "/v1/policies", everyone).status, 201);
+  const Caller alice = bearer("alice");
+  json unlimited = {
+      {"name", "api.checkout"},
+      {"apps", {"checkout"}},
+      {"descriptors",
+       {{"entries", {{{"key", "path"}, {"value", "/api/orders"}}}}, {"unlimited", true}}}};
+  RawResponse refused = call(alice, "POST", "/v1/policies", unlimited);
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(body(refused)["errors"][0]["field"], "descriptors.entries") << refused.body;
+  EXPECT_NE(refused.body.find("api.global"), std::string::npos);
+  // Nor by an update of a policy saved on another path.
+  json elsewhere = unlimited;
+  elsewhere["descriptors"]["entries"][0]["value"] = "/internal";
+  RawResponse created = call(alice, "POST", "/v1/policies", elsewhere);
+  ASSERT_EQ(created.status, 201) << created.body;
+  unlimited["version"] = 1;
+  EXPECT_EQ(call(alice, "PUT", "/v1/policies/api.checkout", unlimited).status, 400);
+  // An admin may (and owns the "*" policy's intent).
+  EXPECT_EQ(call(bearer("root"), "PUT", "/v1/policies/api.checkout", unlimited).status, 200);
+}
+
 TEST_F(AdminApiTest, PerAppRolesAreEnforcedAndRefusalsChangeNothing) {
   const Caller root = bearer("root");
   const Caller alice = bearer("alice");
@@ -416,6 +555,74 @@ TEST_F(AdminApiTest, SessionLoginNeedsCsrfOnWritesAndEndsAtLogoutOrExpiry) {
   EXPECT_EQ(call(later, "GET", "/v1/session").status, 200);
   clock_.advance(3600 * kMicrosPerSecond);
   EXPECT_EQ(call(later, "GET", "/v1/session").status, 401);
+}
+
+// Issue 32 L1: a cross-site text/plain form posting JSON-looking text signed the victim's
+// browser in as the attacker (login CSRF).
+TEST_F(AdminApiTest, ALoginMustBeJsonAndNotCrossSite) {
+  const std::string credentials =
+      json{{"user", "bob"}, {"password", std::string(kPassword)}}.dump();
+  for (const std::string type :
+       {"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""}) {
+    SCOPED_TRACE(type);
+    StatusOr<test::RawConnection> connection = test::RawConnection::open(server_->port(), 1);
+    ASSERT_TRUE(connection.ok());
+    std::string request = "POST /v1/session HTTP/1.1\r\nHost: x\r\n";
+    if (!type.empty()) request += "Content-Type: " + type + "\r\n";
+    request += "Content-Length: " + std::to_string(credentials.size()) + "\r\n\r\n" + credentials;
+    ASSERT_TRUE(connection->send(request).ok());
+    StatusOr<RawResponse> response = connection->read();
+    ASSERT_TRUE(response.ok());
+    EXPECT_EQ(response->status, 415);
+    EXPECT_FALSE(response->header("Set-Cookie"));
+  }
+  RawResponse cross = call(Caller{{{"Sec-Fetch-Site", "cross-site"}}}, "POST", "/v1/session",
+                           {{"user", "bob"}, {"password", kPassword}});
+  EXPECT_EQ(cross.status, 403);
+  EXPECT_FALSE(cross.header("Set-Cookie"));
+  EXPECT_EQ(call(Caller{{{"Sec-Fetch-Site", "same-origin"}}}, "POST", "/v1/session",
+                 {{"user", "bob"}, {"password", kPassword}})
+                .status,
+            200);
+}
+
+// Issue 32 L7: once max_sessions were open every login failed until sessions expired, and one
+// user could open them all. Now each user holds at most max_sessions_per_user (the oldest ends)
+// and a full table evicts its oldest session instead of refusing the login.
+TEST_F(AdminApiTest, SessionCapsEvictTheOldestInsteadOfLockingEveryoneOut) {
+  AdminAuth capped(*stores_.accounts, clock_,
+                   {.session_ttl = 3600 * kMicrosPerSecond,
+                    .max_sessions = 4,
+                    .max_sessions_per_user = 2,
+                    .password_hash = kFastHash});
+  const auto session_works = [&](const std::string& id) {
+    Request request{.method = "GET",
+                    .target = "/v1/session",
+                    .path = "/v1/session",
+                    .headers = {{"Cookie", std::string(kSessionCookie) + "=" + id}}};
+    return capped.authenticate(request).ok();
+  };
+  std::vector<std::string> bobs;
+  for (int i = 0; i < 3; ++i) {
+    clock_.advance(kMicrosPerSecond);
+    LoginResult login = capped.login("bob", kPassword, "127.0.0.1");
+    ASSERT_TRUE(login.status.ok()) << login.status.to_string();
+    bobs.push_back(login.session);
+  }
+  EXPECT_FALSE(session_works(bobs[0]));  // bob's oldest made room for his third
+  EXPECT_TRUE(session_works(bobs[1]));
+  EXPECT_TRUE(session_works(bobs[2]));
+  std::vector<std::string> others;
+  for (const char* user : {"alice", "alice", "root"}) {
+    clock_.advance(kMicrosPerSecond);
+    LoginResult login = capped.login(user, kPassword, "127.0.0.1");
+    ASSERT_TRUE(login.status.ok()) << user << ": " << login.status.to_string();
+    others.push_back(login.session);
+  }
+  // The table (4) was full at root's login: the oldest session overall (bob's second) went.
+  EXPECT_FALSE(session_works(bobs[1]));
+  EXPECT_TRUE(session_works(bobs[2]));
+  for (const std::string& id : others) EXPECT_TRUE(session_works(id));
 }
 
 TEST_F(AdminApiTest, LoginsAreThrottledPerUserName) {
@@ -710,6 +917,54 @@ TEST_F(AdminApiTest, TokensBelongToTheirUserAndStopWorkingWhenRevoked) {
   EXPECT_EQ(call(alice, "DELETE", "/v1/tokens/" + id).status, 404);
 }
 
+// Issue 32 M9: any user could store unlimited tokens with 1 MiB descriptions, and the listings
+// answered everything at once. Descriptions and tokens per user are capped, listings are paged.
+TEST_F(AdminApiTest, TokensAreCappedInSizeAndNumberAndListedInPages) {
+  const Caller alice = bearer("alice");  // her first token
+  RawResponse large = call(alice, "POST", "/v1/tokens", {{"description", std::string(1025, 'x')}});
+  EXPECT_EQ(large.status, 400);
+  EXPECT_EQ(body(large)["errors"][0]["field"], "description") << large.body;
+  EXPECT_EQ(call(alice, "POST", "/v1/tokens", {{"description", std::string(1024, 'x')}}).status,
+            201);
+  for (int i = 2; i < 100; ++i) {
+    ASSERT_EQ(call(alice, "POST", "/v1/tokens", {{"description", "t" + std::to_string(i)}}).status,
+              201);
+  }
+  RawResponse over = call(alice, "POST", "/v1/tokens", {{"description", "one too many"}});
+  EXPECT_EQ(over.status, 429) << over.body;
+  EXPECT_EQ(call(bearer("root"), "POST", "/v1/tokens", {{"user", "alice"}}).status, 429);
+
+  // Pages of 30 with cursors: every token once, in order, and no more than asked per page.
+  std::set<std::string> seen;
+  std::string cursor;
+  int pages = 0;
+  do {
+    RawResponse page =
+        call(alice, "GET", "/v1/tokens?limit=30" + (cursor.empty() ? "" : "&cursor=" + cursor));
+    ASSERT_EQ(page.status, 200) << page.body;
+    const json answer = body(page);
+    EXPECT_LE(answer["tokens"].size(), 30u);
+    for (const json& token : answer["tokens"]) seen.insert(token["id"].get<std::string>());
+    cursor = answer.value("next_cursor", "");
+    ++pages;
+  } while (!cursor.empty() && pages < 10);
+  EXPECT_EQ(pages, 4);
+  EXPECT_EQ(seen.size(), 100u);
+  EXPECT_EQ(body(call(alice, "GET", "/v1/tokens"))["tokens"].size(), 100u);  // default page
+  for (const std::string bad : {"0", "1001", "ten", "-1"}) {
+    RawResponse refused = call(alice, "GET", "/v1/tokens?limit=" + bad);
+    EXPECT_EQ(refused.status, 400) << bad;
+    EXPECT_EQ(body(refused)["errors"][0]["field"], "limit");
+  }
+  RawResponse users = call(bearer("root"), "GET", "/v1/users?limit=2");
+  ASSERT_EQ(users.status, 200);
+  EXPECT_EQ(body(users)["users"].size(), 2u);
+  RawResponse rest = call(bearer("root"), "GET",
+                          "/v1/users?cursor=" + body(users)["next_cursor"].get<std::string>());
+  EXPECT_EQ(body(rest)["users"].size(), 1u);  // root, alice, bob
+  EXPECT_FALSE(body(rest).contains("next_cursor"));
+}
+
 TEST_F(AdminApiTest, ATokenWithAnExpiryIsRefusedFromThatInstantLikeARevokedOne) {
   const Caller alice = bearer("alice");
   RawResponse issued = call(alice, "POST", "/v1/tokens", {{"expires_in", "30d"}});
@@ -770,6 +1025,47 @@ TEST_F(AdminApiTest, APasswordChangeRevokesTheUsersTokensUnlessAskedNotTo) {
   EXPECT_EQ(body(bad)["errors"][0]["field"], "revoke_tokens");
 }
 
+// Issue 32 M1: a token requested with a credential that a password change voids while the
+// request is in flight (authenticated before the change, inserted after its token revocation)
+// survived the change. Both ways: an admin's reset of a stolen session's user, and the user's
+// own change while a thief holds a token of theirs.
+TEST_F(AdminApiTest, ATokenMintedDuringAPasswordChangeDoesNotOutliveIt) {
+  struct Scenario {
+    std::string name;
+    bool own_change;
+  };
+  for (const Scenario& scenario : {Scenario{"admin reset", false}, Scenario{"own change", true}}) {
+    SCOPED_TRACE(scenario.name);
+    const Caller stolen = bearer("bob");  // what the thief holds
+    const Caller bobs_own = bearer("bob");
+    const std::string fresh = "a fresh passphrase " + scenario.name;
+    int changes = 0;
+    accounts_.after_next_get_user([&] {
+      // On the API's other worker thread, while the thief's request waits after authenticating.
+      const json change = scenario.own_change
+                              ? json{{"password", fresh}, {"current_password", kPassword}}
+                              : json{{"password", fresh}};
+      changes += call(scenario.own_change ? bobs_own : bearer("root"), "PUT",
+                      "/v1/users/bob/password", change)
+                     .status == 204;
+    });
+    RawResponse minted = call(stolen, "POST", "/v1/tokens", {{"description", "persistence"}});
+    EXPECT_EQ(changes, 1);
+    EXPECT_EQ(minted.status, 409) << minted.body;
+    // Whatever the answer, no token of bob's is left, and none the thief got works.
+    EXPECT_EQ(body(call(bearer("root"), "GET", "/v1/tokens?user=bob"))["tokens"].size(), 0u);
+    if (minted.status == 201) {
+      const Caller kept{{{"Authorization", "Bearer " + body(minted)["token"].get<std::string>()}}};
+      EXPECT_EQ(call(kept, "GET", "/v1/session").status, 401);
+    }
+    EXPECT_EQ(call(stolen, "GET", "/v1/session").status, 401);
+    // Reset for the next scenario: bob's password back to kPassword.
+    ASSERT_EQ(
+        call(bearer("root"), "PUT", "/v1/users/bob/password", {{"password", kPassword}}).status,
+        204);
+  }
+}
+
 TEST_F(AdminApiTest, ChangingAPasswordNeedsTheCurrentOneAndEndsSessions) {
   RawResponse login = call({}, "POST", "/v1/session", {{"user", "bob"}, {"password", kPassword}});
   const std::string cookie = login.header("Set-Cookie").value_or("");
@@ -813,6 +1109,44 @@ TEST_F(AdminApiTest, GuessesAtTheCurrentPasswordShareTheUsersLoginBudget) {
             429);
   clock_.advance(6 * kMicrosPerSecond);
   EXPECT_EQ(call(alice, "PUT", "/v1/users/alice/password",
+                 {{"password", "a much better passphrase"}, {"current_password", kPassword}})
+                .status,
+            204);
+}
+
+// Issue 32 M7: a user with no roles changing its own password with wrong current_passwords, from
+// many addresses, made the admin threads run argon2 once per request (10 per address and user).
+// Now a per-user budget bounds the hashes whatever the addresses, the rest get 429 with
+// Retry-After at no hashing cost, and other admin calls keep being answered.
+TEST_F(AdminApiTest, WrongPasswordChangesFromManyAddressesRunABoundedNumberOfHashes) {
+  const Caller bob = bearer("bob");
+  const Caller root = bearer("root");
+  const json guess = {{"password", "a much better passphrase"}, {"current_password", "guess"}};
+  constexpr int kAddresses = 12;
+  constexpr int kPerAddress = 4;
+  std::atomic<int> hashed{0};     // 400 "is not the current password": argon2 ran
+  std::atomic<int> throttled{0};  // 429 with Retry-After
+  std::atomic<int> admin_ok{0};
+  std::vector<std::thread> flood;
+  for (int a = 0; a < kAddresses; ++a) {
+    flood.emplace_back([&, a] {
+      for (int i = 0; i < kPerAddress; ++i) {
+        RawResponse r = call_from(static_cast<std::uint8_t>(10 + a), bob, "PUT",
+                                  "/v1/users/bob/password", guess);
+        if (r.status == 400) ++hashed;
+        if (r.status == 429 && r.header("Retry-After")) ++throttled;
+      }
+    });
+  }
+  for (int i = 0; i < 5; ++i) admin_ok += call(root, "GET", "/v1/users").status == 200;
+  for (std::thread& t : flood) t.join();
+  EXPECT_LE(hashed.load(), 10);  // AdminAuthOptions::password_change_burst
+  EXPECT_LE(api_->kdf_gate().entered(), 10u);
+  EXPECT_EQ(hashed + throttled, kAddresses * kPerAddress);
+  EXPECT_EQ(admin_ok.load(), 5);
+  // The owner of the name is not locked out for good: the budget refills.
+  clock_.advance(30 * kMicrosPerSecond);
+  EXPECT_EQ(call(bob, "PUT", "/v1/users/bob/password",
                  {{"password", "a much better passphrase"}, {"current_password", kPassword}})
                 .status,
             204);

@@ -1,5 +1,7 @@
 #include "sluice/server/http/admin_auth.h"
 
+#include <algorithm>
+
 #include "sluice/auth/passwords.h"
 #include "sluice/auth/secrets.h"
 #include "sluice/auth/tokens.h"
@@ -57,6 +59,9 @@ AdminAuth::AdminAuth(auth::AccountRepository& accounts, const Clock& clock,
       address_limit_{algorithm::Gcra{.rate = 1,
                                      .period = options.address_login_interval,
                                      .burst = options.address_login_burst - 1}},
+      password_change_limit_{algorithm::Gcra{.rate = 1,
+                                             .period = options.password_change_interval,
+                                             .burst = options.password_change_burst - 1}},
       login_attempts_(clock, {.max_keys = 100'000, .shards = 4}) {}
 
 StatusOr<Principal> AdminAuth::authenticate(const Request& request) {
@@ -150,6 +155,10 @@ std::optional<Micros> AdminAuth::take_password_guess(std::string_view user, std:
   return take_attempt("sluice.login", login_limit_, std::string(peer) + " " + std::string(user));
 }
 
+std::optional<Micros> AdminAuth::take_password_change(std::string_view user) {
+  return take_attempt("sluice.password_change", password_change_limit_, std::string(user));
+}
+
 LoginResult AdminAuth::login(std::string_view user, std::string_view password,
                              std::string_view peer) {
   // Before the throttle and the lookup: a name the database would match loosely ("admin\0",
@@ -187,13 +196,8 @@ LoginResult AdminAuth::login(std::string_view user, std::string_view password,
                      .user = std::move(*account),
                      .password_change_required = auth::is_one_time(*stored)};
   std::lock_guard lock(mutex_);
-  if (sessions_.size() >= options_.max_sessions) {
-    std::erase_if(sessions_, [now](const auto& entry) { return entry.second.expires_at <= now; });
-    if (sessions_.size() >= options_.max_sessions) {
-      return {.status = {StatusCode::kResourceExhausted, "too many open sessions"},
-              .retry_after = 60 * kMicrosPerSecond};
-    }
-  }
+  make_room_for(result.user.name, now);
+  sessions_by_user_[result.user.name].push_back(result.session);
   // The stored name, not the typed one: the principal is who the database says logged in.
   sessions_[result.session] = {.user = result.user.name,
                                .generation = result.user.generation,
@@ -201,6 +205,25 @@ LoginResult AdminAuth::login(std::string_view user, std::string_view password,
                                .expires_at = result.expires_at,
                                .password_change_required = result.password_change_required};
   return result;
+}
+
+void AdminAuth::make_room_for(const std::string& user, Micros now) {
+  std::deque<std::string>& mine = sessions_by_user_[user];
+  std::erase_if(mine, [this](const std::string& id) { return !sessions_.contains(id); });
+  while (options_.max_sessions_per_user > 0 && mine.size() >= options_.max_sessions_per_user) {
+    sessions_.erase(mine.front());  // the user's oldest
+    mine.pop_front();
+  }
+  if (sessions_.size() < options_.max_sessions) return;
+  std::erase_if(sessions_, [now](const auto& entry) { return entry.second.expires_at <= now; });
+  // Still full: the oldest session overall goes (every session lives session_ttl, so the one
+  // expiring first is the oldest). Its id stays in its user's list until that user's next login.
+  while (!sessions_.empty() && sessions_.size() >= options_.max_sessions) {
+    const auto oldest = std::min_element(
+        sessions_.begin(), sessions_.end(),
+        [](const auto& a, const auto& b) { return a.second.expires_at < b.second.expires_at; });
+    sessions_.erase(oldest);
+  }
 }
 
 void AdminAuth::logout(std::string_view session) {
@@ -211,6 +234,7 @@ void AdminAuth::logout(std::string_view session) {
 void AdminAuth::logout_user(std::string_view user) {
   std::lock_guard lock(mutex_);
   std::erase_if(sessions_, [user](const auto& entry) { return entry.second.user == user; });
+  sessions_by_user_.erase(std::string(user));
 }
 
 std::string AdminAuth::session_cookie(const LoginResult& login) const {

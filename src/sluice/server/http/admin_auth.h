@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -32,7 +33,12 @@ inline constexpr std::string_view kCsrfHeader = "X-CSRF-Token";
 struct AdminAuthOptions {
   Micros session_ttl = Micros{12} * 3600 * kMicrosPerSecond;  // absolute lifetime of a login
   bool secure_cookies = false;  // add `Secure` (set it when clients reach Sluice over HTTPS)
+  // Sessions in memory at most. When full (after dropping expired ones) a login evicts the
+  // oldest session instead of failing: a full table must never lock everyone out (issue 32,
+  // L7). Each user holds at most max_sessions_per_user; a login beyond it ends the user's
+  // oldest session, so one account's logins cannot fill the table.
   std::size_t max_sessions = 100'000;
+  std::size_t max_sessions_per_user = 20;
   // Password guesses per user name and client address: a burst of `login_burst`, then one per
   // `login_interval` (the limiter limiting itself: a gcra limit on an in-process store). Keyed
   // by address too, so failures from elsewhere never lock a user out of their own logins.
@@ -43,6 +49,11 @@ struct AdminAuthOptions {
   // guesses over many names.
   std::int64_t address_login_burst = 30;
   Micros address_login_interval = kMicrosPerSecond;
+  // Changes of one's own password (each verifies current_password with argon2), per user name
+  // whatever the address: a burst, then one per interval. A user with no roles could otherwise
+  // keep the admin threads hashing from as many addresses as it has (issue 32, M7).
+  std::int64_t password_change_burst = 10;
+  Micros password_change_interval = 30 * kMicrosPerSecond;
   // For the stand-in hash that unknown users are verified against (tests make it cheap).
   auth::PasswordHashOptions password_hash;
 };
@@ -101,6 +112,10 @@ class AdminAuth {
   // nullopt when allowed; how long to wait when the budget is spent.
   std::optional<Micros> take_password_guess(std::string_view user, std::string_view peer);
 
+  // Takes one own-password change of `user` from its budget (password_change_*), whatever the
+  // address. nullopt when allowed; how long to wait when the budget is spent.
+  std::optional<Micros> take_password_change(std::string_view user);
+
   // Ends one session / every session of `user` (password changed, user deleted).
   void logout(std::string_view session);
   void logout_user(std::string_view user);
@@ -131,10 +146,16 @@ class AdminAuth {
 
   const std::vector<algorithm::Limit> login_limit_;
   const std::vector<algorithm::Limit> address_limit_;
+  const std::vector<algorithm::Limit> password_change_limit_;
   store::MemoryStore login_attempts_;
 
   std::mutex mutex_;  // guards the fields below
   std::unordered_map<std::string, Session> sessions_;
+  // Per user, its session ids in login order (ids logged out meanwhile are dropped lazily, at the
+  // user's next login).
+  std::unordered_map<std::string, std::deque<std::string>> sessions_by_user_;
+  // Requires mutex_: makes room for one more session of `user`.
+  void make_room_for(const std::string& user, Micros now);
   std::string dummy_hash_;  // verified for unknown users so they cost as much as known ones
 };
 

@@ -1,8 +1,10 @@
 // The policy endpoints of the admin API: list, create, read, update (optimistic: the body carries
 // the version it was read at), delete and history, each checked by auth::authorize_policy.
+#include <algorithm>
 #include <charconv>
 
 #include "sluice/auth/authorize.h"
+#include "sluice/policy/descriptors.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/history.h"
 #include "sluice/server/http/admin_api.h"
@@ -49,6 +51,29 @@ Response policy_response(int status, const Policy& stored) {
   Response response = json_response(status, policy::policy_to_json(stored));
   response.headers.push_back({"ETag", "\"" + std::to_string(stored.version) + "\""});
   return response;
+}
+
+// Issue 32 L6: a policy of some apps on a descriptor path that an enabled policy for any app
+// ("*") also covers would replace that policy in those apps' domains (the domain's own tree is
+// matched first) — an owner's `unlimited` policy switched an admin's "*" limit off. Only an
+// admin may do that; anyone else gets a 400 naming descriptors.entries and the "*" policy.
+std::optional<FieldError> replaces_any_app_policy(const auth::User& caller, const Policy& wanted,
+                                                  const std::vector<Policy>& stored) {
+  if (caller.admin || !wanted.descriptors) return std::nullopt;
+  if (std::find(wanted.apps.begin(), wanted.apps.end(), "*") != wanted.apps.end()) {
+    return std::nullopt;
+  }
+  for (const Policy& other : stored) {
+    if (other.name == wanted.name || !other.enabled || !other.descriptors) continue;
+    if (std::find(other.apps.begin(), other.apps.end(), "*") == other.apps.end()) continue;
+    if (policy::descriptor_paths_overlap(wanted.descriptors->entries, other.descriptors->entries)) {
+      return FieldError{"descriptors.entries",
+                        "overlaps the descriptor path of policy " + other.name +
+                            ", which applies to every app (\"*\"): a policy of some apps may "
+                            "not replace it in their domains (only an admin may)"};
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -138,12 +163,47 @@ void AdminApi::create_policy(Exchange& exchange, const Principal& caller) {
       !s.ok()) {
     return respond_error(exchange, named(s, wanted->name));
   }
+  if (Status s = check_descriptor_path(exchange, caller, *wanted); !s.ok()) return;
+  const std::string name = wanted->name;
   StatusOr<Policy> created = policies_.create(std::move(*wanted), caller.user.name);
-  if (!created.ok()) return respond_error(exchange, created.status());
+  if (!created.ok()) {
+    // Names are global (they key the store's state), so a taken name must be refused; but a
+    // caller who may not read the policy holding it learns no more than GET's 404 tells:
+    // not "already exists", the 403 of a name it may not use (issue 32, L3).
+    if (created.status().code() == StatusCode::kAlreadyExists) {
+      StatusOr<Policy> holder = policies_.get(name);
+      if (holder.ok() && !auth::can_read_policy(caller.user, holder->apps)) {
+        return respond_error(exchange, name_not_available(name));
+      }
+    }
+    return respond_error(exchange, created.status());
+  }
   policies_changed_();
   Response response = policy_response(201, *created);
   response.headers.push_back({"Location", "/v1/policies/" + created->name});
   exchange.respond(std::move(response));
+}
+
+Status AdminApi::check_descriptor_path(Exchange& exchange, const Principal& caller,
+                                       const Policy& wanted) {
+  if (caller.user.admin || !wanted.descriptors) return {};
+  StatusOr<std::vector<Policy>> stored = policies_.list(std::string_view("*"));
+  if (!stored.ok()) {
+    respond_error(exchange, stored.status());
+    return stored.status();
+  }
+  if (std::optional<FieldError> error = replaces_any_app_policy(caller.user, wanted, *stored)) {
+    exchange.respond(problem_response(400, "invalid policy document", {*error}));
+    return invalid_argument(error->message);
+  }
+  return {};
+}
+
+Status name_not_available(std::string_view name) {
+  return {StatusCode::kPermissionDenied,
+          "policy " + std::string(name) +
+              ": this name is not available to your apps (policy names are shared by all apps); "
+              "choose another"};
 }
 
 void AdminApi::get_policy(Exchange& exchange, const Principal& caller) {
@@ -179,6 +239,7 @@ void AdminApi::update_policy(Exchange& exchange, const Principal& caller) {
   if (Status s = based_on_checked_version(*current, expected); !s.ok()) {
     return respond_error(exchange, s);
   }
+  if (Status s = check_descriptor_path(exchange, caller, *wanted); !s.ok()) return;
   StatusOr<Policy> updated = policies_.update(std::move(*wanted), expected, caller.user.name);
   if (!updated.ok()) return respond_error(exchange, updated.status());
   policies_changed_();
@@ -229,8 +290,13 @@ void AdminApi::policy_history(Exchange& exchange, const Principal& caller) {
       !s.ok()) {
     return respond_error(exchange, s);
   }
+  // Only the documents the caller may read: the name may have belonged to other apps before.
+  const std::vector<policy::PolicyChange> readable =
+      policy::readable_changes(*history, [&](const std::vector<std::string>& listed) {
+        return auth::can_read_policy(caller.user, listed);
+      });
   json changes = json::array();
-  for (const policy::PolicyChange& change : *history) {
+  for (const policy::PolicyChange& change : readable) {
     changes.push_back(policy::change_to_json(change));
   }
   exchange.respond(json_response(200, {{"policy", name}, {"changes", std::move(changes)}}));

@@ -264,6 +264,26 @@ TEST(ServeTest, MetricsTokenCrossSiteRefusalAndTheNewBoundsAreSettings) {
   EXPECT_NE(printed.out.find("allow_cross_site_decisions: \"false\""), std::string::npos);
 }
 
+// Issue 32 L4: --print-config printed the Redis and PostgreSQL passwords in clear.
+TEST(ServeTest, PrintConfigMasksThePasswordsInUrls) {
+  const Ran printed = run({SLUICE_BINARY, "serve", "--print-config", "--redis",
+                           "redis://limiter:redis-pass-1@127.0.0.1:6379/0", "--policies",
+                           "postgresql://sluice:pg-pass-2@db.internal:5432/sluice"});
+  ASSERT_EQ(printed.code, 0) << printed.err;
+  for (const std::string secret : {"redis-pass-1", "pg-pass-2"}) {
+    EXPECT_EQ(printed.out.find(secret), std::string::npos) << printed.out;
+  }
+  EXPECT_NE(printed.out.find("redis://limiter:***@127.0.0.1:6379/0"), std::string::npos)
+      << printed.out;
+  EXPECT_NE(printed.out.find("postgresql://sluice:***@db.internal:5432/sluice"), std::string::npos)
+      << printed.out;
+  const Ran token = run({SLUICE_BINARY, "serve", "--print-config", "--metrics", "token",
+                         "--metrics-token", "scrape-secret-3"});
+  ASSERT_EQ(token.code, 0) << token.err;
+  EXPECT_EQ(token.out.find("scrape-secret-3"), std::string::npos) << token.out;
+  EXPECT_NE(token.out.find("metrics_token: \"***\""), std::string::npos) << token.out;
+}
+
 TEST(ServeTest, SigtermDrainsAndExitsZero) {
   StatusOr<std::unique_ptr<Serve>> serve = Serve::start({});
   ASSERT_TRUE(serve.ok()) << serve.status().to_string();
