@@ -62,7 +62,7 @@ struct LimiterOptions {
   // its own on the steady clock, started on first need.
   TimerQueue* timers = nullptr;
   // Decisions in flight at most: asked of the store and not answered yet, or waiting for a
-  // retry (wait). Beyond it acquire, acquire_all and try_acquire_async answer at once with
+  // retry (wait); quota operations (apply_quota) count too. Beyond it acquire, acquire_all and try_acquire_async answer at once with
   // overloaded() (a batch all or nothing), so a saturated store costs neither unbounded memory
   // nor unbounded latency. 0: no bound — the default, so embedders (the library, sluice bench)
   // keep getting failure-mode answers; `sluice serve` sets max_pending_decisions (10 000).
