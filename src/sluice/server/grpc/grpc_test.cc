@@ -486,6 +486,66 @@ TEST_P(GrpcTest, BeyondMaxPendingACallIsUnavailableAtOnce) {
   (*server)->shutdown();
 }
 
+// Issue 32, L5: one call carries at most max_descriptors (HTTP's batch cap, 1 000); above it the
+// call is INVALID_ARGUMENT naming the field, before anything is decided.
+TEST_P(GrpcTest, MoreDescriptorsThanTheCapAreInvalidArgumentNamingTheField) {
+  rls::RateLimitRequest at_cap;
+  at_cap.set_domain("web");
+  for (int i = 0; i < 1000; ++i) add_descriptor(at_cap, {{"user", "cap" + std::to_string(i)}});
+  EXPECT_EQ(call(at_cap).statuses_size(), 1000);
+  rls::RateLimitRequest over = at_cap;
+  add_descriptor(over, {{"user", "one-more"}});
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  rls::RateLimitResponse response;
+  const grpc::Status status = stub_->ShouldRateLimit(&context, over, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("descriptors: at most 1000"), std::string::npos)
+      << status.error_message();
+  // Nothing of the refused call was counted.
+  EXPECT_EQ(call(request_of("web", {{"user", "one-more"}})).statuses(0).limit_remaining(), 2u);
+}
+
+// Issue 32, L5: charge descriptors hold places among the limiter's pending decisions like any
+// other, so a call of many charges cannot pass max_pending while the store is slow.
+TEST_P(GrpcTest, ChargeDescriptorsCountAgainstThePendingBound) {
+  if (GetParam() != Backend::kRedis) GTEST_SKIP() << "the memory store answers in process";
+  service::Limiter limiter(
+      *redis_store_, &memory_,
+      {.store_timeout = 10 * kMicrosPerSecond, .policies = &lookup_, .max_pending = 10});
+  StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start({}, limiter, lookup_);
+  ASSERT_TRUE(server.ok()) << server.status().to_string();
+  auto stub = rls::RateLimitService::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string((*server)->port()), grpc::InsecureChannelCredentials()));
+  StatusOr<std::unique_ptr<redis::Client>> pauser =
+      redis::Client::create({.host = "127.0.0.1", .port = redis_server_->port()});
+  ASSERT_TRUE(pauser.ok());
+  ASSERT_TRUE((*pauser)->command({"CLIENT", "PAUSE", "10000", "WRITE"}).ok());
+  rls::RateLimitRequest charges;
+  charges.set_domain("web");
+  for (int i = 0; i < 11; ++i) add_descriptor(charges, {{"usage", "u" + std::to_string(i)}});
+  grpc::Status answered;
+  std::thread caller([&] {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    rls::RateLimitResponse response;
+    answered = stub->ShouldRateLimit(&context, charges, &response);
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (limiter.stats().overloaded < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(limiter.stats().pending, 10u);  // never more than the bound
+  EXPECT_EQ(limiter.stats().overloaded, 1u);
+  ASSERT_TRUE((*pauser)->command({"CLIENT", "UNPAUSE"}).ok());
+  caller.join();
+  EXPECT_EQ(answered.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(answered.error_message().find("overloaded"), std::string::npos)
+      << answered.error_message();
+  EXPECT_EQ(limiter.stats().pending, 0u);
+  (*server)->shutdown();
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, GrpcTest, ::testing::Values(Backend::kMemory, Backend::kRedis),
                          [](const ::testing::TestParamInfo<Backend>& param) {
                            return param.param == Backend::kMemory ? "Memory" : "Redis";
