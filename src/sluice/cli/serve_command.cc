@@ -74,7 +74,7 @@ struct ServeSettings {
   std::int64_t grpc_max_header_list_bytes = 16 * 1024;
   std::int64_t grpc_max_connection_buffer_bytes = std::int64_t{4} * 1024 * 1024;
   std::int64_t grpc_max_buffered_bytes = std::int64_t{64} * 1024 * 1024;
-  std::int64_t grpc_max_outbound_bytes = 256 * 1024;
+  std::int64_t grpc_max_outbound_bytes = 64 * 1024;
   std::int64_t grpc_max_descriptors = 1000;
   bool grpc_reflection = true;
   grpc_server::RlsHeaders grpc_headers = grpc_server::RlsHeaders::kNone;

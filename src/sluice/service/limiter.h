@@ -62,10 +62,11 @@ struct LimiterOptions {
   // its own on the steady clock, started on first need.
   TimerQueue* timers = nullptr;
   // Decisions in flight at most: asked of the store and not answered yet, or waiting for a
-  // retry (wait); quota operations (apply_quota) count too. Beyond it acquire, acquire_all and try_acquire_async answer at once with
-  // overloaded() (a batch all or nothing), so a saturated store costs neither unbounded memory
-  // nor unbounded latency. 0: no bound — the default, so embedders (the library, sluice bench)
-  // keep getting failure-mode answers; `sluice serve` sets max_pending_decisions (10 000).
+  // retry (wait); quota operations count too. Beyond it acquire, acquire_all, try_acquire_async
+  // and apply_quota answer at once with overloaded() (a batch all or nothing), so a saturated
+  // store costs neither unbounded memory nor unbounded latency. 0: no bound — the default, so
+  // embedders (the library, sluice bench) keep getting failure-mode answers; `sluice serve` sets
+  // max_pending_decisions (10 000).
   std::size_t max_pending = 0;
   // The defences (docs/defences.md), for a store whose calls leave the process. The local
   // over-limit cache: the most subjects it holds as denied (0: off); which policies use it:

@@ -38,7 +38,7 @@ class MessageReader {
 
  private:
   std::size_t max_message_bytes_;
-  std::string partial_;  // prefix, then payload, of the message in progress
+  std::string partial_;       // prefix, then payload, of the message in progress
   std::size_t expected_ = 0;  // payload bytes announced by partial_'s prefix
   bool failed_ = false;
 };

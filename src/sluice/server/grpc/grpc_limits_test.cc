@@ -41,8 +41,8 @@ descriptors: {entries: [{key: user}]}
 limits: [{algorithm: token_bucket, capacity: 1000000, refill: 1, period: 1d}]
 )";
 
-constexpr std::uint8_t kData = 0x0, kHeaders = 0x1, kRstStream = 0x3, kSettings = 0x4,
-                       kPing = 0x6, kGoaway = 0x7, kContinuation = 0x9;
+constexpr std::uint8_t kData = 0x0, kHeaders = 0x1, kRstStream = 0x3, kSettings = 0x4, kPing = 0x6,
+                       kGoaway = 0x7, kContinuation = 0x9;
 constexpr std::uint8_t kEndStream = 0x1, kEndHeaders = 0x4, kAck = 0x1;
 
 std::string frame(std::uint8_t type, std::uint8_t flags, std::uint32_t stream,
@@ -93,7 +93,8 @@ std::string request_block(std::string_view path) {
          literal("te", "trailers");
 }
 
-constexpr std::string_view kRlsPath = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
+constexpr std::string_view kRlsPath =
+    "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 
 struct Frame {
   std::uint8_t type = 0;
@@ -111,8 +112,8 @@ class RawConnection {
     address.sin_family = AF_INET;
     address.sin_port = htons(port);
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = fd_ >= 0 &&
-                 ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    connected_ =
+        fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
   }
   ~RawConnection() {
     if (fd_ >= 0) ::close(fd_);
@@ -193,7 +194,8 @@ class RawConnection {
   }
   // Reads what is there; false on EOF, error or the deadline.
   bool fill(Clock::time_point deadline) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return false;
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
@@ -239,9 +241,8 @@ class GrpcLimitsTest : public ::testing::Test {
   grpc::Status call(std::chrono::milliseconds deadline = std::chrono::seconds(5)) {
     grpc::ChannelArguments args;
     args.SetInt("grpc.use_local_subchannel_pool", 1);  // a connection of its own
-    auto stub = rls::RateLimitService::NewStub(
-        grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(server_->port()),
-                                  grpc::InsecureChannelCredentials(), args));
+    auto stub = rls::RateLimitService::NewStub(grpc::CreateCustomChannel(
+        "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials(), args));
     rls::RateLimitRequest request;
     request.set_domain("web");
     auto& entry = *request.add_descriptors()->add_entries();
@@ -289,8 +290,8 @@ TEST_F(GrpcLimitsTest, AConnectionWithNoCallOpenIsSentGoawayAndClosedAtTheIdleTi
   }
   EXPECT_TRUE(goaway);
   EXPECT_TRUE(idle.closed_within(std::chrono::seconds(1)));
-  EXPECT_TRUE(eventually([&] { return server_->stats().connections == 0; },
-                         std::chrono::seconds(2)));
+  EXPECT_TRUE(
+      eventually([&] { return server_->stats().connections == 0; }, std::chrono::seconds(2)));
 }
 
 // H1: connections above the cap are refused while the ones holding calls keep being served, and
@@ -303,23 +304,23 @@ TEST_F(GrpcLimitsTest, AboveTheConnectionCapNewConnectionsReplaceIdleOnesOrAreRe
     ASSERT_TRUE(busy.back()->handshake());
     ASSERT_TRUE(busy.back()->open_stream(1));  // a call in flight: not idle
   }
-  ASSERT_TRUE(eventually([&] { return server_->stats().connections == 4; },
-                         std::chrono::seconds(2)));
+  ASSERT_TRUE(
+      eventually([&] { return server_->stats().connections == 4; }, std::chrono::seconds(2)));
   RawConnection refused(server_->port());
   EXPECT_TRUE(refused.closed_within(std::chrono::seconds(3)));
   EXPECT_GE(server_->stats().refused, 1u);
   EXPECT_LE(server_->stats().connections, 4u);
   // The holders' calls are still theirs: each finishes its request and gets an answer.
   busy.clear();
-  ASSERT_TRUE(eventually([&] { return server_->stats().connections == 0; },
-                         std::chrono::seconds(2)));
+  ASSERT_TRUE(
+      eventually([&] { return server_->stats().connections == 0; }, std::chrono::seconds(2)));
   std::vector<std::unique_ptr<RawConnection>> idle;
   for (int i = 0; i < 4; ++i) {
     idle.push_back(std::make_unique<RawConnection>(server_->port()));
     ASSERT_TRUE(idle.back()->handshake());
   }
-  ASSERT_TRUE(eventually([&] { return server_->stats().connections == 4; },
-                         std::chrono::seconds(2)));
+  ASSERT_TRUE(
+      eventually([&] { return server_->stats().connections == 4; }, std::chrono::seconds(2)));
   const grpc::Status answered = call();
   EXPECT_TRUE(answered.ok()) << answered.error_message();
   EXPECT_GE(server_->stats().evicted, 1u);
@@ -461,8 +462,45 @@ TEST_F(GrpcLimitsTest, HalfOpenStreamsAreResetAtTheStreamTimeoutAndBoundedPerCon
   }
   client.send(opens);
   EXPECT_TRUE(client.closed_within(std::chrono::seconds(3)));
-  EXPECT_TRUE(eventually([&] { return server_->stats().connections == 0; },
-                         std::chrono::seconds(2)));
+  EXPECT_TRUE(
+      eventually([&] { return server_->stats().connections == 0; }, std::chrono::seconds(2)));
+}
+
+// A client that asks and never reads: its answers wait behind its flow-control window, bounded by
+// max_outbound_bytes (the stream is reset past it), and other clients are served meanwhile.
+TEST_F(GrpcLimitsTest, AnswersToAClientThatDoesNotReadAreBounded) {
+  start({.max_outbound_bytes = 4096});
+  RawConnection client(server_->port());
+  ASSERT_TRUE(client.handshake());
+  const std::size_t rss_before = rss_bytes();
+  std::string block =
+      request_block("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo");
+  ASSERT_TRUE(client.send(frame(kHeaders, kEndHeaders, 1, block)));
+  // file_containing_symbol (field 4): each answer is several KiB of descriptors, each request
+  // 55 bytes; 1 000 of them stay inside the 64 KiB window the client has to send in.
+  const std::string symbol = "envoy.service.ratelimit.v3.RateLimitService";
+  std::string request = "\x22";
+  request.push_back(static_cast<char>(symbol.size()));
+  request += symbol;
+  std::string messages;
+  for (int i = 0; i < 1000; ++i) {
+    messages += std::string("\0\0\0\0", 4) + static_cast<char>(request.size()) + request;
+  }
+  ASSERT_TRUE(client.send(frame(kData, 0, 1, messages.substr(0, 16000))));
+  ASSERT_TRUE(client.send(frame(kData, 0, 1, messages.substr(16000, 16000))));
+  ASSERT_TRUE(client.send(frame(kData, 0, 1, messages.substr(32000))));
+  EXPECT_TRUE(call().ok());  // others are answered meanwhile
+  EXPECT_TRUE(
+      eventually([&] { return server_->stats().streams_reset >= 1; }, std::chrono::seconds(3)));
+  EXPECT_LT(rss_bytes(), rss_before + (4u << 20));
+  bool reset = false;
+  while (std::optional<Frame> f = client.read_frame(std::chrono::seconds(3))) {
+    if (f->type == kRstStream && f->stream == 1) {
+      reset = true;
+      break;
+    }
+  }
+  EXPECT_TRUE(reset);
 }
 
 }  // namespace

@@ -206,7 +206,8 @@ class GrpcServer::State::Connection : public std::enable_shared_from_this<Connec
          .max_header_list_bytes = o.max_header_list_bytes,
          .max_message_bytes = static_cast<std::size_t>(o.max_message_bytes),
          .max_connection_buffer_bytes = o.max_connection_buffer_bytes,
-         .stream_timeout = o.stream_timeout},
+         .stream_timeout = o.stream_timeout,
+         .max_stream_outbound_bytes = o.max_outbound_bytes},
         server_.budget, server_.counters, std::move(hooks), started_);
     if (!session.ok()) return;  // the socket closes with this object
     session_ = std::move(*session);
@@ -281,10 +282,9 @@ class GrpcServer::State::Connection : public std::enable_shared_from_this<Connec
     if (writing_.empty() && !pending_.empty()) {
       writing_.swap(pending_);
       write_started_ = steady_now();
-      asio::async_write(socket_, asio::buffer(writing_),
-                        [self = shared_from_this()](error_code ec, std::size_t) {
-                          self->on_written(ec);
-                        });
+      asio::async_write(
+          socket_, asio::buffer(writing_),
+          [self = shared_from_this()](error_code ec, std::size_t) { self->on_written(ec); });
     }
     if (writing_.empty() && pending_.empty() && (failed_ || !session_->alive())) return close();
     if (paused_ && !failed_ && writing_.size() + pending_.size() < bound) {

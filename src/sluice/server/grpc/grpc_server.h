@@ -67,8 +67,9 @@ struct GrpcServerOptions {
   std::size_t max_connection_buffer_bytes = std::size_t{4} * 1024 * 1024;
   std::size_t max_buffered_bytes = std::size_t{64} * 1024 * 1024;
   // Bytes queued for a connection's socket; above it the server stops reading that connection
-  // (no new calls) until the client reads.
-  std::size_t max_outbound_bytes = 256 * 1024;
+  // (no new calls) until the client reads. Also the most a stream may have waiting behind the
+  // client's flow-control window beyond one message: past it the stream is reset.
+  std::size_t max_outbound_bytes = 64 * 1024;
   // Serve grpc.reflection.v1alpha (lists the services and their proto files to anyone who can
   // reach the port).
   bool reflection = true;

@@ -70,8 +70,8 @@ struct SessionCallbacks {
     return self(user_data).on_begin_headers(frame->hd.stream_id);
   }
   static int on_header(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name,
-                       std::size_t name_length, const std::uint8_t* value,
-                       std::size_t value_length, std::uint8_t /*flags*/, void* user_data) {
+                       std::size_t name_length, const std::uint8_t* value, std::size_t value_length,
+                       std::uint8_t /*flags*/, void* user_data) {
     return self(user_data).on_header(frame->hd.stream_id, view(name, name_length),
                                      view(value, value_length));
   }
@@ -126,8 +126,7 @@ StatusOr<std::shared_ptr<GrpcSession>> GrpcSession::create(const MethodTable& me
   nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks,
                                                           &SessionCallbacks::on_begin_headers);
   nghttp2_session_callbacks_set_on_header_callback(callbacks, &SessionCallbacks::on_header);
-  nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks,
-                                                       &SessionCallbacks::on_frame_recv);
+  nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, &SessionCallbacks::on_frame_recv);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks,
                                                             &SessionCallbacks::on_data_chunk);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks,
@@ -139,18 +138,16 @@ StatusOr<std::shared_ptr<GrpcSession>> GrpcSession::create(const MethodTable& me
   }
   // Closed streams are kept only for priority bookkeeping, which gRPC does not use.
   nghttp2_option_set_no_closed_streams(option, 1);
-  const int created = nghttp2_session_server_new2(&session->session_, callbacks, session.get(),
-                                                  option);
+  const int created =
+      nghttp2_session_server_new2(&session->session_, callbacks, session.get(), option);
   nghttp2_option_del(option);
   nghttp2_session_callbacks_del(callbacks);
   if (created != 0) return internal_error("nghttp2: cannot create a session");
   const std::array<nghttp2_settings_entry, 3> settings = {{
-      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS,
-       static_cast<std::uint32_t>(std::min<std::size_t>(limits.max_concurrent_streams,
-                                                        0x7fffffff))},
+      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, static_cast<std::uint32_t>(std::min<std::size_t>(
+                                                    limits.max_concurrent_streams, 0x7fffffff))},
       {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE,
-       static_cast<std::uint32_t>(std::min<std::size_t>(limits.max_header_list_bytes,
-                                                        0xffffffff))},
+       static_cast<std::uint32_t>(std::min<std::size_t>(limits.max_header_list_bytes, 0xffffffff))},
       {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
   }};
   if (nghttp2_submit_settings(session->session_, NGHTTP2_FLAG_NONE, settings.data(),
@@ -269,8 +266,8 @@ int GrpcSession::on_headers_done(std::int32_t stream_id, bool end_stream) {
   const std::string_view type = stream->content_type;
   if (!type.starts_with("application/grpc") ||
       (type.size() > 16 && type[16] != '+' && type[16] != ';')) {
-    finish(*stream, Status(StatusCode::kInternal,
-                           "content-type \"" + stream->content_type + "\" is not application/grpc"));
+    finish(*stream, Status(StatusCode::kInternal, "content-type \"" + stream->content_type +
+                                                      "\" is not application/grpc"));
   } else if (const auto it = methods_.find(stream->path); it == methods_.end()) {
     finish(*stream, Status(StatusCode::kUnimplemented, "unknown method " + stream->path));
   } else {
@@ -390,6 +387,11 @@ void GrpcSession::reply(std::int32_t stream_id, StatusOr<std::string> answer) {
 
 void GrpcSession::send_message(Stream& stream, std::string_view message) {
   if (stream.finished || stream.reset_sent) return;
+  const std::size_t waiting = stream.out.size() - stream.out_offset;
+  if (waiting > 0 && waiting + message.size() > limits_.max_stream_outbound_bytes) {
+    // Answers pile up behind a window the client does not open: stop making more.
+    return reset(stream, NGHTTP2_ENHANCE_YOUR_CALM);
+  }
   append_message(message, stream.out);
   if (stream.headers_sent) {
     nghttp2_session_resume_data(session_, stream.id);

@@ -70,6 +70,9 @@ struct SessionLimits {
   std::size_t max_message_bytes = std::size_t{4} * 1024 * 1024;
   std::size_t max_connection_buffer_bytes = std::size_t{4} * 1024 * 1024;
   Micros stream_timeout = 10 * kMicrosPerSecond;
+  // Response bytes a stream may have waiting for the client's flow-control window beyond the
+  // message being sent; a stream past it (a client that asks and does not read) is reset.
+  std::size_t max_stream_outbound_bytes = 64 * 1024;
 };
 
 class GrpcSession : public std::enable_shared_from_this<GrpcSession> {
@@ -154,8 +157,8 @@ class GrpcSession : public std::enable_shared_from_this<GrpcSession> {
   Hooks hooks_;
   nghttp2_session* session_ = nullptr;
   std::map<std::int32_t, std::unique_ptr<Stream>> streams_;
-  std::size_t held_ = 0;           // request bytes held by this connection's streams
-  std::size_t header_block_ = 0;   // encoded bytes of the header block being received
+  std::size_t held_ = 0;          // request bytes held by this connection's streams
+  std::size_t header_block_ = 0;  // encoded bytes of the header block being received
   bool header_overflow_ = false;
   bool handshake_done_ = false;
   bool fatal_ = false;

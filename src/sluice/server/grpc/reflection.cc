@@ -75,8 +75,8 @@ StatusOr<std::string> reflection_answer(std::string_view request_bytes,
         add_with_dependencies(extension->file(), seen,
                               *response.mutable_file_descriptor_response());
       } else {
-        not_found(response, "no extension " + std::to_string(wanted.extension_number()) +
-                                " of " + wanted.containing_type());
+        not_found(response, "no extension " + std::to_string(wanted.extension_number()) + " of " +
+                                wanted.containing_type());
       }
       break;
     }

@@ -158,10 +158,10 @@ void RlsService::should_rate_limit(std::string_view request_bytes, std::optional
       return reply(invalid_argument(field() + ": the values make a subject over " +
                                     std::to_string(kMaxSubjectBytes) + " bytes"));
     }
-    StatusOr<std::int64_t> cost = descriptor_cost(
-        request.hits_addend(), descriptor.has_hits_addend()
-                                   ? std::optional(descriptor.hits_addend().value())
-                                   : std::nullopt);
+    StatusOr<std::int64_t> cost =
+        descriptor_cost(request.hits_addend(), descriptor.has_hits_addend()
+                                                   ? std::optional(descriptor.hits_addend().value())
+                                                   : std::nullopt);
     if (!cost.ok()) {
       return reply(invalid_argument(field() + "." + std::string(cost.status().message())));
     }
@@ -206,18 +206,19 @@ void RlsService::should_rate_limit(std::string_view request_bytes, std::optional
                      fill_status(pending, decided.front().first, decided.front().second));
   } else if (!acquires.empty()) {
     // The callbacks run on a store or timer thread, where they only fill the response.
-    limiter_.acquire_all(std::move(acquires), [pending, decided = std::move(decided)](
-                                                  std::vector<StatusOr<service::Decision>> answers) {
-      for (std::size_t j = 0; j < answers.size(); ++j) {
-        if (!answers[j].ok()) {
-          pending->fail(answers[j].status());
-          break;
-        }
-        pending->statuses[decided[j].first] =
-            status_from_decision(*answers[j], *decided[j].second);
-      }
-      pending->done_one();
-    });
+    limiter_.acquire_all(
+        std::move(acquires),
+        [pending, decided = std::move(decided)](std::vector<StatusOr<service::Decision>> answers) {
+          for (std::size_t j = 0; j < answers.size(); ++j) {
+            if (!answers[j].ok()) {
+              pending->fail(answers[j].status());
+              break;
+            }
+            pending->statuses[decided[j].first] =
+                status_from_decision(*answers[j], *decided[j].second);
+          }
+          pending->done_one();
+        });
   }
   for (Override& one : overrides) {
     const policy::Policy& policy = *one.policy;
