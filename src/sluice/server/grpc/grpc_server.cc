@@ -7,6 +7,7 @@
 #include "sluice/server/grpc/grpc_server.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -463,7 +464,9 @@ void GrpcServer::State::on_accept_error(const error_code& ec) {
   // after a pause, so the port serves again as soon as descriptors are free. The reserve
   // descriptor lets one waiting client be accepted and closed at once, so it learns now
   // instead of waiting in the backlog.
-  if ((ec == asio::error::no_descriptors || ec.value() == ENFILE) && reserve_fd >= 0) {
+  pollfd waiting{acceptor->native_handle(), POLLIN, 0};
+  if ((ec == asio::error::no_descriptors || ec.value() == ENFILE) && reserve_fd >= 0 &&
+      ::poll(&waiting, 1, 0) == 1) {
     ::close(reserve_fd);
     const int fd = ::accept4(acceptor->native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
     if (fd >= 0) ::close(fd);

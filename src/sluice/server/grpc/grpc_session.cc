@@ -168,8 +168,8 @@ GrpcSession::GrpcSession(const MethodTable& methods, SessionLimits limits, Buffe
       idle_since_(now) {}
 
 GrpcSession::~GrpcSession() {
-  if (session_ != nullptr) nghttp2_session_del(session_);  // closes the streams: gives back held_
-  budget_.give(held_);
+  if (session_ != nullptr) nghttp2_session_del(session_);
+  budget_.give(held_);  // what streams still open held
 }
 
 Status GrpcSession::receive(std::string_view bytes, Micros now) {
@@ -409,6 +409,10 @@ void GrpcSession::send_message(Stream& stream, std::string_view message) {
 void GrpcSession::finish(Stream& stream, const Status& status) {
   if (stream.finished || stream.reset_sent) return;
   stream.finished = true;
+  // Whatever of the request is still held is not wanted any more.
+  stream.messages.clear();
+  stream.reader.reset();
+  hold(stream, 0);
   if (stream.headers_sent) {
     stream.trailer = status;
     nghttp2_session_resume_data(session_, stream.id);
