@@ -1,8 +1,10 @@
 // The gRPC front end end to end: an in-process GrpcServer on a free port, grpc++ clients built
 // from the same protos, decisions on the memory store (manual clock) and on a real Redis.
+#include <google/protobuf/descriptor.pb.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -11,9 +13,11 @@
 
 #include "envoy/service/ratelimit/v3/rls.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "grpc/reflection/v1alpha/reflection.pb.h"
 #include "sluice/core/clock.h"
 #include "sluice/policy/document.h"
 #include "sluice/server/grpc/grpc_server.h"
+#include "sluice/server/grpc/reflection.h"
 #include "sluice/store/memory/memory_store.h"
 #include "sluice/store/redis/redis_store.h"
 #include "testing/redis_server.h"
@@ -546,10 +550,84 @@ TEST_P(GrpcTest, ChargeDescriptorsCountAgainstThePendingBound) {
   (*server)->shutdown();
 }
 
+TEST_P(GrpcTest, HealthWatchSendsTheStatusThenEachChange) {
+  auto health = Health::NewStub(channel_);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service("envoy.service.ratelimit.v3.RateLimitService");
+  std::unique_ptr<grpc::ClientReader<HealthCheckResponse>> reader =
+      health->Watch(&context, request);
+  HealthCheckResponse response;
+  ASSERT_TRUE(reader->Read(&response));
+  EXPECT_EQ(response.status(), HealthCheckResponse::SERVING);
+  server_->set_serving(false);
+  ASSERT_TRUE(reader->Read(&response));
+  EXPECT_EQ(response.status(), HealthCheckResponse::NOT_SERVING);
+  server_->set_serving(true);
+  ASSERT_TRUE(reader->Read(&response));
+  EXPECT_EQ(response.status(), HealthCheckResponse::SERVING);
+  // Shutdown ends the stream: a last NOT_SERVING, then UNAVAILABLE.
+  server_->shutdown();
+  while (reader->Read(&response)) EXPECT_EQ(response.status(), HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, GrpcTest, ::testing::Values(Backend::kMemory, Backend::kRedis),
                          [](const ::testing::TestParamInfo<Backend>& param) {
                            return param.param == Backend::kMemory ? "Memory" : "Redis";
                          });
+
+namespace reflection = grpc::reflection::v1alpha;
+
+reflection::ServerReflectionResponse reflect(const reflection::ServerReflectionRequest& request) {
+  StatusOr<std::string> answer =
+      reflection_answer(request.SerializeAsString(), {"a.Service", "b.Service"});
+  EXPECT_TRUE(answer.ok()) << answer.status().to_string();
+  reflection::ServerReflectionResponse response;
+  EXPECT_TRUE(response.ParseFromString(answer.ok() ? *answer : ""));
+  return response;
+}
+
+std::vector<std::string> file_names(const reflection::ServerReflectionResponse& response) {
+  std::vector<std::string> names;
+  for (const std::string& bytes : response.file_descriptor_response().file_descriptor_proto()) {
+    google::protobuf::FileDescriptorProto file;
+    EXPECT_TRUE(file.ParseFromString(bytes));
+    names.push_back(file.name());
+  }
+  return names;
+}
+
+TEST(ReflectionTest, ListsTheServicesAndDescribesSymbolsWithEveryDependency) {
+  reflection::ServerReflectionRequest list;
+  list.set_list_services("");
+  const reflection::ServerReflectionResponse listed = reflect(list);
+  ASSERT_EQ(listed.list_services_response().service_size(), 2);
+  EXPECT_EQ(listed.list_services_response().service(1).name(), "b.Service");
+
+  reflection::ServerReflectionRequest symbol;
+  symbol.set_file_containing_symbol("envoy.service.ratelimit.v3.RateLimitService");
+  const std::vector<std::string> files = file_names(reflect(symbol));
+  ASSERT_FALSE(files.empty());
+  EXPECT_EQ(files.front(), "envoy/service/ratelimit/v3/rls.proto");
+  for (const char* dependency :
+       {"envoy/extensions/common/ratelimit/v3/ratelimit.proto", "envoy/config/core/v3/base.proto",
+        "envoy/type/v3/ratelimit_unit.proto", "google/protobuf/duration.proto",
+        "google/protobuf/wrappers.proto"}) {
+    EXPECT_NE(std::find(files.begin(), files.end(), dependency), files.end()) << dependency;
+  }
+
+  reflection::ServerReflectionRequest by_name;
+  by_name.set_file_by_filename("grpc/health/v1/health.proto");
+  EXPECT_EQ(file_names(reflect(by_name)), std::vector<std::string>{"grpc/health/v1/health.proto"});
+
+  reflection::ServerReflectionRequest unknown;
+  unknown.set_file_containing_symbol("no.such.Symbol");
+  const reflection::ServerReflectionResponse missing = reflect(unknown);
+  EXPECT_EQ(missing.error_response().error_code(), static_cast<int>(StatusCode::kNotFound));
+  EXPECT_EQ(missing.original_request().file_containing_symbol(), "no.such.Symbol");
+}
 
 }  // namespace
 }  // namespace sluice::grpc_server
