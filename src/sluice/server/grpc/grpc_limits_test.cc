@@ -503,5 +503,36 @@ TEST_F(GrpcLimitsTest, AnswersToAClientThatDoesNotReadAreBounded) {
   EXPECT_TRUE(reset);
 }
 
+TEST_F(GrpcLimitsTest, AConnectionPastItsMaximumAgeIsSentGoawayAndCloses) {
+  start({.max_connection_age = 200 * kMicrosPerMilli});
+  RawConnection old(server_->port());
+  ASSERT_TRUE(old.handshake());
+  bool goaway = false;
+  while (std::optional<Frame> f = old.read_frame(std::chrono::seconds(3))) {
+    goaway = goaway || f->type == kGoaway;
+  }
+  EXPECT_TRUE(goaway);
+  EXPECT_TRUE(old.closed_within(std::chrono::seconds(1)));
+}
+
+TEST_F(GrpcLimitsTest, AMessageOverTheLimitIsResourceExhaustedAndOthersAreAnswered) {
+  start({.max_message_bytes = 1024});
+  auto stub = rls::RateLimitService::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials()));
+  rls::RateLimitRequest big;
+  big.set_domain("web");
+  auto& entry = *big.add_descriptors()->add_entries();
+  entry.set_key("user");
+  entry.set_value(std::string(2000, 'x'));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  rls::RateLimitResponse response;
+  const grpc::Status refused = stub->ShouldRateLimit(&context, big, &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(refused.error_message().find("max_message_bytes"), std::string::npos)
+      << refused.error_message();
+  EXPECT_TRUE(call().ok());
+}
+
 }  // namespace
 }  // namespace sluice::grpc_server

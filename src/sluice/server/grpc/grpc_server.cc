@@ -393,8 +393,9 @@ Status GrpcServer::State::start() {
   max_per_peer = options.max_connections_per_peer != 0
                      ? options.max_connections_per_peer
                      : std::max<std::size_t>(1, options.max_connections / 2);
-  const Micros shortest =
+  Micros shortest =
       std::min({options.handshake_timeout, options.idle_timeout, options.stream_timeout});
+  if (options.max_connection_age > 0) shortest = std::min(shortest, options.max_connection_age);
   sweep_interval = std::chrono::microseconds(
       std::clamp<Micros>(shortest / 10, 5 * kMicrosPerMilli, kMicrosPerSecond));
   for (int i = 0; i < options.io_threads; ++i) {

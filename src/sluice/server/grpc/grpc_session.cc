@@ -35,8 +35,9 @@ struct GrpcSession::Stream {
   bool headers_sent = false;
   bool finished = false;  // trailers queued (or trailers-only sent)
   bool reset_sent = false;
-  std::optional<Status> trailer;  // to send once `out` is drained
-  std::string out;                // framed response messages not yet handed to nghttp2
+  bool reset_after_answer = false;  // RST_STREAM NO_ERROR once the answer is out
+  std::optional<Status> trailer;    // to send once `out` is drained
+  std::string out;                  // framed response messages not yet handed to nghttp2
   std::size_t out_offset = 0;
   std::optional<std::string> watch_key;
   std::string watch_last;  // the last message a Watch stream sent
@@ -98,6 +99,11 @@ struct SessionCallbacks {
                            const std::uint8_t* data, std::size_t length, void* user_data) {
     return self(user_data).on_data(stream_id, view(data, length));
   }
+  static int on_frame_send(nghttp2_session*, const nghttp2_frame* frame, void* user_data) {
+    if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
+    return self(user_data).on_frame_sent(frame->hd.stream_id,
+                                         (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0);
+  }
   static int on_stream_close(nghttp2_session*, std::int32_t stream_id, std::uint32_t /*error*/,
                              void* user_data) {
     return self(user_data).on_stream_close(stream_id);
@@ -131,6 +137,7 @@ StatusOr<std::shared_ptr<GrpcSession>> GrpcSession::create(const MethodTable& me
                                                             &SessionCallbacks::on_data_chunk);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks,
                                                          &SessionCallbacks::on_stream_close);
+  nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, &SessionCallbacks::on_frame_send);
   nghttp2_option* option = nullptr;
   if (nghttp2_option_new(&option) != 0) {
     nghttp2_session_callbacks_del(callbacks);
@@ -426,11 +433,22 @@ void GrpcSession::finish(Stream& stream, const Status& status) {
     if (!message.empty()) headers.push_back(header("grpc-message", message));
     nghttp2_submit_response(session_, stream.id, headers.data(), headers.size(), nullptr);
   }
-  // The answer is out before the request ended: the rest of it is not wanted.
-  if (!stream.request_complete && !status.ok()) {
-    nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream.id, NGHTTP2_NO_ERROR);
-    stream.reset_sent = true;
+  // The answer goes out before the request ended: the rest of it is not wanted. RST_STREAM
+  // NO_ERROR follows once the answer is sent (on_frame_sent), as a reset queued now would
+  // cancel the answer itself.
+  if (!stream.request_complete && !status.ok()) stream.reset_after_answer = true;
+}
+
+int GrpcSession::on_frame_sent(std::int32_t stream_id, bool end_stream) {
+  if (!end_stream) return 0;
+  Stream* stream = find(stream_id);
+  if (stream == nullptr || !stream->reset_after_answer || stream->request_complete ||
+      stream->reset_sent) {
+    return 0;
   }
+  stream->reset_sent = true;
+  nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_NO_ERROR);
+  return 0;
 }
 
 long GrpcSession::read_data(Stream& stream, std::uint8_t* buffer, std::size_t length,

@@ -134,6 +134,7 @@ class GrpcSession : public std::enable_shared_from_this<GrpcSession> {
   int on_data(std::int32_t stream_id, std::string_view data);
   int on_end_stream(std::int32_t stream_id);
   int on_stream_close(std::int32_t stream_id);
+  int on_frame_sent(std::int32_t stream_id, bool end_stream);
   long read_data(Stream& stream, std::uint8_t* buffer, std::size_t length, std::uint32_t* flags);
   friend struct SessionCallbacks;
 
