@@ -215,6 +215,20 @@ class RawConnection {
   std::string buffer_;
 };
 
+// ASan's quarantine keeps freed memory resident (and its shadow grows with use): under it a
+// resident-memory bound says nothing, so those checks are left to the plain builds.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kRssMeaningful = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kRssMeaningful = false;
+#else
+constexpr bool kRssMeaningful = true;
+#endif
+#else
+constexpr bool kRssMeaningful = true;
+#endif
+
 // Resident memory of this process (the in-process server's), in bytes.
 std::size_t rss_bytes() {
   std::ifstream status("/proc/self/status");
@@ -400,7 +414,9 @@ TEST_F(GrpcLimitsTest, AnEndlessHeaderBlockClosesTheConnectionWithMemoryBounded)
   // The announced 1 GiB value is refused by nghttp2's HPACK decoder at once (a field is at most
   // 64 KiB there); the decoded fields by the header list bound.
   EXPECT_GE(server_->stats().header_overflows, 1u);
-  EXPECT_LT(rss_bytes(), rss_before + (8u << 20));
+  if (kRssMeaningful) {
+    EXPECT_LT(rss_bytes(), rss_before + (8u << 20));
+  }
   EXPECT_TRUE(call().ok());
 }
 
@@ -492,7 +508,9 @@ TEST_F(GrpcLimitsTest, AnswersToAClientThatDoesNotReadAreBounded) {
   EXPECT_TRUE(call().ok());  // others are answered meanwhile
   EXPECT_TRUE(
       eventually([&] { return server_->stats().streams_reset >= 1; }, std::chrono::seconds(3)));
-  EXPECT_LT(rss_bytes(), rss_before + (4u << 20));
+  if (kRssMeaningful) {
+    EXPECT_LT(rss_bytes(), rss_before + (4u << 20));
+  }
   bool reset = false;
   while (std::optional<Frame> f = client.read_frame(std::chrono::seconds(3))) {
     if (f->type == kRstStream && f->stream == 1) {
