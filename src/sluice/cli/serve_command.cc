@@ -65,7 +65,7 @@ struct ServeSettings {
   std::int64_t grpc_max_concurrent_streams = 100;
   // The gRPC transport's bounds (docs/security/grpc.md), as GrpcServerOptions' defaults.
   std::int64_t grpc_io_threads = 1;
-  std::int64_t grpc_max_connections = 1024;
+  std::int64_t grpc_max_connections = 0;
   std::int64_t grpc_max_connections_per_peer = 0;
   Micros grpc_handshake_timeout = 5 * kMicrosPerSecond;
   Micros grpc_idle_timeout = 60 * kMicrosPerSecond;
@@ -231,8 +231,9 @@ const std::vector<Setting>& settings() {
     grpc_integer("grpc_io_threads", "threads serving connections", &ServeSettings::grpc_io_threads,
                  1, 256);
     grpc_integer("grpc_max_connections",
-                 "open connections at most (at the cap the one idle longest is replaced)",
-                 &ServeSettings::grpc_max_connections, 1, 1'000'000);
+                 "open connections at most (at the cap the one idle longest is replaced; 0: a "
+                 "quarter of the descriptor limit less 128, at most 1024)",
+                 &ServeSettings::grpc_max_connections, 0, 1'000'000);
     grpc_integer("grpc_max_connections_per_peer",
                  "open connections from one client address at most (0: half the cap)",
                  &ServeSettings::grpc_max_connections_per_peer, 0, 1'000'000);

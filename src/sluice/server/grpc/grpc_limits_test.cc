@@ -133,9 +133,10 @@ class RawConnection {
     return true;
   }
 
-  // The client preface and an empty SETTINGS; then the server's SETTINGS are acknowledged.
-  bool handshake() {
-    if (!send(std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + frame(kSettings, 0, 0, ""))) {
+  // The client preface and SETTINGS (`settings`: their payload); then the server's SETTINGS are
+  // acknowledged.
+  bool handshake(std::string_view settings = "") {
+    if (!send(std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + frame(kSettings, 0, 0, settings))) {
       return false;
     }
     for (;;) {
@@ -550,6 +551,35 @@ TEST_F(GrpcLimitsTest, AMessageOverTheLimitIsResourceExhaustedAndOthersAreAnswer
   EXPECT_NE(refused.error_message().find("max_message_bytes"), std::string::npos)
       << refused.error_message();
   EXPECT_TRUE(call().ok());
+}
+
+// A client that never opens its HTTP/2 flow-control window (SETTINGS_INITIAL_WINDOW_SIZE 0)
+// while it asks: its answers queue in the server's streams, bounded by max_outbound_bytes (the
+// server stops reading it), and the connection is closed once they have not moved for
+// idle_timeout.
+TEST_F(GrpcLimitsTest, AClientThatNeverOpensItsWindowIsBoundedAndClosed) {
+  start({.idle_timeout = 300 * kMicrosPerMilli, .max_outbound_bytes = 1024});
+  RawConnection client(server_->port());
+  ASSERT_TRUE(client.handshake(std::string("\0\x04\0\0\0\0", 6)));
+  rls::RateLimitRequest request;
+  request.set_domain("web");
+  auto& entry = *request.add_descriptors()->add_entries();
+  entry.set_key("user");
+  entry.set_value("window");
+  const std::string payload = request.SerializeAsString();
+  std::string message(1, '\0');
+  const auto size = static_cast<std::uint32_t>(payload.size());
+  for (int shift : {24, 16, 8, 0}) message.push_back(static_cast<char>(size >> shift));
+  message += payload;
+  std::string calls;
+  for (std::uint32_t stream = 1; stream <= 199; stream += 2) {
+    calls += frame(kHeaders, kEndHeaders, stream, request_block(kRlsPath)) +
+             frame(kData, kEndStream, stream, message);
+  }
+  client.send(calls);
+  EXPECT_TRUE(call().ok());  // others are answered meanwhile
+  EXPECT_TRUE(client.closed_within(std::chrono::seconds(3)));
+  EXPECT_GE(server_->stats().timed_out, 1u);
 }
 
 }  // namespace

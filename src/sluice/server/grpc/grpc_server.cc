@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -45,6 +46,7 @@ constexpr char kRlsService[] = "envoy.service.ratelimit.v3.RateLimitService";
 constexpr char kHealthService[] = "grpc.health.v1.Health";
 constexpr char kReflectionService[] = "grpc.reflection.v1alpha.ServerReflection";
 constexpr std::size_t kReadBytes = 16 * 1024;
+constexpr std::size_t kDefaultMaxConnections = 1024;
 
 Micros steady_now() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -73,7 +75,6 @@ Status check_options(const GrpcServerOptions& o) {
   if (o.max_concurrent_streams < 1 || o.max_concurrent_streams > 0x7fffffffLL) {
     return invalid_argument("max_concurrent_streams: must be between 1 and 2147483647");
   }
-  if (o.max_connections < 1) return invalid_argument("max_connections: must be at least 1");
   if (o.max_header_list_bytes < 64) {
     return invalid_argument("max_header_list_bytes: must be at least 64");
   }
@@ -156,6 +157,7 @@ struct GrpcServer::State {
   int reserve_fd = -1;  // given up to accept-and-close one connection when descriptors run out
   std::chrono::microseconds sweep_interval{100'000};
   std::size_t next_worker = 0;
+  std::size_t max_connections = 0;  // options.max_connections, 0 resolved
   std::size_t max_per_peer = 0;
   std::uint16_t port = 0;
   std::atomic<std::size_t> active{0};
@@ -228,7 +230,9 @@ class GrpcServer::State::Connection : public std::enable_shared_from_this<Connec
       server_.timed_out.fetch_add(1);
       return close();
     }
-    if (!writing_.empty() && now - write_started_ >= o.idle_timeout) {
+    // Answers that have not moved for idle_timeout: the client reads neither its socket nor
+    // (HTTP/2 flow control) its streams.
+    if (waiting_since_ && now - *waiting_since_ >= o.idle_timeout) {
       server_.timed_out.fetch_add(1);
       return close();
     }
@@ -282,13 +286,17 @@ class GrpcServer::State::Connection : public std::enable_shared_from_this<Connec
     if (pending_.size() < bound) session_->fill_output(pending_, bound);
     if (writing_.empty() && !pending_.empty()) {
       writing_.swap(pending_);
-      write_started_ = steady_now();
       asio::async_write(
           socket_, asio::buffer(writing_),
           [self = shared_from_this()](error_code ec, std::size_t) { self->on_written(ec); });
     }
     if (writing_.empty() && pending_.empty() && (failed_ || !session_->alive())) return close();
-    if (paused_ && !failed_ && writing_.size() + pending_.size() < bound) {
+    if (writing_.empty() && session_->queued_bytes() == 0) {
+      waiting_since_.reset();
+    } else if (!waiting_since_) {
+      waiting_since_ = steady_now();
+    }
+    if (paused_ && !failed_ && !over_bound()) {
       paused_ = false;
       read_more();
     }
@@ -297,7 +305,7 @@ class GrpcServer::State::Connection : public std::enable_shared_from_this<Connec
  private:
   void read_more() {
     if (closed_ || failed_ || reading_) return;
-    if (writing_.size() + pending_.size() >= server_.options.max_outbound_bytes) {
+    if (over_bound()) {
       paused_ = true;  // a client that does not read gets no new calls answered
       return;
     }
@@ -319,9 +327,17 @@ class GrpcServer::State::Connection : public std::enable_shared_from_this<Connec
     read_more();
   }
 
+  // Output queued past max_outbound_bytes, in the socket's queue or the streams' (behind the
+  // client's flow-control window).
+  bool over_bound() const {
+    const std::size_t bound = server_.options.max_outbound_bytes;
+    return writing_.size() + pending_.size() >= bound || session_->queued_bytes() >= bound;
+  }
+
   void on_written(error_code ec) {
     writing_.clear();
     if (ec) return close();
+    waiting_since_ = steady_now();  // progress: the stall clock starts again
     flush();
   }
 
@@ -334,7 +350,7 @@ class GrpcServer::State::Connection : public std::enable_shared_from_this<Connec
   std::string writing_;  // frames being written
   std::string peer_ = "-";
   Micros started_ = 0;
-  Micros write_started_ = 0;
+  std::optional<Micros> waiting_since_;  // since when output has waited without progress
   bool counted_ = false;
   bool reading_ = false;
   bool paused_ = false;
@@ -390,9 +406,19 @@ void GrpcServer::State::build_methods() {
 Status GrpcServer::State::start() {
   if (Status status = check_options(options); !status.ok()) return status;
   build_methods();
+  max_connections = options.max_connections;
+  if (max_connections == 0) {
+    // A quarter of what the descriptor limit leaves after 128 for Redis, SQL and files, so the
+    // gRPC port alone cannot starve the HTTP port (or the store) of descriptors.
+    rlimit files{};
+    const rlim_t limit = ::getrlimit(RLIMIT_NOFILE, &files) == 0 ? files.rlim_cur : 1024;
+    const rlim_t usable = limit == RLIM_INFINITY ? 1'000'000 : limit;
+    max_connections = static_cast<std::size_t>(
+        std::clamp<rlim_t>(usable > 128 ? (usable - 128) / 4 : 0, 16, kDefaultMaxConnections));
+  }
   max_per_peer = options.max_connections_per_peer != 0
                      ? options.max_connections_per_peer
-                     : std::max<std::size_t>(1, options.max_connections / 2);
+                     : std::max<std::size_t>(1, max_connections / 2);
   Micros shortest =
       std::min({options.handshake_timeout, options.idle_timeout, options.stream_timeout});
   if (options.max_connection_age > 0) shortest = std::min(shortest, options.max_connection_age);
@@ -480,7 +506,7 @@ void GrpcServer::State::on_accept_error(const error_code& ec) {
 }
 
 bool GrpcServer::State::admit(Worker& worker, const Connection& incoming) {
-  const bool over_total = active.load() >= options.max_connections;
+  const bool over_total = active.load() >= max_connections;
   const bool over_peer = open_from(incoming.peer()) >= max_per_peer;
   if (!over_total && !over_peer) return true;
   Connection* longest_idle = nullptr;

@@ -44,8 +44,10 @@ struct GrpcServerOptions {
   std::int64_t max_concurrent_streams = 100;
   // Open connections at most, and from one client address at most (0: half of
   // max_connections). At a cap a new connection replaces the one idle longest (no stream open),
-  // or is closed at once when none is idle.
-  std::size_t max_connections = 1024;
+  // or is closed at once when none is idle. max_connections 0: a quarter of the descriptor limit
+  // (RLIMIT_NOFILE) less 128, between 16 and 1024 — 1024 at Debian's usual 20 000 or more, 224
+  // under `ulimit -n 1024` — so this port alone cannot take every descriptor.
+  std::size_t max_connections = 0;
   std::size_t max_connections_per_peer = 0;
   // A new connection must send the HTTP/2 preface and its SETTINGS within this.
   Micros handshake_timeout = 5 * kMicrosPerSecond;

@@ -399,7 +399,9 @@ void GrpcSession::send_message(Stream& stream, std::string_view message) {
     // Answers pile up behind a window the client does not open: stop making more.
     return reset(stream, NGHTTP2_ENHANCE_YOUR_CALM);
   }
+  const std::size_t before = stream.out.size();
   append_message(message, stream.out);
+  queued_ += stream.out.size() - before;
   if (stream.headers_sent) {
     nghttp2_session_resume_data(session_, stream.id);
     return;
@@ -458,6 +460,7 @@ long GrpcSession::read_data(Stream& stream, std::uint8_t* buffer, std::size_t le
     const std::size_t n = std::min(left, length);
     std::memcpy(buffer, stream.out.data() + stream.out_offset, n);
     stream.out_offset += n;
+    queued_ -= n;
     if (stream.out_offset == stream.out.size()) {
       stream.out.clear();
       stream.out_offset = 0;
@@ -485,6 +488,7 @@ int GrpcSession::on_stream_close(std::int32_t stream_id) {
   const auto it = streams_.find(stream_id);
   if (it == streams_.end()) return 0;
   hold(*it->second, 0);
+  queued_ -= it->second->out.size() - it->second->out_offset;
   streams_.erase(it);
   if (streams_.empty()) idle_since_ = now_;
   return 0;

@@ -109,6 +109,9 @@ class GrpcSession : public std::enable_shared_from_this<GrpcSession> {
   // Since when no stream has been open (meaningful when open_streams() == 0).
   Micros idle_since() const { return idle_since_; }
   std::uint64_t streams_started() const { return streams_started_; }
+  // Response bytes queued in streams, not yet handed to nghttp2 (waiting for the client's
+  // flow-control window): the transport stops reading above its bound.
+  std::size_t queued_bytes() const { return queued_; }
 
   // Resets streams whose request is still incomplete past their deadline.
   void expire(Micros now);
@@ -159,6 +162,7 @@ class GrpcSession : public std::enable_shared_from_this<GrpcSession> {
   nghttp2_session* session_ = nullptr;
   std::map<std::int32_t, std::unique_ptr<Stream>> streams_;
   std::size_t held_ = 0;          // request bytes held by this connection's streams
+  std::size_t queued_ = 0;        // response bytes in the streams' `out`
   std::size_t header_block_ = 0;  // encoded bytes of the header block being received
   bool header_overflow_ = false;
   bool handshake_done_ = false;

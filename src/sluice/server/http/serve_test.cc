@@ -286,7 +286,7 @@ TEST(ServeTest, GrpcSettingsFollowTheSamePrecedence) {
   EXPECT_NE(bounds.out.find("grpc_max_connections: \"64\""), std::string::npos) << bounds.out;
   EXPECT_NE(bounds.out.find("grpc_stream_timeout: \"250ms\""), std::string::npos) << bounds.out;
   EXPECT_NE(bounds.out.find("grpc_reflection: \"false\""), std::string::npos) << bounds.out;
-  const Ran bad_bound = run({SLUICE_BINARY, "serve", "--grpc-max-connections", "0"});
+  const Ran bad_bound = run({SLUICE_BINARY, "serve", "--grpc-max-connections", "-1"});
   EXPECT_EQ(bad_bound.code, 2);
   EXPECT_NE(bad_bound.err.find("grpc-max-connections"), std::string::npos) << bad_bound.err;
 }
