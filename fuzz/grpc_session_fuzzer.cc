@@ -2,8 +2,8 @@
 // a whole HTTP/2 connection (nghttp2 plus GrpcSession's own header counting, stream bookkeeping
 // and buffer accounting) fed the input after the client preface, in two reads, with answers
 // posted back as a store thread would and the stream deadlines run. Properties: nothing crashes
-// or leaks (ASan), the framing never holds more than one message's bound, and the session gives
-// back every buffered byte when it goes.
+// or leaks (ASan), the framing never holds more than one message's bound, queued answers are
+// accounted exactly, and the session gives back every buffered byte when it goes.
 #include <vector>
 
 #include "fuzz/fuzz_input.h"
@@ -81,6 +81,9 @@ void fuzz_session(std::string_view input) {
       session->expire(now);
       out.clear();
       session->fill_output(out, 1 << 20);
+      // Answers queued are bounded by what was asked: a count that wrapped below zero is huge.
+      fuzz::require(session->queued_bytes() <= (std::size_t{1} << 24),
+                    "queued answer bytes are accounted exactly");
     }
     session->end_watches(unavailable("done"));
     session->go_away();
