@@ -9,7 +9,8 @@ seconds=${1:-30}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] ||
-  targets=(duration_fuzzer url_fuzzer policy_document_fuzzer resp_fuzzer http_request_fuzzer)
+  targets=(duration_fuzzer url_fuzzer policy_document_fuzzer resp_fuzzer http_request_fuzzer
+           grpc_session_fuzzer)
 
 cmake --preset fuzz >/dev/null
 cmake --build build/fuzz -j "$(nproc)" --target "${targets[@]}"

@@ -13,7 +13,7 @@ packages=(
   libhowardhinnant-date-dev tzdata libjemalloc-dev
   redis-server redis-tools sqlite3 libsqlite3-dev libargon2-dev
   libsoci-dev libpq-dev libmariadb-dev postgresql mariadb-server
-  nginx wrk nghttp2-client file chromium chromium-driver
+  nginx wrk nghttp2-client libnghttp2-dev file chromium chromium-driver
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   python3-grpcio python3-protobuf python3-grpc-tools
 )

@@ -63,7 +63,21 @@ struct ServeSettings {
   std::string listen = "127.0.0.1:8080";
   std::string grpc_listen;  // empty: no gRPC server
   std::int64_t grpc_max_message_bytes = std::int64_t{4} * 1024 * 1024;
-  std::int64_t grpc_max_concurrent_streams = 1024;
+  std::int64_t grpc_max_concurrent_streams = 100;
+  // The gRPC transport's bounds (docs/security/grpc.md), as GrpcServerOptions' defaults.
+  std::int64_t grpc_io_threads = 1;
+  std::int64_t grpc_max_connections = 0;
+  std::int64_t grpc_max_connections_per_peer = 0;
+  Micros grpc_handshake_timeout = 5 * kMicrosPerSecond;
+  Micros grpc_idle_timeout = 60 * kMicrosPerSecond;
+  Micros grpc_stream_timeout = 10 * kMicrosPerSecond;
+  Micros grpc_max_connection_age = 0;
+  std::int64_t grpc_max_header_list_bytes = 16 * 1024;
+  std::int64_t grpc_max_connection_buffer_bytes = std::int64_t{4} * 1024 * 1024;
+  std::int64_t grpc_max_buffered_bytes = std::int64_t{64} * 1024 * 1024;
+  std::int64_t grpc_max_outbound_bytes = 64 * 1024;
+  std::int64_t grpc_max_descriptors = 1000;
+  bool grpc_reflection = true;
   grpc_server::RlsHeaders grpc_headers = grpc_server::RlsHeaders::kNone;
   Micros grpc_health_interval = 1 * kMicrosPerSecond;
   int threads = 0;
@@ -227,6 +241,50 @@ const std::vector<Setting>& settings() {
     add("grpc_max_concurrent_streams", "gRPC: most calls in flight on one HTTP/2 connection",
         integer_setter(&ServeSettings::grpc_max_concurrent_streams, 1, 1 << 20),
         [](const ServeSettings& s) { return std::to_string(s.grpc_max_concurrent_streams); });
+    const auto grpc_integer = [&](std::string key, std::string help,
+                                  std::int64_t ServeSettings::*field, std::int64_t min,
+                                  std::int64_t max) {
+      add(key, "gRPC: " + help, integer_setter(field, min, max),
+          [field](const ServeSettings& s) { return std::to_string(s.*field); });
+    };
+    const auto grpc_duration = [&](std::string key, std::string help, Micros ServeSettings::*field,
+                                   bool allow_zero) {
+      add(key, "gRPC: " + help, duration_setter(field, allow_zero),
+          [field](const ServeSettings& s) { return format_duration(s.*field); });
+    };
+    grpc_integer("grpc_io_threads", "threads serving connections", &ServeSettings::grpc_io_threads,
+                 1, 256);
+    grpc_integer("grpc_max_connections",
+                 "open connections at most (at the cap the one idle longest is replaced; 0: a "
+                 "quarter of the descriptor limit less 128, at most 1024)",
+                 &ServeSettings::grpc_max_connections, 0, 1'000'000);
+    grpc_integer("grpc_max_connections_per_peer",
+                 "open connections from one client address at most (0: half the cap)",
+                 &ServeSettings::grpc_max_connections_per_peer, 0, 1'000'000);
+    grpc_duration("grpc_handshake_timeout", "time for a new connection's HTTP/2 preface",
+                  &ServeSettings::grpc_handshake_timeout, false);
+    grpc_duration("grpc_idle_timeout",
+                  "a connection with no call open (or a write that does not move) this long closes",
+                  &ServeSettings::grpc_idle_timeout, false);
+    grpc_duration("grpc_stream_timeout", "time for a call's whole request to arrive, else reset",
+                  &ServeSettings::grpc_stream_timeout, false);
+    grpc_duration("grpc_max_connection_age", "GOAWAY to connections older than this (0: never)",
+                  &ServeSettings::grpc_max_connection_age, true);
+    grpc_integer("grpc_max_header_list_bytes", "request header list and header block (bytes)",
+                 &ServeSettings::grpc_max_header_list_bytes, 64, 1 << 20);
+    grpc_integer("grpc_max_connection_buffer_bytes",
+                 "request bytes held for unfinished messages on one connection",
+                 &ServeSettings::grpc_max_connection_buffer_bytes, 1024, std::int64_t{1} << 32);
+    grpc_integer("grpc_max_buffered_bytes",
+                 "request bytes held for unfinished messages across connections",
+                 &ServeSettings::grpc_max_buffered_bytes, 1024, std::int64_t{1} << 40);
+    grpc_integer("grpc_max_outbound_bytes",
+                 "bytes queued for a connection's socket before it stops reading",
+                 &ServeSettings::grpc_max_outbound_bytes, 1024, std::int64_t{1} << 30);
+    grpc_integer("grpc_max_descriptors", "descriptors one ShouldRateLimit may carry",
+                 &ServeSettings::grpc_max_descriptors, 1, 1'000'000);
+    add("grpc_reflection", "gRPC: serve grpc.reflection.v1alpha (names every service and proto)",
+        bool_setter(&ServeSettings::grpc_reflection), bool_shower(&ServeSettings::grpc_reflection));
     add(
         "grpc_headers",
         "gRPC: response_headers_to_add on answers: none (envoyproxy/ratelimit's default), "
@@ -1003,9 +1061,25 @@ int run_serve(const ServeCommand& command) {
     StatusOr<std::unique_ptr<grpc_server::GrpcServer>> started = grpc_server::GrpcServer::start(
         {.host = grpc_listen->first,
          .port = grpc_listen->second,
+         .io_threads = static_cast<int>(s.grpc_io_threads),
          .max_message_bytes = s.grpc_max_message_bytes,
          .max_concurrent_streams = s.grpc_max_concurrent_streams,
-         .rls = {.headers = s.grpc_headers, .store_timeout = s.redis_timeout}},
+         .max_connections = static_cast<std::size_t>(s.grpc_max_connections),
+         .max_connections_per_peer = static_cast<std::size_t>(s.grpc_max_connections_per_peer),
+         .handshake_timeout = s.grpc_handshake_timeout,
+         .idle_timeout = s.grpc_idle_timeout,
+         .stream_timeout = s.grpc_stream_timeout,
+         .max_connection_age = s.grpc_max_connection_age,
+         .max_header_list_bytes = static_cast<std::size_t>(s.grpc_max_header_list_bytes),
+         .max_connection_buffer_bytes =
+             static_cast<std::size_t>(s.grpc_max_connection_buffer_bytes),
+         .max_buffered_bytes = static_cast<std::size_t>(s.grpc_max_buffered_bytes),
+         .max_outbound_bytes = static_cast<std::size_t>(s.grpc_max_outbound_bytes),
+         .reflection = s.grpc_reflection,
+         .shutdown_timeout = s.shutdown_timeout,
+         .rls = {.headers = s.grpc_headers,
+                 .store_timeout = s.redis_timeout,
+                 .max_descriptors = static_cast<std::size_t>(s.grpc_max_descriptors)}},
         limiter, lookup);
     if (!started.ok()) {
       std::cerr << "sluice serve: " << started.status().message() << "\n";

@@ -557,6 +557,13 @@ StatusOr<bool> Limiter::renew(const policy::Policy& policy, std::string_view app
 }
 
 void Limiter::apply_quota(QuotaCall call, DecisionCallback done) {
+  // A charge or refund is a store call in flight like a decision: it holds a place among
+  // max_pending until answered, so a batch of them cannot pass the bound (issue 32, L5).
+  if (!reserve(1)) return done(overloaded(options_.max_pending));
+  done = [this, done = std::move(done)](StatusOr<Decision> answer) {
+    unreserve(1);
+    done(std::move(answer));
+  };
   if (call.store_timeout < 0) return done(invalid_argument("store_timeout: must not be negative"));
   StatusOr<std::shared_ptr<const policy::Policy>> found = find(call.policy, call.app);
   if (!found.ok()) return done(found.status());

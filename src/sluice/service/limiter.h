@@ -64,10 +64,11 @@ struct LimiterOptions {
   // its own on the steady clock, started on first need.
   TimerQueue* timers = nullptr;
   // Decisions in flight at most: asked of the store and not answered yet, or waiting for a
-  // retry (wait). Beyond it acquire, acquire_all and try_acquire_async answer at once with
-  // overloaded() (a batch all or nothing), so a saturated store costs neither unbounded memory
-  // nor unbounded latency. 0: no bound — the default, so embedders (the library, sluice bench)
-  // keep getting failure-mode answers; `sluice serve` sets max_pending_decisions (10 000).
+  // retry (wait); quota operations count too. Beyond it acquire, acquire_all, try_acquire_async
+  // and apply_quota answer at once with overloaded() (a batch all or nothing), so a saturated
+  // store costs neither unbounded memory nor unbounded latency. 0: no bound — the default, so
+  // embedders (the library, sluice bench) keep getting failure-mode answers; `sluice serve` sets
+  // max_pending_decisions (10 000).
   std::size_t max_pending = 0;
   // Shares of the places (pending_bound.h; issue 32 M6), so one client address or one policy
   // cannot take them all: decisions from one AcquireRequest::client; decisions asked with a wait

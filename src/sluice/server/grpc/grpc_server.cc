@@ -1,29 +1,582 @@
+// The gRPC transport: Boost.Asio sockets and timers around GrpcSession (nghttp2). Mirrors the
+// HTTP server (server/http/server.cc): one io_context per I/O thread, one acceptor handing
+// connections out round-robin, each connection then on one thread (no locks); deadlines checked
+// by one sweep timer per thread; caps on connections in total and per client address, where a
+// new connection replaces the one idle longest. The only file that includes Asio and the
+// generated health messages.
 #include "sluice/server/grpc/grpc_server.h"
 
-#include <absl/synchronization/mutex.h>
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
-#include <grpcpp/impl/codegen/service_type.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
 #include <chrono>
 #include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
+#include <vector>
 
+#include "grpc/health/v1/health.pb.h"
+#include "sluice/server/grpc/grpc_session.h"
+#include "sluice/server/grpc/reflection.h"
 #include "sluice/server/grpc/rls_service.h"
 
 namespace sluice::grpc_server {
-
 namespace {
-constexpr char kRlsServiceName[] = "envoy.service.ratelimit.v3.RateLimitService";
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+using health_v1 = grpc::health::v1::HealthCheckResponse;
+
+constexpr char kRlsService[] = "envoy.service.ratelimit.v3.RateLimitService";
+constexpr char kHealthService[] = "grpc.health.v1.Health";
+constexpr char kReflectionService[] = "grpc.reflection.v1alpha.ServerReflection";
+constexpr std::size_t kReadBytes = 16 * 1024;
+constexpr std::size_t kDefaultMaxConnections = 1024;
+
+Micros steady_now() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Where closures from store and timer threads enter a connection's thread: closed at shutdown,
+// before the io_contexts go, so a late decision has nowhere to land but the floor.
+struct PostGate {
+  std::mutex mutex;
+  bool open = true;
+};
+
+Status check_options(const GrpcServerOptions& o) {
+  const auto positive = [](std::string_view name, Micros value) -> Status {
+    if (value <= 0) return invalid_argument(std::string(name) + ": must be greater than 0");
+    return Status();
+  };
+  if (o.io_threads < 1 || o.io_threads > 256) {
+    return invalid_argument("io_threads: must be between 1 and 256");
+  }
+  if (o.max_message_bytes < 1 || o.max_message_bytes > 0xffffffffLL) {
+    return invalid_argument("max_message_bytes: must be between 1 and 4294967295");
+  }
+  if (o.max_concurrent_streams < 1 || o.max_concurrent_streams > 0x7fffffffLL) {
+    return invalid_argument("max_concurrent_streams: must be between 1 and 2147483647");
+  }
+  if (o.max_header_list_bytes < 64) {
+    return invalid_argument("max_header_list_bytes: must be at least 64");
+  }
+  if (o.max_connection_buffer_bytes < 1) {
+    return invalid_argument("max_connection_buffer_bytes: must be at least 1");
+  }
+  if (o.max_buffered_bytes < 1) return invalid_argument("max_buffered_bytes: must be at least 1");
+  if (o.max_outbound_bytes < 1024) {
+    return invalid_argument("max_outbound_bytes: must be at least 1024");
+  }
+  if (o.rls.max_descriptors < 1) return invalid_argument("max_descriptors: must be at least 1");
+  for (const auto& [name, value] :
+       {std::pair<std::string_view, Micros>{"handshake_timeout", o.handshake_timeout},
+        {"idle_timeout", o.idle_timeout},
+        {"stream_timeout", o.stream_timeout},
+        {"shutdown_timeout", o.shutdown_timeout}}) {
+    if (Status status = positive(name, value); !status.ok()) return status;
+  }
+  if (o.max_connection_age < 0) {
+    return invalid_argument("max_connection_age: must not be negative");
+  }
+  return Status();
+}
+
 }  // namespace
 
 struct GrpcServer::State {
-  std::unique_ptr<grpc::Service> rls;
-  std::unique_ptr<grpc::Server> server;
-  int port = 0;
-  std::mutex mutex;  // guards shut_down and the health status against a racing shutdown
-  bool shut_down = false;
+  class Connection;
+
+  struct Worker {
+    asio::io_context io{1};
+    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
+    std::optional<asio::steady_timer> sweep;
+    std::thread thread;
+    std::unordered_set<Connection*> connections;  // touched only on `thread`
+  };
+
+  State(GrpcServerOptions options_in, service::Limiter& limiter,
+        const service::PolicyLookup& policies)
+      : options(std::move(options_in)),
+        rls(limiter, policies, options.rls),
+        budget(options.max_buffered_bytes) {}
+
+  Status start();
+  void accept_next();
+  void on_accept_error(const error_code& ec);
+  bool admit(Worker& worker, const Connection& incoming);
+  void sweep(Worker& worker);
+  void stop(Micros grace);
+  void build_methods();
+  std::string health_message(const std::string& service) const;
+  void opened(const std::string& peer) {
+    active.fetch_add(1);
+    std::lock_guard lock(peers_mutex);
+    ++peers[peer];
+  }
+  void closed(const std::string& peer) {
+    active.fetch_sub(1);
+    std::lock_guard lock(peers_mutex);
+    if (auto it = peers.find(peer); it != peers.end() && --it->second == 0) peers.erase(it);
+  }
+  std::size_t open_from(const std::string& peer) {
+    std::lock_guard lock(peers_mutex);
+    const auto it = peers.find(peer);
+    return it == peers.end() ? 0 : it->second;
+  }
+
+  const GrpcServerOptions options;
+  RlsService rls;
+  BufferBudget budget;
+  SessionCounters counters;
+  MethodTable methods;
+  std::vector<std::string> service_names;
+  std::shared_ptr<PostGate> gate = std::make_shared<PostGate>();
+  std::atomic<bool> serving{false};
+  std::atomic<bool> draining{false};
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::optional<tcp::acceptor> acceptor;
+  std::optional<asio::steady_timer> accept_retry;
+  int reserve_fd = -1;  // given up to accept-and-close one connection when descriptors run out
+  std::chrono::microseconds sweep_interval{100'000};
+  std::size_t next_worker = 0;
+  std::size_t max_connections = 0;  // options.max_connections, 0 resolved
+  std::size_t max_per_peer = 0;
+  std::uint16_t port = 0;
+  std::atomic<std::size_t> active{0};
+  std::atomic<std::uint64_t> refused{0};
+  std::atomic<std::uint64_t> evicted{0};
+  std::atomic<std::uint64_t> accept_errors{0};
+  std::atomic<std::uint64_t> timed_out{0};
+  std::mutex peers_mutex;
+  std::unordered_map<std::string, std::size_t> peers;  // open connections per client address
+  std::mutex stop_mutex;
+  bool stopped = false;
 };
+
+// One client connection; every member is touched only on its worker's thread.
+class GrpcServer::State::Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(State& server, Worker& worker, tcp::socket socket)
+      : server_(server), worker_(worker), socket_(std::move(socket)) {
+    error_code ec;
+    const tcp::endpoint peer = socket_.remote_endpoint(ec);
+    if (!ec) peer_ = peer.address().to_string();
+    socket_.set_option(tcp::no_delay(true), ec);
+    started_ = steady_now();
+  }
+
+  const std::string& peer() const { return peer_; }
+  // No call open: closing it loses nothing.
+  bool idle() const { return !closed_ && (!session_ || session_->open_streams() == 0); }
+  Micros idle_since() const { return session_ ? session_->idle_since() : started_; }
+
+  void start() {
+    const GrpcServerOptions& o = server_.options;
+    GrpcSession::Hooks hooks;
+    hooks.post = [gate = server_.gate, io = &worker_.io,
+                  weak = weak_from_this()](std::function<void()> fn) {
+      std::lock_guard lock(gate->mutex);
+      if (!gate->open) return;
+      asio::post(*io, [weak, fn = std::move(fn)] {
+        fn();
+        if (auto self = weak.lock()) self->flush();
+      });
+    };
+    hooks.watch_message = [&server = server_](const std::string& key) {
+      return server.health_message(key);
+    };
+    StatusOr<std::shared_ptr<GrpcSession>> session = GrpcSession::create(
+        server_.methods,
+        {.max_concurrent_streams = static_cast<std::size_t>(o.max_concurrent_streams),
+         .max_header_list_bytes = o.max_header_list_bytes,
+         .max_message_bytes = static_cast<std::size_t>(o.max_message_bytes),
+         .max_connection_buffer_bytes = o.max_connection_buffer_bytes,
+         .stream_timeout = o.stream_timeout,
+         .max_stream_outbound_bytes = o.max_outbound_bytes},
+        server_.budget, server_.counters, std::move(hooks), started_);
+    if (!session.ok()) return;  // the socket closes with this object
+    session_ = std::move(*session);
+    worker_.connections.insert(this);
+    server_.opened(peer_);
+    counted_ = true;
+    flush();  // our SETTINGS
+    read_more();
+  }
+
+  // Deadlines: the handshake, idleness, a stalled write, the connection's age, and the
+  // streams' own (GrpcSession::expire).
+  void tick(Micros now) {
+    if (closed_) return;
+    const GrpcServerOptions& o = server_.options;
+    if (!session_->handshake_done() && now - started_ >= o.handshake_timeout) {
+      server_.timed_out.fetch_add(1);
+      return close();
+    }
+    // Answers that have not moved for idle_timeout: the client reads neither its socket nor
+    // (HTTP/2 flow control) its streams.
+    if (waiting_since_ && now - *waiting_since_ >= o.idle_timeout) {
+      server_.timed_out.fetch_add(1);
+      return close();
+    }
+    session_->expire(now);
+    if (!going_away_ && session_->open_streams() == 0 &&
+        now - session_->idle_since() >= o.idle_timeout) {
+      server_.timed_out.fetch_add(1);
+      going_away_ = true;
+      session_->go_away();
+    }
+    if (!going_away_ && o.max_connection_age > 0 && now - started_ >= o.max_connection_age) {
+      going_away_ = true;
+      session_->go_away();
+    }
+    flush();
+  }
+
+  // Shutdown: Watch streams end, GOAWAY; calls in flight finish.
+  void drain() {
+    if (closed_) return;
+    session_->notify_watchers();  // NOT_SERVING first
+    session_->end_watches(unavailable("the server is shutting down"));
+    going_away_ = true;
+    session_->go_away();
+    flush();
+  }
+
+  void notify_watchers() {
+    if (closed_) return;
+    session_->notify_watchers();
+    flush();
+  }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    if (counted_) {
+      worker_.connections.erase(this);
+      server_.closed(peer_);
+    }
+    error_code ec;
+    socket_.shutdown(tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
+  }
+
+  // Sends what the session has ready, within max_outbound_bytes; reads again once the queue is
+  // below it; closes once the session is over and its last bytes are written.
+  void flush() {
+    if (closed_) return;
+    const std::size_t bound = server_.options.max_outbound_bytes;
+    if (pending_.size() < bound) session_->fill_output(pending_, bound);
+    if (writing_.empty() && !pending_.empty()) {
+      writing_.swap(pending_);
+      asio::async_write(
+          socket_, asio::buffer(writing_),
+          [self = shared_from_this()](error_code ec, std::size_t) { self->on_written(ec); });
+    }
+    if (writing_.empty() && pending_.empty() && (failed_ || !session_->alive())) return close();
+    if (writing_.empty() && session_->queued_bytes() == 0) {
+      waiting_since_.reset();
+    } else if (!waiting_since_) {
+      waiting_since_ = steady_now();
+    }
+    if (paused_ && !failed_ && !over_bound()) {
+      paused_ = false;
+      read_more();
+    }
+  }
+
+ private:
+  void read_more() {
+    if (closed_ || failed_ || reading_) return;
+    if (over_bound()) {
+      paused_ = true;  // a client that does not read gets no new calls answered
+      return;
+    }
+    reading_ = true;
+    socket_.async_read_some(asio::buffer(read_buffer_),
+                            [self = shared_from_this()](error_code ec, std::size_t bytes) {
+                              self->on_read(ec, bytes);
+                            });
+  }
+
+  void on_read(error_code ec, std::size_t bytes) {
+    reading_ = false;
+    if (ec || closed_) return close();
+    if (Status status = session_->receive({read_buffer_.data(), bytes}, steady_now());
+        !status.ok()) {
+      failed_ = true;  // send the GOAWAY the session queued, then close
+    }
+    flush();
+    read_more();
+  }
+
+  // Output queued past max_outbound_bytes, in the socket's queue or the streams' (behind the
+  // client's flow-control window).
+  bool over_bound() const {
+    const std::size_t bound = server_.options.max_outbound_bytes;
+    return writing_.size() + pending_.size() >= bound || session_->queued_bytes() >= bound;
+  }
+
+  void on_written(error_code ec) {
+    writing_.clear();
+    if (ec) return close();
+    waiting_since_ = steady_now();  // progress: the stall clock starts again
+    flush();
+  }
+
+  State& server_;
+  Worker& worker_;
+  tcp::socket socket_;
+  std::shared_ptr<GrpcSession> session_;
+  std::array<char, kReadBytes> read_buffer_{};
+  std::string pending_;  // frames not yet handed to the socket
+  std::string writing_;  // frames being written
+  std::string peer_ = "-";
+  Micros started_ = 0;
+  std::optional<Micros> waiting_since_;  // since when output has waited without progress
+  bool counted_ = false;
+  bool reading_ = false;
+  bool paused_ = false;
+  bool failed_ = false;
+  bool going_away_ = false;
+  bool closed_ = false;
+};
+
+std::string GrpcServer::State::health_message(const std::string& service) const {
+  health_v1 response;
+  if (service.empty() || service == kRlsService) {
+    response.set_status(serving.load() ? health_v1::SERVING : health_v1::NOT_SERVING);
+  } else {
+    response.set_status(health_v1::SERVICE_UNKNOWN);
+  }
+  return response.SerializeAsString();
+}
+
+void GrpcServer::State::build_methods() {
+  service_names = {kRlsService, kHealthService};
+  if (options.reflection) service_names.push_back(kReflectionService);
+  methods[std::string("/") + kRlsService + "/ShouldRateLimit"].unary =
+      [this](std::string_view request, std::optional<Micros> timeout,
+             std::function<void(StatusOr<std::string>)> reply) {
+        rls.should_rate_limit(request, timeout, std::move(reply));
+      };
+  methods[std::string("/") + kHealthService + "/Check"].unary =
+      [this](std::string_view request, std::optional<Micros>,
+             std::function<void(StatusOr<std::string>)> reply) {
+        grpc::health::v1::HealthCheckRequest check;
+        if (!check.ParseFromArray(request.data(), static_cast<int>(request.size()))) {
+          return reply(internal_error("HealthCheckRequest: the message does not parse"));
+        }
+        if (!check.service().empty() && check.service() != kRlsService) {
+          return reply(not_found("unknown service " + check.service()));
+        }
+        reply(health_message(check.service()));
+      };
+  methods[std::string("/") + kHealthService + "/Watch"].watch =
+      [](std::string_view request) -> StatusOr<std::string> {
+    grpc::health::v1::HealthCheckRequest check;
+    if (!check.ParseFromArray(request.data(), static_cast<int>(request.size()))) {
+      return internal_error("HealthCheckRequest: the message does not parse");
+    }
+    return check.service();
+  };
+  if (options.reflection) {
+    methods[std::string("/") + kReflectionService + "/ServerReflectionInfo"].each_message =
+        [this](std::string_view request) { return reflection_answer(request, service_names); };
+  }
+}
+
+Status GrpcServer::State::start() {
+  if (Status status = check_options(options); !status.ok()) return status;
+  build_methods();
+  max_connections = options.max_connections;
+  if (max_connections == 0) {
+    // A quarter of what the descriptor limit leaves after 128 for Redis, SQL and files, so the
+    // gRPC port alone cannot starve the HTTP port (or the store) of descriptors.
+    rlimit files{};
+    const rlim_t limit = ::getrlimit(RLIMIT_NOFILE, &files) == 0 ? files.rlim_cur : 1024;
+    const rlim_t usable = limit == RLIM_INFINITY ? 1'000'000 : limit;
+    max_connections = static_cast<std::size_t>(
+        std::clamp<rlim_t>(usable > 128 ? (usable - 128) / 4 : 0, 16, kDefaultMaxConnections));
+  }
+  max_per_peer = options.max_connections_per_peer != 0
+                     ? options.max_connections_per_peer
+                     : std::max<std::size_t>(1, max_connections / 2);
+  Micros shortest =
+      std::min({options.handshake_timeout, options.idle_timeout, options.stream_timeout});
+  if (options.max_connection_age > 0) shortest = std::min(shortest, options.max_connection_age);
+  sweep_interval = std::chrono::microseconds(
+      std::clamp<Micros>(shortest / 10, 5 * kMicrosPerMilli, kMicrosPerSecond));
+  for (int i = 0; i < options.io_threads; ++i) {
+    auto worker = std::make_unique<Worker>();
+    worker->guard.emplace(worker->io.get_executor());
+    worker->sweep.emplace(worker->io);
+    workers.push_back(std::move(worker));
+  }
+  const std::string where = options.host + ":" + std::to_string(options.port);
+  error_code ec;
+  tcp::endpoint endpoint;
+  const asio::ip::address address = asio::ip::make_address(options.host, ec);
+  if (!ec) {
+    endpoint = tcp::endpoint(address, options.port);
+  } else {
+    tcp::resolver resolver(workers[0]->io);
+    const auto results = resolver.resolve(options.host, std::to_string(options.port), ec);
+    if (ec || results.empty()) {
+      return unavailable("grpc-listen " + where + ": cannot resolve host: " + ec.message());
+    }
+    endpoint = results.begin()->endpoint();
+  }
+  acceptor.emplace(workers[0]->io);
+  const auto check = [&](std::string_view step) -> Status {
+    if (!ec) return Status();
+    return unavailable("grpc-listen " + where + ": " + std::string(step) + ": " + ec.message());
+  };
+  if (acceptor->open(endpoint.protocol(), ec); ec) return check("open");
+  if (acceptor->set_option(tcp::acceptor::reuse_address(true), ec); ec) return check("option");
+  if (acceptor->bind(endpoint, ec); ec) return check("bind");
+  if (acceptor->listen(asio::socket_base::max_listen_connections, ec); ec) return check("listen");
+  port = acceptor->local_endpoint(ec).port();
+  accept_retry.emplace(workers[0]->io);
+  reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  serving.store(true);
+  accept_next();
+  for (auto& worker : workers) {
+    Worker* w = worker.get();
+    sweep(*w);
+    w->thread = std::thread([w] { w->io.run(); });
+  }
+  return Status();
+}
+
+void GrpcServer::State::accept_next() {
+  Worker& target = *workers[next_worker];
+  next_worker = (next_worker + 1) % workers.size();
+  acceptor->async_accept(target.io, [this, &target](error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+    if (ec) return on_accept_error(ec);
+    asio::post(target.io, [this, &target, socket = std::move(socket)]() mutable {
+      if (draining.load()) return;  // the socket closes as it goes out of scope
+      auto connection = std::make_shared<Connection>(*this, target, std::move(socket));
+      if (!admit(target, *connection)) {
+        refused.fetch_add(1);
+        return;
+      }
+      connection->start();
+    });
+    accept_next();
+  });
+}
+
+void GrpcServer::State::on_accept_error(const error_code& ec) {
+  accept_errors.fetch_add(1);
+  // Out of descriptors (EMFILE, ENFILE) or the like: the acceptor stays open and is asked again
+  // after a pause, so the port serves again as soon as descriptors are free. The reserve
+  // descriptor lets one waiting client be accepted and closed at once, so it learns now
+  // instead of waiting in the backlog.
+  pollfd waiting{acceptor->native_handle(), POLLIN, 0};
+  if ((ec == asio::error::no_descriptors || ec.value() == ENFILE) && reserve_fd >= 0 &&
+      ::poll(&waiting, 1, 0) == 1) {
+    ::close(reserve_fd);
+    const int fd = ::accept4(acceptor->native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) ::close(fd);
+    reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
+  accept_retry->expires_after(std::chrono::milliseconds(50));
+  accept_retry->async_wait([this](error_code wait_ec) {
+    if (!wait_ec && acceptor->is_open()) accept_next();
+  });
+}
+
+bool GrpcServer::State::admit(Worker& worker, const Connection& incoming) {
+  const bool over_total = active.load() >= max_connections;
+  const bool over_peer = open_from(incoming.peer()) >= max_per_peer;
+  if (!over_total && !over_peer) return true;
+  Connection* longest_idle = nullptr;
+  for (Connection* connection : worker.connections) {
+    if (!connection->idle() || (over_peer && connection->peer() != incoming.peer())) continue;
+    if (longest_idle == nullptr || connection->idle_since() < longest_idle->idle_since()) {
+      longest_idle = connection;
+    }
+  }
+  if (longest_idle == nullptr) return false;
+  longest_idle->close();
+  evicted.fetch_add(1);
+  return true;
+}
+
+void GrpcServer::State::sweep(Worker& worker) {
+  worker.sweep->expires_after(sweep_interval);
+  worker.sweep->async_wait([this, &worker](error_code ec) {
+    if (ec) return;
+    const Micros now = steady_now();
+    // tick() may close, which erases from the set: iterate over a copy.
+    const std::vector<Connection*> open(worker.connections.begin(), worker.connections.end());
+    for (Connection* connection : open) connection->tick(now);
+    sweep(worker);
+  });
+}
+
+void GrpcServer::State::stop(Micros grace) {
+  std::lock_guard lock(stop_mutex);
+  if (stopped) return;
+  stopped = true;
+  serving.store(false);
+  draining.store(true);
+  asio::post(workers[0]->io, [this] {
+    error_code ec;
+    acceptor->close(ec);
+    accept_retry->cancel();
+  });
+  for (auto& worker : workers) {
+    asio::post(worker->io, [w = worker.get()] {
+      const std::vector<Connection*> open(w->connections.begin(), w->connections.end());
+      for (Connection* connection : open) connection->drain();
+    });
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(grace);
+  while (active.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  {
+    std::lock_guard gate_lock(gate->mutex);
+    gate->open = false;
+  }
+  for (auto& worker : workers) {
+    asio::post(worker->io, [w = worker.get()] {
+      const std::vector<Connection*> open(w->connections.begin(), w->connections.end());
+      for (Connection* connection : open) connection->close();
+      w->sweep->cancel();
+      w->io.stop();
+    });
+    worker->guard.reset();
+  }
+  for (auto& worker : workers) {
+    if (worker->thread.joinable()) worker->thread.join();
+  }
+  acceptor.reset();
+  accept_retry.reset();
+  workers.clear();  // pending handlers (and the connections they hold) go with the io_contexts
+  if (reserve_fd >= 0) ::close(reserve_fd);
+  reserve_fd = -1;
+}
 
 GrpcServer::GrpcServer(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
@@ -32,57 +585,37 @@ GrpcServer::~GrpcServer() { shutdown(0); }
 StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::start(GrpcServerOptions options,
                                                         service::Limiter& limiter,
                                                         const service::PolicyLookup& policies) {
-  // Process-wide switches of grpc++; both must be set before a builder is made.
-  static std::once_flag once;
-  std::call_once(once, [] {
-    // Debian's abseil is built without NDEBUG, so every absl::Mutex lock inside gRPC feeds a
-    // deadlock-detection graph: ~5 % of a call's CPU in perf. It is a debugging aid; turn it off.
-    absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-    grpc::EnableDefaultHealthCheckService(true);
-    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  });
-  auto state = std::make_unique<State>();
-  state->rls = make_rls_service(limiter, policies, options.rls);
-  const std::string address =
-      (options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host) +
-      ":" + std::to_string(options.port);
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &state->port);
-  builder.RegisterService(state->rls.get());
-  builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
-                             static_cast<int>(options.max_concurrent_streams));
-  state->server = builder.BuildAndStart();
-  if (!state->server || state->port == 0) {
-    return unavailable("grpc-listen: cannot listen on " + address);
+  auto state = std::make_unique<State>(std::move(options), limiter, policies);
+  if (Status status = state->start(); !status.ok()) {
+    if (!state->workers.empty()) state->stop(0);
+    return status;
   }
-  auto server = std::unique_ptr<GrpcServer>(new GrpcServer(std::move(state)));
-  server->set_serving(true);
-  return server;
+  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(state)));
 }
 
-std::uint16_t GrpcServer::port() const { return static_cast<std::uint16_t>(state_->port); }
+std::uint16_t GrpcServer::port() const { return state_->port; }
 
 void GrpcServer::set_serving(bool serving) {
-  std::lock_guard lock(state_->mutex);
-  if (state_->shut_down) return;
-  grpc::HealthCheckServiceInterface* health = state_->server->GetHealthCheckService();
-  if (health == nullptr) return;
-  health->SetServingStatus(serving);  // every service, "" included
-  health->SetServingStatus(kRlsServiceName, serving);
+  std::lock_guard lock(state_->stop_mutex);  // the workers stay while it posts
+  if (state_->stopped) return;
+  if (state_->serving.exchange(serving) == serving) return;
+  for (auto& worker : state_->workers) {
+    asio::post(worker->io, [w = worker.get()] {
+      for (State::Connection* connection : w->connections) connection->notify_watchers();
+    });
+  }
 }
 
-void GrpcServer::shutdown(Micros grace) {
-  {
-    std::lock_guard lock(state_->mutex);
-    if (state_->shut_down) return;
-    if (grpc::HealthCheckServiceInterface* health = state_->server->GetHealthCheckService()) {
-      health->SetServingStatus(false);
-    }
-    state_->shut_down = true;
-  }
-  state_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::microseconds(grace));
-  state_->server->Wait();
+void GrpcServer::shutdown(Micros grace) { state_->stop(grace); }
+
+GrpcServer::Stats GrpcServer::stats() const {
+  return {.connections = state_->active.load(),
+          .refused = state_->refused.load(),
+          .evicted = state_->evicted.load(),
+          .accept_errors = state_->accept_errors.load(),
+          .timed_out = state_->timed_out.load(),
+          .header_overflows = state_->counters.header_overflows.load(),
+          .streams_reset = state_->counters.streams_reset.load()};
 }
 
 }  // namespace sluice::grpc_server

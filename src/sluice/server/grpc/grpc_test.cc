@@ -1,8 +1,10 @@
 // The gRPC front end end to end: an in-process GrpcServer on a free port, grpc++ clients built
 // from the same protos, decisions on the memory store (manual clock) and on a real Redis.
+#include <google/protobuf/descriptor.pb.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -11,9 +13,11 @@
 
 #include "envoy/service/ratelimit/v3/rls.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "grpc/reflection/v1alpha/reflection.pb.h"
 #include "sluice/core/clock.h"
 #include "sluice/policy/document.h"
 #include "sluice/server/grpc/grpc_server.h"
+#include "sluice/server/grpc/reflection.h"
 #include "sluice/store/memory/memory_store.h"
 #include "sluice/store/redis/redis_store.h"
 #include "testing/redis_server.h"
@@ -486,10 +490,144 @@ TEST_P(GrpcTest, BeyondMaxPendingACallIsUnavailableAtOnce) {
   (*server)->shutdown();
 }
 
+// Issue 32, L5: one call carries at most max_descriptors (HTTP's batch cap, 1 000); above it the
+// call is INVALID_ARGUMENT naming the field, before anything is decided.
+TEST_P(GrpcTest, MoreDescriptorsThanTheCapAreInvalidArgumentNamingTheField) {
+  rls::RateLimitRequest at_cap;
+  at_cap.set_domain("web");
+  for (int i = 0; i < 1000; ++i) add_descriptor(at_cap, {{"user", "cap" + std::to_string(i)}});
+  EXPECT_EQ(call(at_cap).statuses_size(), 1000);
+  rls::RateLimitRequest over = at_cap;
+  add_descriptor(over, {{"user", "one-more"}});
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  rls::RateLimitResponse response;
+  const grpc::Status status = stub_->ShouldRateLimit(&context, over, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("descriptors: at most 1000"), std::string::npos)
+      << status.error_message();
+  // Nothing of the refused call was counted.
+  EXPECT_EQ(call(request_of("web", {{"user", "one-more"}})).statuses(0).limit_remaining(), 2u);
+}
+
+// Issue 32, L5: charge descriptors hold places among the limiter's pending decisions like any
+// other, so a call of many charges cannot pass max_pending while the store is slow.
+TEST_P(GrpcTest, ChargeDescriptorsCountAgainstThePendingBound) {
+  if (GetParam() != Backend::kRedis) GTEST_SKIP() << "the memory store answers in process";
+  service::Limiter limiter(
+      *redis_store_, &memory_,
+      {.store_timeout = 10 * kMicrosPerSecond, .policies = &lookup_, .max_pending = 10});
+  StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start({}, limiter, lookup_);
+  ASSERT_TRUE(server.ok()) << server.status().to_string();
+  auto stub = rls::RateLimitService::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string((*server)->port()), grpc::InsecureChannelCredentials()));
+  StatusOr<std::unique_ptr<redis::Client>> pauser =
+      redis::Client::create({.host = "127.0.0.1", .port = redis_server_->port()});
+  ASSERT_TRUE(pauser.ok());
+  ASSERT_TRUE((*pauser)->command({"CLIENT", "PAUSE", "10000", "WRITE"}).ok());
+  rls::RateLimitRequest charges;
+  charges.set_domain("web");
+  for (int i = 0; i < 11; ++i) add_descriptor(charges, {{"usage", "u" + std::to_string(i)}});
+  grpc::Status answered;
+  std::thread caller([&] {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    rls::RateLimitResponse response;
+    answered = stub->ShouldRateLimit(&context, charges, &response);
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (limiter.stats().overloaded < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(limiter.stats().pending, 10u);  // never more than the bound
+  EXPECT_EQ(limiter.stats().overloaded, 1u);
+  ASSERT_TRUE((*pauser)->command({"CLIENT", "UNPAUSE"}).ok());
+  caller.join();
+  EXPECT_EQ(answered.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(answered.error_message().find("overloaded"), std::string::npos)
+      << answered.error_message();
+  EXPECT_EQ(limiter.stats().pending, 0u);
+  (*server)->shutdown();
+}
+
+TEST_P(GrpcTest, HealthWatchSendsTheStatusThenEachChange) {
+  auto health = Health::NewStub(channel_);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service("envoy.service.ratelimit.v3.RateLimitService");
+  std::unique_ptr<grpc::ClientReader<HealthCheckResponse>> reader =
+      health->Watch(&context, request);
+  HealthCheckResponse response;
+  ASSERT_TRUE(reader->Read(&response));
+  EXPECT_EQ(response.status(), HealthCheckResponse::SERVING);
+  server_->set_serving(false);
+  ASSERT_TRUE(reader->Read(&response));
+  EXPECT_EQ(response.status(), HealthCheckResponse::NOT_SERVING);
+  server_->set_serving(true);
+  ASSERT_TRUE(reader->Read(&response));
+  EXPECT_EQ(response.status(), HealthCheckResponse::SERVING);
+  // Shutdown ends the stream: a last NOT_SERVING, then UNAVAILABLE.
+  server_->shutdown();
+  while (reader->Read(&response)) EXPECT_EQ(response.status(), HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, GrpcTest, ::testing::Values(Backend::kMemory, Backend::kRedis),
                          [](const ::testing::TestParamInfo<Backend>& param) {
                            return param.param == Backend::kMemory ? "Memory" : "Redis";
                          });
+
+namespace reflection = grpc::reflection::v1alpha;
+
+reflection::ServerReflectionResponse reflect(const reflection::ServerReflectionRequest& request) {
+  StatusOr<std::string> answer =
+      reflection_answer(request.SerializeAsString(), {"a.Service", "b.Service"});
+  EXPECT_TRUE(answer.ok()) << answer.status().to_string();
+  reflection::ServerReflectionResponse response;
+  EXPECT_TRUE(response.ParseFromString(answer.ok() ? *answer : ""));
+  return response;
+}
+
+std::vector<std::string> file_names(const reflection::ServerReflectionResponse& response) {
+  std::vector<std::string> names;
+  for (const std::string& bytes : response.file_descriptor_response().file_descriptor_proto()) {
+    google::protobuf::FileDescriptorProto file;
+    EXPECT_TRUE(file.ParseFromString(bytes));
+    names.push_back(file.name());
+  }
+  return names;
+}
+
+TEST(ReflectionTest, ListsTheServicesAndDescribesSymbolsWithEveryDependency) {
+  reflection::ServerReflectionRequest list;
+  list.set_list_services("");
+  const reflection::ServerReflectionResponse listed = reflect(list);
+  ASSERT_EQ(listed.list_services_response().service_size(), 2);
+  EXPECT_EQ(listed.list_services_response().service(1).name(), "b.Service");
+
+  reflection::ServerReflectionRequest symbol;
+  symbol.set_file_containing_symbol("envoy.service.ratelimit.v3.RateLimitService");
+  const std::vector<std::string> files = file_names(reflect(symbol));
+  ASSERT_FALSE(files.empty());
+  EXPECT_EQ(files.front(), "envoy/service/ratelimit/v3/rls.proto");
+  for (const char* dependency :
+       {"envoy/extensions/common/ratelimit/v3/ratelimit.proto", "envoy/config/core/v3/base.proto",
+        "envoy/type/v3/ratelimit_unit.proto", "google/protobuf/duration.proto",
+        "google/protobuf/wrappers.proto"}) {
+    EXPECT_NE(std::find(files.begin(), files.end(), dependency), files.end()) << dependency;
+  }
+
+  reflection::ServerReflectionRequest by_name;
+  by_name.set_file_by_filename("grpc/health/v1/health.proto");
+  EXPECT_EQ(file_names(reflect(by_name)), std::vector<std::string>{"grpc/health/v1/health.proto"});
+
+  reflection::ServerReflectionRequest unknown;
+  unknown.set_file_containing_symbol("no.such.Symbol");
+  const reflection::ServerReflectionResponse missing = reflect(unknown);
+  EXPECT_EQ(missing.error_response().error_code(), static_cast<int>(StatusCode::kNotFound));
+  EXPECT_EQ(missing.original_request().file_containing_symbol(), "no.such.Symbol");
+}
 
 }  // namespace
 }  // namespace sluice::grpc_server

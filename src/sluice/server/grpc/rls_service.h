@@ -1,20 +1,46 @@
-// The RateLimitService implementation behind GrpcServer, kept apart so only two files include
-// gRPC's generated code.
+// RlsService: Envoy's RateLimitService/ShouldRateLimit as a protocol adapter over
+// service::Limiter, free of any transport: serialized request in, serialized response (or the
+// call's error) out through a callback. grpc_server.cc carries it over HTTP/2; the decisions
+// themselves are the limiter's, the mapping rls_mapping.h's.
 #pragma once
 
-#include <memory>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "sluice/server/grpc/grpc_server.h"
 
-namespace grpc {
-class Service;
-}
-
 namespace sluice::grpc_server {
 
-// The callback service answering ShouldRateLimit through `limiter`. References must outlive it.
-std::unique_ptr<grpc::Service> make_rls_service(service::Limiter& limiter,
-                                                const service::PolicyLookup& policies,
-                                                RlsOptions options);
+class RlsService {
+ public:
+  // References must outlive the service.
+  RlsService(service::Limiter& limiter, const service::PolicyLookup& policies, RlsOptions options)
+      : limiter_(limiter), policies_(policies), options_(options) {}
+
+  // A serialized RateLimitResponse, or the call's status (never OK).
+  using Reply = std::function<void(StatusOr<std::string>)>;
+
+  // Decides `request` (a serialized RateLimitRequest). `timeout`: what is left of the caller's
+  // deadline (grpc-timeout), which shortens each store call so the answer still arrives in time.
+  // `reply` runs exactly once: before this returns when nothing must wait (bad input, the
+  // in-memory store), else on a store or timer thread, where it must not block. Errors:
+  // InvalidArgument naming the field (empty domain or descriptors, more than max_descriptors,
+  // a bad hits_addend or override), Internal for bytes that do not parse, Unavailable when the
+  // decisions would pass the limiter's pending bound (each descriptor counts, charges included).
+  void should_rate_limit(std::string_view request, std::optional<Micros> timeout,
+                         Reply reply) const;
+
+  // The store bound for a call with `timeout` left (none: options.store_timeout): a tenth of it
+  // (at least 2 ms) is kept back for the answer's trip, never below 1 ms nor above
+  // options.store_timeout. Pure.
+  static Micros store_timeout_for(std::optional<Micros> timeout, Micros store_timeout);
+
+ private:
+  service::Limiter& limiter_;
+  const service::PolicyLookup& policies_;
+  const RlsOptions options_;
+};
 
 }  // namespace sluice::grpc_server

@@ -342,6 +342,16 @@ TEST(ServeTest, GrpcSettingsFollowTheSamePrecedence) {
   const Ran bad_listen = run({SLUICE_BINARY, "serve", "--grpc-listen", "nowhere"});
   EXPECT_EQ(bad_listen.code, 2);
   EXPECT_NE(bad_listen.err.find("grpc-listen"), std::string::npos) << bad_listen.err;
+  // The transport's bounds (issue 32) are settings like the others.
+  const Ran bounds = run({SLUICE_BINARY, "serve", "--grpc-max-connections", "64", "--print-config"},
+                         {"SLUICE_GRPC_STREAM_TIMEOUT=250ms", "SLUICE_GRPC_REFLECTION=false"});
+  ASSERT_EQ(bounds.code, 0) << bounds.err;
+  EXPECT_NE(bounds.out.find("grpc_max_connections: \"64\""), std::string::npos) << bounds.out;
+  EXPECT_NE(bounds.out.find("grpc_stream_timeout: \"250ms\""), std::string::npos) << bounds.out;
+  EXPECT_NE(bounds.out.find("grpc_reflection: \"false\""), std::string::npos) << bounds.out;
+  const Ran bad_bound = run({SLUICE_BINARY, "serve", "--grpc-max-connections", "-1"});
+  EXPECT_EQ(bad_bound.code, 2);
+  EXPECT_NE(bad_bound.err.find("grpc-max-connections"), std::string::npos) << bad_bound.err;
 }
 
 TEST(ServeTest, BadSettingsExitTwoNamingTheSetting) {
