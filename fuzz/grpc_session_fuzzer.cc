@@ -38,7 +38,7 @@ void fuzz_framing(std::string_view input) {
 void fuzz_session(std::string_view input) {
   static const MethodTable methods = [] {
     MethodTable table;
-    table["/a.B/Unary"].unary = [](std::string_view request, std::optional<Micros>,
+    table["/a.B/Unary"].unary = [](std::string_view request, const CallContext&,
                                    std::function<void(StatusOr<std::string>)> reply) {
       if (request.size() % 2 == 0) return reply(std::string(request));
       reply(invalid_argument("odd"));

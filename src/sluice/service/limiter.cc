@@ -558,10 +558,12 @@ StatusOr<bool> Limiter::renew(const policy::Policy& policy, std::string_view app
 
 void Limiter::apply_quota(QuotaCall call, DecisionCallback done) {
   // A charge or refund is a store call in flight like a decision: it holds a place among
-  // max_pending until answered, so a batch of them cannot pass the bound (issue 32, L5).
-  if (!reserve(1)) return done(overloaded(options_.max_pending));
-  done = [this, done = std::move(done)](StatusOr<Decision> answer) {
-    unreserve(1);
+  // max_pending until answered, so a batch of them cannot pass the bound (issue 32, L5), nor
+  // one client's calls its share (M6).
+  PendingBound::Claim claim{.client = call.client, .count = 1};
+  if (std::optional<Status> refused = reserve(claim)) return done(*std::move(refused));
+  done = [this, claim = std::move(claim), done = std::move(done)](StatusOr<Decision> answer) {
+    unreserve(claim);
     done(std::move(answer));
   };
   if (call.store_timeout < 0) return done(invalid_argument("store_timeout: must not be negative"));

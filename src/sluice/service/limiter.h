@@ -120,7 +120,7 @@ struct AcquireRequest {
   Micros wait = 0;
   // Bound on each store call (0: LimiterOptions::store_timeout).
   Micros store_timeout = 0;
-  // Who asks (the HTTP peer address): its decisions in flight count against its share of
+  // Who asks (the HTTP or gRPC peer address): its decisions in flight count against its share of
   // max_pending (LimiterOptions::max_pending_per_client). Empty: counted in the totals only.
   std::string client;
 };
@@ -139,6 +139,8 @@ struct QuotaCall {
   Micros reservation_ttl = 60 * kMicrosPerSecond;
   // Bound on the store call (0: LimiterOptions::store_timeout).
   Micros store_timeout = 0;
+  // Who asks, as AcquireRequest::client: the call counts against its share of max_pending.
+  std::string client;
 };
 
 // A lease operation's target.

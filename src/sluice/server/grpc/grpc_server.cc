@@ -203,6 +203,7 @@ class GrpcServer::State::Connection : public std::enable_shared_from_this<Connec
     hooks.watch_message = [&server = server_](const std::string& key) {
       return server.health_message(key);
     };
+    hooks.peer = peer_;
     StatusOr<std::shared_ptr<GrpcSession>> session = GrpcSession::create(
         server_.methods,
         {.max_concurrent_streams = static_cast<std::size_t>(o.max_concurrent_streams),
@@ -373,12 +374,12 @@ void GrpcServer::State::build_methods() {
   service_names = {kRlsService, kHealthService};
   if (options.reflection) service_names.push_back(kReflectionService);
   methods[std::string("/") + kRlsService + "/ShouldRateLimit"].unary =
-      [this](std::string_view request, std::optional<Micros> timeout,
+      [this](std::string_view request, const CallContext& context,
              std::function<void(StatusOr<std::string>)> reply) {
-        rls.should_rate_limit(request, timeout, std::move(reply));
+        rls.should_rate_limit(request, context.timeout, context.peer, std::move(reply));
       };
   methods[std::string("/") + kHealthService + "/Check"].unary =
-      [this](std::string_view request, std::optional<Micros>,
+      [this](std::string_view request, const CallContext&,
              std::function<void(StatusOr<std::string>)> reply) {
         grpc::health::v1::HealthCheckRequest check;
         if (!check.ParseFromArray(request.data(), static_cast<int>(request.size()))) {

@@ -375,7 +375,7 @@ void GrpcSession::dispatch(Stream& stream) {
   if (!stream.timeout.empty()) timeout = *parse_grpc_timeout(stream.timeout);  // checked at HEADERS
   // The reply may come on a store or timer thread: it posts back, and finds the stream by id
   // (gone when the client reset it or the connection closed).
-  method.unary(request, timeout,
+  method.unary(request, {.timeout = timeout, .peer = hooks_.peer},
                [weak = weak_from_this(), post = hooks_.post,
                 id = stream.id](StatusOr<std::string> answer) mutable {
                  post([weak = std::move(weak), id, answer = std::move(answer)]() mutable {

@@ -46,11 +46,17 @@ struct SessionCounters {
   std::atomic<std::uint64_t> streams_reset{0};
 };
 
+// What a unary call knows of its caller besides the request message.
+struct CallContext {
+  std::optional<Micros> timeout;  // the caller's grpc-timeout
+  std::string_view peer;          // the client's address, as the connection caps count it
+};
+
 // A method, found by its :path ("/package.Service/Method").
 struct Method {
   // Unary: the request message in, exactly one reply out (OK: a response message), from any
-  // thread. `timeout` is the caller's grpc-timeout.
-  using Unary = std::function<void(std::string_view request, std::optional<Micros> timeout,
+  // thread. `context` lives until the method returns, not until the reply.
+  using Unary = std::function<void(std::string_view request, const CallContext& context,
                                    std::function<void(StatusOr<std::string>)> reply)>;
   // Bidirectional streaming answered message by message on the session's thread (reflection).
   using EachMessage = std::function<StatusOr<std::string>(std::string_view request)>;
@@ -83,6 +89,8 @@ class GrpcSession : public std::enable_shared_from_this<GrpcSession> {
     std::function<void(std::function<void()>)> post;
     // The message a Watch stream on `key` sends now (called at its start and on notify).
     std::function<std::string(const std::string& key)> watch_message;
+    // The client's address (CallContext::peer).
+    std::string peer;
   };
 
   // `methods`, `budget` and `counters` must outlive the session. `now`: the steady time.

@@ -119,7 +119,7 @@ Micros RlsService::store_timeout_for(std::optional<Micros> timeout, Micros store
 }
 
 void RlsService::should_rate_limit(std::string_view request_bytes, std::optional<Micros> timeout,
-                                   Reply reply) const {
+                                   std::string_view client, Reply reply) const {
   rls::RateLimitRequest request;
   if (!request.ParseFromArray(request_bytes.data(), static_cast<int>(request_bytes.size()))) {
     return reply(internal_error("RateLimitRequest: the message does not parse"));
@@ -192,7 +192,8 @@ void RlsService::should_rate_limit(std::string_view request_bytes, std::optional
                         .policy = match->policy->name,
                         .subject = std::move(match->subject),
                         .cost = *cost,
-                        .store_timeout = store_timeout});
+                        .store_timeout = store_timeout,
+                        .client = std::string(client)});
     decided.emplace_back(static_cast<std::size_t>(i), std::move(match->policy));
   }
   auto pending = std::make_shared<Pending>(std::move(reply), options_.headers,
@@ -234,7 +235,8 @@ void RlsService::should_rate_limit(std::string_view request_bytes, std::optional
                           .subject = std::move(one.subject),
                           .operation = store::QuotaOperation::kCharge,
                           .cost = one.cost,
-                          .store_timeout = store_timeout},
+                          .store_timeout = store_timeout,
+                          .client = std::string(client)},
                          fill_status(pending, one.index, one.policy));
   }
   pending->done_one();

@@ -28,9 +28,10 @@ class RlsService {
   // in-memory store), else on a store or timer thread, where it must not block. Errors:
   // InvalidArgument naming the field (empty domain or descriptors, more than max_descriptors,
   // a bad hits_addend or override), Internal for bytes that do not parse, Unavailable when the
-  // decisions would pass the limiter's pending bound (each descriptor counts, charges included).
+  // decisions would pass the limiter's pending bound (each descriptor counts, charges included)
+  // or `client`'s share of it (the caller's address: AcquireRequest::client).
   void should_rate_limit(std::string_view request, std::optional<Micros> timeout,
-                         Reply reply) const;
+                         std::string_view client, Reply reply) const;
 
   // The store bound for a call with `timeout` left (none: options.store_timeout): a tenth of it
   // (at least 2 ms) is kept back for the answer's trip, never below 1 ms nor above

@@ -406,7 +406,8 @@ void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange,
                         .operation = operation,
                         .cost = input.cost,
                         .reservation = std::move(reservation),
-                        .reservation_ttl = ttl_ms * kMicrosPerMilli},
+                        .reservation_ttl = ttl_ms * kMicrosPerMilli,
+                        .client = std::string(exchange->request().peer())},
                        [this, exchange](StatusOr<service::Decision> decision) {
                          if (!decision.ok()) {
                            return exchange->respond(status_response(decision.status()));
