@@ -31,6 +31,7 @@
 #include "sluice/cli/redis_at_start.h"
 #include "sluice/cli/serve_policies.h"
 #include "sluice/core/clock.h"
+#include "sluice/core/connection_budget.h"
 #include "sluice/core/duration.h"
 #include "sluice/core/log_throttle.h"
 #include "sluice/policy/document.h"
@@ -1019,6 +1020,13 @@ int run_serve(const ServeCommand& command) {
   http::add_console_routes(*router);
 
   const int store_threads = s.store_threads >= 0 ? s.store_threads : 1;
+  // Both ports share one descriptor budget (issue 32, H1): unset caps default to their share, so
+  // floods on both at once still leave the store and the database their descriptors.
+  const ConnectionBudget budget = connection_budget(descriptor_limit(), grpc_listen.has_value());
+  const std::size_t http_connections =
+      s.max_connections != 0 ? static_cast<std::size_t>(s.max_connections) : budget.http;
+  const std::size_t grpc_connections =
+      s.grpc_max_connections != 0 ? static_cast<std::size_t>(s.grpc_max_connections) : budget.grpc;
   StatusOr<std::unique_ptr<http::HttpServer>> server = http::HttpServer::start(
       {.host = listen->first,
        .port = listen->second,
@@ -1032,7 +1040,7 @@ int run_serve(const ServeCommand& command) {
        .idle_timeout = s.idle_timeout,
        .shutdown_timeout = s.shutdown_timeout,
        .first_request_timeout = s.first_request_timeout,
-       .max_connections = static_cast<std::size_t>(s.max_connections),
+       .max_connections = http_connections,
        .max_connections_per_peer = static_cast<std::size_t>(s.max_connections_per_peer),
        .tls = tls,
        .tls_handshake_timeout = s.tls_handshake_timeout,
@@ -1064,7 +1072,7 @@ int run_serve(const ServeCommand& command) {
          .io_threads = static_cast<int>(s.grpc_io_threads),
          .max_message_bytes = s.grpc_max_message_bytes,
          .max_concurrent_streams = s.grpc_max_concurrent_streams,
-         .max_connections = static_cast<std::size_t>(s.grpc_max_connections),
+         .max_connections = grpc_connections,
          .max_connections_per_peer = static_cast<std::size_t>(s.grpc_max_connections_per_peer),
          .handshake_timeout = s.grpc_handshake_timeout,
          .idle_timeout = s.grpc_idle_timeout,

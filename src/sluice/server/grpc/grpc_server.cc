@@ -8,7 +8,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -30,6 +29,7 @@
 #include <vector>
 
 #include "grpc/health/v1/health.pb.h"
+#include "sluice/core/connection_budget.h"
 #include "sluice/server/grpc/grpc_session.h"
 #include "sluice/server/grpc/reflection.h"
 #include "sluice/server/grpc/rls_service.h"
@@ -46,7 +46,6 @@ constexpr char kRlsService[] = "envoy.service.ratelimit.v3.RateLimitService";
 constexpr char kHealthService[] = "grpc.health.v1.Health";
 constexpr char kReflectionService[] = "grpc.reflection.v1alpha.ServerReflection";
 constexpr std::size_t kReadBytes = 16 * 1024;
-constexpr std::size_t kDefaultMaxConnections = 1024;
 
 Micros steady_now() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -409,13 +408,9 @@ Status GrpcServer::State::start() {
   build_methods();
   max_connections = options.max_connections;
   if (max_connections == 0) {
-    // A quarter of what the descriptor limit leaves after 128 for Redis, SQL and files, so the
-    // gRPC port alone cannot starve the HTTP port (or the store) of descriptors.
-    rlimit files{};
-    const rlim_t limit = ::getrlimit(RLIMIT_NOFILE, &files) == 0 ? files.rlim_cur : 1024;
-    const rlim_t usable = limit == RLIM_INFINITY ? 1'000'000 : limit;
-    max_connections = static_cast<std::size_t>(
-        std::clamp<rlim_t>(usable > 128 ? (usable - 128) / 4 : 0, 16, kDefaultMaxConnections));
+    // gRPC's share of the descriptors (connection_budget.h), so the gRPC port alone cannot
+    // starve the HTTP port (or the store) of descriptors.
+    max_connections = connection_budget(descriptor_limit(), /*with_grpc=*/true).grpc;
   }
   max_per_peer = options.max_connections_per_peer != 0
                      ? options.max_connections_per_peer

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "sluice/client/remote_limiter.h"
+#include "sluice/core/connection_budget.h"
 #include "sluice/server/http/test_http_client.h"
 #include "sluice/service/rollout.h"
 #include "testing/redis_cluster.h"
@@ -352,6 +353,18 @@ TEST(ServeTest, GrpcSettingsFollowTheSamePrecedence) {
   const Ran bad_bound = run({SLUICE_BINARY, "serve", "--grpc-max-connections", "-1"});
   EXPECT_EQ(bad_bound.code, 2);
   EXPECT_NE(bad_bound.err.find("grpc-max-connections"), std::string::npos) << bad_bound.err;
+}
+
+// Issue 32 H1: with both ports listening, HTTP's default cap leaves gRPC its share of the
+// descriptors, so floods on both at once cannot take those the store and database need.
+TEST(ServeTest, BothPortsShareOneDescriptorBudget) {
+  StatusOr<std::unique_ptr<Serve>> serve = Serve::start({"--grpc-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+  const ConnectionBudget budget = connection_budget(descriptor_limit(), /*with_grpc=*/true);
+  EXPECT_NE((*serve)->log().find("\"max_connections\":" + std::to_string(budget.http) + ","),
+            std::string::npos)
+      << (*serve)->log();
+  EXPECT_LE(budget.http + budget.grpc, descriptor_limit() - kReservedDescriptors);
 }
 
 TEST(ServeTest, BadSettingsExitTwoNamingTheSetting) {

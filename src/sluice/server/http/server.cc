@@ -4,7 +4,6 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,6 +36,7 @@
 #include <vector>
 
 #include "sluice/core/clock.h"
+#include "sluice/core/connection_budget.h"
 #include "sluice/core/line_writer.h"
 
 namespace sluice::http {
@@ -745,10 +745,7 @@ Status HttpServer::Impl::start() {
   }
   max_connections_ = options_.max_connections;
   if (max_connections_ == 0) {
-    rlimit files{};
-    const rlim_t limit = ::getrlimit(RLIMIT_NOFILE, &files) == 0 ? files.rlim_cur : 1024;
-    max_connections_ = static_cast<std::size_t>(
-        std::clamp<rlim_t>(limit == RLIM_INFINITY ? 1'000'000 : limit, 144, 1'000'128) - 128);
+    max_connections_ = connection_budget(descriptor_limit(), /*with_grpc=*/false).http;
   }
   max_per_peer_ = options_.max_connections_per_peer != 0
                       ? options_.max_connections_per_peer
