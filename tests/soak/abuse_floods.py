@@ -261,9 +261,10 @@ def penalties(port, deadline, scale):
 
 
 def parked_waits(port, deadline, scale):
-    """M6: connections that each park a wait of up to 20 s on an exhausted subject."""
+    """M6: connections that each park a wait of up to 20 s on an exhausted subject, asking again
+    once a second when refused."""
     def one():
-        while time.monotonic() < deadline:
+        for _ in paced(1, deadline):
             json_call(port, "POST", "/v1/acquire", {"app": "abuser", "policy": "abuse.slow",
                                                     "key": "hot", "wait_ms": 20000})
     threads = [threading.Thread(target=one, daemon=True) for _ in range(int(400 * scale))]
@@ -274,11 +275,12 @@ def parked_waits(port, deadline, scale):
 
 
 def slow_bodies(port, deadline, scale):
-    """M8: bodies announced at 1 MiB - 1 and sent a few bytes a second."""
+    """M8: bodies announced at 1 MiB - 1 and sent a few bytes a second, up to 300 at once; those
+    the server closes are replaced, 40 a second at most."""
     held = []
     target = int(300 * scale)
     while time.monotonic() < deadline:
-        while len(held) < target:
+        for _ in range(min(target - len(held), int(40 * scale))):
             try:
                 s = connect(port)
                 s.sendall(b"POST /v1/acquire HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
@@ -352,6 +354,7 @@ def main():
     parser.add_argument("--user", default="mallory")
     parser.add_argument("--password", required=True)
     parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--only", default="", help="comma-separated flood names (default: all)")
     args = parser.parse_args()
     deadline = time.monotonic() + args.seconds
     s = args.scale
@@ -370,6 +373,8 @@ def main():
         (logins, (args.http, deadline, s, args.user, args.password)),
         (cross_site, (args.http, deadline, s)),
     ]
+    if args.only:
+        floods = [(f, a) for f, a in floods if f.__name__ in args.only.split(",")]
     threads = [threading.Thread(target=f, args=a, daemon=True) for f, a in floods]
     for t in threads:
         t.start()
