@@ -33,6 +33,7 @@
 #include "sluice/server/grpc/grpc_session.h"
 #include "sluice/server/grpc/reflection.h"
 #include "sluice/server/grpc/rls_service.h"
+#include "sluice/server/net/listener.h"
 
 namespace sluice::grpc_server {
 namespace {
@@ -426,29 +427,11 @@ Status GrpcServer::State::start() {
     worker->sweep.emplace(worker->io);
     workers.push_back(std::move(worker));
   }
-  const std::string where = options.host + ":" + std::to_string(options.port);
+  StatusOr<tcp::acceptor> listening =
+      server::open_listener(workers[0]->io, options.host, options.port, "grpc-listen");
+  if (!listening.ok()) return listening.status();
+  acceptor.emplace(std::move(*listening));
   error_code ec;
-  tcp::endpoint endpoint;
-  const asio::ip::address address = asio::ip::make_address(options.host, ec);
-  if (!ec) {
-    endpoint = tcp::endpoint(address, options.port);
-  } else {
-    tcp::resolver resolver(workers[0]->io);
-    const auto results = resolver.resolve(options.host, std::to_string(options.port), ec);
-    if (ec || results.empty()) {
-      return unavailable("grpc-listen " + where + ": cannot resolve host: " + ec.message());
-    }
-    endpoint = results.begin()->endpoint();
-  }
-  acceptor.emplace(workers[0]->io);
-  const auto check = [&](std::string_view step) -> Status {
-    if (!ec) return Status();
-    return unavailable("grpc-listen " + where + ": " + std::string(step) + ": " + ec.message());
-  };
-  if (acceptor->open(endpoint.protocol(), ec); ec) return check("open");
-  if (acceptor->set_option(tcp::acceptor::reuse_address(true), ec); ec) return check("option");
-  if (acceptor->bind(endpoint, ec); ec) return check("bind");
-  if (acceptor->listen(asio::socket_base::max_listen_connections, ec); ec) return check("listen");
   port = acceptor->local_endpoint(ec).port();
   accept_retry.emplace(workers[0]->io);
   reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);

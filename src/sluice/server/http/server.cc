@@ -38,6 +38,7 @@
 #include "sluice/core/clock.h"
 #include "sluice/core/connection_budget.h"
 #include "sluice/core/line_writer.h"
+#include "sluice/server/net/listener.h"
 
 namespace sluice::http {
 namespace {
@@ -769,29 +770,11 @@ Status HttpServer::Impl::start() {
     workers_.push_back(std::move(worker));
   }
 
-  const std::string where = options_.host + ":" + std::to_string(options_.port);
+  StatusOr<tcp::acceptor> listening =
+      server::open_listener(workers_[0]->io, options_.host, options_.port, "listen");
+  if (!listening.ok()) return listening.status();
+  acceptor_.emplace(std::move(*listening));
   error_code ec;
-  tcp::endpoint endpoint;
-  const asio::ip::address address = asio::ip::make_address(options_.host, ec);
-  if (!ec) {
-    endpoint = tcp::endpoint(address, options_.port);
-  } else {
-    tcp::resolver resolver(workers_[0]->io);
-    const auto results = resolver.resolve(options_.host, std::to_string(options_.port), ec);
-    if (ec || results.empty()) {
-      return unavailable("listen " + where + ": cannot resolve host: " + ec.message());
-    }
-    endpoint = results.begin()->endpoint();
-  }
-  acceptor_.emplace(workers_[0]->io);
-  const auto check = [&](std::string_view step) -> Status {
-    if (!ec) return Status();
-    return unavailable("listen " + where + ": " + std::string(step) + ": " + ec.message());
-  };
-  if (acceptor_->open(endpoint.protocol(), ec); ec) return check("open");
-  if (acceptor_->set_option(tcp::acceptor::reuse_address(true), ec); ec) return check("option");
-  if (acceptor_->bind(endpoint, ec); ec) return check("bind");
-  if (acceptor_->listen(asio::socket_base::max_listen_connections, ec); ec) return check("listen");
   port_ = acceptor_->local_endpoint(ec).port();
   accept_retry_.emplace(workers_[0]->io);
 
