@@ -82,6 +82,25 @@ local function store(key, value, life, keep)
   end
 end
 
+-- A sliding log's entries ("<instant>:<n>", n dense from 1 per instant): removes up to `count`
+-- of those at `instant`, the highest n first so n stays dense, in ZREM batches of 1 000; answers
+-- how many it removed and the newest instant left (nil: none).
+local function remove_at_instant(key, instant, count)
+  local stamp = string.format('%d', instant)
+  local held = redis.call('ZCOUNT', key, stamp, stamp)
+  local taken = held < count and held or count
+  local batch = {}
+  for n = held - taken + 1, held do
+    batch[#batch + 1] = string.format('%d:%d', instant, n)
+    if #batch == 1000 or n == held then
+      redis.call('ZREM', key, unpack(batch))
+      batch = {}
+    end
+  end
+  local top = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
+  return taken, top[2] and tonumber(top[2]) or nil
+end
+
 -- Passes over the limits, each reading every state again (a GET per limit and pass costs less
 -- than keeping the states in tables, and most policies have one limit):
 --   1 (take only) finds the lowest balance, which sets the cost;
@@ -372,40 +391,17 @@ while pass <= 3 do
           used, newest = used + cost, at
         elseif settling then  -- only the units at charged_at still in the window, highest n first
           if taken_at > at - window then
-            local stamp = string.format('%d', taken_at)
-            local held = redis.call('ZCOUNT', key, stamp, stamp)
-            local taken = held < cost and held or cost
-            local batch = {}
-            for n = held - taken + 1, held do
-              batch[#batch + 1] = string.format('%d:%d', taken_at, n)
-              if #batch == 1000 or n == held then
-                redis.call('ZREM', key, unpack(batch))
-                batch = {}
-              end
-            end
+            local taken
+            taken, newest = remove_at_instant(key, taken_at, cost)
             used = used - taken
-            local top = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
-            newest = top[2] and tonumber(top[2]) or nil
           end
         else  -- the newest units first; the highest n of an instant, so n stays dense
           local left = cost < used and cost or used
           used = used - left
           while left > 0 do
-            local instant = newest
-            local stamp = string.format('%d', instant)
-            local held = redis.call('ZCOUNT', key, stamp, stamp)
-            local taken = held < left and held or left
-            local batch = {}
-            for n = held - taken + 1, held do
-              batch[#batch + 1] = string.format('%d:%d', instant, n)
-              if #batch == 1000 or n == held then
-                redis.call('ZREM', key, unpack(batch))
-                batch = {}
-              end
-            end
+            local taken
+            taken, newest = remove_at_instant(key, newest, left)
             left = left - taken
-            local top = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
-            newest = top[2] and tonumber(top[2]) or nil
           end
         end
         -- The key lives until its newest entry leaves (an empty one is gone).
