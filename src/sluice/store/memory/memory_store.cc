@@ -345,6 +345,20 @@ class MemoryStore::Shard {
     entry->expires_at = latest;
   }
 
+  // Ends an operation on a record that keeps it: its states become `states` when `changed`
+  // (room for them taken), empty extras go, and its size, expiry and recency follow.
+  void keep(Entry* entry, std::span<LimitState> states, bool changed,
+            std::span<const Limit> limits) {
+    if (changed) {
+      std::move(states.begin(), states.end(), entry->states().begin());
+      entry->limits_held = true;
+    }
+    if (entry->extras != nullptr && entry->extras->empty()) entry->extras.reset();
+    recount(entry);
+    update_expiry(entry, limits);
+    touch(entry);
+  }
+
   // Links a new entry, after make_room.
   void insert(Entry* entry) {
     if (size_ + 1 > buckets_.size()) grow();
@@ -632,14 +646,7 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
       }
       return charged ? store_full() : StatusOr<Decision>(decision);
     }
-    if (charged) {
-      std::move(scratch.begin(), scratch.end(), entry->states().begin());
-      entry->limits_held = true;
-    }
-    if (entry->extras != nullptr && entry->extras->empty()) entry->extras.reset();
-    shard.recount(entry);
-    Shard::update_expiry(entry, ref.limits);
-    shard.touch(entry);
+    shard.keep(entry, scratch, charged, ref.limits);
     return decision;
   }
   std::unique_ptr<Extras> extras = std::move(carried);
@@ -776,14 +783,7 @@ StatusOr<Decision> MemoryStore::apply_quota(const SubjectRef& ref, const QuotaRe
       shard.recount(entry);
       return store_full();
     }
-    if (changes_limits) {
-      std::move(scratch.begin(), scratch.end(), entry->states().begin());
-      entry->limits_held = true;
-    }
-    if (entry->extras != nullptr && entry->extras->empty()) entry->extras.reset();
-    shard.recount(entry);
-    Shard::update_expiry(entry, ref.limits);
-    shard.touch(entry);
+    shard.keep(entry, scratch, changes_limits, ref.limits);
     return decision_from(verdict);
   }
   std::unique_ptr<Extras> extras_to_keep = std::move(carried);
