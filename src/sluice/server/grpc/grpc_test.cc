@@ -550,6 +550,48 @@ TEST_P(GrpcTest, ChargeDescriptorsCountAgainstThePendingBound) {
   (*server)->shutdown();
 }
 
+// Issue 32, M6 on the gRPC port: a call's decisions and charges name their client (the peer
+// address), so one client holds at most its share of the pending places, not the whole bound.
+TEST_P(GrpcTest, OneClientsChargesHoldAtMostItsShareOfThePendingPlaces) {
+  if (GetParam() != Backend::kRedis) GTEST_SKIP() << "the memory store answers in process";
+  service::Limiter limiter(*redis_store_, &memory_,
+                           {.store_timeout = 10 * kMicrosPerSecond,
+                            .policies = &lookup_,
+                            .max_pending = 10,
+                            .max_pending_per_client = 4});
+  StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start({}, limiter, lookup_);
+  ASSERT_TRUE(server.ok()) << server.status().to_string();
+  auto stub = rls::RateLimitService::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string((*server)->port()), grpc::InsecureChannelCredentials()));
+  StatusOr<std::unique_ptr<redis::Client>> pauser =
+      redis::Client::create({.host = "127.0.0.1", .port = redis_server_->port()});
+  ASSERT_TRUE(pauser.ok());
+  ASSERT_TRUE((*pauser)->command({"CLIENT", "PAUSE", "10000", "WRITE"}).ok());
+  rls::RateLimitRequest charges;
+  charges.set_domain("web");
+  for (int i = 0; i < 6; ++i) add_descriptor(charges, {{"usage", "c" + std::to_string(i)}});
+  grpc::Status answered;
+  std::thread caller([&] {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    rls::RateLimitResponse response;
+    answered = stub->ShouldRateLimit(&context, charges, &response);
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (limiter.stats().overloaded < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(limiter.stats().pending, 4u);  // the client's share, not the bound of 10
+  EXPECT_EQ(limiter.stats().overloaded, 2u);
+  ASSERT_TRUE((*pauser)->command({"CLIENT", "UNPAUSE"}).ok());
+  caller.join();
+  EXPECT_EQ(answered.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(answered.error_message().find("max_pending_per_client"), std::string::npos)
+      << answered.error_message();
+  EXPECT_EQ(limiter.stats().pending, 0u);
+  (*server)->shutdown();
+}
+
 TEST_P(GrpcTest, HealthWatchSendsTheStatusThenEachChange) {
   auto health = Health::NewStub(channel_);
   grpc::ClientContext context;
