@@ -73,10 +73,10 @@ struct ServeSettings {
   Micros grpc_idle_timeout = 60 * kMicrosPerSecond;
   Micros grpc_stream_timeout = 10 * kMicrosPerSecond;
   Micros grpc_max_connection_age = 0;
-  std::int64_t grpc_max_header_list_bytes = 16 * 1024;
+  std::int64_t grpc_max_header_list_bytes = std::int64_t{16} * 1024;
   std::int64_t grpc_max_connection_buffer_bytes = std::int64_t{4} * 1024 * 1024;
   std::int64_t grpc_max_buffered_bytes = std::int64_t{64} * 1024 * 1024;
-  std::int64_t grpc_max_outbound_bytes = 64 * 1024;
+  std::int64_t grpc_max_outbound_bytes = std::int64_t{64} * 1024;
   std::int64_t grpc_max_descriptors = 1000;
   bool grpc_reflection = true;
   grpc_server::RlsHeaders grpc_headers = grpc_server::RlsHeaders::kNone;
@@ -242,14 +242,14 @@ const std::vector<Setting>& settings() {
     add("grpc_max_concurrent_streams", "gRPC: most calls in flight on one HTTP/2 connection",
         integer_setter(&ServeSettings::grpc_max_concurrent_streams, 1, 1 << 20),
         [](const ServeSettings& s) { return std::to_string(s.grpc_max_concurrent_streams); });
-    const auto grpc_integer = [&](std::string key, std::string help,
+    const auto grpc_integer = [&](const std::string& key, const std::string& help,
                                   std::int64_t ServeSettings::*field, std::int64_t min,
                                   std::int64_t max) {
       add(key, "gRPC: " + help, integer_setter(field, min, max),
           [field](const ServeSettings& s) { return std::to_string(s.*field); });
     };
-    const auto grpc_duration = [&](std::string key, std::string help, Micros ServeSettings::*field,
-                                   bool allow_zero) {
+    const auto grpc_duration = [&](const std::string& key, const std::string& help,
+                                   Micros ServeSettings::*field, bool allow_zero) {
       add(key, "gRPC: " + help, duration_setter(field, allow_zero),
           [field](const ServeSettings& s) { return format_duration(s.*field); });
     };
@@ -983,7 +983,7 @@ int run_serve(const ServeCommand& command) {
        .allow_cross_site = s.allow_cross_site_decisions});
   // The console's live charts: per-second counts sampled from the decision counters.
   service::DecisionHistory history(limiter.metrics());
-  std::jthread history_sampler([&history](std::stop_token stop) {
+  std::jthread history_sampler([&history](const std::stop_token& stop) {
     std::mutex mutex;
     std::condition_variable_any wake;
     std::unique_lock lock(mutex);

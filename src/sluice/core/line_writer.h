@@ -21,9 +21,9 @@ struct LineWriterOptions {
   // Lines wait at most this long (while the fd accepts them) before they are written.
   Micros flush_interval = 50'000;
   // A buffer this full is written at once, without waiting for flush_interval.
-  std::size_t flush_bytes = 64 * 1024;
+  std::size_t flush_bytes = std::size_t{64} * 1024;
   // Beyond this many bytes waiting, lines are dropped (dropped() counts them).
-  std::size_t max_buffered_bytes = 8 * 1024 * 1024;
+  std::size_t max_buffered_bytes = std::size_t{8} * 1024 * 1024;
 };
 
 class LineWriter {

@@ -46,7 +46,7 @@ using health_v1 = grpc::health::v1::HealthCheckResponse;
 constexpr char kRlsService[] = "envoy.service.ratelimit.v3.RateLimitService";
 constexpr char kHealthService[] = "grpc.health.v1.Health";
 constexpr char kReflectionService[] = "grpc.reflection.v1alpha.ServerReflection";
-constexpr std::size_t kReadBytes = 16 * 1024;
+constexpr std::size_t kReadBytes = std::size_t{16} * 1024;
 
 Micros steady_now() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -380,7 +380,7 @@ void GrpcServer::State::build_methods() {
       };
   methods[std::string("/") + kHealthService + "/Check"].unary =
       [this](std::string_view request, const CallContext&,
-             std::function<void(StatusOr<std::string>)> reply) {
+             const std::function<void(StatusOr<std::string>)>& reply) {
         grpc::health::v1::HealthCheckRequest check;
         if (!check.ParseFromArray(request.data(), static_cast<int>(request.size()))) {
           return reply(internal_error("HealthCheckRequest: the message does not parse"));

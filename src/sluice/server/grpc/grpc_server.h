@@ -63,7 +63,7 @@ struct GrpcServerOptions {
   // Request header list (HPACK-decoded names + values + 32 per field, as
   // SETTINGS_MAX_HEADER_LIST_SIZE counts) and the encoded header block, while it accumulates;
   // above: the connection is closed (GOAWAY).
-  std::size_t max_header_list_bytes = 16 * 1024;
+  std::size_t max_header_list_bytes = std::size_t{16} * 1024;
   // Request bytes held for unfinished messages, per connection and across the server; a stream
   // that would pass either is reset (RESOURCE_EXHAUSTED).
   std::size_t max_connection_buffer_bytes = std::size_t{4} * 1024 * 1024;
@@ -71,7 +71,7 @@ struct GrpcServerOptions {
   // Bytes queued for a connection's socket; above it the server stops reading that connection
   // (no new calls) until the client reads. Also the most a stream may have waiting behind the
   // client's flow-control window beyond one message: past it the stream is reset.
-  std::size_t max_outbound_bytes = 64 * 1024;
+  std::size_t max_outbound_bytes = std::size_t{64} * 1024;
   // Serve grpc.reflection.v1alpha (lists the services and their proto files to anyone who can
   // reach the port).
   bool reflection = true;

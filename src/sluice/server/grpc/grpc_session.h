@@ -72,13 +72,13 @@ using MethodTable = std::unordered_map<std::string, Method>;
 
 struct SessionLimits {
   std::size_t max_concurrent_streams = 100;
-  std::size_t max_header_list_bytes = 16 * 1024;
+  std::size_t max_header_list_bytes = std::size_t{16} * 1024;
   std::size_t max_message_bytes = std::size_t{4} * 1024 * 1024;
   std::size_t max_connection_buffer_bytes = std::size_t{4} * 1024 * 1024;
   Micros stream_timeout = 10 * kMicrosPerSecond;
   // Response bytes a stream may have waiting for the client's flow-control window beyond the
   // message being sent; a stream past it (a client that asks and does not read) is reset.
-  std::size_t max_stream_outbound_bytes = 64 * 1024;
+  std::size_t max_stream_outbound_bytes = std::size_t{64} * 1024;
 };
 
 class GrpcSession : public std::enable_shared_from_this<GrpcSession> {

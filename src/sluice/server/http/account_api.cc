@@ -419,7 +419,7 @@ void AdminApi::list_tokens(Exchange& exchange, const Principal& caller) {
   const bool more = tokens->size() > page_request->first;
   if (more) tokens->resize(page_request->first);
   const std::vector<auth::TokenRecord>& page = *tokens;
-  const std::string next = more && !page.empty() ? token_cursor(page.back()) : std::string();
+  std::string next = more && !page.empty() ? token_cursor(page.back()) : std::string();
   json list = json::array();
   for (const auth::TokenRecord& token : page) list.push_back(auth::token_to_json(token));
   json answer = {{"tokens", std::move(list)}};

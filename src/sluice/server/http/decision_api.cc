@@ -237,7 +237,7 @@ Response DecisionApi::decision_response(const service::Decision& decision,
   return response;
 }
 
-void DecisionApi::acquire(std::shared_ptr<Exchange> exchange) {
+void DecisionApi::acquire(const std::shared_ptr<Exchange>& exchange) {
   if (refused_cross_site(exchange)) return;
   Response error;
   std::optional<json> body = parse_json_body(exchange->request().body, error);
@@ -502,7 +502,7 @@ void DecisionApi::readyz(const std::shared_ptr<Exchange>& exchange) {
   const std::int64_t start = steady_micros();
   store_.acquire_async(
       {.policy = "sluice.readyz", .limits = kProbe, .subject = "readyz"}, 0,
-      [this, exchange, start](StatusOr<Decision> peek) {
+      [this, exchange, start](const StatusOr<Decision>& peek) {
         const std::int64_t elapsed = steady_micros() - start;
         if (!peek.ok()) {
           return exchange->respond(problem_response(

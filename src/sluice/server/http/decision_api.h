@@ -122,7 +122,7 @@ class DecisionApi {
   Response check_response(const service::Decision& decision, std::int64_t cost,
                           int deny_status) const;
 
-  void acquire(std::shared_ptr<Exchange> exchange);
+  void acquire(const std::shared_ptr<Exchange>& exchange);
   void acquire_batch(const std::shared_ptr<Exchange>& exchange);
   void lease(const std::shared_ptr<Exchange>& exchange, bool release);
   // POST /v1/charge and /v1/refund (docs/quotas.md): {"app", "policy", "key", "cost"} → 200 and

@@ -362,7 +362,7 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   void parse();
   // Answers a request that could not be read, then closes.
   void fail(const error_code& ec);
-  void fail(int status, std::string detail, std::vector<Header> headers = {});
+  void fail(int status, const std::string& detail, std::vector<Header> headers = {});
   // Charges the body budget for the body being read (see HttpServerOptions::
   // max_buffered_body_bytes); false when it does not fit.
   bool charge_body();
@@ -582,7 +582,7 @@ void HttpServer::Impl::Connection::fail(const error_code& ec) {
   fail(400, "malformed HTTP request: " + ec.message());
 }
 
-void HttpServer::Impl::Connection::fail(int status, std::string detail,
+void HttpServer::Impl::Connection::fail(int status, const std::string& detail,
                                         std::vector<Header> headers) {
   method_ = "-";
   path_ = "-";
