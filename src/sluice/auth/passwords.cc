@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sluice/auth/secrets.h"
+#include "sluice/core/low_priority.h"
 
 namespace sluice::auth {
 namespace {
@@ -125,9 +126,12 @@ StatusOr<std::string> hash_password(std::string_view password, const PasswordHas
                                         static_cast<std::uint32_t>(options.salt_bytes),
                                         static_cast<std::uint32_t>(options.hash_bytes), Argon2_id),
                       '\0');
-  const int result = argon2id_hash_encoded(
-      options.time_cost, options.memory_kib, options.parallelism, password.data(), password.size(),
-      salt->data(), salt->size(), options.hash_bytes, encoded.data(), encoded.size());
+  int result = ARGON2_OK;
+  run_at_low_priority([&] {  // decisions first: a hash never delays them (low_priority.h)
+    result = argon2id_hash_encoded(options.time_cost, options.memory_kib, options.parallelism,
+                                   password.data(), password.size(), salt->data(), salt->size(),
+                                   options.hash_bytes, encoded.data(), encoded.size());
+  });
   if (result != ARGON2_OK) {
     return internal_error(std::string("argon2id hashing failed: ") + argon2_error_message(result));
   }
@@ -147,7 +151,10 @@ Status verify_password(std::string_view password, std::string_view encoded) {
   if (!parameters.ok()) return parameters.status();
   if (password.size() > kMaxPasswordBytes) return {StatusCode::kUnauthenticated, "wrong password"};
   const std::string terminated(encoded);
-  const int result = argon2_verify(terminated.c_str(), password.data(), password.size(), Argon2_id);
+  int result = ARGON2_OK;
+  run_at_low_priority([&] {
+    result = argon2_verify(terminated.c_str(), password.data(), password.size(), Argon2_id);
+  });
   if (result == ARGON2_OK) return {};
   if (result == ARGON2_VERIFY_MISMATCH) return {StatusCode::kUnauthenticated, "wrong password"};
   if (result == ARGON2_MEMORY_ALLOCATION_ERROR) {
