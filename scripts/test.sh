@@ -43,7 +43,7 @@ TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/store/redis_store_test \
 # The blocking callers' Waiter and the Rendezvous over it: a lone waiter spinning, the others
 # sleeping, results racing both.
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/core/core_test \
-  --gtest_filter='WaiterTest.*:RendezvousTest.*'
+  --gtest_filter='WaiterTest.*:RendezvousTest.*:LowPriorityTest.*'
 # Redis Cluster and Sentinel routing: slot map refreshes, redirections and failovers racing the
 # callers' commands (real clusters, a reshard and killed masters included).
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/store/redis_cluster_test

@@ -11,8 +11,8 @@ namespace sluice {
 // The nice value the work runs at (Linux: per thread; raising one's own needs no privilege).
 inline constexpr int kLowPriorityNice = 19;
 
-// Runs `work` to its end on a new thread at nice kLowPriorityNice and returns after it. The
-// calling thread only waits (a thread costs tens of µs, nothing beside a hash). `work` must not
+// Runs `work` to its end on one of two long-lived threads at nice kLowPriorityNice (in turn with
+// other callers' work) and returns after it; the calling thread only waits. `work` must not
 // throw. Thread-safe.
 void run_at_low_priority(const std::function<void()>& work);
 
