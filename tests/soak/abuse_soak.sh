@@ -5,8 +5,8 @@
 # rate, and checks what a defence must hold:
 #   - no normal decision is lost: every one answered, none failed or degraded;
 #   - normal traffic's p99 under abuse is within 2 × its p99 alone (+ SLACK_MS, default 0);
-#   - RSS stays flat: its largest sample in the last third of the abuse is within 10 % (+ 8 MiB)
-#     of its largest in the first third, and under MAX_RSS_MIB (default 512) throughout;
+#   - RSS stays flat: its median in the last third of the abuse is within 10 % (+ 8 MiB) of its
+#     median in the first third, and under MAX_RSS_MIB (default 512) in every sample;
 #   - /healthz answers throughout (each sample within 1 s).
 # The floods come from 127.0.0.2, normal traffic from 127.0.0.1: two hosts, as the server sees
 # them. With two cores or more, the server runs on the first and the clients on the second, the
@@ -133,9 +133,13 @@ for proto in ("http", "grpc"):
         print(f"abuse soak: {proto}: p99 above 2 x its p99 alone"); ok = False
 samples = [line.split() for line in open(f"{d}/samples")]
 rss = [int(s[1]) for s in samples]
+print("abuse soak: RSS samples (MiB):", " ".join(str(r // 1024) for r in rss))
+# Flat: the median of the last third against the first third's (a password hash's 64 MiB comes
+# and goes within a sample or two: spikes are bounded by MAX_RSS_MIB, growth is what a median
+# shows).
 third = max(1, len(rss) // 3)
-first, last = max(rss[:third]), max(rss[-third:])
-print(f"abuse soak: RSS {rss[0] // 1024} MiB at the start, largest {first // 1024} MiB in the "
+first, last = sorted(rss[:third])[third // 2], sorted(rss[-third:])[third // 2]
+print(f"abuse soak: RSS {rss[0] // 1024} MiB at the start, median {first // 1024} MiB in the "
       f"first third, {last // 1024} MiB in the last, {max(rss) // 1024} MiB at most")
 if last > first * 1.10 + 8192:
     print("abuse soak: RSS grew under the floods"); ok = False
