@@ -33,6 +33,7 @@
 #include "sluice/server/grpc/grpc_session.h"
 #include "sluice/server/grpc/reflection.h"
 #include "sluice/server/grpc/rls_service.h"
+#include "sluice/server/net/connection_count.h"
 #include "sluice/server/net/listener.h"
 
 namespace sluice::grpc_server {
@@ -126,21 +127,8 @@ struct GrpcServer::State {
   void stop(Micros grace);
   void build_methods();
   std::string health_message(const std::string& service) const;
-  void opened(const std::string& peer) {
-    active.fetch_add(1);
-    std::lock_guard lock(peers_mutex);
-    ++peers[peer];
-  }
-  void closed(const std::string& peer) {
-    active.fetch_sub(1);
-    std::lock_guard lock(peers_mutex);
-    if (auto it = peers.find(peer); it != peers.end() && --it->second == 0) peers.erase(it);
-  }
-  std::size_t open_from(const std::string& peer) {
-    std::lock_guard lock(peers_mutex);
-    const auto it = peers.find(peer);
-    return it == peers.end() ? 0 : it->second;
-  }
+  void opened(const std::string& peer) { connections_open.opened(peer); }
+  void closed(const std::string& peer) { connections_open.closed(peer); }
 
   const GrpcServerOptions options;
   RlsService rls;
@@ -160,13 +148,11 @@ struct GrpcServer::State {
   std::size_t max_connections = 0;  // options.max_connections, 0 resolved
   std::size_t max_per_peer = 0;
   std::uint16_t port = 0;
-  std::atomic<std::size_t> active{0};
+  server::ConnectionCount connections_open;
   std::atomic<std::uint64_t> refused{0};
   std::atomic<std::uint64_t> evicted{0};
   std::atomic<std::uint64_t> accept_errors{0};
   std::atomic<std::uint64_t> timed_out{0};
-  std::mutex peers_mutex;
-  std::unordered_map<std::string, std::size_t> peers;  // open connections per client address
   std::mutex stop_mutex;
   bool stopped = false;
 };
@@ -485,18 +471,12 @@ void GrpcServer::State::on_accept_error(const error_code& ec) {
 }
 
 bool GrpcServer::State::admit(Worker& worker, const Connection& incoming) {
-  const bool over_total = active.load() >= max_connections;
-  const bool over_peer = open_from(incoming.peer()) >= max_per_peer;
+  const bool over_total = connections_open.total() >= max_connections;
+  const bool over_peer = connections_open.from(incoming.peer()) >= max_per_peer;
   if (!over_total && !over_peer) return true;
-  Connection* longest_idle = nullptr;
-  for (Connection* connection : worker.connections) {
-    if (!connection->idle() || (over_peer && connection->peer() != incoming.peer())) continue;
-    if (longest_idle == nullptr || connection->idle_since() < longest_idle->idle_since()) {
-      longest_idle = connection;
-    }
-  }
-  if (longest_idle == nullptr) return false;
-  longest_idle->close();
+  Connection* idle = server::longest_idle(worker.connections, incoming.peer(), over_peer);
+  if (idle == nullptr) return false;
+  idle->close();
   evicted.fetch_add(1);
   return true;
 }
@@ -531,7 +511,7 @@ void GrpcServer::State::stop(Micros grace) {
     });
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(grace);
-  while (active.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+  while (connections_open.total() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   {
@@ -588,7 +568,7 @@ void GrpcServer::set_serving(bool serving) {
 void GrpcServer::shutdown(Micros grace) { state_->stop(grace); }
 
 GrpcServer::Stats GrpcServer::stats() const {
-  return {.connections = state_->active.load(),
+  return {.connections = state_->connections_open.total(),
           .refused = state_->refused.load(),
           .evicted = state_->evicted.load(),
           .accept_errors = state_->accept_errors.load(),

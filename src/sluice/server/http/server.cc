@@ -38,6 +38,7 @@
 #include "sluice/core/clock.h"
 #include "sluice/core/connection_budget.h"
 #include "sluice/core/line_writer.h"
+#include "sluice/server/net/connection_count.h"
 #include "sluice/server/net/listener.h"
 
 namespace sluice::http {
@@ -191,7 +192,7 @@ class HttpServer::Impl {
   Status start();
   void shutdown();
   std::uint16_t port() const { return port_; }
-  std::size_t connections() const { return active_.load(); }
+  std::size_t connections() const { return open_.total(); }
 
   const HttpServerOptions& options() const { return options_; }
   const Router& router() const { return *router_; }
@@ -203,18 +204,10 @@ class HttpServer::Impl {
       fn();
     }
   }
-  void opened(const std::string& peer) {
-    active_.fetch_add(1);
-    std::lock_guard lock(peers_mutex_);
-    ++peers_[peer];
-  }
-  void closed(const std::string& peer) {
-    active_.fetch_sub(1);
-    std::lock_guard lock(peers_mutex_);
-    if (auto it = peers_.find(peer); it != peers_.end() && --it->second == 0) peers_.erase(it);
-  }
+  void opened(const std::string& peer) { open_.opened(peer); }
+  void closed(const std::string& peer) { open_.closed(peer); }
   ConnectionStats connection_stats() const {
-    return {.open = active_.load(),
+    return {.open = open_.total(),
             .evicted = evicted_.load(),
             .refused = refused_.load(),
             .tls_handshake_failures = tls_failures_.load(),
@@ -234,11 +227,6 @@ class HttpServer::Impl {
  private:
   void accept_next();
   void sweep(Worker& worker);
-  std::size_t open_from(const std::string& peer) {
-    std::lock_guard lock(peers_mutex_);
-    const auto it = peers_.find(peer);
-    return it == peers_.end() ? 0 : it->second;
-  }
   // At a cap, makes room for `incoming` on its worker by closing the connection idle longest
   // there (of the same peer when only the peer's cap is reached); false when none is idle.
   // Workers check the counts apart, so a cap can be passed by at most one per I/O thread.
@@ -256,7 +244,7 @@ class HttpServer::Impl {
   std::size_t next_worker_ = 0;
   std::uint16_t port_ = 0;
   std::atomic<bool> draining_{false};
-  std::atomic<std::size_t> active_{0};
+  server::ConnectionCount open_;
   std::atomic<std::uint64_t> evicted_{0};
   std::atomic<std::uint64_t> refused_{0};
   std::atomic<std::uint64_t> tls_failures_{0};
@@ -265,8 +253,6 @@ class HttpServer::Impl {
   std::string hsts_;
   std::size_t max_connections_ = 0;
   std::size_t max_per_peer_ = 0;
-  std::mutex peers_mutex_;
-  std::unordered_map<std::string, std::size_t> peers_;  // open connections per client address
   std::mutex shutdown_mutex_;
   bool stopped_ = false;
 };
@@ -829,18 +815,12 @@ void HttpServer::Impl::accept_next() {
 }
 
 bool HttpServer::Impl::admit(Worker& worker, const Connection& incoming) {
-  const bool over_total = active_.load() >= max_connections_;
-  const bool over_peer = open_from(incoming.peer()) >= max_per_peer_;
+  const bool over_total = open_.total() >= max_connections_;
+  const bool over_peer = open_.from(incoming.peer()) >= max_per_peer_;
   if (!over_total && !over_peer) return true;
-  Connection* longest_idle = nullptr;
-  for (Connection* connection : worker.connections) {
-    if (!connection->idle() || (over_peer && connection->peer() != incoming.peer())) continue;
-    if (longest_idle == nullptr || connection->idle_since() < longest_idle->idle_since()) {
-      longest_idle = connection;
-    }
-  }
-  if (longest_idle == nullptr) return false;
-  longest_idle->close();
+  Connection* idle = server::longest_idle(worker.connections, incoming.peer(), over_peer);
+  if (idle == nullptr) return false;
+  idle->close();
   evicted_.fetch_add(1);
   return true;
 }
@@ -865,7 +845,7 @@ void HttpServer::Impl::shutdown() {
   }
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::microseconds(options_.shutdown_timeout);
-  while (active_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+  while (open_.total() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   for (auto& worker : workers_) {
