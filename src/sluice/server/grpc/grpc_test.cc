@@ -160,6 +160,53 @@ class GrpcTest : public ::testing::TestWithParam<Backend> {
     return response;
   }
 
+  // What a call of `charges` charge descriptors met while Redis was paused (every script
+  // stalls): a server whose limiter has `options` (the test's Redis, policies and a 10 s store
+  // timeout), observed once `overloaded` of the charges were refused, then after Redis woke.
+  struct StalledCharges {
+    std::size_t pending = 0;  // while Redis was paused
+    std::uint64_t overloaded = 0;
+    grpc::Status answer;
+    std::size_t pending_after = 0;
+  };
+  StalledCharges charge_while_redis_is_paused(service::LimiterOptions options, int charges,
+                                              std::uint64_t overloaded) {
+    options.store_timeout = 10 * kMicrosPerSecond;
+    options.policies = &lookup_;
+    service::Limiter limiter(*redis_store_, &memory_, options);
+    StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start({}, limiter, lookup_);
+    StatusOr<std::unique_ptr<redis::Client>> pauser =
+        redis::Client::create({.host = "127.0.0.1", .port = redis_server_->port()});
+    if (!server.ok() || !pauser.ok() ||
+        !(*pauser)->command({"CLIENT", "PAUSE", "10000", "WRITE"}).ok()) {
+      ADD_FAILURE() << "no server or no paused Redis";
+      return {};
+    }
+    auto stub = rls::RateLimitService::NewStub(grpc::CreateChannel(
+        "127.0.0.1:" + std::to_string((*server)->port()), grpc::InsecureChannelCredentials()));
+    rls::RateLimitRequest request;
+    request.set_domain("web");
+    for (int i = 0; i < charges; ++i) add_descriptor(request, {{"usage", "u" + std::to_string(i)}});
+    StalledCharges seen;
+    std::thread caller([&] {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      rls::RateLimitResponse response;
+      seen.answer = stub->ShouldRateLimit(&context, request, &response);
+    });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (limiter.stats().overloaded < overloaded && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    seen.pending = limiter.stats().pending;
+    seen.overloaded = limiter.stats().overloaded;
+    EXPECT_TRUE((*pauser)->command({"CLIENT", "UNPAUSE"}).ok());
+    caller.join();
+    seen.pending_after = limiter.stats().pending;
+    (*server)->shutdown();
+    return seen;
+  }
+
   ManualClock clock_{1'700'000'000'000'000};
   store::MemoryStore memory_{clock_};
   std::unique_ptr<test::RedisServer> redis_server_;
@@ -514,82 +561,27 @@ TEST_P(GrpcTest, MoreDescriptorsThanTheCapAreInvalidArgumentNamingTheField) {
 // other, so a call of many charges cannot pass max_pending while the store is slow.
 TEST_P(GrpcTest, ChargeDescriptorsCountAgainstThePendingBound) {
   if (GetParam() != Backend::kRedis) GTEST_SKIP() << "the memory store answers in process";
-  service::Limiter limiter(
-      *redis_store_, &memory_,
-      {.store_timeout = 10 * kMicrosPerSecond, .policies = &lookup_, .max_pending = 10});
-  StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start({}, limiter, lookup_);
-  ASSERT_TRUE(server.ok()) << server.status().to_string();
-  auto stub = rls::RateLimitService::NewStub(grpc::CreateChannel(
-      "127.0.0.1:" + std::to_string((*server)->port()), grpc::InsecureChannelCredentials()));
-  StatusOr<std::unique_ptr<redis::Client>> pauser =
-      redis::Client::create({.host = "127.0.0.1", .port = redis_server_->port()});
-  ASSERT_TRUE(pauser.ok());
-  ASSERT_TRUE((*pauser)->command({"CLIENT", "PAUSE", "10000", "WRITE"}).ok());
-  rls::RateLimitRequest charges;
-  charges.set_domain("web");
-  for (int i = 0; i < 11; ++i) add_descriptor(charges, {{"usage", "u" + std::to_string(i)}});
-  grpc::Status answered;
-  std::thread caller([&] {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    rls::RateLimitResponse response;
-    answered = stub->ShouldRateLimit(&context, charges, &response);
-  });
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (limiter.stats().overloaded < 1 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::yield();
-  }
-  EXPECT_EQ(limiter.stats().pending, 10u);  // never more than the bound
-  EXPECT_EQ(limiter.stats().overloaded, 1u);
-  ASSERT_TRUE((*pauser)->command({"CLIENT", "UNPAUSE"}).ok());
-  caller.join();
-  EXPECT_EQ(answered.error_code(), grpc::StatusCode::UNAVAILABLE);
-  EXPECT_NE(answered.error_message().find("overloaded"), std::string::npos)
-      << answered.error_message();
-  EXPECT_EQ(limiter.stats().pending, 0u);
-  (*server)->shutdown();
+  const StalledCharges seen = charge_while_redis_is_paused({.max_pending = 10}, 11, 1);
+  EXPECT_EQ(seen.pending, 10u);  // never more than the bound
+  EXPECT_EQ(seen.overloaded, 1u);
+  EXPECT_EQ(seen.answer.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(seen.answer.error_message().find("overloaded"), std::string::npos)
+      << seen.answer.error_message();
+  EXPECT_EQ(seen.pending_after, 0u);
 }
 
 // Issue 32, M6 on the gRPC port: a call's decisions and charges name their client (the peer
 // address), so one client holds at most its share of the pending places, not the whole bound.
 TEST_P(GrpcTest, OneClientsChargesHoldAtMostItsShareOfThePendingPlaces) {
   if (GetParam() != Backend::kRedis) GTEST_SKIP() << "the memory store answers in process";
-  service::Limiter limiter(*redis_store_, &memory_,
-                           {.store_timeout = 10 * kMicrosPerSecond,
-                            .policies = &lookup_,
-                            .max_pending = 10,
-                            .max_pending_per_client = 4});
-  StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start({}, limiter, lookup_);
-  ASSERT_TRUE(server.ok()) << server.status().to_string();
-  auto stub = rls::RateLimitService::NewStub(grpc::CreateChannel(
-      "127.0.0.1:" + std::to_string((*server)->port()), grpc::InsecureChannelCredentials()));
-  StatusOr<std::unique_ptr<redis::Client>> pauser =
-      redis::Client::create({.host = "127.0.0.1", .port = redis_server_->port()});
-  ASSERT_TRUE(pauser.ok());
-  ASSERT_TRUE((*pauser)->command({"CLIENT", "PAUSE", "10000", "WRITE"}).ok());
-  rls::RateLimitRequest charges;
-  charges.set_domain("web");
-  for (int i = 0; i < 6; ++i) add_descriptor(charges, {{"usage", "c" + std::to_string(i)}});
-  grpc::Status answered;
-  std::thread caller([&] {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    rls::RateLimitResponse response;
-    answered = stub->ShouldRateLimit(&context, charges, &response);
-  });
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (limiter.stats().overloaded < 2 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::yield();
-  }
-  EXPECT_EQ(limiter.stats().pending, 4u);  // the client's share, not the bound of 10
-  EXPECT_EQ(limiter.stats().overloaded, 2u);
-  ASSERT_TRUE((*pauser)->command({"CLIENT", "UNPAUSE"}).ok());
-  caller.join();
-  EXPECT_EQ(answered.error_code(), grpc::StatusCode::UNAVAILABLE);
-  EXPECT_NE(answered.error_message().find("max_pending_per_client"), std::string::npos)
-      << answered.error_message();
-  EXPECT_EQ(limiter.stats().pending, 0u);
-  (*server)->shutdown();
+  const StalledCharges seen =
+      charge_while_redis_is_paused({.max_pending = 10, .max_pending_per_client = 4}, 6, 2);
+  EXPECT_EQ(seen.pending, 4u);  // the client's share, not the bound of 10
+  EXPECT_EQ(seen.overloaded, 2u);
+  EXPECT_EQ(seen.answer.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(seen.answer.error_message().find("max_pending_per_client"), std::string::npos)
+      << seen.answer.error_message();
+  EXPECT_EQ(seen.pending_after, 0u);
 }
 
 TEST_P(GrpcTest, HealthWatchSendsTheStatusThenEachChange) {
