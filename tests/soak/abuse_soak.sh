@@ -11,6 +11,9 @@
 #     reaches the bound early: the floods' hour-long reservations and new subjects fill it first,
 #     and growth after that would be a leak;
 #   - /healthz answers throughout (each sample within 1 s).
+# DECOY=1 is the control experiment: the floods go to a second, identical `sluice serve` on the
+# server's core, and the server under test carries normal traffic only. What p99 still grows by
+# then is the machine's share (one core, one kernel, one loopback), not Sluice's isolation.
 # The floods come from 127.0.0.2, normal traffic from 127.0.0.1: two hosts, as the server sees
 # them. With two cores or more, the server runs on the first and the clients on the second, the
 # floods at the lowest priority there: on a real network the attacker's own CPU is not the
@@ -75,6 +78,20 @@ curl -sf -b "$dir/jar" -X PUT "127.0.0.1:$port/v1/users/mallory/password" \
   -H 'Content-Type: application/json' -H "X-CSRF-Token: $csrf" \
   -d "{\"password\":\"$password\",\"current_password\":\"$otp\"}" >/dev/null || fail "mallory's password"
 
+flood_port=$port flood_grpc_port=$grpc_port
+if [ "${DECOY:-0}" = 1 ]; then
+  cp "$dir/policies.db" "$dir/decoy.db"
+  flood_port=$(free_port)
+  flood_grpc_port=$(free_port)
+  SLUICE_ACCESS_LOG=false "${server_cpu[@]}" "$sluice" serve --listen "127.0.0.1:$flood_port" \
+    --grpc-listen "127.0.0.1:$flood_grpc_port" --policies "sqlite://$dir/decoy.db" \
+    --policy-file "$dir/policies.yaml" --max-pending-decisions 150 --memory-max-bytes 67108864 \
+    2>"$dir/decoy.log" &
+  pids+=($!)
+  wait_port "$flood_port" && wait_port "$flood_grpc_port" || fail "the decoy did not start"
+  echo "abuse soak: DECOY=1: the floods go to a second sluice serve on ports $flood_port/$flood_grpc_port"
+fi
+
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$serve/status"; }
 
 # Normal traffic for $1 seconds into $2.http.json and $2.grpc.json, both protocols at once.
@@ -106,7 +123,7 @@ normal_traffic "$baseline_s" "$dir/alone"
 echo "abuse soak: ${abuse_s} s of normal traffic beside every flood (scale $scale)"
 sample &
 sampler=$!
-"${attacker_cpu[@]}" python3 "$here/abuse_floods.py" --http "$port" --grpc "$grpc_port" --seconds "$abuse_s" \
+"${attacker_cpu[@]}" python3 "$here/abuse_floods.py" --http "$flood_port" --grpc "$flood_grpc_port" --seconds "$abuse_s" \
   --password "$password" --scale "$scale" --only "${FLOODS:-}" >"$dir/floods.json" \
   2>"$dir/floods.err" &
 floods=$!
