@@ -2,7 +2,7 @@
 // Any text is parsed or refused with a message; none crashes or reads out of bounds.
 #include "fuzz/fuzz_input.h"
 #include "sluice/client/http_url.h"
-#include "sluice/policy/sql/database_url.h"
+#include "sluice/db/database_url.h"
 #include "sluice/store/redis/redis_url.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     sluice::fuzz::require(!redis->nodes.empty(), "a parsed redis URL names a server");
     (void)redis::redacted_url(*redis);
   }
-  if (auto database = policy::sql::parse_database_url(text); !database.ok()) {
+  if (auto database = db::parse_database_url(text); !database.ok()) {
     sluice::fuzz::require(!database.status().message().empty(), "a refused database URL says why");
   }
   if (auto http = parse_http_url(text); http.ok()) {

@@ -10,8 +10,8 @@
 #include <cstring>
 #include <iostream>
 
-#include "sluice/auth/account_store.h"
 #include "sluice/cli/commands.h"
+#include "sluice/db/stores.h"
 
 namespace sluice::cli {
 namespace {
@@ -74,15 +74,14 @@ std::shared_ptr<const Environment> default_environment() {
   env->open_policies =
       [prepare](const std::string& url) -> StatusOr<std::shared_ptr<policy::PolicyRepository>> {
     if (Status s = prepare(url); !s.ok()) return s;
-    StatusOr<std::unique_ptr<policy::PolicyRepository>> opened =
-        policy::open_policy_repository(url);
+    StatusOr<std::unique_ptr<policy::PolicyRepository>> opened = db::open_policy_repository(url);
     if (!opened.ok()) return opened.status();
     return std::shared_ptr<policy::PolicyRepository>(std::move(*opened));
   };
   env->open_accounts =
       [prepare](const std::string& url) -> StatusOr<std::shared_ptr<auth::AccountRepository>> {
     if (Status s = prepare(url); !s.ok()) return s;
-    StatusOr<std::unique_ptr<auth::AccountRepository>> opened = auth::open_account_repository(url);
+    StatusOr<std::unique_ptr<auth::AccountRepository>> opened = db::open_account_repository(url);
     if (!opened.ok()) return opened.status();
     return std::shared_ptr<auth::AccountRepository>(std::move(*opened));
   };

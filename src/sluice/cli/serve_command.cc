@@ -34,9 +34,9 @@
 #include "sluice/core/connection_budget.h"
 #include "sluice/core/duration.h"
 #include "sluice/core/log_throttle.h"
+#include "sluice/db/database_url.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/policy_files.h"
-#include "sluice/policy/sql/database_url.h"
 #include "sluice/policy/yaml_text.h"
 #include "sluice/server/grpc/grpc_server.h"
 #include "sluice/server/http/admin_api.h"
@@ -757,7 +757,7 @@ std::string print_settings(const ServeSettings& s) {
       const bool may_hold_password = setting.key == "redis" || setting.key == "policies";
       const bool is_secret = setting.key == "metrics_token";
       std::string shown = setting.show(s);
-      if (may_hold_password) shown = policy::sql::redact_database_url(shown);
+      if (may_hold_password) shown = db::redact_database_url(shown);
       if (is_secret && !shown.empty()) shown = "***";
       const nlohmann::json value = shown;
       out += setting.key + ": " + value.dump() + "\n";

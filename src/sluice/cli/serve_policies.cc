@@ -1,7 +1,7 @@
 #include "sluice/cli/serve_policies.h"
 
 #include "sluice/auth/passwords.h"
-#include "sluice/policy/sql/database_url.h"
+#include "sluice/db/database_url.h"
 
 namespace sluice::cli {
 namespace {
@@ -60,8 +60,7 @@ StatusOr<ServePolicies> open_serve_policies(const Environment& env,
     return invalid_argument("policies: no default database location ($HOME is unknown); set one");
   }
   const auto located = [&url](const Status& s) {
-    return Status(s.code(),
-                  "policies " + policy::sql::redact_database_url(url) + ": " + s.message());
+    return Status(s.code(), "policies " + db::redact_database_url(url) + ": " + s.message());
   };
   ServePolicies opened;
   StatusOr<std::shared_ptr<policy::PolicyRepository>> policies = env.open_policies(url);
@@ -77,7 +76,7 @@ StatusOr<ServePolicies> open_serve_policies(const Environment& env,
   if (!cache.ok()) return located(cache.status());
   opened.cache = std::move(*cache);
   options.log({{"msg", "policies loaded"},
-               {"database", policy::sql::redact_database_url(url)},
+               {"database", db::redact_database_url(url)},
                {"revision", opened.cache->snapshot()->revision},
                {"count", opened.cache->snapshot()->policies.size()}});
   return opened;

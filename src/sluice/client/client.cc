@@ -15,6 +15,7 @@
 #include "sluice/core/clock.h"
 #include "sluice/core/rendezvous.h"
 #include "sluice/core/work_queue.h"
+#include "sluice/db/stores.h"
 #include "sluice/policy/policy_cache.h"
 #include "sluice/policy/policy_files.h"
 #include "sluice/policy/repository.h"
@@ -138,7 +139,7 @@ class LocalImpl final : public Client::Impl {
     }
     if (!options.policy_database.empty()) {
       StatusOr<std::unique_ptr<policy::PolicyRepository>> repository =
-          policy::open_policy_repository(options.policy_database);
+          db::open_policy_repository(options.policy_database);
       if (!repository.ok()) return repository.status();
       StatusOr<std::unique_ptr<policy::PolicyCache>> cache = policy::PolicyCache::open(
           std::move(*repository), {.poll_interval = options.policy_refresh});

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "sluice/core/clock.h"
+#include "sluice/db/stores.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/repository.h"
 #include "sluice/server/http/decision_api.h"
@@ -294,8 +295,7 @@ TEST(ClientTest, FollowsAPolicyDatabase) {
   const auto file = std::filesystem::temp_directory_path() /
                     ("sluice-client-test-" + std::to_string(::getpid()) + ".db");
   const std::string url = "sqlite://" + file.string();
-  StatusOr<std::unique_ptr<policy::PolicyRepository>> repository =
-      policy::open_policy_repository(url);
+  StatusOr<std::unique_ptr<policy::PolicyRepository>> repository = db::open_policy_repository(url);
   ASSERT_TRUE(repository.ok()) << repository.status().to_string();
   policy::ParsedPolicy first = policy::policy_from_text(
       "name: db.policy\napps: [web]\nlimits: [{algorithm: fixed_window, limit: 1, window: 1h}]");

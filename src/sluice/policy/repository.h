@@ -67,10 +67,4 @@ inline Status version_conflict(std::string_view name, std::int64_t stored, std::
                                     std::to_string(stored) + ", not " + std::to_string(expected)};
 }
 
-// "sqlite:///var/lib/sluice.db" (or "sqlite::memory:"), "mysql://user:pass@host:port/db",
-// "postgresql://user:pass@host:port/db". Applies pending migrations. InvalidArgument for a bad
-// URL, Unavailable when the database cannot be reached.
-StatusOr<std::unique_ptr<PolicyRepository>> open_policy_repository(std::string_view url,
-                                                                   const Clock* clock = nullptr);
-
 }  // namespace sluice::policy

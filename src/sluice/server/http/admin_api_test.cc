@@ -17,7 +17,7 @@
 #include <tuple>
 
 #include "sluice/auth/tokens.h"
-#include "sluice/policy/sql/stores.h"
+#include "sluice/db/stores.h"
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/server.h"
 #include "sluice/server/http/test_http_client.h"
@@ -147,8 +147,7 @@ class AccountsChangedAfterAuthentication : public auth::AccountRepository {
 class AdminApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    StatusOr<policy::sql::SqlStores> stores =
-        policy::sql::open_sql_stores("sqlite::memory:", &clock_);
+    StatusOr<db::SqlStores> stores = db::open_sql_stores("sqlite::memory:", &clock_);
     ASSERT_TRUE(stores.ok()) << stores.status().to_string();
     stores_ = std::move(*stores);
     accounts_.set_inner(stores_.accounts.get());
@@ -237,7 +236,7 @@ class AdminApiTest : public ::testing::Test {
   ManualClock clock_{1'700'000'000'000'000};
   service::DecisionMetrics decisions_;
   service::DecisionHistory history_{decisions_};
-  policy::sql::SqlStores stores_;
+  db::SqlStores stores_;
   AccountsChangedAfterAuthentication accounts_;  // what the server uses: stores_.accounts
   store::MemoryStore store_{clock_};
   std::unique_ptr<AdminAuth> auth_;

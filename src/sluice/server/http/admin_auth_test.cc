@@ -13,7 +13,7 @@
 #include <string>
 
 #include "sluice/auth/passwords.h"
-#include "sluice/policy/sql/stores.h"
+#include "sluice/db/stores.h"
 #include "testing/sql_servers.h"
 
 namespace sluice::http {
@@ -44,7 +44,7 @@ class AdminAuthTest : public ::testing::TestWithParam<Backend> {
     StatusOr<std::string> url = SqlServers::get().fresh_url(GetParam());
     ASSERT_TRUE(url.ok()) << url.status().to_string();
     url_ = *url;
-    StatusOr<policy::sql::SqlStores> stores = policy::sql::open_sql_stores(url_, &clock_);
+    StatusOr<db::SqlStores> stores = db::open_sql_stores(url_, &clock_);
     ASSERT_TRUE(stores.ok()) << stores.status().to_string();
     stores_ = std::move(*stores);
     ASSERT_TRUE(accounts().create_app({.name = "checkout"}).ok());
@@ -70,13 +70,13 @@ class AdminAuthTest : public ::testing::TestWithParam<Backend> {
   }
 
   // The same database through a pool of its own: what `sluice admin` or a second server sees.
-  std::unique_ptr<policy::sql::SqlStores> elsewhere() {
-    StatusOr<policy::sql::SqlStores> other =
-        policy::sql::open_sql_stores(url_, &clock_, {.pool_size = 1, .share = false});
+  std::unique_ptr<db::SqlStores> elsewhere() {
+    StatusOr<db::SqlStores> other =
+        db::open_sql_stores(url_, &clock_, {.pool_size = 1, .share = false});
     EXPECT_TRUE(other.ok()) << other.status().to_string();
     if (!other.ok()) return nullptr;
     EXPECT_NE(other->database.get(), stores_.database.get());
-    return std::make_unique<policy::sql::SqlStores>(std::move(*other));
+    return std::make_unique<db::SqlStores>(std::move(*other));
   }
 
   std::string login(AdminAuth& auth, std::string_view user) {
@@ -97,7 +97,7 @@ class AdminAuthTest : public ::testing::TestWithParam<Backend> {
 
   ManualClock clock_{1'700'000'000'000'000};
   std::string url_;
-  policy::sql::SqlStores stores_;
+  db::SqlStores stores_;
   std::unique_ptr<AdminAuth> auth_;
 };
 
@@ -180,7 +180,7 @@ TEST_P(AdminAuthTest, SessionPrincipalIsTheStoredUser) {
 TEST_P(AdminAuthTest, PasswordChangedThroughAnotherPoolEndsTheSessions) {
   const std::string session = login(*auth_, "dave");
   ASSERT_TRUE(auth_->authenticate(with_cookie("GET", session)).ok());
-  std::unique_ptr<policy::sql::SqlStores> cli = elsewhere();
+  std::unique_ptr<db::SqlStores> cli = elsewhere();
   ASSERT_NE(cli, nullptr);
   StatusOr<std::string> hash = auth::hash_password(kOtherPassword, kFastHash);
   ASSERT_TRUE(hash.ok());
@@ -192,7 +192,7 @@ TEST_P(AdminAuthTest, PasswordChangedThroughAnotherPoolEndsTheSessions) {
 }
 
 TEST_P(AdminAuthTest, SessionsOnOneServerEndWhenAnotherChangesThePassword) {
-  std::unique_ptr<policy::sql::SqlStores> other = elsewhere();
+  std::unique_ptr<db::SqlStores> other = elsewhere();
   ASSERT_NE(other, nullptr);
   AdminAuth second_server(*other->accounts, clock_, options());
   const std::string here = login(*auth_, "dave");
@@ -208,7 +208,7 @@ TEST_P(AdminAuthTest, SessionsOnOneServerEndWhenAnotherChangesThePassword) {
 
 TEST_P(AdminAuthTest, RecreatedUserDoesNotInheritTheSessionsOfTheDeletedOne) {
   const std::string old_session = login(*auth_, "dave");
-  std::unique_ptr<policy::sql::SqlStores> cli = elsewhere();
+  std::unique_ptr<db::SqlStores> cli = elsewhere();
   ASSERT_NE(cli, nullptr);
   ASSERT_TRUE(cli->accounts->delete_user("dave").ok());
   StatusOr<std::string> hash = auth::hash_password(kPassword, kFastHash);
@@ -227,7 +227,7 @@ TEST_P(AdminAuthTest, RecreatedUserDoesNotInheritTheSessionsOfTheDeletedOne) {
 TEST_P(AdminAuthTest, RoleChangeEndsTheSessionsOfThatUserOnly) {
   const std::string dave = login(*auth_, "dave");
   const std::string admin = login(*auth_, "admin");
-  std::unique_ptr<policy::sql::SqlStores> cli = elsewhere();
+  std::unique_ptr<db::SqlStores> cli = elsewhere();
   ASSERT_NE(cli, nullptr);
   ASSERT_TRUE(cli->accounts->set_role("dave", "checkout", auth::Role::kOwner).ok());
   EXPECT_EQ(auth_->authenticate(with_cookie("GET", dave)).status().code(),
@@ -237,7 +237,7 @@ TEST_P(AdminAuthTest, RoleChangeEndsTheSessionsOfThatUserOnly) {
 
 TEST_P(AdminAuthTest, UnrelatedAccountChangesKeepSessions) {
   const std::string dave = login(*auth_, "dave");
-  std::unique_ptr<policy::sql::SqlStores> cli = elsewhere();
+  std::unique_ptr<db::SqlStores> cli = elsewhere();
   ASSERT_NE(cli, nullptr);
   StatusOr<std::string> hash = auth::hash_password(kOtherPassword, kFastHash);
   ASSERT_TRUE(hash.ok());

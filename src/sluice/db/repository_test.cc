@@ -19,13 +19,12 @@
 #include <thread>
 #include <vector>
 
-#include "sluice/auth/account_store.h"
 #include "sluice/core/clock.h"
+#include "sluice/db/database.h"
+#include "sluice/db/migrations.h"
+#include "sluice/db/stores.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/policy_cache.h"
-#include "sluice/policy/sql/database.h"
-#include "sluice/policy/sql/migrations.h"
-#include "sluice/policy/sql/stores.h"
 #include "testing/redis_server.h"
 #include "testing/sql_servers.h"
 
@@ -131,7 +130,7 @@ class RepositoryTest : public ::testing::TestWithParam<Backend> {
     StatusOr<std::string> url = SqlServers::get().fresh_url(GetParam());
     ASSERT_OK(url);
     url_ = *url;
-    StatusOr<sql::SqlStores> stores = sql::open_sql_stores(url_, &clock_);
+    StatusOr<db::SqlStores> stores = db::open_sql_stores(url_, &clock_);
     ASSERT_OK(stores);
     stores_ = std::move(*stores);
   }
@@ -147,7 +146,7 @@ class RepositoryTest : public ::testing::TestWithParam<Backend> {
 
   ManualClock clock_{kEpoch};
   std::string url_;
-  sql::SqlStores stores_;
+  db::SqlStores stores_;
 };
 
 INSTANTIATE_TEST_SUITE_P(Backends, RepositoryTest,
@@ -834,48 +833,48 @@ TEST_P(RepositoryTest, RevisionIncreasesWithEveryCommittedChangeOnly) {
 }
 
 TEST_P(RepositoryTest, MigrationsAreVersionedAndIdempotent) {
-  sql::Database& db = *stores_.database;
-  const std::int64_t latest = sql::schema_migrations().back().version;
-  StatusOr<std::int64_t> version = sql::schema_version(db);
+  db::Database& db = *stores_.database;
+  const std::int64_t latest = db::schema_migrations().back().version;
+  StatusOr<std::int64_t> version = db::schema_version(db);
   ASSERT_OK(version);
   EXPECT_EQ(*version, latest);
-  StatusOr<int> again = sql::apply_migrations(db);
+  StatusOr<int> again = db::apply_migrations(db);
   ASSERT_OK(again);
   EXPECT_EQ(*again, 0);
 
   // Opening the same URL again joins the open database.
-  StatusOr<sql::SqlStores> joined = sql::open_sql_stores(url_, &clock_);
+  StatusOr<db::SqlStores> joined = db::open_sql_stores(url_, &clock_);
   ASSERT_OK(joined);
   EXPECT_EQ(joined->database.get(), stores_.database.get());
 
   ASSERT_OK(repo().create(make_policy("kept.policy"), "alice"));
   if (!in_memory()) {
     // A second, separate pool on the same database: nothing to migrate, the data is there.
-    StatusOr<sql::SqlStores> separate =
-        sql::open_sql_stores(url_, &clock_, {.pool_size = 1, .share = false});
+    StatusOr<db::SqlStores> separate =
+        db::open_sql_stores(url_, &clock_, {.pool_size = 1, .share = false});
     ASSERT_OK(separate);
     EXPECT_NE(separate->database.get(), stores_.database.get());
     EXPECT_OK(separate->policies->get("kept.policy"));
   }
 
   // A later migration is applied exactly once, in order after the existing ones.
-  std::vector<sql::Migration> extended(sql::schema_migrations().begin(),
-                                       sql::schema_migrations().end());
+  std::vector<db::Migration> extended(db::schema_migrations().begin(),
+                                      db::schema_migrations().end());
   int runs = 0;
   extended.push_back({.version = latest + 1000,
                       .name = "test: an extra table",
-                      .apply = [&runs](soci::session& session, sql::Dialect) {
+                      .apply = [&runs](soci::session& session, db::Dialect) {
                         ++runs;
                         session << "CREATE TABLE extra_for_test (id BIGINT NOT NULL PRIMARY KEY)";
                       }});
-  StatusOr<int> applied = sql::apply_migrations(db, extended);
+  StatusOr<int> applied = db::apply_migrations(db, extended);
   ASSERT_OK(applied);
   EXPECT_EQ(*applied, 1);
-  applied = sql::apply_migrations(db, extended);
+  applied = db::apply_migrations(db, extended);
   ASSERT_OK(applied);
   EXPECT_EQ(*applied, 0);
   EXPECT_EQ(runs, 1);
-  version = sql::schema_version(db);
+  version = db::schema_version(db);
   ASSERT_OK(version);
   EXPECT_EQ(*version, latest + 1000);
   long long rows = 0;
@@ -886,11 +885,11 @@ TEST_P(RepositoryTest, MigrationsAreVersionedAndIdempotent) {
   EXPECT_EQ(rows, static_cast<long long>(extended.size()));
 
   // This build's list is now older than the database: refuse rather than guess.
-  StatusOr<int> older = sql::apply_migrations(db);
+  StatusOr<int> older = db::apply_migrations(db);
   EXPECT_EQ(older.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(older.status().message(), HasSubstr("newer than this Sluice"));
   if (!in_memory()) {
-    EXPECT_EQ(sql::open_sql_stores(url_, &clock_, {.share = false}).status().code(),
+    EXPECT_EQ(db::open_sql_stores(url_, &clock_, {.share = false}).status().code(),
               StatusCode::kFailedPrecondition);
   }
   EXPECT_OK(repo().get("kept.policy"));  // a refused migration changed nothing
@@ -905,20 +904,20 @@ TEST_P(RepositoryTest, SimultaneousFirstOpensMigrateOnce) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kOpeners; ++i) {
     threads.emplace_back([&, i] {
-      results[i] = sql::Database::open(*url, {.pool_size = 1, .share = false}).status();
+      results[i] = db::Database::open(*url, {.pool_size = 1, .share = false}).status();
     });
   }
   for (std::thread& thread : threads) thread.join();
   for (const Status& status : results) EXPECT_OK(status);
-  StatusOr<std::shared_ptr<sql::Database>> db = sql::Database::open(*url, {.share = false});
+  StatusOr<std::shared_ptr<db::Database>> db = db::Database::open(*url, {.share = false});
   ASSERT_OK(db);
   long long rows = 0;
   ASSERT_OK((*db)->run("counting", [&](soci::session& session) -> Status {
     session << "SELECT COUNT(*) FROM schema_migrations", soci::into(rows);
     return Status();
   }));
-  EXPECT_EQ(rows, static_cast<long long>(sql::schema_migrations().size()));
-  StatusOr<std::int64_t> counter = (*db)->counter_value(sql::Counter::kPolicies);
+  EXPECT_EQ(rows, static_cast<long long>(db::schema_migrations().size()));
+  StatusOr<std::int64_t> counter = (*db)->counter_value(db::Counter::kPolicies);
   ASSERT_OK(counter);
   EXPECT_EQ(*counter, 0);
 }
@@ -1111,9 +1110,9 @@ TEST_P(RepositoryTest, GenerationMigrationRerunsOverAnExistingColumn) {
     session << "DELETE FROM schema_migrations WHERE version >= 2";
     return Status();
   }));
-  StatusOr<int> applied = sql::apply_migrations(*stores_.database);
+  StatusOr<int> applied = db::apply_migrations(*stores_.database);
   ASSERT_OK(applied);
-  EXPECT_EQ(*applied, static_cast<int>(sql::schema_migrations().size()) - 1);
+  EXPECT_EQ(*applied, static_cast<int>(db::schema_migrations().size()) - 1);
   StatusOr<auth::User> after = accounts().get_user("dave");
   ASSERT_OK(after);
   EXPECT_EQ(after->generation, before->generation);
@@ -1159,32 +1158,32 @@ TEST_P(RepositoryTest, TokensOfASchemaWithoutExpiryUpgradeIntact) {
     session << "DELETE FROM schema_migrations WHERE version >= 3";
     return Status();
   }));
-  const sql::Dialect dialect = stores_.database->dialect();
+  const db::Dialect dialect = stores_.database->dialect();
   ASSERT_OK(stores_.database->run("the version-1 tokens table", [&](soci::session& session) {
-    sql::schema_migrations()[0].apply(session, dialect);  // CREATE TABLE IF NOT EXISTS ...
+    db::schema_migrations()[0].apply(session, dialect);  // CREATE TABLE IF NOT EXISTS ...
     session << "INSERT INTO tokens (id, user_name, description, secret_hash, created_at) "
                "VALUES ('old', 'bob', 'from before', '" +
                    std::string(64, 'e') + "', 17)";
     return Status();
   }));
-  StatusOr<std::int64_t> old_version = sql::schema_version(*stores_.database);
+  StatusOr<std::int64_t> old_version = db::schema_version(*stores_.database);
   ASSERT_OK(old_version);
   EXPECT_EQ(*old_version, 2);
 
   std::shared_ptr<auth::AccountRepository> reopened;
   if (in_memory()) {
-    StatusOr<int> applied = sql::apply_migrations(*stores_.database);
+    StatusOr<int> applied = db::apply_migrations(*stores_.database);
     ASSERT_OK(applied);
     EXPECT_EQ(*applied, 1);
   } else {
-    StatusOr<sql::SqlStores> separate = sql::open_sql_stores(url_, &clock_, {.share = false});
+    StatusOr<db::SqlStores> separate = db::open_sql_stores(url_, &clock_, {.share = false});
     ASSERT_OK(separate);
     reopened = std::move(separate->accounts);
   }
   auth::AccountRepository& upgraded = reopened ? *reopened : accounts();
-  StatusOr<std::int64_t> new_version = sql::schema_version(*stores_.database);
+  StatusOr<std::int64_t> new_version = db::schema_version(*stores_.database);
   ASSERT_OK(new_version);
-  EXPECT_EQ(*new_version, sql::schema_migrations().back().version);
+  EXPECT_EQ(*new_version, db::schema_migrations().back().version);
   StatusOr<auth::TokenRecord> old = upgraded.get_token("old");
   ASSERT_OK(old);
   EXPECT_EQ(old->user, "bob");
@@ -1201,10 +1200,10 @@ TEST_P(RepositoryTest, TokensOfASchemaWithoutExpiryUpgradeIntact) {
 }
 
 TEST_P(RepositoryTest, PoliciesAndAccountsOpenedSeparatelyShareTheDatabase) {
-  StatusOr<std::unique_ptr<PolicyRepository>> policies = open_policy_repository(url_, &clock_);
+  StatusOr<std::unique_ptr<PolicyRepository>> policies = db::open_policy_repository(url_, &clock_);
   ASSERT_OK(policies);
   StatusOr<std::unique_ptr<auth::AccountRepository>> account_repo =
-      auth::open_account_repository(url_, &clock_);
+      db::open_account_repository(url_, &clock_);
   ASSERT_OK(account_repo);
   ASSERT_OK((*policies)->create(make_policy("shared.policy"), "alice"));
   ASSERT_OK((*account_repo)->create_app({.name = "checkout"}));
@@ -1322,7 +1321,7 @@ TEST(SqlStoreErrorsTest, UnreachableDatabasesAreUnavailableWithoutLeakingThePass
     SCOPED_TRACE(scheme);
     const std::string url =
         scheme + "://user:hunter2@127.0.0.1:" + std::to_string(*port) + "/sluice";
-    StatusOr<std::unique_ptr<PolicyRepository>> repo = open_policy_repository(url);
+    StatusOr<std::unique_ptr<PolicyRepository>> repo = db::open_policy_repository(url);
     ASSERT_FALSE(repo.ok());
     EXPECT_EQ(repo.status().code(), StatusCode::kUnavailable) << repo.status().to_string();
     EXPECT_EQ(repo.status().message().find("hunter2"), std::string::npos)
@@ -1330,11 +1329,11 @@ TEST(SqlStoreErrorsTest, UnreachableDatabasesAreUnavailableWithoutLeakingThePass
     EXPECT_THAT(repo.status().message(), HasSubstr("user:***@127.0.0.1"));
   }
   StatusOr<std::unique_ptr<PolicyRepository>> missing_dir =
-      open_policy_repository("sqlite:///nonexistent-dir-for-sluice-tests/x.db");
+      db::open_policy_repository("sqlite:///nonexistent-dir-for-sluice-tests/x.db");
   EXPECT_EQ(missing_dir.status().code(), StatusCode::kUnavailable)
       << missing_dir.status().to_string();
-  EXPECT_EQ(open_policy_repository("ftp://x/y").status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(auth::open_account_repository("sqlite:").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(db::open_policy_repository("ftp://x/y").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(db::open_account_repository("sqlite:").status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(SqlStoreFileTest, NewSqliteFileIsReadableByItsOwnerOnlyWhateverTheUmask) {
@@ -1342,7 +1341,7 @@ TEST(SqlStoreFileTest, NewSqliteFileIsReadableByItsOwnerOnlyWhateverTheUmask) {
   ASSERT_OK(url);
   const std::string path = url->substr(std::string_view("sqlite://").size());
   const mode_t old_umask = ::umask(0);  // the loosest: SQLite alone would create 0666
-  StatusOr<sql::SqlStores> stores = sql::open_sql_stores(*url);
+  StatusOr<db::SqlStores> stores = db::open_sql_stores(*url);
   ::umask(old_umask);
   ASSERT_OK(stores);
   ASSERT_OK(stores->accounts->create_app({.name = "checkout"}));  // a write: the WAL exists
@@ -1355,10 +1354,11 @@ TEST(SqlStoreFileTest, NewSqliteFileIsReadableByItsOwnerOnlyWhateverTheUmask) {
 }
 
 TEST(SqlStoreErrorsTest, InMemoryStoresOpenedTogetherShareOneDatabase) {
-  StatusOr<sql::SqlStores> first = sql::open_sql_stores("sqlite::memory:");
+  StatusOr<db::SqlStores> first = db::open_sql_stores("sqlite::memory:");
   ASSERT_OK(first);
   ASSERT_OK(first->policies->create(make_policy("in.memory"), "alice"));
-  StatusOr<std::unique_ptr<PolicyRepository>> second = open_policy_repository("sqlite::memory:");
+  StatusOr<std::unique_ptr<PolicyRepository>> second =
+      db::open_policy_repository("sqlite::memory:");
   ASSERT_OK(second);
   EXPECT_OK((*second)->get("in.memory"));
   EXPECT_EQ(first->database->pool_size(), 1u);

@@ -11,14 +11,14 @@
 #include <span>
 #include <string_view>
 
-#include "sluice/policy/sql/database_url.h"
+#include "sluice/db/database_url.h"
 #include "sluice/status.h"
 
 namespace soci {
 class session;
 }
 
-namespace sluice::policy::sql {
+namespace sluice::db {
 
 class Database;
 
@@ -43,4 +43,4 @@ inline StatusOr<int> apply_migrations(Database& db) {
 // The highest applied version; 0 for an empty database.
 StatusOr<std::int64_t> schema_version(Database& db);
 
-}  // namespace sluice::policy::sql
+}  // namespace sluice::db

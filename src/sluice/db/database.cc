@@ -1,4 +1,4 @@
-#include "sluice/policy/sql/database.h"
+#include "sluice/db/database.h"
 
 #include <fcntl.h>
 #include <soci/mysql/soci-mysql.h>
@@ -16,9 +16,9 @@
 #include <utility>
 
 #include "sluice/core/percent_encoding.h"
-#include "sluice/policy/sql/migrations.h"
+#include "sluice/db/migrations.h"
 
-namespace sluice::policy::sql {
+namespace sluice::db {
 namespace {
 
 constexpr std::size_t kDefaultPoolSize = 4;
@@ -493,4 +493,4 @@ StatusOr<std::int64_t> Database::counter_value(Counter counter) {
   return static_cast<std::int64_t>(value);
 }
 
-}  // namespace sluice::policy::sql
+}  // namespace sluice::db

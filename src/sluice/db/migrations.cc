@@ -1,4 +1,4 @@
-#include "sluice/policy/sql/migrations.h"
+#include "sluice/db/migrations.h"
 
 #include <soci/soci.h>
 
@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "sluice/core/clock.h"
-#include "sluice/policy/sql/database.h"
+#include "sluice/db/database.h"
 
-namespace sluice::policy::sql {
+namespace sluice::db {
 namespace {
 
 // An arbitrary constant naming the PostgreSQL advisory lock that serializes migrations.
@@ -300,4 +300,4 @@ StatusOr<std::int64_t> schema_version(Database& db) {
   return static_cast<std::int64_t>(version);
 }
 
-}  // namespace sluice::policy::sql
+}  // namespace sluice::db

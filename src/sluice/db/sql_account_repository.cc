@@ -1,4 +1,4 @@
-#include "sluice/policy/sql/sql_account_repository.h"
+#include "sluice/db/sql_account_repository.h"
 
 #include <soci/soci.h>
 
@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "sluice/core/key.h"
-#include "sluice/policy/sql/text_checks.h"
+#include "sluice/db/text_checks.h"
 
-namespace sluice::policy::sql {
+namespace sluice::db {
 namespace {
 
 using auth::App;
@@ -603,4 +603,4 @@ std::unique_ptr<auth::AccountRepository> make_sql_account_repository(std::shared
   return std::make_unique<SqlAccountRepository>(std::move(db), clock);
 }
 
-}  // namespace sluice::policy::sql
+}  // namespace sluice::db

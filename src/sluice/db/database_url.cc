@@ -1,9 +1,9 @@
-#include "sluice/policy/sql/database_url.h"
+#include "sluice/db/database_url.h"
 
 #include <charconv>
 #include <utility>
 
-namespace sluice::policy::sql {
+namespace sluice::db {
 namespace {
 
 constexpr std::size_t kMaxPoolSize = 64;
@@ -268,4 +268,4 @@ std::string redact_database_url(std::string_view url) {
   return std::string(url.substr(0, colon)) + ":***" + std::string(url.substr(at));
 }
 
-}  // namespace sluice::policy::sql
+}  // namespace sluice::db

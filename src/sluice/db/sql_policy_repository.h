@@ -10,14 +10,14 @@
 #include <memory>
 
 #include "sluice/core/clock.h"
+#include "sluice/db/database.h"
 #include "sluice/policy/repository.h"
-#include "sluice/policy/sql/database.h"
 
-namespace sluice::policy::sql {
+namespace sluice::db {
 
 // `clock` (default: the system clock) stamps created_at/updated_at and history entries; it
 // must outlive the repository.
-std::unique_ptr<PolicyRepository> make_sql_policy_repository(std::shared_ptr<Database> db,
-                                                             const Clock* clock = nullptr);
+std::unique_ptr<policy::PolicyRepository> make_sql_policy_repository(std::shared_ptr<Database> db,
+                                                                     const Clock* clock = nullptr);
 
-}  // namespace sluice::policy::sql
+}  // namespace sluice::db

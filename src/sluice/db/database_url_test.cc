@@ -1,11 +1,11 @@
-#include "sluice/policy/sql/database_url.h"
+#include "sluice/db/database_url.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace sluice::policy::sql {
+namespace sluice::db {
 namespace {
 
 TEST(DatabaseUrlTest, ParsesSqliteForms) {
@@ -112,4 +112,4 @@ TEST(DatabaseUrlTest, RedactsPasswords) {
 }
 
 }  // namespace
-}  // namespace sluice::policy::sql
+}  // namespace sluice::db

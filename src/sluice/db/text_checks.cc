@@ -1,10 +1,10 @@
-#include "sluice/policy/sql/text_checks.h"
+#include "sluice/db/text_checks.h"
 
 #include <string>
 
 #include "sluice/core/utf8.h"
 
-namespace sluice::policy::sql {
+namespace sluice::db {
 
 Status check_text(std::string_view field, std::string_view value, std::size_t max_bytes,
                   Emptiness emptiness) {
@@ -22,4 +22,4 @@ Status check_text(std::string_view field, std::string_view value, std::size_t ma
   return Status();
 }
 
-}  // namespace sluice::policy::sql
+}  // namespace sluice::db

@@ -7,13 +7,13 @@
 
 #include "sluice/auth/accounts.h"
 #include "sluice/core/clock.h"
-#include "sluice/policy/sql/database.h"
+#include "sluice/db/database.h"
 
-namespace sluice::policy::sql {
+namespace sluice::db {
 
 // `clock` (default: the system clock) stamps created_at when the caller leaves it 0; it must
 // outlive the repository.
 std::unique_ptr<auth::AccountRepository> make_sql_account_repository(std::shared_ptr<Database> db,
                                                                      const Clock* clock = nullptr);
 
-}  // namespace sluice::policy::sql
+}  // namespace sluice::db

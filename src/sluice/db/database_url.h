@@ -10,7 +10,7 @@
 
 #include "sluice/status.h"
 
-namespace sluice::policy::sql {
+namespace sluice::db {
 
 enum class Dialect { kSqlite, kMysql, kPostgresql };
 
@@ -46,4 +46,4 @@ StatusOr<DatabaseUrl> parse_database_url(std::string_view url);
 // returned with everything between "://" and the last '@' masked.
 std::string redact_database_url(std::string_view url);
 
-}  // namespace sluice::policy::sql
+}  // namespace sluice::db

@@ -25,14 +25,14 @@
 #include <string_view>
 #include <vector>
 
-#include "sluice/policy/sql/database_url.h"
+#include "sluice/db/database_url.h"
 #include "sluice/status.h"
 
 namespace soci {
 class session;
 }
 
-namespace sluice::policy::sql {
+namespace sluice::db {
 
 // The rows of the `revisions` table. Every write transaction locks one of them.
 enum class Counter { kPolicies, kAccounts };
@@ -129,4 +129,4 @@ class Database {
   std::vector<std::size_t> idle_;  // indexes into slots_
 };
 
-}  // namespace sluice::policy::sql
+}  // namespace sluice::db

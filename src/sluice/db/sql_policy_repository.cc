@@ -1,4 +1,4 @@
-#include "sluice/policy/sql/sql_policy_repository.h"
+#include "sluice/db/sql_policy_repository.h"
 
 #include <soci/soci.h>
 
@@ -13,11 +13,24 @@
 #include <vector>
 
 #include "sluice/core/key.h"
+#include "sluice/db/text_checks.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/history.h"
-#include "sluice/policy/sql/text_checks.h"
 
-namespace sluice::policy::sql {
+namespace sluice::db {
+
+// This module implements the policy model's repository: its vocabulary, by name.
+using policy::ChangeAction;
+using policy::DocumentOptions;
+using policy::join_errors;
+using policy::kMaxDescriptionBytes;
+using policy::kMaxLimitsPerPolicy;
+using policy::ParsedPolicy;
+using policy::Policy;
+using policy::policy_to_json;
+using policy::PolicyChange;
+using policy::PolicyRepository;
+using policy::version_conflict;
 namespace {
 
 using nlohmann::json;
@@ -489,4 +502,4 @@ std::unique_ptr<PolicyRepository> make_sql_policy_repository(std::shared_ptr<Dat
   return std::make_unique<SqlPolicyRepository>(std::move(db), clock);
 }
 
-}  // namespace sluice::policy::sql
+}  // namespace sluice::db

@@ -10,7 +10,7 @@
 #include "sluice/core/utf8.h"
 #include "sluice/status.h"
 
-namespace sluice::policy::sql {
+namespace sluice::db {
 
 using sluice::is_valid_utf8;
 
@@ -26,4 +26,4 @@ inline constexpr std::size_t kMaxIdentifierBytes = 255;
 // Descriptions and hashes stored in unbounded text columns.
 inline constexpr std::size_t kMaxTextBytes = 1 << 20;
 
-}  // namespace sluice::policy::sql
+}  // namespace sluice::db
