@@ -13,6 +13,7 @@ any layer) and prints:
 Usage: scripts/architecture_counts.py [--imports]   (from the repository's root)
 """
 import re
+import signal
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -103,6 +104,7 @@ def count_lines(root, pattern, paths):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # a pager or head may close the pipe early
     root = Path.cwd()
     sources = list(product_sources(root))
     edges = imports(root)
