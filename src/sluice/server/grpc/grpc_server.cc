@@ -6,10 +6,6 @@
 // generated health messages.
 #include "sluice/server/grpc/grpc_server.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -24,7 +20,6 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
 #include <vector>
 
@@ -34,7 +29,7 @@
 #include "sluice/server/grpc/reflection.h"
 #include "sluice/server/grpc/rls_service.h"
 #include "sluice/server/net/connection_count.h"
-#include "sluice/server/net/listener.h"
+#include "sluice/server/net/io_workers.h"
 
 namespace sluice::grpc_server {
 namespace {
@@ -105,13 +100,9 @@ Status check_options(const GrpcServerOptions& o) {
 struct GrpcServer::State {
   class Connection;
 
-  struct Worker {
-    asio::io_context io{1};
-    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
-    std::optional<asio::steady_timer> sweep;
-    std::thread thread;
-    std::unordered_set<Connection*> connections;  // touched only on `thread`
-  };
+  // The I/O threads and the accept loop (io_workers.h).
+  using Workers = server::IoWorkers<Connection>;
+  using Worker = Workers::Worker;
 
   State(GrpcServerOptions options_in, service::Limiter& limiter,
         const service::PolicyLookup& policies)
@@ -120,10 +111,8 @@ struct GrpcServer::State {
         budget(options.max_buffered_bytes) {}
 
   Status start();
-  void accept_next();
-  void on_accept_error(const error_code& ec);
-  bool admit(Worker& worker, const Connection& incoming);
-  void sweep(Worker& worker);
+  // A new connection on its worker's thread: admitted under the caps (server::admit), started.
+  void accepted(Worker& worker, tcp::socket socket);
   void stop(Micros grace);
   void build_methods();
   std::string health_message(const std::string& service) const;
@@ -138,20 +127,12 @@ struct GrpcServer::State {
   std::vector<std::string> service_names;
   std::shared_ptr<PostGate> gate = std::make_shared<PostGate>();
   std::atomic<bool> serving{false};
-  std::atomic<bool> draining{false};
-  std::vector<std::unique_ptr<Worker>> workers;
-  std::optional<tcp::acceptor> acceptor;
-  std::optional<asio::steady_timer> accept_retry;
-  int reserve_fd = -1;  // given up to accept-and-close one connection when descriptors run out
-  std::chrono::microseconds sweep_interval{100'000};
-  std::size_t next_worker = 0;
+  Workers workers;
   std::size_t max_connections = 0;  // options.max_connections, 0 resolved
   std::size_t max_per_peer = 0;
-  std::uint16_t port = 0;
   server::ConnectionCount connections_open;
   std::atomic<std::uint64_t> refused{0};
   std::atomic<std::uint64_t> evicted{0};
-  std::atomic<std::uint64_t> accept_errors{0};
   std::atomic<std::uint64_t> timed_out{0};
   std::mutex stop_mutex;
   bool stopped = false;
@@ -402,95 +383,35 @@ Status GrpcServer::State::start() {
   max_per_peer = options.max_connections_per_peer != 0
                      ? options.max_connections_per_peer
                      : std::max<std::size_t>(1, max_connections / 2);
+  if (Status opened = workers.open(options.io_threads, options.host, options.port, "grpc-listen");
+      !opened.ok()) {
+    return opened;
+  }
+  serving.store(true);
   Micros shortest =
       std::min({options.handshake_timeout, options.idle_timeout, options.stream_timeout});
   if (options.max_connection_age > 0) shortest = std::min(shortest, options.max_connection_age);
-  sweep_interval = std::chrono::microseconds(
-      std::clamp<Micros>(shortest / 10, 5 * kMicrosPerMilli, kMicrosPerSecond));
-  for (int i = 0; i < options.io_threads; ++i) {
-    auto worker = std::make_unique<Worker>();
-    worker->guard.emplace(worker->io.get_executor());
-    worker->sweep.emplace(worker->io);
-    workers.push_back(std::move(worker));
-  }
-  StatusOr<tcp::acceptor> listening =
-      server::open_listener(workers[0]->io, options.host, options.port, "grpc-listen");
-  if (!listening.ok()) return listening.status();
-  acceptor.emplace(std::move(*listening));
-  error_code ec;
-  port = acceptor->local_endpoint(ec).port();
-  accept_retry.emplace(workers[0]->io);
-  reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  serving.store(true);
-  accept_next();
-  for (auto& worker : workers) {
-    Worker* w = worker.get();
-    sweep(*w);
-    w->thread = std::thread([w] { w->io.run(); });
-  }
+  workers.start(
+      server::sweep_interval(shortest),
+      [this](Worker& worker, tcp::socket socket) { accepted(worker, std::move(socket)); },
+      [](Connection& connection) { connection.tick(steady_now()); });
   return Status();
 }
 
-void GrpcServer::State::accept_next() {
-  Worker& target = *workers[next_worker];
-  next_worker = (next_worker + 1) % workers.size();
-  acceptor->async_accept(target.io, [this, &target](error_code ec, tcp::socket socket) {
-    if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
-    if (ec) return on_accept_error(ec);
-    asio::post(target.io, [this, &target, socket = std::move(socket)]() mutable {
-      if (draining.load()) return;  // the socket closes as it goes out of scope
-      auto connection = std::make_shared<Connection>(*this, target, std::move(socket));
-      if (!admit(target, *connection)) {
-        refused.fetch_add(1);
-        return;
-      }
-      connection->start();
-    });
-    accept_next();
-  });
-}
-
-void GrpcServer::State::on_accept_error(const error_code& ec) {
-  accept_errors.fetch_add(1);
-  // Out of descriptors (EMFILE, ENFILE) or the like: the acceptor stays open and is asked again
-  // after a pause, so the port serves again as soon as descriptors are free. The reserve
-  // descriptor lets one waiting client be accepted and closed at once, so it learns now
-  // instead of waiting in the backlog.
-  pollfd waiting{acceptor->native_handle(), POLLIN, 0};
-  if ((ec == asio::error::no_descriptors || ec.value() == ENFILE) && reserve_fd >= 0 &&
-      ::poll(&waiting, 1, 0) == 1) {
-    ::close(reserve_fd);
-    const int fd = ::accept4(acceptor->native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd >= 0) ::close(fd);
-    reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+void GrpcServer::State::accepted(Worker& worker, tcp::socket socket) {
+  auto connection = std::make_shared<Connection>(*this, worker, std::move(socket));
+  switch (server::admit(connections_open, max_connections, max_per_peer, worker.connections,
+                        connection->peer())) {
+    case server::Admission::kRefused:
+      refused.fetch_add(1);
+      return;  // closes as it goes out of scope
+    case server::Admission::kAdmittedAfterEviction:
+      evicted.fetch_add(1);
+      break;
+    case server::Admission::kAdmitted:
+      break;
   }
-  accept_retry->expires_after(std::chrono::milliseconds(50));
-  accept_retry->async_wait([this](error_code wait_ec) {
-    if (!wait_ec && acceptor->is_open()) accept_next();
-  });
-}
-
-bool GrpcServer::State::admit(Worker& worker, const Connection& incoming) {
-  const bool over_total = connections_open.total() >= max_connections;
-  const bool over_peer = connections_open.from(incoming.peer()) >= max_per_peer;
-  if (!over_total && !over_peer) return true;
-  Connection* idle = server::longest_idle(worker.connections, incoming.peer(), over_peer);
-  if (idle == nullptr) return false;
-  idle->close();
-  evicted.fetch_add(1);
-  return true;
-}
-
-void GrpcServer::State::sweep(Worker& worker) {
-  worker.sweep->expires_after(sweep_interval);
-  worker.sweep->async_wait([this, &worker](error_code ec) {
-    if (ec) return;
-    const Micros now = steady_now();
-    // tick() may close, which erases from the set: iterate over a copy.
-    const std::vector<Connection*> open(worker.connections.begin(), worker.connections.end());
-    for (Connection* connection : open) connection->tick(now);
-    sweep(worker);
-  });
+  connection->start();
 }
 
 void GrpcServer::State::stop(Micros grace) {
@@ -498,18 +419,8 @@ void GrpcServer::State::stop(Micros grace) {
   if (stopped) return;
   stopped = true;
   serving.store(false);
-  draining.store(true);
-  asio::post(workers[0]->io, [this] {
-    error_code ec;
-    acceptor->close(ec);
-    accept_retry->cancel();
-  });
-  for (auto& worker : workers) {
-    asio::post(worker->io, [w = worker.get()] {
-      const std::vector<Connection*> open(w->connections.begin(), w->connections.end());
-      for (Connection* connection : open) connection->drain();
-    });
-  }
+  workers.stop_accepting();
+  workers.for_each_connection([](Connection& connection) { connection.drain(); });
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(grace);
   while (connections_open.total() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -518,23 +429,7 @@ void GrpcServer::State::stop(Micros grace) {
     std::lock_guard gate_lock(gate->mutex);
     gate->open = false;
   }
-  for (auto& worker : workers) {
-    asio::post(worker->io, [w = worker.get()] {
-      const std::vector<Connection*> open(w->connections.begin(), w->connections.end());
-      for (Connection* connection : open) connection->close();
-      w->sweep->cancel();
-      w->io.stop();
-    });
-    worker->guard.reset();
-  }
-  for (auto& worker : workers) {
-    if (worker->thread.joinable()) worker->thread.join();
-  }
-  acceptor.reset();
-  accept_retry.reset();
-  workers.clear();  // pending handlers (and the connections they hold) go with the io_contexts
-  if (reserve_fd >= 0) ::close(reserve_fd);
-  reserve_fd = -1;
+  workers.join([](Connection& connection) { connection.close(); });
 }
 
 GrpcServer::GrpcServer(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -546,23 +441,20 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::start(GrpcServerOptions option
                                                         const service::PolicyLookup& policies) {
   auto state = std::make_unique<State>(std::move(options), limiter, policies);
   if (Status status = state->start(); !status.ok()) {
-    if (!state->workers.empty()) state->stop(0);
+    state->stop(0);
     return status;
   }
   return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(state)));
 }
 
-std::uint16_t GrpcServer::port() const { return state_->port; }
+std::uint16_t GrpcServer::port() const { return state_->workers.port(); }
 
 void GrpcServer::set_serving(bool serving) {
   std::lock_guard lock(state_->stop_mutex);  // the workers stay while it posts
   if (state_->stopped) return;
   if (state_->serving.exchange(serving) == serving) return;
-  for (auto& worker : state_->workers) {
-    asio::post(worker->io, [w = worker.get()] {
-      for (State::Connection* connection : w->connections) connection->notify_watchers();
-    });
-  }
+  state_->workers.for_each_connection(
+      [](State::Connection& connection) { connection.notify_watchers(); });
 }
 
 void GrpcServer::shutdown(Micros grace) { state_->stop(grace); }
@@ -571,7 +463,7 @@ GrpcServer::Stats GrpcServer::stats() const {
   return {.connections = state_->connections_open.total(),
           .refused = state_->refused.load(),
           .evicted = state_->evicted.load(),
-          .accept_errors = state_->accept_errors.load(),
+          .accept_errors = state_->workers.accept_errors(),
           .timed_out = state_->timed_out.load(),
           .header_overflows = state_->counters.header_overflows.load(),
           .streams_reset = state_->counters.streams_reset.load()};

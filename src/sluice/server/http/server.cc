@@ -31,7 +31,6 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
 #include <vector>
 
@@ -39,7 +38,7 @@
 #include "sluice/core/connection_budget.h"
 #include "sluice/core/line_writer.h"
 #include "sluice/server/net/connection_count.h"
-#include "sluice/server/net/listener.h"
+#include "sluice/server/net/io_workers.h"
 
 namespace sluice::http {
 namespace {
@@ -167,15 +166,10 @@ class HttpServer::Impl {
   class Connection;
   class ConnectionTransport;
 
-  // One I/O thread with its own io_context and the connections living on it. Timeouts are
-  // deadlines checked by one sweep timer per worker, so no request arms a timer of its own.
-  struct Worker {
-    asio::io_context io{1};
-    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
-    std::optional<asio::steady_timer> sweep;
-    std::thread thread;
-    std::unordered_set<Connection*> connections;  // touched only on `thread`
-  };
+  // The I/O threads and the accept loop (io_workers.h). Timeouts are deadlines checked by one
+  // sweep timer per thread, so no request arms a timer of its own.
+  using Workers = server::IoWorkers<Connection>;
+  using Worker = Workers::Worker;
 
   Impl(HttpServerOptions options, std::shared_ptr<const Router> router)
       : options_(std::move(options)), router_(std::move(router)) {
@@ -191,12 +185,12 @@ class HttpServer::Impl {
 
   Status start();
   void shutdown();
-  std::uint16_t port() const { return port_; }
+  std::uint16_t port() const { return workers_.port(); }
   std::size_t connections() const { return open_.total(); }
 
   const HttpServerOptions& options() const { return options_; }
   const Router& router() const { return *router_; }
-  bool draining() const { return draining_.load(std::memory_order_acquire); }
+  bool draining() const { return workers_.draining(); }
   void offload(std::function<void()> fn) {
     if (pool_) {
       asio::post(*pool_, std::move(fn));
@@ -211,6 +205,7 @@ class HttpServer::Impl {
             .evicted = evicted_.load(),
             .refused = refused_.load(),
             .tls_handshake_failures = tls_failures_.load(),
+            .accept_errors = workers_.accept_errors(),
             .access_log_dropped = stderr_log_ ? stderr_log_->dropped() : 0,
             .buffered_body_bytes = body_budget_ ? body_budget_->used() : 0,
             .body_budget_refusals = body_budget_ ? body_budget_->refusals() : 0};
@@ -225,25 +220,15 @@ class HttpServer::Impl {
   std::size_t max_connections_per_peer() const { return max_per_peer_; }
 
  private:
-  void accept_next();
-  void sweep(Worker& worker);
-  // At a cap, makes room for `incoming` on its worker by closing the connection idle longest
-  // there (of the same peer when only the peer's cap is reached); false when none is idle.
-  // Workers check the counts apart, so a cap can be passed by at most one per I/O thread.
-  bool admit(Worker& worker, const Connection& incoming);
+  // A new connection on its worker's thread: admitted under the caps (server::admit), started.
+  void accepted(Worker& worker, tcp::socket socket);
 
   HttpServerOptions options_;
   std::shared_ptr<const Router> router_;
   // The default access-log sink; declared before the threads so it outlives them.
   std::unique_ptr<LineWriter> stderr_log_;
-  std::vector<std::unique_ptr<Worker>> workers_;
-  std::optional<tcp::acceptor> acceptor_;
-  std::optional<asio::steady_timer> accept_retry_;
+  Workers workers_;
   std::optional<asio::thread_pool> pool_;
-  std::chrono::microseconds sweep_interval_{100'000};
-  std::size_t next_worker_ = 0;
-  std::uint16_t port_ = 0;
-  std::atomic<bool> draining_{false};
   server::ConnectionCount open_;
   std::atomic<std::uint64_t> evicted_{0};
   std::atomic<std::uint64_t> refused_{0};
@@ -741,134 +726,55 @@ Status HttpServer::Impl::start() {
   if (options_.blocking_threads < 0) {
     return invalid_argument("blocking_threads: must not be negative");
   }
-  // Deadlines are checked this often: a tenth of the shortest timeout, between 5 ms and 1 s.
-  Micros shortest =
-      std::min({options_.read_timeout, options_.idle_timeout, options_.first_request_timeout});
-  if (options_.tls) shortest = std::min(shortest, options_.tls_handshake_timeout);
-  sweep_interval_ = std::chrono::microseconds(
-      std::clamp<Micros>(shortest / 10, 5 * kMicrosPerMilli, kMicrosPerSecond));
-  int threads = options_.io_threads;
-  if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (int i = 0; i < threads; ++i) {
-    auto worker = std::make_unique<Worker>();
-    worker->guard.emplace(worker->io.get_executor());
-    worker->sweep.emplace(worker->io);
-    workers_.push_back(std::move(worker));
+  if (Status opened = workers_.open(options_.io_threads == 0
+                                        ? static_cast<int>(std::thread::hardware_concurrency())
+                                        : options_.io_threads,
+                                    options_.host, options_.port, "listen");
+      !opened.ok()) {
+    return opened;
   }
-
-  StatusOr<tcp::acceptor> listening =
-      server::open_listener(workers_[0]->io, options_.host, options_.port, "listen");
-  if (!listening.ok()) return listening.status();
-  acceptor_.emplace(std::move(*listening));
-  error_code ec;
-  port_ = acceptor_->local_endpoint(ec).port();
-  accept_retry_.emplace(workers_[0]->io);
-
   if (options_.blocking_threads > 0) {
     pool_.emplace(static_cast<std::size_t>(options_.blocking_threads));
   }
-  accept_next();
-  for (auto& worker : workers_) {
-    Worker* w = worker.get();
-    sweep(*w);
-    w->thread = std::thread([w] { w->io.run(); });
-  }
+  Micros shortest =
+      std::min({options_.read_timeout, options_.idle_timeout, options_.first_request_timeout});
+  if (options_.tls) shortest = std::min(shortest, options_.tls_handshake_timeout);
+  workers_.start(
+      server::sweep_interval(shortest),
+      [this](Worker& worker, tcp::socket socket) { accepted(worker, std::move(socket)); },
+      [now = std::chrono::steady_clock::now](Connection& connection) { connection.expire(now()); });
   return Status();
 }
 
-void HttpServer::Impl::sweep(Worker& worker) {
-  worker.sweep->expires_after(sweep_interval_);
-  worker.sweep->async_wait([this, &worker](error_code ec) {
-    if (ec) return;
-    const auto now = std::chrono::steady_clock::now();
-    // expire() may close, which erases from the set: iterate over a copy.
-    const std::vector<Connection*> open(worker.connections.begin(), worker.connections.end());
-    for (Connection* connection : open) connection->expire(now);
-    sweep(worker);
-  });
-}
-
-void HttpServer::Impl::accept_next() {
-  Worker& target = *workers_[next_worker_];
-  next_worker_ = (next_worker_ + 1) % workers_.size();
-  acceptor_->async_accept(target.io, [this, &target](error_code ec, tcp::socket socket) {
-    if (ec == asio::error::operation_aborted || !acceptor_->is_open()) return;
-    if (ec) {
-      // Out of descriptors and the like: back off briefly instead of spinning.
-      accept_retry_->expires_after(std::chrono::milliseconds(50));
-      accept_retry_->async_wait([this](error_code wait_ec) {
-        if (!wait_ec) accept_next();
-      });
-      return;
-    }
-    asio::post(target.io, [this, &target, socket = std::move(socket)]() mutable {
-      if (draining()) return;  // socket closes as it goes out of scope
-      auto connection = std::make_shared<Connection>(*this, target, std::move(socket));
-      if (!admit(target, *connection)) {
-        refused_.fetch_add(1);
-        return;  // closes as it goes out of scope
-      }
-      connection->start();
-    });
-    accept_next();
-  });
-}
-
-bool HttpServer::Impl::admit(Worker& worker, const Connection& incoming) {
-  const bool over_total = open_.total() >= max_connections_;
-  const bool over_peer = open_.from(incoming.peer()) >= max_per_peer_;
-  if (!over_total && !over_peer) return true;
-  Connection* idle = server::longest_idle(worker.connections, incoming.peer(), over_peer);
-  if (idle == nullptr) return false;
-  idle->close();
-  evicted_.fetch_add(1);
-  return true;
+void HttpServer::Impl::accepted(Worker& worker, tcp::socket socket) {
+  auto connection = std::make_shared<Connection>(*this, worker, std::move(socket));
+  switch (server::admit(open_, max_connections_, max_per_peer_, worker.connections,
+                        connection->peer())) {
+    case server::Admission::kRefused:
+      refused_.fetch_add(1);
+      return;  // closes as it goes out of scope
+    case server::Admission::kAdmittedAfterEviction:
+      evicted_.fetch_add(1);
+      break;
+    case server::Admission::kAdmitted:
+      break;
+  }
+  connection->start();
 }
 
 void HttpServer::Impl::shutdown() {
   std::lock_guard lock(shutdown_mutex_);
-  if (stopped_ || workers_.empty()) return;
+  if (stopped_ || workers_.workers().empty()) return;
   stopped_ = true;
-  draining_.store(true, std::memory_order_release);
-  asio::post(workers_[0]->io, [this] {
-    error_code ec;
-    if (acceptor_) acceptor_->close(ec);
-    if (accept_retry_) accept_retry_->cancel();
-  });
-  for (auto& worker : workers_) {
-    Worker* w = worker.get();
-    asio::post(w->io, [w] {
-      // drain() may close, which erases from the set: iterate over a copy.
-      const std::vector<Connection*> open(w->connections.begin(), w->connections.end());
-      for (Connection* connection : open) connection->drain();
-    });
-  }
+  workers_.stop_accepting();
+  workers_.for_each_connection([](Connection& connection) { connection.drain(); });
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::microseconds(options_.shutdown_timeout);
   while (open_.total() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  for (auto& worker : workers_) {
-    Worker* w = worker.get();
-    asio::post(w->io, [w] {
-      const std::vector<Connection*> open(w->connections.begin(), w->connections.end());
-      for (Connection* connection : open) connection->close();
-      w->sweep->cancel();
-    });
-    w->guard.reset();
-  }
-  // Stop whatever still waits (timers of parked requests), after the closes above ran.
-  for (auto& worker : workers_) {
-    if (worker->thread.joinable()) {
-      asio::post(worker->io, [w = worker.get()] { w->io.stop(); });
-      worker->thread.join();
-    }
-  }
+  workers_.join([](Connection& connection) { connection.close(); });
   if (pool_) pool_->join();
-  // Pending handlers (and the connections they hold) go with the io_contexts.
-  acceptor_.reset();
-  accept_retry_.reset();
-  workers_.clear();
 }
 
 Status check_tls_options(const TlsOptions& tls) { return make_tls_context(tls).status(); }

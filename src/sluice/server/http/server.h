@@ -112,6 +112,9 @@ class HttpServer {
     std::uint64_t evicted = 0;  // idle connections closed to admit a new one at a cap
     std::uint64_t refused = 0;  // new connections closed at a cap with none idle to replace
     std::uint64_t tls_handshake_failures = 0;  // refused, broken or timed-out TLS handshakes
+    // Accepts that failed (out of descriptors and the like); the port is asked again after a
+    // pause, and one waiting client is closed at once (server/net/io_workers.h).
+    std::uint64_t accept_errors = 0;
     // Access-log lines dropped because stderr did not keep up (LineWriter's bound).
     std::uint64_t access_log_dropped = 0;
     // Request-body bytes held against max_buffered_body_bytes now, and bodies refused at it.

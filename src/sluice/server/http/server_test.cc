@@ -2,7 +2,9 @@
 // anything, and RemoteLimiter. Redis cases use a real redis-server (tests/testing).
 #include "sluice/server/http/server.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -588,6 +590,49 @@ TEST_F(ServerTest, AtTheConnectionCapANewConnectionReplacesTheLongestIdleOne) {
   // The others still work.
   ASSERT_TRUE(idle[3].send(test::format_request("GET", "/healthz")).ok());
   EXPECT_EQ(idle[3].read()->status, 200);
+}
+
+// Issue 32 H1, on the HTTP port too: out of descriptors, accept fails (EMFILE). A client waiting
+// in the backlog is accepted and closed at once with the reserved descriptor (it learns now
+// instead of hanging), and once descriptors are free the port answers again within seconds.
+TEST_F(ServerTest, OutOfDescriptorsWaitingClientsAreToldAndThePortAnswersOnceTheyAreBack) {
+  TestServer server(store_, {.io_threads = 1});
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  // A low soft limit just above what is open, so filling the table is quick.
+  const int highest = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(highest, 0);
+  ::close(highest);
+  rlimit low = saved;
+  low.rlim_cur = static_cast<rlim_t>(highest + 64);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<int> filler;
+  for (int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC); fd >= 0;
+       fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) {
+    filler.push_back(fd);
+  }
+  // Room for the clients only: the server's accepts find the table full.
+  for (int i = 0; i < 4 && !filler.empty(); ++i) {
+    ::close(filler.back());
+    filler.pop_back();
+  }
+  std::vector<RawConnection> waiting;
+  for (int i = 0; i < 4; ++i) {
+    StatusOr<RawConnection> connection = RawConnection::open(server.port());
+    if (connection.ok()) waiting.push_back(std::move(*connection));
+  }
+  const bool told = !waiting.empty() && waiting[0].closed_by_peer(3'000);
+  const std::uint64_t accept_errors = server.server().connection_stats().accept_errors;
+  waiting.clear();
+  for (int fd : filler) ::close(fd);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_GT(accept_errors, 0u) << "accept never ran out of descriptors";
+  EXPECT_TRUE(told) << "a client waiting while descriptors ran out was never closed";
+  const auto freed = std::chrono::steady_clock::now();
+  StatusOr<RawResponse> health = http_request(server.port(), "GET", "/healthz");
+  ASSERT_TRUE(health.ok()) << health.status().to_string();
+  EXPECT_EQ(health->status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - freed, std::chrono::seconds(5));
 }
 
 TEST_F(ServerTest, OneAddressCannotTakeEveryConnectionAndBusyOnesAreNeverCut) {

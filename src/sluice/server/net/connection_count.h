@@ -41,4 +41,23 @@ auto longest_idle(const Connections& connections, const std::string& peer, bool 
   return longest;
 }
 
+// What a cap makes of a new connection.
+enum class Admission { kAdmitted, kAdmittedAfterEviction, kRefused };
+
+// Whether a new connection from `peer` may open under the caps — `max_total` open connections in
+// all, `max_per_peer` from one address — making room at a cap by closing the connection idle
+// longest among `connections` (this I/O thread's; of `peer` only, when only its own cap is
+// reached). Threads check the counts apart, so a cap can be passed by at most one per I/O thread.
+template <typename Connections>
+Admission admit(const ConnectionCount& open, std::size_t max_total, std::size_t max_per_peer,
+                const Connections& connections, const std::string& peer) {
+  const bool over_total = open.total() >= max_total;
+  const bool over_peer = open.from(peer) >= max_per_peer;
+  if (!over_total && !over_peer) return Admission::kAdmitted;
+  const auto idle = longest_idle(connections, peer, over_peer);
+  if (idle == nullptr) return Admission::kRefused;
+  idle->close();
+  return Admission::kAdmittedAfterEviction;
+}
+
 }  // namespace sluice::server

@@ -1,5 +1,10 @@
 #include "sluice/server/net/listener.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 namespace sluice::server {
 
 namespace asio = boost::asio;
@@ -31,6 +36,24 @@ StatusOr<tcp::acceptor> open_listener(asio::io_context& io, const std::string& h
   if (acceptor.bind(endpoint, ec); ec) return failed("bind");
   if (acceptor.listen(asio::socket_base::max_listen_connections, ec); ec) return failed("listen");
   return acceptor;
+}
+
+void DescriptorReserve::open() {
+  if (fd_ < 0) fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+void DescriptorReserve::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+void DescriptorReserve::shed_one_waiting(tcp::acceptor& acceptor) {
+  pollfd waiting{acceptor.native_handle(), POLLIN, 0};
+  if (fd_ < 0 || ::poll(&waiting, 1, 0) != 1) return;
+  close();
+  const int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd >= 0) ::close(fd);
+  open();
 }
 
 }  // namespace sluice::server
