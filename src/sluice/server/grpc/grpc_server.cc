@@ -6,7 +6,6 @@
 // generated health messages.
 #include "sluice/server/grpc/grpc_server.h"
 
-
 #include <algorithm>
 #include <array>
 #include <atomic>
