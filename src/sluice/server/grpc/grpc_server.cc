@@ -1,8 +1,8 @@
-// The gRPC transport: Boost.Asio sockets and timers around GrpcSession (nghttp2). Mirrors the
-// HTTP server (server/http/server.cc): one io_context per I/O thread, one acceptor handing
-// connections out round-robin, each connection then on one thread (no locks); deadlines checked
-// by one sweep timer per thread; caps on connections in total and per client address, where a
-// new connection replaces the one idle longest. The only file that includes Asio and the
+// The gRPC transport: Boost.Asio sockets and timers around GrpcSession (nghttp2). It runs on the
+// same I/O threads and accept loop as the HTTP server (server/net/io_workers.h): one io_context
+// per I/O thread, connections handed out in turn, each connection then on one thread (no locks);
+// deadlines checked by one sweep timer per thread; caps on connections in total and per client
+// address, where a new connection replaces the one idle longest. The only file that includes the
 // generated health messages.
 #include "sluice/server/grpc/grpc_server.h"
 
