@@ -82,7 +82,7 @@ decisions() {  # http_port -> decisions the server has made (its /metrics)
   curl -s "http://127.0.0.1:$1/metrics" | awk '/^sluice_decisions_total/ {n += $2} END {printf "%d", n}'
 }
 floor_port=$(free_port)
-build/release/src/sluice/server/grpc/grpc_floor_server "$floor_port" 2>>"$dir/floor.log" &
+build/release/src/sluice/bench/grpc_floor_server "$floor_port" 2>>"$dir/floor.log" &
 pids+=($!)
 floor_pid=$!
 wait_port "$floor_port"
