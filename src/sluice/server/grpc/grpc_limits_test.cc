@@ -4,13 +4,11 @@
 // the server's own timers are what is tested, so nothing here sleeps for time to pass; waits
 // are bounded polls for what the server must do.
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -27,6 +25,7 @@
 #include "sluice/policy/document.h"
 #include "sluice/server/grpc/grpc_server.h"
 #include "sluice/store/memory/memory_store.h"
+#include "testing/descriptor_shortage.h"
 
 namespace sluice::grpc_server {
 namespace {
@@ -346,33 +345,14 @@ TEST_F(GrpcLimitsTest, AboveTheConnectionCapNewConnectionsReplaceIdleOnesOrAreRe
 // again within seconds (grpc++ 1.51 never accepted again: CVE-2023-4785's behaviour).
 TEST_F(GrpcLimitsTest, AfterDescriptorsRunOutAndComeBackTheServerAcceptsAgainWithinSeconds) {
   start({});
-  rlimit saved{};
-  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
-  // A low soft limit just above what is open, so filling the table is quick.
-  int highest = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  ASSERT_GE(highest, 0);
-  ::close(highest);
-  rlimit low = saved;
-  low.rlim_cur = static_cast<rlim_t>(highest + 64);
-  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
-  std::vector<int> filler;
-  for (;;) {
-    const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) break;
-    filler.push_back(fd);
-  }
-  // Room for the clients only: the server's accepts find the table full.
-  for (int i = 0; i < 8 && !filler.empty(); ++i) {
-    ::close(filler.back());
-    filler.pop_back();
-  }
+  test::DescriptorShortage shortage(/*room=*/8);  // for the clients only
+  ASSERT_TRUE(shortage.ok());
   std::vector<std::unique_ptr<RawConnection>> waiting;
   for (int i = 0; i < 8; ++i) waiting.push_back(std::make_unique<RawConnection>(server_->port()));
   const bool accept_failed =
       eventually([&] { return server_->stats().accept_errors > 0; }, std::chrono::seconds(5));
   waiting.clear();
-  for (int fd : filler) ::close(fd);
-  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  shortage.end();
   ASSERT_TRUE(accept_failed) << "accept never ran out of descriptors";
   const auto freed = Clock::now();
   const grpc::Status answered = call(std::chrono::seconds(5));

@@ -110,13 +110,13 @@ struct GrpcServer::State {
         budget(options.max_buffered_bytes) {}
 
   Status start();
-  // A new connection on its worker's thread: admitted under the caps (server::admit), started.
+  // A new connection on its worker's thread: admitted under the caps, then started.
   void accepted(Worker& worker, tcp::socket socket);
   void stop(Micros grace);
   void build_methods();
   std::string health_message(const std::string& service) const;
-  void opened(const std::string& peer) { connections_open.opened(peer); }
-  void closed(const std::string& peer) { connections_open.closed(peer); }
+  void opened(const std::string& peer) { caps.opened(peer); }
+  void closed(const std::string& peer) { caps.closed(peer); }
 
   const GrpcServerOptions options;
   RlsService rls;
@@ -127,11 +127,7 @@ struct GrpcServer::State {
   std::shared_ptr<PostGate> gate = std::make_shared<PostGate>();
   std::atomic<bool> serving{false};
   Workers workers;
-  std::size_t max_connections = 0;  // options.max_connections, 0 resolved
-  std::size_t max_per_peer = 0;
-  server::ConnectionCount connections_open;
-  std::atomic<std::uint64_t> refused{0};
-  std::atomic<std::uint64_t> evicted{0};
+  server::ConnectionCaps caps;
   std::atomic<std::uint64_t> timed_out{0};
   std::mutex stop_mutex;
   bool stopped = false;
@@ -373,15 +369,10 @@ void GrpcServer::State::build_methods() {
 Status GrpcServer::State::start() {
   if (Status status = check_options(options); !status.ok()) return status;
   build_methods();
-  max_connections = options.max_connections;
-  if (max_connections == 0) {
-    // gRPC's share of the descriptors (connection_budget.h), so the gRPC port alone cannot
-    // starve the HTTP port (or the store) of descriptors.
-    max_connections = connection_budget(descriptor_limit(), /*with_grpc=*/true).grpc;
-  }
-  max_per_peer = options.max_connections_per_peer != 0
-                     ? options.max_connections_per_peer
-                     : std::max<std::size_t>(1, max_connections / 2);
+  // gRPC's share of the descriptors (connection_budget.h), so the gRPC port alone cannot starve
+  // the HTTP port (or the store) of descriptors.
+  caps.set(options.max_connections, options.max_connections_per_peer,
+           connection_budget(descriptor_limit(), /*with_grpc=*/true).grpc);
   if (Status opened = workers.open(options.io_threads, options.host, options.port, "grpc-listen");
       !opened.ok()) {
     return opened;
@@ -399,17 +390,7 @@ Status GrpcServer::State::start() {
 
 void GrpcServer::State::accepted(Worker& worker, tcp::socket socket) {
   auto connection = std::make_shared<Connection>(*this, worker, std::move(socket));
-  switch (server::admit(connections_open, max_connections, max_per_peer, worker.connections,
-                        connection->peer())) {
-    case server::Admission::kRefused:
-      refused.fetch_add(1);
-      return;  // closes as it goes out of scope
-    case server::Admission::kAdmittedAfterEviction:
-      evicted.fetch_add(1);
-      break;
-    case server::Admission::kAdmitted:
-      break;
-  }
+  if (!caps.admit(worker.connections, connection->peer())) return;  // closes going out of scope
   connection->start();
 }
 
@@ -421,7 +402,7 @@ void GrpcServer::State::stop(Micros grace) {
   workers.stop_accepting();
   workers.for_each_connection([](Connection& connection) { connection.drain(); });
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(grace);
-  while (connections_open.total() > 0 && std::chrono::steady_clock::now() < deadline) {
+  while (caps.open() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   {
@@ -459,9 +440,9 @@ void GrpcServer::set_serving(bool serving) {
 void GrpcServer::shutdown(Micros grace) { state_->stop(grace); }
 
 GrpcServer::Stats GrpcServer::stats() const {
-  return {.connections = state_->connections_open.total(),
-          .refused = state_->refused.load(),
-          .evicted = state_->evicted.load(),
+  return {.connections = state_->caps.open(),
+          .refused = state_->caps.refused(),
+          .evicted = state_->caps.evicted(),
           .accept_errors = state_->workers.accept_errors(),
           .timed_out = state_->timed_out.load(),
           .header_overflows = state_->counters.header_overflows.load(),

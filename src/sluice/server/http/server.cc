@@ -186,7 +186,7 @@ class HttpServer::Impl {
   Status start();
   void shutdown();
   std::uint16_t port() const { return workers_.port(); }
-  std::size_t connections() const { return open_.total(); }
+  std::size_t connections() const { return caps_.open(); }
 
   const HttpServerOptions& options() const { return options_; }
   const Router& router() const { return *router_; }
@@ -198,12 +198,12 @@ class HttpServer::Impl {
       fn();
     }
   }
-  void opened(const std::string& peer) { open_.opened(peer); }
-  void closed(const std::string& peer) { open_.closed(peer); }
+  void opened(const std::string& peer) { caps_.opened(peer); }
+  void closed(const std::string& peer) { caps_.closed(peer); }
   ConnectionStats connection_stats() const {
-    return {.open = open_.total(),
-            .evicted = evicted_.load(),
-            .refused = refused_.load(),
+    return {.open = caps_.open(),
+            .evicted = caps_.evicted(),
+            .refused = caps_.refused(),
             .tls_handshake_failures = tls_failures_.load(),
             .accept_errors = workers_.accept_errors(),
             .access_log_dropped = stderr_log_ ? stderr_log_->dropped() : 0,
@@ -216,11 +216,11 @@ class HttpServer::Impl {
   // The Strict-Transport-Security value for responses over TLS; empty: none.
   const std::string& hsts() const { return hsts_; }
   void tls_failed() { tls_failures_.fetch_add(1); }
-  std::size_t max_connections() const { return max_connections_; }
-  std::size_t max_connections_per_peer() const { return max_per_peer_; }
+  std::size_t max_connections() const { return caps_.max_total(); }
+  std::size_t max_connections_per_peer() const { return caps_.max_per_peer(); }
 
  private:
-  // A new connection on its worker's thread: admitted under the caps (server::admit), started.
+  // A new connection on its worker's thread: admitted under the caps, then started.
   void accepted(Worker& worker, tcp::socket socket);
 
   HttpServerOptions options_;
@@ -229,15 +229,11 @@ class HttpServer::Impl {
   std::unique_ptr<LineWriter> stderr_log_;
   Workers workers_;
   std::optional<asio::thread_pool> pool_;
-  server::ConnectionCount open_;
-  std::atomic<std::uint64_t> evicted_{0};
-  std::atomic<std::uint64_t> refused_{0};
+  server::ConnectionCaps caps_;
   std::atomic<std::uint64_t> tls_failures_{0};
   std::shared_ptr<asio::ssl::context> tls_context_;
   std::shared_ptr<BodyBudget> body_budget_;  // set by start(); shared with the bodies' charges
   std::string hsts_;
-  std::size_t max_connections_ = 0;
-  std::size_t max_per_peer_ = 0;
   std::mutex shutdown_mutex_;
   bool stopped_ = false;
 };
@@ -715,13 +711,8 @@ Status HttpServer::Impl::start() {
       hsts_ = "max-age=" + std::to_string(options_.tls->hsts_max_age / kMicrosPerSecond);
     }
   }
-  max_connections_ = options_.max_connections;
-  if (max_connections_ == 0) {
-    max_connections_ = connection_budget(descriptor_limit(), /*with_grpc=*/false).http;
-  }
-  max_per_peer_ = options_.max_connections_per_peer != 0
-                      ? options_.max_connections_per_peer
-                      : std::max<std::size_t>(1, max_connections_ / 2);
+  caps_.set(options_.max_connections, options_.max_connections_per_peer,
+            connection_budget(descriptor_limit(), /*with_grpc=*/false).http);
   if (options_.io_threads < 0) return invalid_argument("io_threads: must not be negative");
   if (options_.blocking_threads < 0) {
     return invalid_argument("blocking_threads: must not be negative");
@@ -748,17 +739,7 @@ Status HttpServer::Impl::start() {
 
 void HttpServer::Impl::accepted(Worker& worker, tcp::socket socket) {
   auto connection = std::make_shared<Connection>(*this, worker, std::move(socket));
-  switch (server::admit(open_, max_connections_, max_per_peer_, worker.connections,
-                        connection->peer())) {
-    case server::Admission::kRefused:
-      refused_.fetch_add(1);
-      return;  // closes as it goes out of scope
-    case server::Admission::kAdmittedAfterEviction:
-      evicted_.fetch_add(1);
-      break;
-    case server::Admission::kAdmitted:
-      break;
-  }
+  if (!caps_.admit(worker.connections, connection->peer())) return;  // closes going out of scope
   connection->start();
 }
 
@@ -770,7 +751,7 @@ void HttpServer::Impl::shutdown() {
   workers_.for_each_connection([](Connection& connection) { connection.drain(); });
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::microseconds(options_.shutdown_timeout);
-  while (open_.total() > 0 && std::chrono::steady_clock::now() < deadline) {
+  while (caps_.open() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   workers_.join([](Connection& connection) { connection.close(); });

@@ -2,9 +2,7 @@
 // anything, and RemoteLimiter. Redis cases use a real redis-server (tests/testing).
 #include "sluice/server/http/server.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -22,6 +20,7 @@
 #include "sluice/server/http/test_http_client.h"
 #include "sluice/store/memory/memory_store.h"
 #include "sluice/store/redis/redis_store.h"
+#include "testing/descriptor_shortage.h"
 #include "testing/redis_server.h"
 
 namespace sluice::http {
@@ -597,25 +596,8 @@ TEST_F(ServerTest, AtTheConnectionCapANewConnectionReplacesTheLongestIdleOne) {
 // instead of hanging), and once descriptors are free the port answers again within seconds.
 TEST_F(ServerTest, OutOfDescriptorsWaitingClientsAreToldAndThePortAnswersOnceTheyAreBack) {
   TestServer server(store_, {.io_threads = 1});
-  rlimit saved{};
-  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
-  // A low soft limit just above what is open, so filling the table is quick.
-  const int highest = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  ASSERT_GE(highest, 0);
-  ::close(highest);
-  rlimit low = saved;
-  low.rlim_cur = static_cast<rlim_t>(highest + 64);
-  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
-  std::vector<int> filler;
-  for (int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC); fd >= 0;
-       fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) {
-    filler.push_back(fd);
-  }
-  // Room for the clients only: the server's accepts find the table full.
-  for (int i = 0; i < 4 && !filler.empty(); ++i) {
-    ::close(filler.back());
-    filler.pop_back();
-  }
+  test::DescriptorShortage shortage(/*room=*/4);  // for the clients only
+  ASSERT_TRUE(shortage.ok());
   std::vector<RawConnection> waiting;
   for (int i = 0; i < 4; ++i) {
     StatusOr<RawConnection> connection = RawConnection::open(server.port());
@@ -624,8 +606,7 @@ TEST_F(ServerTest, OutOfDescriptorsWaitingClientsAreToldAndThePortAnswersOnceThe
   const bool told = !waiting.empty() && waiting[0].closed_by_peer(3'000);
   const std::uint64_t accept_errors = server.server().connection_stats().accept_errors;
   waiting.clear();
-  for (int fd : filler) ::close(fd);
-  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  shortage.end();
   EXPECT_GT(accept_errors, 0u) << "accept never ran out of descriptors";
   EXPECT_TRUE(told) << "a client waiting while descriptors ran out was never closed";
   const auto freed = std::chrono::steady_clock::now();
