@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "sluice/auth/account_store.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/policy/sql/sql_account_repository.h"
 #include "sluice/policy/sql/sql_policy_repository.h"
 
@@ -10,11 +11,10 @@ namespace sluice::policy::sql {
 
 StatusOr<SqlStores> open_sql_stores(std::string_view url, const Clock* clock,
                                     const DatabaseOptions& options) {
-  StatusOr<std::shared_ptr<Database>> db = Database::open(url, options);
-  if (!db.ok()) return db.status();
-  SqlStores stores{.database = *db};
-  stores.policies = make_sql_policy_repository(*db, clock);
-  stores.accounts = make_sql_account_repository(*db, clock);
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<Database> db, Database::open(url, options));
+  SqlStores stores{.database = db};
+  stores.policies = make_sql_policy_repository(db, clock);
+  stores.accounts = make_sql_account_repository(db, clock);
   return stores;
 }
 
@@ -24,9 +24,8 @@ namespace sluice::policy {
 
 StatusOr<std::unique_ptr<PolicyRepository>> open_policy_repository(std::string_view url,
                                                                    const Clock* clock) {
-  StatusOr<std::shared_ptr<sql::Database>> db = sql::Database::open(url);
-  if (!db.ok()) return db.status();
-  return sql::make_sql_policy_repository(std::move(*db), clock);
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<sql::Database> db, sql::Database::open(url));
+  return sql::make_sql_policy_repository(std::move(db), clock);
 }
 
 }  // namespace sluice::policy
@@ -35,9 +34,9 @@ namespace sluice::auth {
 
 StatusOr<std::unique_ptr<AccountRepository>> open_account_repository(std::string_view url,
                                                                      const Clock* clock) {
-  StatusOr<std::shared_ptr<policy::sql::Database>> db = policy::sql::Database::open(url);
-  if (!db.ok()) return db.status();
-  return policy::sql::make_sql_account_repository(std::move(*db), clock);
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<policy::sql::Database> db,
+                          policy::sql::Database::open(url));
+  return policy::sql::make_sql_account_repository(std::move(db), clock);
 }
 
 }  // namespace sluice::auth
