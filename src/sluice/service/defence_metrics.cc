@@ -39,14 +39,20 @@ void DefenceMetrics::record_breaker_transition(BreakerState state) {
   transitions_[static_cast<std::size_t>(state)].fetch_add(1, std::memory_order_relaxed);
 }
 
-void DefenceMetrics::record_rollout(std::string_view name, bool enforced, bool allowed,
-                                    bool shadow_denied) {
+void DefenceMetrics::record_rollout(std::string_view name, RolloutGroup group,
+                                    RolloutOutcome outcome) {
   PolicyCounters& counters = policy(name);
-  Group& group = enforced ? counters.enforced : counters.shadowed;
-  if (shadow_denied) {
-    group.shadow_denied.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    (allowed ? group.allowed : group.denied).fetch_add(1, std::memory_order_relaxed);
+  Group& counted = group == RolloutGroup::kEnforced ? counters.enforced : counters.shadowed;
+  switch (outcome) {
+    case RolloutOutcome::kAllowed:
+      counted.allowed.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case RolloutOutcome::kDenied:
+      counted.denied.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case RolloutOutcome::kShadowDenied:
+      counted.shadow_denied.fetch_add(1, std::memory_order_relaxed);
+      break;
   }
 }
 
