@@ -25,7 +25,7 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
-#include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
+#include <utility>  // before Asio: Boost 1.74 uses std::exchange without it (GCC 12)
 #include <vector>
 
 #include "grpc/health/v1/health.pb.h"
