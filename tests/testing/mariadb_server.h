@@ -1,6 +1,6 @@
 // MariaDbServer: a real MariaDB server (mariadbd) for integration tests, on a free loopback port
-// in its own temporary directory, started as DEPENDENCIES.md describes (mariadb-install-db, then
-// mariadbd as user mysql) and stopped by PID — never by name, the machine is shared.
+// in its own temporary directory, started (mariadb-install-db, then mariadbd as user mysql) and
+// stopped by PID — never by name, the machine is shared.
 #pragma once
 
 #include <sys/types.h>

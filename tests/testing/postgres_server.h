@@ -1,7 +1,6 @@
 // PostgresServer: a real PostgreSQL server for integration tests, on a free loopback port in its
-// own temporary directory, started as DEPENDENCIES.md describes (initdb and pg_ctl as user
-// postgres, which PostgreSQL requires when we are root) and stopped by PID — never by name, the
-// machine is shared.
+// own temporary directory, started (initdb and pg_ctl as user postgres, which PostgreSQL requires
+// when we are root) and stopped by PID — never by name, the machine is shared.
 #pragma once
 
 #include <sys/types.h>

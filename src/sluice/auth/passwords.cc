@@ -8,6 +8,7 @@
 
 #include "sluice/auth/secrets.h"
 #include "sluice/core/low_priority.h"
+#include "sluice/core/status_macros.h"
 
 namespace sluice::auth {
 namespace {
@@ -120,8 +121,7 @@ StatusOr<std::string> hash_password(std::string_view password, const PasswordHas
         "password hash options: need time_cost ≥ 1, parallelism ≥ 1, memory_kib ≥ 8·parallelism, "
         "salt_bytes ≥ 8 and hash_bytes ≥ 16");
   }
-  StatusOr<std::string> salt = random_bytes(options.salt_bytes);
-  if (!salt.ok()) return salt.status();
+  SLUICE_ASSIGN_OR_RETURN(std::string salt, random_bytes(options.salt_bytes));
   std::string encoded(argon2_encodedlen(options.time_cost, options.memory_kib, options.parallelism,
                                         static_cast<std::uint32_t>(options.salt_bytes),
                                         static_cast<std::uint32_t>(options.hash_bytes), Argon2_id),
@@ -129,7 +129,7 @@ StatusOr<std::string> hash_password(std::string_view password, const PasswordHas
   int result = ARGON2_OK;
   run_at_low_priority([&] {  // decisions first: a hash never delays them (low_priority.h)
     result = argon2id_hash_encoded(options.time_cost, options.memory_kib, options.parallelism,
-                                   password.data(), password.size(), salt->data(), salt->size(),
+                                   password.data(), password.size(), salt.data(), salt.size(),
                                    options.hash_bytes, encoded.data(), encoded.size());
   });
   if (result != ARGON2_OK) {
@@ -147,8 +147,7 @@ bool is_one_time(std::string_view encoded) { return encoded.starts_with(kOneTime
 
 Status verify_password(std::string_view password, std::string_view encoded) {
   if (is_one_time(encoded)) encoded.remove_prefix(kOneTimeMark.size());
-  StatusOr<EncodedParameters> parameters = parse_encoded(encoded);
-  if (!parameters.ok()) return parameters.status();
+  SLUICE_RETURN_IF_ERROR(parse_encoded(encoded).status());  // refuses a malformed hash first
   if (password.size() > kMaxPasswordBytes) return {StatusCode::kUnauthenticated, "wrong password"};
   const std::string terminated(encoded);
   int result = ARGON2_OK;

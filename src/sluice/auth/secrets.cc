@@ -7,6 +7,8 @@
 #include <array>
 #include <climits>
 
+#include "sluice/core/status_macros.h"
+
 namespace sluice::auth {
 namespace {
 
@@ -33,9 +35,8 @@ StatusOr<std::string> random_base62(std::size_t length) {
   out.reserve(length);
   while (out.size() < length) {
     // About 3% of bytes are rejected; draw a little more than needed per round.
-    StatusOr<std::string> bytes = random_bytes(length - out.size() + 8);
-    if (!bytes.ok()) return bytes.status();
-    for (const char byte : *bytes) {
+    SLUICE_ASSIGN_OR_RETURN(std::string bytes, random_bytes(length - out.size() + 8));
+    for (const char byte : bytes) {
       const auto value = static_cast<unsigned char>(byte);
       if (value >= kBase62Accept) continue;
       out.push_back(kBase62[value % 62]);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sluice/auth/secrets.h"
+#include "sluice/core/status_macros.h"
 
 namespace sluice::auth {
 namespace {
@@ -19,16 +20,14 @@ Status invalid_token() { return {StatusCode::kUnauthenticated, "invalid token"};
 
 StatusOr<IssuedToken> issue_token(std::string_view user, std::string_view description, Micros now,
                                   std::optional<Micros> expires_at) {
-  StatusOr<std::string> id = random_base62(kTokenIdLength);
-  if (!id.ok()) return id.status();
-  StatusOr<std::string> secret = random_base62(kTokenSecretLength);
-  if (!secret.ok()) return secret.status();
+  SLUICE_ASSIGN_OR_RETURN(std::string id, random_base62(kTokenIdLength));
+  SLUICE_ASSIGN_OR_RETURN(std::string secret, random_base62(kTokenSecretLength));
   IssuedToken issued;
-  issued.token = std::string(kTokenPrefix) + *id + "_" + *secret;
-  issued.record = TokenRecord{.id = *id,
+  issued.token = std::string(kTokenPrefix) + id + "_" + secret;
+  issued.record = TokenRecord{.id = id,
                               .user = std::string(user),
                               .description = std::string(description),
-                              .secret_hash = hash_token_secret(*secret),
+                              .secret_hash = hash_token_secret(secret),
                               .created_at = now,
                               .expires_at = expires_at};
   return issued;
@@ -64,9 +63,8 @@ StatusOr<IssuedToken> create_token(AccountRepository& accounts, std::string_view
     return invalid_argument("expires_at: must be in the future");
   }
   for (int attempt = 0;; ++attempt) {
-    StatusOr<IssuedToken> issued = issue_token(user, description, now, expires_at);
-    if (!issued.ok()) return issued.status();
-    const Status stored = accounts.insert_token(issued->record, checks);
+    SLUICE_ASSIGN_OR_RETURN(IssuedToken issued, issue_token(user, description, now, expires_at));
+    const Status stored = accounts.insert_token(issued.record, checks);
     if (stored.ok()) return issued;
     // AlreadyExists means the random id collided (p ≈ n/62^16); any other error is final.
     if (stored.code() != StatusCode::kAlreadyExists || attempt == 3) return stored;

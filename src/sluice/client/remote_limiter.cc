@@ -11,7 +11,7 @@
 #include <chrono>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
+#include <utility>  // before Asio: Boost 1.74 uses std::exchange without it (GCC 12)
 
 #include "sluice/core/http_status.h"
 #include "sluice/service/decision_json.h"

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "sluice/core/percent_encoding.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/db/migrations.h"
 
 namespace sluice::db {
@@ -288,12 +289,9 @@ void switch_to_wal(soci::session& sql, std::chrono::milliseconds lock_timeout) {
 
 StatusOr<std::shared_ptr<Database>> Database::open(std::string_view url,
                                                    const DatabaseOptions& options) {
-  StatusOr<DatabaseUrl> parsed = parse_database_url(url);
-  if (!parsed.ok()) return parsed.status();
-  if (parsed->dialect == Dialect::kSqlite && parsed->path != kSqliteMemory) {
-    if (Status created = create_private_database_file(parsed->path); !created.ok()) {
-      return created;
-    }
+  SLUICE_ASSIGN_OR_RETURN(DatabaseUrl parsed, parse_database_url(url));
+  if (parsed.dialect == Dialect::kSqlite && parsed.path != kSqliteMemory) {
+    SLUICE_RETURN_IF_ERROR(create_private_database_file(parsed.path));
   }
 
   std::unique_lock<std::mutex> registry_lock(registry_mutex(), std::defer_lock);
@@ -308,14 +306,12 @@ StatusOr<std::shared_ptr<Database>> Database::open(std::string_view url,
     }
   }
 
-  std::shared_ptr<Database> db(new Database(std::move(*parsed), redact_database_url(url), options));
+  std::shared_ptr<Database> db(new Database(std::move(parsed), redact_database_url(url), options));
   {
     // Connect eagerly so a wrong URL or a database that is down is reported by open().
-    StatusOr<std::unique_ptr<Lease>> first = db->lease("connecting");
-    if (!first.ok()) return first.status();
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Lease> first, db->lease("connecting"));
   }
-  StatusOr<int> applied = apply_migrations(*db);
-  if (!applied.ok()) return applied.status();
+  SLUICE_RETURN_IF_ERROR(apply_migrations(*db).status());
   if (options.share) registry()[std::string(url)] = db;
   return db;
 }
@@ -418,20 +414,18 @@ std::string_view Database::begin_statement() const {
 }
 
 Status Database::run(std::string_view what, const std::function<Status(soci::session&)>& body) {
-  StatusOr<std::unique_ptr<Lease>> lease = this->lease(what);
-  if (!lease.ok()) return lease.status();
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Lease> lease, this->lease(what));
   try {
-    return body((*lease)->sql());
+    return body(lease->sql());
   } catch (...) {
-    return to_status(what, **lease);
+    return to_status(what, *lease);
   }
 }
 
 Status Database::write(std::string_view what, Counter counter,
                        const std::function<Status(WriteTransaction&)>& body) {
-  StatusOr<std::unique_ptr<Lease>> lease = this->lease(what);
-  if (!lease.ok()) return lease.status();
-  soci::session& sql = (*lease)->sql();
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Lease> lease, this->lease(what));
+  soci::session& sql = lease->sql();
   const std::string name(counter_name(counter));
   bool in_transaction = false;
   try {
@@ -467,12 +461,12 @@ Status Database::write(std::string_view what, Counter counter,
     sql << "COMMIT";
     return Status();
   } catch (...) {
-    Status status = to_status(what, **lease);
+    Status status = to_status(what, *lease);
     if (in_transaction) {
       try {
         sql << "ROLLBACK";
       } catch (...) {
-        (*lease)->mark_broken();  // state unknown: start afresh
+        lease->mark_broken();  // state unknown: start afresh
       }
     }
     return status;
@@ -482,14 +476,13 @@ Status Database::write(std::string_view what, Counter counter,
 StatusOr<std::int64_t> Database::counter_value(Counter counter) {
   long long value = 0;
   const std::string name(counter_name(counter));
-  Status status = run("reading the revision", [&](soci::session& sql) -> Status {
+  SLUICE_RETURN_IF_ERROR(run("reading the revision", [&](soci::session& sql) -> Status {
     soci::indicator found = soci::i_null;
     sql << "SELECT revision FROM revisions WHERE name = :name", soci::use(name),
         soci::into(value, found);
     if (found != soci::i_ok) return internal_error("the revisions row \"" + name + "\" is missing");
     return Status();
-  });
-  if (!status.ok()) return status;
+  }));
   return static_cast<std::int64_t>(value);
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sluice/core/clock.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/db/database.h"
 
 namespace sluice::db {
@@ -212,7 +213,7 @@ StatusOr<int> apply_migrations(Database& db, std::span<const Migration> migratio
   }
   const Dialect dialect = db.dialect();
   int applied = 0;
-  Status status = db.run("applying schema migrations", [&](soci::session& sql) -> Status {
+  SLUICE_RETURN_IF_ERROR(db.run("applying schema migrations", [&](soci::session& sql) -> Status {
     // MySQL: a session-level named lock (its DDL commits implicitly, so a transaction cannot
     // hold it). SQLite/PostgreSQL: one transaction around everything.
     bool locked = false;
@@ -285,18 +286,16 @@ StatusOr<int> apply_migrations(Database& db, std::span<const Migration> migratio
       }
       throw;
     }
-  });
-  if (!status.ok()) return status;
+  }));
   return applied;
 }
 
 StatusOr<std::int64_t> schema_version(Database& db) {
   long long version = 0;
-  Status status = db.run("reading the schema version", [&](soci::session& sql) -> Status {
+  SLUICE_RETURN_IF_ERROR(db.run("reading the schema version", [&](soci::session& sql) -> Status {
     version = current_version(sql);
     return Status();
-  });
-  if (!status.ok()) return status;
+  }));
   return static_cast<std::int64_t>(version);
 }
 

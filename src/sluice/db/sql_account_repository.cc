@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sluice/core/key.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/db/text_checks.h"
 
 namespace sluice::db {
@@ -119,12 +120,10 @@ class SqlAccountRepository final : public auth::AccountRepository {
       : db_(std::move(db)), clock_(clock != nullptr ? clock : &SystemClock::instance()) {}
 
   Status create_user(const User& user, std::string_view password_hash) override {
-    if (Status status = check_user_name(user.name); !status.ok()) return status;
-    if (Status status = check_text("password_hash", password_hash, kMaxTextBytes); !status.ok()) {
-      return status;
-    }
+    SLUICE_RETURN_IF_ERROR(check_user_name(user.name));
+    SLUICE_RETURN_IF_ERROR(check_text("password_hash", password_hash, kMaxTextBytes));
     for (const auto& [app, role] : user.roles) {
-      if (Status status = check_app_name(app); !status.ok()) return status;
+      SLUICE_RETURN_IF_ERROR(check_app_name(app));
     }
     const std::string hash(password_hash);
     return db_->write(
@@ -157,7 +156,7 @@ class SqlAccountRepository final : public auth::AccountRepository {
     if (!can_name_a_user(name)) return user_not_found(name);
     User user;
     bool found = false;
-    Status status = db_->run("reading user " + name, [&](soci::session& sql) -> Status {
+    SLUICE_RETURN_IF_ERROR(db_->run("reading user " + name, [&](soci::session& sql) -> Status {
       std::string stored_name;
       int admin = 0;
       long long created_at = 0;
@@ -173,13 +172,10 @@ class SqlAccountRepository final : public auth::AccountRepository {
                   .admin = admin != 0,
                   .created_at = created_at,
                   .generation = generation};
-      StatusOr<std::map<std::string, std::map<std::string, Role>>> roles =
-          select_roles(sql, db_->dialect(), &stored_name);
-      if (!roles.ok()) return roles.status();
-      if (auto it = roles->find(name); it != roles->end()) user.roles = std::move(it->second);
+      SLUICE_ASSIGN_OR_RETURN(auto roles, select_roles(sql, db_->dialect(), &stored_name));
+      if (auto it = roles.find(name); it != roles.end()) user.roles = std::move(it->second);
       return Status();
-    });
-    if (!status.ok()) return status;
+    }));
     if (!found) return user_not_found(name);
     return user;
   }
@@ -189,15 +185,14 @@ class SqlAccountRepository final : public auth::AccountRepository {
     if (!can_name_a_user(name)) return user_not_found(name);
     std::string hash;
     bool found = false;
-    Status status = db_->run("reading user " + name, [&](soci::session& sql) -> Status {
+    SLUICE_RETURN_IF_ERROR(db_->run("reading user " + name, [&](soci::session& sql) -> Status {
       std::string stored_name;
       soci::statement st = (sql.prepare << "SELECT name, password_hash FROM users WHERE " +
                                                exact_match(db_->dialect(), "name", ":name"),
                             soci::use(name), soci::into(stored_name), soci::into(hash));
       found = st.execute(true) && same_name(stored_name, name);
       return Status();
-    });
-    if (!status.ok()) return status;
+    }));
     if (!found) return user_not_found(name);
     return hash;
   }
@@ -205,14 +200,12 @@ class SqlAccountRepository final : public auth::AccountRepository {
   StatusOr<std::size_t> change_password_hash(std::string_view user_view,
                                              std::string_view password_hash,
                                              auth::TokenRevocation tokens) override {
-    if (Status status = check_text("password_hash", password_hash, kMaxTextBytes); !status.ok()) {
-      return status;
-    }
+    SLUICE_RETURN_IF_ERROR(check_text("password_hash", password_hash, kMaxTextBytes));
     const std::string name(user_view);
     if (!can_name_a_user(name)) return user_not_found(name);
     const std::string hash(password_hash);
     std::size_t revoked = 0;
-    Status status = db_->write(
+    SLUICE_RETURN_IF_ERROR(db_->write(
         "changing the password of user " + name, Counter::kAccounts,
         [&](WriteTransaction& tx) -> Status {
           long long generation = tx.next_revision();  // ends the old sessions
@@ -231,14 +224,13 @@ class SqlAccountRepository final : public auth::AccountRepository {
                           soci::use(name))));
           }
           return Status();
-        });
-    if (!status.ok()) return status;
+        }));
     return revoked;
   }
 
   StatusOr<std::vector<User>> list_users() override {
     std::vector<User> users;
-    Status status = db_->run("listing users", [&](soci::session& sql) -> Status {
+    SLUICE_RETURN_IF_ERROR(db_->run("listing users", [&](soci::session& sql) -> Status {
       std::string name;
       int admin = 0;
       long long created_at = 0;
@@ -251,15 +243,12 @@ class SqlAccountRepository final : public auth::AccountRepository {
         users.push_back(User{
             .name = name, .admin = admin != 0, .created_at = created_at, .generation = generation});
       }
-      StatusOr<std::map<std::string, std::map<std::string, Role>>> roles =
-          select_roles(sql, db_->dialect(), nullptr);
-      if (!roles.ok()) return roles.status();
+      SLUICE_ASSIGN_OR_RETURN(auto roles, select_roles(sql, db_->dialect(), nullptr));
       for (User& user : users) {
-        if (auto it = roles->find(user.name); it != roles->end()) user.roles = it->second;
+        if (auto it = roles.find(user.name); it != roles.end()) user.roles = it->second;
       }
       return Status();
-    });
-    if (!status.ok()) return status;
+    }));
     std::sort(users.begin(), users.end(),
               [](const User& a, const User& b) { return a.name < b.name; });
     return users;
@@ -296,11 +285,10 @@ class SqlAccountRepository final : public auth::AccountRepository {
 
   StatusOr<std::size_t> count_admins() override {
     long long admins = 0;
-    Status status = db_->run("counting admins", [&](soci::session& sql) -> Status {
+    SLUICE_RETURN_IF_ERROR(db_->run("counting admins", [&](soci::session& sql) -> Status {
       sql << "SELECT COUNT(*) FROM users WHERE is_admin <> 0", soci::into(admins);
       return Status();
-    });
-    if (!status.ok()) return status;
+    }));
     return static_cast<std::size_t>(admins);
   }
 
@@ -332,12 +320,9 @@ class SqlAccountRepository final : public auth::AccountRepository {
   }
 
   Status create_app(const App& app) override {
-    if (Status status = check_app_name(app.name); !status.ok()) return status;
-    if (Status status =
-            check_text("description", app.description, kMaxTextBytes, Emptiness::kAllowed);
-        !status.ok()) {
-      return status;
-    }
+    SLUICE_RETURN_IF_ERROR(check_app_name(app.name));
+    SLUICE_RETURN_IF_ERROR(
+        check_text("description", app.description, kMaxTextBytes, Emptiness::kAllowed));
     return db_->write(
         "creating app " + app.name, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
           soci::session& sql = tx.sql();
@@ -355,7 +340,7 @@ class SqlAccountRepository final : public auth::AccountRepository {
 
   StatusOr<std::vector<App>> list_apps() override {
     std::vector<App> apps;
-    Status status = db_->run("listing apps", [&](soci::session& sql) -> Status {
+    SLUICE_RETURN_IF_ERROR(db_->run("listing apps", [&](soci::session& sql) -> Status {
       std::string name;
       std::string description;
       long long created_at = 0;
@@ -366,8 +351,7 @@ class SqlAccountRepository final : public auth::AccountRepository {
         apps.push_back(App{.name = name, .description = description, .created_at = created_at});
       }
       return Status();
-    });
-    if (!status.ok()) return status;
+    }));
     std::sort(apps.begin(), apps.end(), [](const App& a, const App& b) { return a.name < b.name; });
     return apps;
   }
@@ -392,18 +376,11 @@ class SqlAccountRepository final : public auth::AccountRepository {
   }
 
   Status insert_token(const TokenRecord& token, const auth::TokenInsertChecks& checks) override {
-    if (Status status = check_text("token id", token.id, kMaxIdentifierBytes); !status.ok()) {
-      return status;
-    }
-    if (Status status = check_user_name(token.user); !status.ok()) return status;
-    if (Status status =
-            check_text("description", token.description, kMaxTextBytes, Emptiness::kAllowed);
-        !status.ok()) {
-      return status;
-    }
-    if (Status status = check_text("secret_hash", token.secret_hash, 128); !status.ok()) {
-      return status;
-    }
+    SLUICE_RETURN_IF_ERROR(check_text("token id", token.id, kMaxIdentifierBytes));
+    SLUICE_RETURN_IF_ERROR(check_user_name(token.user));
+    SLUICE_RETURN_IF_ERROR(
+        check_text("description", token.description, kMaxTextBytes, Emptiness::kAllowed));
+    SLUICE_RETURN_IF_ERROR(check_text("secret_hash", token.secret_hash, 128));
     return db_->write(
         "creating token " + token.id, Counter::kAccounts, [&](WriteTransaction& tx) -> Status {
           soci::session& sql = tx.sql();
@@ -447,8 +424,7 @@ class SqlAccountRepository final : public auth::AccountRepository {
     const std::string id(id_view);
     if (!can_name_a_token(id)) return token_not_found(id);
     std::vector<TokenRecord> tokens;
-    Status status = select_tokens("reading token " + id, "id", id, tokens);
-    if (!status.ok()) return status;
+    SLUICE_RETURN_IF_ERROR(select_tokens("reading token " + id, "id", id, tokens));
     if (tokens.empty()) return token_not_found(id);
     return std::move(tokens.front());
   }
@@ -457,8 +433,8 @@ class SqlAccountRepository final : public auth::AccountRepository {
     const std::string user(user_view);
     if (!can_name_a_user(user)) return std::vector<TokenRecord>{};
     std::vector<TokenRecord> tokens;
-    Status status = select_tokens("listing the tokens of user " + user, "user_name", user, tokens);
-    if (!status.ok()) return status;
+    SLUICE_RETURN_IF_ERROR(
+        select_tokens("listing the tokens of user " + user, "user_name", user, tokens));
     std::sort(tokens.begin(), tokens.end(), [](const TokenRecord& a, const TokenRecord& b) {
       return a.created_at != b.created_at ? a.created_at < b.created_at : a.id < b.id;
     });
@@ -481,7 +457,7 @@ class SqlAccountRepository final : public auth::AccountRepository {
         (after ? " AND (created_at > :after_at OR (created_at = :same_at AND id > :after_id))"
                : "") +
         " ORDER BY created_at, id LIMIT " + std::to_string(limit);
-    Status status =
+    SLUICE_RETURN_IF_ERROR(
         db_->run("listing the tokens of user " + user, [&](soci::session& sql) -> Status {
           TokenRecord row;
           long long created_at = 0;
@@ -511,8 +487,7 @@ class SqlAccountRepository final : public auth::AccountRepository {
             if (same_name(row.user, user)) tokens.push_back(row);
           }
           return Status();
-        });
-    if (!status.ok()) return status;
+        }));
     return tokens;
   }
 
@@ -520,7 +495,7 @@ class SqlAccountRepository final : public auth::AccountRepository {
     const std::string user(user_view);
     if (!can_name_a_user(user)) return user_not_found(user);
     std::size_t deleted = 0;
-    Status status = db_->write(
+    SLUICE_RETURN_IF_ERROR(db_->write(
         "revoking the tokens of user " + user, Counter::kAccounts,
         [&](WriteTransaction& tx) -> Status {
           soci::session& sql = tx.sql();
@@ -531,8 +506,7 @@ class SqlAccountRepository final : public auth::AccountRepository {
                         soci::use(user))));
           tx.next_revision();
           return Status();
-        });
-    if (!status.ok()) return status;
+        }));
     return deleted;
   }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sluice/core/key.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/db/text_checks.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/history.h"
@@ -218,18 +219,16 @@ class SqlPolicyRepository final : public PolicyRepository {
 
   StatusOr<std::vector<Policy>> list(std::optional<std::string_view> app) override {
     std::vector<PolicyRow> rows;
-    Status status = db_->run("listing policies", [&](soci::session& sql) -> Status {
+    SLUICE_RETURN_IF_ERROR(db_->run("listing policies", [&](soci::session& sql) -> Status {
       rows = select_policies(sql, nullptr);
       return Status();
-    });
-    if (!status.ok()) return status;
+    }));
     std::vector<Policy> policies;
     policies.reserve(rows.size());
     for (const PolicyRow& row : rows) {
-      StatusOr<Policy> policy = decode(row);
-      if (!policy.ok()) return policy.status();
-      if (app && !policy->admits_app(*app)) continue;
-      policies.push_back(std::move(*policy));
+      SLUICE_ASSIGN_OR_RETURN(Policy policy, decode(row));
+      if (app && !policy.admits_app(*app)) continue;
+      policies.push_back(std::move(policy));
     }
     // Byte order, the same on every backend whatever its collation.
     std::sort(policies.begin(), policies.end(),
@@ -241,28 +240,26 @@ class SqlPolicyRepository final : public PolicyRepository {
     const std::string name(name_view);
     if (!is_valid_policy_name(name)) return policy_not_found(name);
     std::optional<PolicyRow> row;
-    Status status = db_->run("reading policy " + name, [&](soci::session& sql) -> Status {
+    SLUICE_RETURN_IF_ERROR(db_->run("reading policy " + name, [&](soci::session& sql) -> Status {
       row = select_policy(sql, name);
       return Status();
-    });
-    if (!status.ok()) return status;
+    }));
     if (!row) return policy_not_found(name);
     return decode(*row);
   }
 
   StatusOr<Policy> create(Policy policy, std::string_view actor_view) override {
-    if (Status status = validate_for_storage(policy); !status.ok()) return status;
-    if (Status status = validate_actor(actor_view); !status.ok()) return status;
+    SLUICE_RETURN_IF_ERROR(validate_for_storage(policy));
+    SLUICE_RETURN_IF_ERROR(validate_actor(actor_view));
     const std::string actor(actor_view);
     Policy stored;
-    Status status = db_->write(
+    SLUICE_RETURN_IF_ERROR(db_->write(
         "creating policy " + policy.name, Counter::kPolicies, [&](WriteTransaction& tx) -> Status {
           if (select_policy(tx.sql(), policy.name)) {
             return Status(StatusCode::kAlreadyExists, "policy " + policy.name + " already exists");
           }
-          StatusOr<std::string> document = stage_new(policy, actor, 1, stored);
-          if (!document.ok()) return document.status();
-          insert_policy(tx.sql(), stored, *document);
+          SLUICE_ASSIGN_OR_RETURN(std::string document, stage_new(policy, actor, 1, stored));
+          insert_policy(tx.sql(), stored, document);
           insert_history(tx.sql(), {.id = tx.next_revision(),
                                     .policy = stored.name,
                                     .action = ChangeAction::kCreate,
@@ -270,20 +267,19 @@ class SqlPolicyRepository final : public PolicyRepository {
                                     .at = stored.updated_at,
                                     .version = stored.version,
                                     .old_document = nullptr,
-                                    .new_document = &*document});
+                                    .new_document = &document});
           return Status();
-        });
-    if (!status.ok()) return status;
+        }));
     return stored;
   }
 
   StatusOr<Policy> update(Policy policy, std::int64_t expected_version,
                           std::string_view actor_view) override {
-    if (Status status = validate_for_storage(policy); !status.ok()) return status;
-    if (Status status = validate_actor(actor_view); !status.ok()) return status;
+    SLUICE_RETURN_IF_ERROR(validate_for_storage(policy));
+    SLUICE_RETURN_IF_ERROR(validate_actor(actor_view));
     const std::string actor(actor_view);
     Policy stored;
-    Status status = db_->write(
+    SLUICE_RETURN_IF_ERROR(db_->write(
         "updating policy " + policy.name, Counter::kPolicies, [&](WriteTransaction& tx) -> Status {
           std::optional<PolicyRow> row = select_policy(tx.sql(), policy.name);
           if (!row) return policy_not_found(policy.name);
@@ -291,8 +287,7 @@ class SqlPolicyRepository final : public PolicyRepository {
             return version_conflict(policy.name, row->version, expected_version);
           }
           return apply_update(tx, policy, *row, actor, stored);
-        });
-    if (!status.ok()) return status;
+        }));
     return stored;
   }
 
@@ -300,7 +295,7 @@ class SqlPolicyRepository final : public PolicyRepository {
                 std::string_view actor_view) override {
     const std::string name(name_view);
     if (!is_valid_policy_name(name)) return policy_not_found(name);
-    if (Status status = validate_actor(actor_view); !status.ok()) return status;
+    SLUICE_RETURN_IF_ERROR(validate_actor(actor_view));
     const std::string actor(actor_view);
     return db_->write(
         "deleting policy " + name, Counter::kPolicies, [&](WriteTransaction& tx) -> Status {
@@ -332,7 +327,7 @@ class SqlPolicyRepository final : public PolicyRepository {
     const std::string name(name_view);
     std::vector<PolicyChange> changes;
     if (!is_valid_policy_name(name)) return changes;
-    Status status =
+    SLUICE_RETURN_IF_ERROR(
         db_->run("reading the history of policy " + name, [&](soci::session& sql) -> Status {
           long long id = 0;
           std::string action;
@@ -352,21 +347,20 @@ class SqlPolicyRepository final : public PolicyRepository {
                soci::into(new_document, new_present));
           st.execute();
           while (st.fetch()) {
-            StatusOr<PolicyChange> change =
+            SLUICE_ASSIGN_OR_RETURN(
+                PolicyChange change,
                 decode_change(name, id, action, actor, at, version,
                               old_present == soci::i_ok ? &old_document : nullptr,
-                              new_present == soci::i_ok ? &new_document : nullptr);
-            if (!change.ok()) return change.status();
-            changes.push_back(std::move(*change));
+                              new_present == soci::i_ok ? &new_document : nullptr));
+            changes.push_back(std::move(change));
           }
           return Status();
-        });
-    if (!status.ok()) return status;
+        }));
     return changes;
   }
 
   Status import(const std::vector<Policy>& policies, std::string_view actor_view) override {
-    if (Status status = validate_actor(actor_view); !status.ok()) return status;
+    SLUICE_RETURN_IF_ERROR(validate_actor(actor_view));
     std::vector<std::string> problems;
     std::set<std::string, std::less<>> names;
     for (std::size_t i = 0; i < policies.size(); ++i) {
@@ -393,9 +387,8 @@ class SqlPolicyRepository final : public PolicyRepository {
             std::optional<PolicyRow> row = select_policy(tx.sql(), policy.name);
             Policy stored;
             if (!row) {
-              StatusOr<std::string> document = stage_new(policy, actor, 1, stored);
-              if (!document.ok()) return document.status();
-              insert_policy(tx.sql(), stored, *document);
+              SLUICE_ASSIGN_OR_RETURN(std::string document, stage_new(policy, actor, 1, stored));
+              insert_policy(tx.sql(), stored, document);
               insert_history(tx.sql(), {.id = tx.next_revision(),
                                         .policy = stored.name,
                                         .action = ChangeAction::kCreate,
@@ -403,13 +396,12 @@ class SqlPolicyRepository final : public PolicyRepository {
                                         .at = stored.updated_at,
                                         .version = stored.version,
                                         .old_document = nullptr,
-                                        .new_document = &*document});
+                                        .new_document = &document});
               continue;
             }
-            StatusOr<Policy> current = decode(*row);
-            if (!current.ok()) return current.status();
+            SLUICE_ASSIGN_OR_RETURN(Policy current, decode(*row));
             // Unchanged: no new version, no history entry, so re-importing is idempotent.
-            if (content_json(*current) == content_json(policy)) continue;
+            if (content_json(current) == content_json(policy)) continue;
             // A version in the imported document (as exported) must still be current: the
             // import would otherwise overwrite a change made since the export.
             if (policy.version != 0 && policy.version != row->version) {
@@ -418,9 +410,7 @@ class SqlPolicyRepository final : public PolicyRepository {
                   "import refused, nothing changed: " +
                       version_conflict(policy.name, row->version, policy.version).message());
             }
-            if (Status status = apply_update(tx, policy, *row, actor, stored); !status.ok()) {
-              return status;
-            }
+            SLUICE_RETURN_IF_ERROR(apply_update(tx, policy, *row, actor, stored));
           }
           return Status();
         });
@@ -450,9 +440,8 @@ class SqlPolicyRepository final : public PolicyRepository {
     stored.created_at = row.created_at;
     stored.updated_by = actor;
     stored.updated_at = clock_->now();
-    StatusOr<std::string> document = to_text(policy_to_json(stored), stored.name);
-    if (!document.ok()) return document.status();
-    if (!update_policy(tx.sql(), stored, *document, row.version)) {
+    SLUICE_ASSIGN_OR_RETURN(std::string document, to_text(policy_to_json(stored), stored.name));
+    if (!update_policy(tx.sql(), stored, document, row.version)) {
       return version_conflict(stored.name, row.version + 1, row.version);
     }
     insert_history(tx.sql(), {.id = tx.next_revision(),
@@ -462,7 +451,7 @@ class SqlPolicyRepository final : public PolicyRepository {
                               .at = stored.updated_at,
                               .version = stored.version,
                               .old_document = &row.document,
-                              .new_document = &*document});
+                              .new_document = &document});
     return Status();
   }
 

@@ -15,6 +15,7 @@
 #include "sluice/algorithm/token_lease.h"
 #include "sluice/core/duration.h"
 #include "sluice/core/key.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/policy/defence_fields.h"
 #include "sluice/policy/quota_document.h"
 #include "sluice/policy/yaml_text.h"
@@ -268,18 +269,16 @@ StatusOr<json> yaml_to_json(const YAML::Node& node, std::size_t& budget) {
                                   std::to_string(item.first.Mark().line + 1) +
                                   " is not text (a policy document's keys are field names)");
         }
-        StatusOr<json> value = yaml_to_json(item.second, budget);
-        if (!value.ok()) return value;
-        object[item.first.Scalar()] = std::move(*value);
+        SLUICE_ASSIGN_OR_RETURN(json value, yaml_to_json(item.second, budget));
+        object[item.first.Scalar()] = std::move(value);
       }
       return object;
     }
     case YAML::NodeType::Sequence: {
       json array = json::array();
       for (const auto& item : node) {
-        StatusOr<json> value = yaml_to_json(item, budget);
-        if (!value.ok()) return value;
-        array.push_back(std::move(*value));
+        SLUICE_ASSIGN_OR_RETURN(json value, yaml_to_json(item, budget));
+        array.push_back(std::move(value));
       }
       return array;
     }

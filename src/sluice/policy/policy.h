@@ -17,7 +17,7 @@
 
 namespace sluice::policy {
 
-using Mode = sluice::Mode;  // store/decision.h
+using Mode = sluice::Mode;  // sluice/decision.h
 
 // What a decision does when the store cannot be reached.
 // kSplit: while the store is unreachable, each node grants limit ÷ live nodes (the count its

@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/core/status_macros.h"
+
 namespace sluice::policy {
 
 const Policy* PolicyCache::Snapshot::find(std::string_view app, std::string_view name) const {
@@ -20,7 +22,7 @@ StatusOr<std::unique_ptr<PolicyCache>> PolicyCache::open(
   std::unique_ptr<PolicyCache> cache(new PolicyCache(std::move(repository), options));
   // The first load must happen even when the revision is 0 (an empty, never-written store).
   cache->snapshot_.store(std::make_shared<const Snapshot>(Snapshot{.revision = -1}));
-  if (Status status = cache->refresh_now(); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(cache->refresh_now());
   if (options.poll_interval.count() > 0) {
     cache->poller_ = std::thread([raw = cache.get()] { raw->poll_loop(); });
   }
@@ -54,15 +56,13 @@ Status PolicyCache::refresh_now() {
   Status status = [&]() -> Status {
     // Read the revision before the policies: the snapshot then holds at least that revision,
     // and a change committed in between is seen again by the next poll.
-    StatusOr<std::int64_t> revision = repository_->revision();
-    if (!revision.ok()) return revision.status();
-    if (*revision == snapshot_.load()->revision) return Status();
-    StatusOr<std::vector<Policy>> policies = repository_->list();
-    if (!policies.ok()) return policies.status();
+    SLUICE_ASSIGN_OR_RETURN(std::int64_t revision, repository_->revision());
+    if (revision == snapshot_.load()->revision) return Status();
+    SLUICE_ASSIGN_OR_RETURN(std::vector<Policy> policies, repository_->list());
     auto next = std::make_shared<Snapshot>();
-    next->revision = *revision;
-    next->policies.reserve(policies->size());
-    for (Policy& policy : *policies) {
+    next->revision = revision;
+    next->policies.reserve(policies.size());
+    for (Policy& policy : policies) {
       std::string name = policy.name;
       next->policies.emplace(std::move(name), std::make_shared<const Policy>(std::move(policy)));
     }

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "sluice/core/status_macros.h"
 #include "sluice/policy/document.h"
 
 namespace sluice::policy {
@@ -61,9 +62,8 @@ StatusOr<std::vector<Policy>> load_policy_files(const std::vector<std::string>& 
       files.emplace_back(path);
     }
     for (const fs::path& file : files) {
-      StatusOr<std::string> text = read_text(file);
-      if (!text.ok()) return text.status();
-      texts.emplace_back(file.string(), std::move(*text));
+      SLUICE_ASSIGN_OR_RETURN(std::string text, read_text(file));
+      texts.emplace_back(file.string(), std::move(text));
     }
   }
   return parse_policy_texts(texts);

@@ -29,9 +29,10 @@ CircuitBreaker::Admission CircuitBreaker::admit(Micros now) {
   return Admission::kRefuse;
 }
 
-void CircuitBreaker::record(bool outage, bool probe, Micros now) {
-  if (options_.failure_threshold <= 0) return;
-  if (!probe) {
+void CircuitBreaker::record(Outcome outcome, Admission admitted, Micros now) {
+  if (options_.failure_threshold <= 0 || admitted == Admission::kRefuse) return;
+  const bool outage = outcome == Outcome::kOutage;
+  if (admitted == Admission::kPass) {
     if (!outage) {
       if (failures_.load(std::memory_order_relaxed) != 0) failures_.store(0);
       return;

@@ -37,9 +37,13 @@ class CircuitBreaker {
   };
   // Whether a decision at `now` may ask the store. kRefuse is counted.
   Admission admit(Micros now);
-  // The outcome of a store call admitted at kPass (probe false) or kProbe (probe true):
-  // `outage` per is_store_outage.
-  void record(bool outage, bool probe, Micros now);
+
+  // How a store call ended, for the breaker: any answer (a decision or an error that is not an
+  // outage) shows the store reachable; an outage is one per is_store_outage.
+  enum class Outcome : std::uint8_t { kAnswered, kOutage };
+  // The outcome of a store call that `admitted` (what admit returned: kPass or kProbe) let
+  // through. kRefuse asked nothing and records nothing.
+  void record(Outcome outcome, Admission admitted, Micros now);
 
   BreakerState state() const { return state_.load(std::memory_order_acquire); }
 

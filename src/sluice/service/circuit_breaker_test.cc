@@ -7,18 +7,23 @@ namespace sluice::service {
 namespace {
 
 using Admission = CircuitBreaker::Admission;
+using Outcome = CircuitBreaker::Outcome;
+constexpr Outcome kAnswered = Outcome::kAnswered;
+constexpr Outcome kOutage = Outcome::kOutage;
+constexpr Admission kPass = Admission::kPass;
+constexpr Admission kProbe = Admission::kProbe;
 
 TEST(CircuitBreakerTest, OpensAfterThresholdConsecutiveOutagesOnly) {
   DefenceMetrics metrics;
   CircuitBreaker breaker({.failure_threshold = 3, .open_for = 100}, metrics);
-  breaker.record(true, false, 0);
-  breaker.record(true, false, 0);
-  breaker.record(false, false, 0);  // an answer in between: the count starts again
-  breaker.record(true, false, 0);
-  breaker.record(true, false, 0);
+  breaker.record(kOutage, kPass, 0);
+  breaker.record(kOutage, kPass, 0);
+  breaker.record(kAnswered, kPass, 0);  // an answer in between: the count starts again
+  breaker.record(kOutage, kPass, 0);
+  breaker.record(kOutage, kPass, 0);
   EXPECT_EQ(breaker.state(), BreakerState::kClosed);
   EXPECT_EQ(breaker.admit(0), Admission::kPass);
-  breaker.record(true, false, 10);
+  breaker.record(kOutage, kPass, 10);
   EXPECT_EQ(breaker.state(), BreakerState::kOpen);
   EXPECT_EQ(breaker.admit(10), Admission::kRefuse);
   EXPECT_EQ(breaker.admit(109), Admission::kRefuse);
@@ -30,17 +35,17 @@ TEST(CircuitBreakerTest, OpensAfterThresholdConsecutiveOutagesOnly) {
 TEST(CircuitBreakerTest, AfterOpenForOneProbeGoesThroughAndItsAnswerClosesOrReopens) {
   DefenceMetrics metrics;
   CircuitBreaker breaker({.failure_threshold = 1, .open_for = 100}, metrics);
-  breaker.record(true, false, 0);
+  breaker.record(kOutage, kPass, 0);
   ASSERT_EQ(breaker.state(), BreakerState::kOpen);
   EXPECT_EQ(breaker.admit(100), Admission::kProbe);
   EXPECT_EQ(breaker.state(), BreakerState::kHalfOpen);
   EXPECT_EQ(breaker.admit(100), Admission::kRefuse) << "one probe at a time";
   EXPECT_EQ(breaker.admit(500), Admission::kRefuse) << "until the probe answers";
-  breaker.record(true, true, 150);  // the probe failed: open for another open_for
+  breaker.record(kOutage, kProbe, 150);  // the probe failed: open for another open_for
   EXPECT_EQ(breaker.state(), BreakerState::kOpen);
   EXPECT_EQ(breaker.admit(249), Admission::kRefuse);
   EXPECT_EQ(breaker.admit(250), Admission::kProbe);
-  breaker.record(false, true, 260);
+  breaker.record(kAnswered, kProbe, 260);
   EXPECT_EQ(breaker.state(), BreakerState::kClosed);
   EXPECT_EQ(breaker.admit(260), Admission::kPass);
   EXPECT_EQ(metrics.breaker_transitions(BreakerState::kOpen), 2u);
@@ -52,20 +57,31 @@ TEST(CircuitBreakerTest, AfterOpenForOneProbeGoesThroughAndItsAnswerClosesOrReop
 TEST(CircuitBreakerTest, LateAnswersOfCallsAdmittedBeforeItOpenedChangeNothing) {
   DefenceMetrics metrics;
   CircuitBreaker breaker({.failure_threshold = 2, .open_for = 100}, metrics);
-  breaker.record(true, false, 0);
-  breaker.record(true, false, 0);
+  breaker.record(kOutage, kPass, 0);
+  breaker.record(kOutage, kPass, 0);
   ASSERT_EQ(breaker.state(), BreakerState::kOpen);
-  breaker.record(true, false, 5);   // more timeouts of calls already in flight
-  breaker.record(false, false, 5);  // or a late answer: only the probe decides
+  breaker.record(kOutage, kPass, 5);    // more timeouts of calls already in flight
+  breaker.record(kAnswered, kPass, 5);  // or a late answer: only the probe decides
   EXPECT_EQ(breaker.state(), BreakerState::kOpen);
   EXPECT_EQ(breaker.admit(99), Admission::kRefuse) << "open_for counts from the opening";
   EXPECT_EQ(metrics.breaker_transitions(BreakerState::kOpen), 1u);
 }
 
+TEST(CircuitBreakerTest, ARefusedCallAskedNothingAndRecordsNothing) {
+  DefenceMetrics metrics;
+  CircuitBreaker breaker({.failure_threshold = 1, .open_for = 100}, metrics);
+  breaker.record(kOutage, Admission::kRefuse, 0);
+  EXPECT_EQ(breaker.state(), BreakerState::kClosed);
+  breaker.record(kOutage, kPass, 0);
+  ASSERT_EQ(breaker.admit(100), kProbe);
+  breaker.record(kAnswered, Admission::kRefuse, 110);  // not the probe's answer
+  EXPECT_EQ(breaker.state(), BreakerState::kHalfOpen);
+}
+
 TEST(CircuitBreakerTest, ThresholdZeroNeverOpens) {
   DefenceMetrics metrics;
   CircuitBreaker breaker({.failure_threshold = 0, .open_for = 100}, metrics);
-  for (int i = 0; i < 1000; ++i) breaker.record(true, false, i);
+  for (int i = 0; i < 1000; ++i) breaker.record(kOutage, kPass, i);
   EXPECT_EQ(breaker.admit(1000), Admission::kPass);
   EXPECT_EQ(metrics.breaker_transitions(BreakerState::kOpen), 0u);
 }
@@ -73,7 +89,7 @@ TEST(CircuitBreakerTest, ThresholdZeroNeverOpens) {
 TEST(CircuitBreakerTest, MetricsTextNamesStateTransitionsAndRejections) {
   DefenceMetrics metrics;
   CircuitBreaker breaker({.failure_threshold = 1, .open_for = 100}, metrics);
-  breaker.record(true, false, 0);
+  breaker.record(kOutage, kPass, 0);
   (void)breaker.admit(1);
   std::string text;
   metrics.write(text);

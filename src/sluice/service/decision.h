@@ -1,4 +1,4 @@
-// Decision as the decision service reports it: the one result type of store/decision.h, which the
+// Decision as the decision service reports it: the one result type of sluice/decision.h, which the
 // Limiter completes with the policy, mode and degraded / shadow flags. Its JSON: decision_json.h.
 #pragma once
 

@@ -1,50 +1,11 @@
 #include "sluice/service/decision_metrics.h"
 
-#include <cstdio>
 #include <mutex>
+#include <vector>
 
 #include "sluice/service/decision.h"
 
 namespace sluice::service {
-namespace {
-
-std::string seconds(Micros micros) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6f", static_cast<double>(micros) / 1e6);
-  return text;
-}
-
-// `{labels}` or "" when there are none.
-std::string braces(std::string_view labels) {
-  if (labels.empty()) return {};
-  return "{" + std::string(labels) + "}";
-}
-
-}  // namespace
-
-std::string escape_label(std::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
-void write_help(std::string& out, std::string_view name, std::string_view type,
-                std::string_view text) {
-  out.append("# HELP ").append(name).append(" ").append(text).append("\n");
-  out.append("# TYPE ").append(name).append(" ").append(type).append("\n");
-}
-
 void Histogram::observe(Micros value) {
   std::size_t i = 0;
   while (i < kBounds.size() && value > kBounds[i]) ++i;
@@ -52,19 +13,20 @@ void Histogram::observe(Micros value) {
   sum_micros_.fetch_add(value, std::memory_order_relaxed);
 }
 
-void Histogram::write(std::string& out, std::string_view name, std::string_view labels) const {
-  const std::string prefix = labels.empty() ? std::string() : std::string(labels) + ",";
+void Histogram::write(PrometheusText& text, std::string_view name,
+                      std::span<const MetricLabel> labels) const {
+  std::vector<MetricLabel> bucket_labels(labels.begin(), labels.end());
+  bucket_labels.push_back({.name = "le", .value = ""});
+  const std::string bucket = std::string(name) + "_bucket";
   std::uint64_t cumulative = 0;
   for (std::size_t i = 0; i <= kBounds.size(); ++i) {
     cumulative += buckets_[i].load(std::memory_order_relaxed);
-    const std::string le = i < kBounds.size() ? seconds(kBounds[i]) : "+Inf";
-    out.append(name).append("_bucket{").append(prefix).append("le=\"").append(le).append("\"} ");
-    out.append(std::to_string(cumulative)).append("\n");
+    const std::string le = i < kBounds.size() ? format_seconds(kBounds[i]) : "+Inf";
+    bucket_labels.back().value = le;
+    text.sample(bucket, bucket_labels, cumulative);
   }
-  out.append(name).append("_sum").append(braces(labels)).append(" ");
-  out.append(seconds(sum_micros_.load())).append("\n");
-  out.append(name).append("_count").append(braces(labels)).append(" ");
-  out.append(std::to_string(cumulative)).append("\n");
+  text.sample(std::string(name) + "_sum", labels, format_seconds(sum_micros_.load()));
+  text.sample(std::string(name) + "_count", labels, cumulative);
 }
 
 DecisionMetrics::PolicyCounters& DecisionMetrics::policy(std::string_view name) {
@@ -115,71 +77,75 @@ std::map<std::string, DecisionMetrics::Counts, std::less<>> DecisionMetrics::cou
 
 void DecisionMetrics::write(std::string& out) const {
   std::shared_lock lock(mutex_);
-  const auto per_policy = [&](std::string_view name, std::string_view suffix, auto value) {
+  PrometheusText text(out);
+  // One sample per policy, with `labels` after the policy's.
+  const auto per_policy = [&](std::string_view name, std::initializer_list<MetricLabel> labels,
+                              auto value) {
+    std::vector<MetricLabel> all = {{.name = "policy", .value = ""}};
+    all.insert(all.end(), labels.begin(), labels.end());
     for (const auto& [policy, counters] : policies_) {
-      out.append(name).append("{policy=\"").append(escape_label(policy)).append("\"");
-      out.append(suffix).append("} ").append(std::to_string(value(*counters))).append("\n");
+      all.front().value = policy;
+      text.sample(name, all, value(*counters));
     }
   };
-  write_help(out, "sluice_decisions_total", "counter", "Decisions by policy and outcome.");
-  per_policy("sluice_decisions_total", ",outcome=\"allowed\"",
+  text.family("sluice_decisions_total", MetricType::kCounter, "Decisions by policy and outcome.");
+  per_policy("sluice_decisions_total", {{"outcome", "allowed"}},
              [](const PolicyCounters& c) { return c.allowed.load(); });
-  per_policy("sluice_decisions_total", ",outcome=\"denied\"",
+  per_policy("sluice_decisions_total", {{"outcome", "denied"}},
              [](const PolicyCounters& c) { return c.denied.load(); });
-  write_help(out, "sluice_shadow_denials_total", "counter",
-             "Requests a shadow-mode policy would have denied (they were allowed).");
-  per_policy("sluice_shadow_denials_total", "",
+  text.family("sluice_shadow_denials_total", MetricType::kCounter,
+              "Requests a shadow-mode policy would have denied (they were allowed).");
+  per_policy("sluice_shadow_denials_total", {},
              [](const PolicyCounters& c) { return c.shadow_denied.load(); });
-  write_help(out, "sluice_degraded_decisions_total", "counter",
-             "Decisions made by the policy's on_store_failure mode because the store was "
-             "unreachable.");
-  per_policy("sluice_degraded_decisions_total", "",
+  text.family("sluice_degraded_decisions_total", MetricType::kCounter,
+              "Decisions made by the policy's on_store_failure mode because the store was "
+              "unreachable.");
+  per_policy("sluice_degraded_decisions_total", {},
              [](const PolicyCounters& c) { return c.degraded.load(); });
-  write_help(out, "sluice_penalty_blocked_total", "counter",
-             "Decisions denied because the subject was in the policy's penalty box (or would "
-             "have been, in shadow mode), the denial that starts a block included.");
-  per_policy("sluice_penalty_blocked_total", "",
+  text.family("sluice_penalty_blocked_total", MetricType::kCounter,
+              "Decisions denied because the subject was in the policy's penalty box (or would "
+              "have been, in shadow mode), the denial that starts a block included.");
+  per_policy("sluice_penalty_blocked_total", {},
              [](const PolicyCounters& c) { return c.blocked.load(); });
   static constexpr std::array<std::string_view, 4> kQuotaOperations = {"charge", "refund",
                                                                        "reserve", "settle"};
-  write_help(out, "sluice_quota_operations_total", "counter",
-             "Quota operations (charge, refund, reserve, settle) by outcome: applied, or refused "
-             "(a charge beyond the policy's max_debt). Not counted as decisions.");
+  text.family("sluice_quota_operations_total", MetricType::kCounter,
+              "Quota operations (charge, refund, reserve, settle) by outcome: applied, or refused "
+              "(a charge beyond the policy's max_debt). Not counted as decisions.");
   for (std::size_t i = 0; i < kQuotaOperations.size(); ++i) {
-    const std::string operation = ",operation=\"" + std::string(kQuotaOperations[i]) + "\"";
-    per_policy("sluice_quota_operations_total", operation + ",outcome=\"applied\"",
+    per_policy("sluice_quota_operations_total",
+               {{"operation", kQuotaOperations[i]}, {"outcome", "applied"}},
                [i](const PolicyCounters& c) { return c.quota_applied[i].load(); });
-    per_policy("sluice_quota_operations_total", operation + ",outcome=\"refused\"",
+    per_policy("sluice_quota_operations_total",
+               {{"operation", kQuotaOperations[i]}, {"outcome", "refused"}},
                [i](const PolicyCounters& c) { return c.quota_refused[i].load(); });
   }
-  write_help(out, "sluice_quota_units_total", "counter",
-             "Cost units named by applied quota operations (charged, refunded, reserved, or a "
-             "settle's actual cost).");
+  text.family("sluice_quota_units_total", MetricType::kCounter,
+              "Cost units named by applied quota operations (charged, refunded, reserved, or a "
+              "settle's actual cost).");
   for (std::size_t i = 0; i < kQuotaOperations.size(); ++i) {
-    per_policy("sluice_quota_units_total",
-               ",operation=\"" + std::string(kQuotaOperations[i]) + "\"",
+    per_policy("sluice_quota_units_total", {{"operation", kQuotaOperations[i]}},
                [i](const PolicyCounters& c) { return c.quota_units[i].load(); });
   }
-  write_help(out, "sluice_store_errors_total", "counter",
-             "Store calls that failed or passed their deadline.");
-  out += "sluice_store_errors_total " + std::to_string(store_errors()) + "\n";
-  write_help(out, "sluice_store_refusals_total", "counter",
-             "Store calls refused for the server's own credentials or permissions (NOAUTH, "
-             "WRONGPASS, NOPERM): a configuration to fix, not an outage. Also counted in "
-             "sluice_store_errors_total.");
-  out += "sluice_store_refusals_total " + std::to_string(store_refusals()) + "\n";
-  write_help(out, "sluice_decisions_pending", "gauge",
-             "Decisions in flight: asked of the store and not answered, or waiting to retry.");
-  out += "sluice_decisions_pending " + std::to_string(pending()) + "\n";
-  write_help(out, "sluice_decisions_overloaded_total", "counter",
-             "Decision requests refused at once because max_pending decisions were in flight "
-             "(HTTP 503 with Retry-After, gRPC UNAVAILABLE).");
-  out += "sluice_decisions_overloaded_total " + std::to_string(overloaded()) + "\n";
-  write_help(out, "sluice_decision_duration_seconds", "histogram",
-             "From a decision request reaching the limiter to its answer, waiting included.");
+  text.single("sluice_store_errors_total", MetricType::kCounter,
+              "Store calls that failed or passed their deadline.", store_errors());
+  text.single("sluice_store_refusals_total", MetricType::kCounter,
+              "Store calls refused for the server's own credentials or permissions (NOAUTH, "
+              "WRONGPASS, NOPERM): a configuration to fix, not an outage. Also counted in "
+              "sluice_store_errors_total.",
+              store_refusals());
+  text.single("sluice_decisions_pending", MetricType::kGauge,
+              "Decisions in flight: asked of the store and not answered, or waiting to retry.",
+              pending());
+  text.single("sluice_decisions_overloaded_total", MetricType::kCounter,
+              "Decision requests refused at once because max_pending decisions were in flight "
+              "(HTTP 503 with Retry-After, gRPC UNAVAILABLE).",
+              overloaded());
+  text.family("sluice_decision_duration_seconds", MetricType::kHistogram,
+              "From a decision request reaching the limiter to its answer, waiting included.");
   for (const auto& [policy, counters] : policies_) {
-    counters->duration.write(out, "sluice_decision_duration_seconds",
-                             "policy=\"" + escape_label(policy) + "\"");
+    const MetricLabel label{.name = "policy", .value = policy};
+    counters->duration.write(text, "sluice_decision_duration_seconds", {&label, 1});
   }
   defences_.write(out);
 }

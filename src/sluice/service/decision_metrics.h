@@ -1,6 +1,6 @@
-// DecisionMetrics: the decision counters every front end shares (HTTP today, gRPC and the library
-// next), kept by the Limiter so no front end counts a decision twice or not at all, and written in
-// the Prometheus text format (version 0.0.4):
+// DecisionMetrics: the decision counters every front end shares (HTTP, gRPC and the library),
+// kept by the Limiter so no front end counts a decision twice or not at all, and written in the
+// Prometheus text format (version 0.0.4, core/prometheus_text.h):
 //   sluice_decisions_total{policy,outcome="allowed"|"denied"}
 //   sluice_shadow_denials_total{policy}      allowed only because the policy is in shadow mode
 //   sluice_degraded_decisions_total{policy}  decided by on_store_failure (store unreachable)
@@ -26,9 +26,11 @@
 #include <map>
 #include <memory>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <string_view>
 
+#include "sluice/core/prometheus_text.h"
 #include "sluice/service/defence_metrics.h"
 #include "sluice/time.h"
 
@@ -47,8 +49,8 @@ class Histogram {
 
   void observe(Micros value);
   // `name`_bucket{<labels>,le=...}, `name`_sum{<labels>} (seconds), `name`_count{<labels>}.
-  // `labels`: "" or `policy="x"` (already escaped).
-  void write(std::string& out, std::string_view name, std::string_view labels = {}) const;
+  void write(PrometheusText& text, std::string_view name,
+             std::span<const MetricLabel> labels = {}) const;
 
  private:
   std::array<std::atomic<std::uint64_t>, kBounds.size() + 1> buckets_{};
@@ -118,11 +120,5 @@ class DecisionMetrics {
   std::atomic<std::uint64_t> overloaded_{0};
   DefenceMetrics defences_;
 };
-
-// Escapes a label value for the text format (backslash, double quote, newline).
-std::string escape_label(std::string_view value);
-// "# HELP name text" and "# TYPE name type" lines.
-void write_help(std::string& out, std::string_view name, std::string_view type,
-                std::string_view text);
 
 }  // namespace sluice::service

@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "sluice/service/decision_metrics.h"
+#include "sluice/core/prometheus_text.h"
 
 namespace sluice::service {
 
@@ -39,14 +39,20 @@ void DefenceMetrics::record_breaker_transition(BreakerState state) {
   transitions_[static_cast<std::size_t>(state)].fetch_add(1, std::memory_order_relaxed);
 }
 
-void DefenceMetrics::record_rollout(std::string_view name, bool enforced, bool allowed,
-                                    bool shadow_denied) {
+void DefenceMetrics::record_rollout(std::string_view name, RolloutGroup group,
+                                    RolloutOutcome outcome) {
   PolicyCounters& counters = policy(name);
-  Group& group = enforced ? counters.enforced : counters.shadowed;
-  if (shadow_denied) {
-    group.shadow_denied.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    (allowed ? group.allowed : group.denied).fetch_add(1, std::memory_order_relaxed);
+  Group& counted = group == RolloutGroup::kEnforced ? counters.enforced : counters.shadowed;
+  switch (outcome) {
+    case RolloutOutcome::kAllowed:
+      counted.allowed.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case RolloutOutcome::kDenied:
+      counted.denied.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case RolloutOutcome::kShadowDenied:
+      counted.shadow_denied.fetch_add(1, std::memory_order_relaxed);
+      break;
   }
 }
 
@@ -65,35 +71,35 @@ std::pair<DefenceMetrics::RolloutCounts, DefenceMetrics::RolloutCounts> DefenceM
 
 void DefenceMetrics::write(std::string& out) const {
   std::shared_lock lock(mutex_);
-  write_help(out, "sluice_over_limit_cache_hits_total", "counter",
-             "Denials answered from the local over-limit cache, without a store call.");
+  PrometheusText text(out);
+  text.family("sluice_over_limit_cache_hits_total", MetricType::kCounter,
+              "Denials answered from the local over-limit cache, without a store call.");
   for (const auto& [name, counters] : policies_) {
-    out += "sluice_over_limit_cache_hits_total{policy=\"" + escape_label(name) + "\"} " +
-           std::to_string(counters->cache_hits.load()) + "\n";
+    text.sample("sluice_over_limit_cache_hits_total", {{"policy", name}},
+                counters->cache_hits.load());
   }
-  write_help(out, "sluice_over_limit_cache_entries", "gauge",
-             "Subjects the over-limit cache holds as denied until a known instant.");
-  out += "sluice_over_limit_cache_entries " + std::to_string(cache_entries()) + "\n";
-  write_help(out, "sluice_over_limit_cache_evictions_total", "counter",
-             "Unexpired over-limit cache entries dropped to stay within its capacity.");
-  out += "sluice_over_limit_cache_evictions_total " + std::to_string(cache_evictions()) + "\n";
-  write_help(out, "sluice_circuit_breaker_state", "gauge",
-             "The store's circuit breaker: 0 closed, 1 open, 2 half-open.");
-  out += "sluice_circuit_breaker_state " + std::to_string(static_cast<int>(breaker_state())) + "\n";
-  write_help(out, "sluice_circuit_breaker_transitions_total", "counter",
-             "Transitions of the store's circuit breaker, by the state entered.");
+  text.family("sluice_over_limit_cache_entries", MetricType::kGauge,
+              "Subjects the over-limit cache holds as denied until a known instant.");
+  text.sample("sluice_over_limit_cache_entries", {}, std::to_string(cache_entries()));
+  text.single("sluice_over_limit_cache_evictions_total", MetricType::kCounter,
+              "Unexpired over-limit cache entries dropped to stay within its capacity.",
+              cache_evictions());
+  text.single("sluice_circuit_breaker_state", MetricType::kGauge,
+              "The store's circuit breaker: 0 closed, 1 open, 2 half-open.",
+              static_cast<std::uint64_t>(breaker_state()));
+  text.family("sluice_circuit_breaker_transitions_total", MetricType::kCounter,
+              "Transitions of the store's circuit breaker, by the state entered.");
   for (BreakerState state : {BreakerState::kOpen, BreakerState::kHalfOpen, BreakerState::kClosed}) {
-    out += "sluice_circuit_breaker_transitions_total{to=\"" +
-           std::string(breaker_state_name(state)) + "\"} " +
-           std::to_string(breaker_transitions(state)) + "\n";
+    text.sample("sluice_circuit_breaker_transitions_total", {{"to", breaker_state_name(state)}},
+                breaker_transitions(state));
   }
-  write_help(out, "sluice_circuit_breaker_rejections_total", "counter",
-             "Decisions sent straight to the policy's on_store_failure while the breaker was "
-             "open (no store call, no timeout).");
-  out += "sluice_circuit_breaker_rejections_total " + std::to_string(breaker_rejections()) + "\n";
-  write_help(out, "sluice_rollout_decisions_total", "counter",
-             "Decisions of policies under a staged rollout, by group (subjects enforced or "
-             "shadowed) and outcome.");
+  text.single("sluice_circuit_breaker_rejections_total", MetricType::kCounter,
+              "Decisions sent straight to the policy's on_store_failure while the breaker was "
+              "open (no store call, no timeout).",
+              breaker_rejections());
+  text.family("sluice_rollout_decisions_total", MetricType::kCounter,
+              "Decisions of policies under a staged rollout, by group (subjects enforced or "
+              "shadowed) and outcome.");
   const auto total = [](const Group& g) {
     return g.allowed.load() + g.denied.load() + g.shadow_denied.load();
   };
@@ -103,14 +109,12 @@ void DefenceMetrics::write(std::string& out) const {
     for (const auto& [group_name, group] :
          {std::pair<std::string_view, const Group*>{"enforced", &counters->enforced},
           std::pair<std::string_view, const Group*>{"shadowed", &counters->shadowed}}) {
-      const std::string labels =
-          "policy=\"" + escape_label(name) + "\",group=\"" + std::string(group_name) + "\"";
-      out += "sluice_rollout_decisions_total{" + labels + ",outcome=\"allowed\"} " +
-             std::to_string(group->allowed.load()) + "\n";
-      out += "sluice_rollout_decisions_total{" + labels + ",outcome=\"denied\"} " +
-             std::to_string(group->denied.load()) + "\n";
-      out += "sluice_rollout_decisions_total{" + labels + ",outcome=\"shadow_denied\"} " +
-             std::to_string(group->shadow_denied.load()) + "\n";
+      for (const auto& [outcome, count] :
+           {std::pair{"allowed", group->allowed.load()}, std::pair{"denied", group->denied.load()},
+            std::pair{"shadow_denied", group->shadow_denied.load()}}) {
+        text.sample("sluice_rollout_decisions_total",
+                    {{"policy", name}, {"group", group_name}, {"outcome", outcome}}, count);
+      }
     }
   }
 }

@@ -53,7 +53,9 @@ class DefenceMetrics {
     std::uint64_t denied = 0;
     std::uint64_t shadow_denied = 0;
   };
-  void record_rollout(std::string_view policy, bool enforced, bool allowed, bool shadow_denied);
+  enum class RolloutGroup : std::uint8_t { kEnforced, kShadowed };  // which subjects
+  enum class RolloutOutcome : std::uint8_t { kAllowed, kDenied, kShadowDenied };
+  void record_rollout(std::string_view policy, RolloutGroup group, RolloutOutcome outcome);
   // {enforced group, shadowed group} of `policy` (zeros when it had none).
   std::pair<RolloutCounts, RolloutCounts> rollout(std::string_view policy) const;
 

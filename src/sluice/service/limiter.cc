@@ -43,6 +43,28 @@ bool is_store_outage(const Status& status) {
          status.code() == StatusCode::kResourceExhausted;
 }
 
+namespace {
+
+// The breaker's and the rollout counters' words for what the pipeline knows as flags.
+CircuitBreaker::Outcome breaker_outcome(const StatusOr<Decision>& stored) {
+  return !stored.ok() && is_store_outage(stored.status()) ? CircuitBreaker::Outcome::kOutage
+                                                          : CircuitBreaker::Outcome::kAnswered;
+}
+CircuitBreaker::Admission breaker_admission(bool probe) {
+  return probe ? CircuitBreaker::Admission::kProbe : CircuitBreaker::Admission::kPass;
+}
+DefenceMetrics::RolloutGroup rollout_group(const Decision& decision) {
+  return decision.mode == policy::Mode::kEnforce ? DefenceMetrics::RolloutGroup::kEnforced
+                                                 : DefenceMetrics::RolloutGroup::kShadowed;
+}
+DefenceMetrics::RolloutOutcome rollout_outcome(const Decision& decision) {
+  if (decision.shadow_denied) return DefenceMetrics::RolloutOutcome::kShadowDenied;
+  return decision.verdict.allowed ? DefenceMetrics::RolloutOutcome::kAllowed
+                                  : DefenceMetrics::RolloutOutcome::kDenied;
+}
+
+}  // namespace
+
 bool is_store_refusal(const Status& status) {
   return status.code() == StatusCode::kUnauthenticated ||
          status.code() == StatusCode::kPermissionDenied;
@@ -347,8 +369,7 @@ void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
       // A lease's take may answer requests that waited for a take sent before they were asked:
       // its retry point is not theirs, so the over-limit cache (exact only from the asking
       // instant) keeps out of it; the breaker still counts the outcome.
-      breaker_.record(!stored.ok() && is_store_outage(stored.status()), attempt->probe,
-                      steady_.now());
+      breaker_.record(breaker_outcome(stored), breaker_admission(attempt->probe), steady_.now());
       return on_stored(attempt, std::move(stored));
     }
     on_store_answer(attempt, std::move(stored));
@@ -388,7 +409,7 @@ void Limiter::observe_store(const policy::Policy& policy, std::string_view subje
                             std::int64_t cost, const StatusOr<Decision>& stored, Micros asked_at,
                             bool probe) {
   const Micros now = steady_.now();
-  breaker_.record(!stored.ok() && is_store_outage(stored.status()), probe, now);
+  breaker_.record(breaker_outcome(stored), breaker_admission(probe), now);
   if (stored.ok() && !stored->verdict.allowed && policy::uses_over_limit_cache(policy)) {
     over_limit_cache_.remember(policy, subject, cost, *stored, asked_at, now);
   }
@@ -415,8 +436,8 @@ void Limiter::on_stored(const std::shared_ptr<Attempt>& attempt, StatusOr<Decisi
 
 void Limiter::count(const policy::Policy& policy, const Decision& decision, Micros started) {
   if (policy.rollout) {
-    metrics_.defences().record_rollout(policy.name, decision.mode == policy::Mode::kEnforce,
-                                       decision.verdict.allowed, decision.shadow_denied);
+    metrics_.defences().record_rollout(policy.name, rollout_group(decision),
+                                       rollout_outcome(decision));
   }
   ++(decision.verdict.allowed ? allowed_ : denied_);
   if (decision.shadow_denied) ++shadow_denied_;

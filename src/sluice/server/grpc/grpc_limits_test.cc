@@ -26,12 +26,14 @@
 #include "sluice/server/grpc/grpc_server.h"
 #include "sluice/store/memory/memory_store.h"
 #include "testing/descriptor_shortage.h"
+#include "testing/eventually.h"
 
 namespace sluice::grpc_server {
 namespace {
 
 namespace rls = envoy::service::ratelimit::v3;
 using Clock = std::chrono::steady_clock;
+using test::eventually;
 
 constexpr std::string_view kPolicies = R"(
 name: limits.per_user
@@ -266,16 +268,6 @@ class GrpcLimitsTest : public ::testing::Test {
     context.set_deadline(std::chrono::system_clock::now() + deadline);
     rls::RateLimitResponse response;
     return stub->ShouldRateLimit(&context, request, &response);
-  }
-
-  template <typename Predicate>
-  static bool eventually(Predicate done, std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    while (!done()) {
-      if (Clock::now() >= deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return true;
   }
 
   ManualClock clock_{1'700'000'000'000'000};

@@ -19,7 +19,7 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
-#include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
+#include <utility>  // before Asio: Boost 1.74 uses std::exchange without it (GCC 12)
 #include <vector>
 
 #include "grpc/health/v1/health.pb.h"

@@ -8,32 +8,16 @@
 
 #include "sluice/core/duration.h"
 #include "sluice/core/json_text.h"
+#include "sluice/core/percent_encoding.h"
 
 namespace sluice::http {
 namespace {
-
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 std::string dump(const nlohmann::json& value) {
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
 
 std::string_view Request::peer() const {
   return std::string_view(remote).substr(0, remote.rfind(':'));
@@ -53,30 +37,13 @@ std::optional<std::string> Request::query_param(std::string_view name) const {
     const std::string_view pair = rest.substr(0, amp);
     rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
     const std::size_t eq = pair.find('=');
-    const std::string key = percent_decode(pair.substr(0, eq), true);
+    const std::string key = percent_decode_lenient(pair.substr(0, eq), PlusSign::kSpace);
     if (key != name) continue;
-    return eq == std::string_view::npos ? std::string() : percent_decode(pair.substr(eq + 1), true);
+    return eq == std::string_view::npos
+               ? std::string()
+               : percent_decode_lenient(pair.substr(eq + 1), PlusSign::kSpace);
   }
   return std::nullopt;
-}
-
-std::string percent_decode(std::string_view text, bool plus_is_space) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '%' && i + 2 < text.size()) {
-      const int hi = hex_value(text[i + 1]);
-      const int lo = hex_value(text[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out.push_back(static_cast<char>(hi * 16 + lo));
-        i += 2;
-        continue;
-      }
-    }
-    out.push_back(plus_is_space && c == '+' ? ' ' : c);
-  }
-  return out;
 }
 
 Response json_response(int status, const nlohmann::json& body) {

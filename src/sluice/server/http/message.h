@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sluice/algorithm/validate.h"
+#include "sluice/core/ascii.h"
 #include "sluice/core/http_status.h"
 #include "sluice/status.h"
 
@@ -79,11 +80,8 @@ Response too_many_requests(std::string_view detail, Micros wait);
 // "Bad Request" for 400, ... ("Unknown" for codes it does not know).
 std::string_view reason_phrase(int status);
 
-// Percent-decodes `text` ('+' stays '+' unless `plus_is_space`). Malformed escapes stay as is.
-std::string percent_decode(std::string_view text, bool plus_is_space = false);
-
-// Case-insensitive ASCII comparison of header names.
-bool iequals(std::string_view a, std::string_view b);
+// Case-insensitive ASCII comparison of header names (the one in core/ascii.h).
+using ::sluice::iequals;
 
 // A request id we echo: 1–128 characters from [A-Za-z0-9._:-]; anything else is replaced.
 bool acceptable_request_id(std::string_view id);

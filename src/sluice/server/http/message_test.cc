@@ -30,14 +30,6 @@ TEST(MessageTest, QueryParametersArePercentDecoded) {
   EXPECT_EQ(request.query_param("missing"), std::nullopt);
 }
 
-TEST(MessageTest, PercentDecodeLeavesMalformedEscapesAlone) {
-  EXPECT_EQ(percent_decode("a%2Fb"), "a/b");
-  EXPECT_EQ(percent_decode("100%"), "100%");
-  EXPECT_EQ(percent_decode("%zz%4"), "%zz%4");
-  EXPECT_EQ(percent_decode("a+b"), "a+b");
-  EXPECT_EQ(percent_decode("a+b", true), "a b");
-}
-
 TEST(MessageTest, ProblemResponsesCarryTypeTitleStatusDetailAndFieldErrors) {
   const Response response =
       problem_response(400, "invalid acquire request", {{"cost", "must be between 0 and 9"}});

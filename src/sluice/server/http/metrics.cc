@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include "sluice/core/prometheus_text.h"
+
 namespace sluice::http {
 
 std::atomic<std::uint64_t>& Metrics::http_counter(std::string_view route, int status) {
@@ -28,66 +30,58 @@ std::string Metrics::render(const service::DecisionMetrics* decisions) const {
   std::string out;
   if (decisions != nullptr) decisions->write(out);
   std::shared_lock lock(mutex_);
-  service::write_help(out, "sluice_http_requests_total", "counter",
-                      "HTTP requests by route and status code.");
+  PrometheusText text(out);
+  text.family("sluice_http_requests_total", MetricType::kCounter,
+              "HTTP requests by route and status code.");
   for (const auto& [route, codes] : http_) {
     for (const auto& [code, count] : codes) {
-      out += "sluice_http_requests_total{route=\"" + escape_label(route) + "\",code=\"" +
-             std::to_string(code) + "\"} " + std::to_string(count->load()) + "\n";
+      text.sample("sluice_http_requests_total", {{"route", route}, {"code", std::to_string(code)}},
+                  count->load());
     }
   }
-  service::write_help(out, "sluice_http_request_duration_seconds", "histogram",
-                      "Time from a complete request to its response being handed to the socket.");
-  http_duration_.write(out, "sluice_http_request_duration_seconds");
+  text.family("sluice_http_request_duration_seconds", MetricType::kHistogram,
+              "Time from a complete request to its response being handed to the socket.");
+  http_duration_.write(text, "sluice_http_request_duration_seconds");
   return out;
 }
 
-namespace {
-
-// One metric without labels: its HELP and TYPE lines, then its value.
-void write_unlabelled(std::string& out, std::string_view name, std::string_view type,
-                      std::string_view help, std::uint64_t value) {
-  service::write_help(out, name, type, help);
-  out.append(name).append(" ").append(std::to_string(value)).append("\n");
-}
-
-}  // namespace
-
 void write_memory_store_metrics(std::string& out, const store::MemoryStoreStats& stats) {
-  write_unlabelled(out, "sluice_memory_store_subjects", "gauge",
-                   "Subjects the in-process store holds (bounded by memory_max_keys).", stats.keys);
-  write_unlabelled(out, "sluice_memory_store_refusals_total", "counter",
-                   "New subjects refused because the in-process store was full of live state; "
-                   "their policy's on_store_failure decided them.",
-                   stats.refusals);
-  write_unlabelled(out, "sluice_memory_store_expirations_total", "counter",
-                   "Subjects the in-process store dropped because their state had expired.",
-                   stats.expirations);
+  PrometheusText text(out);
+  text.single("sluice_memory_store_subjects", MetricType::kGauge,
+              "Subjects the in-process store holds (bounded by memory_max_keys).", stats.keys);
+  text.single("sluice_memory_store_refusals_total", MetricType::kCounter,
+              "New subjects refused because the in-process store was full of live state; "
+              "their policy's on_store_failure decided them.",
+              stats.refusals);
+  text.single("sluice_memory_store_expirations_total", MetricType::kCounter,
+              "Subjects the in-process store dropped because their state had expired.",
+              stats.expirations);
 }
 
 void write_connection_metrics(std::string& out, const HttpServer::ConnectionStats& stats) {
-  write_unlabelled(out, "sluice_http_connections", "gauge", "HTTP connections open now.",
-                   stats.open);
-  write_unlabelled(out, "sluice_http_connections_evicted_total", "counter",
-                   "Idle HTTP connections closed to admit a new one at max_connections or "
-                   "max_connections_per_peer.",
-                   stats.evicted);
-  write_unlabelled(out, "sluice_http_connections_refused_total", "counter",
-                   "New HTTP connections closed at a cap because no connection was idle.",
-                   stats.refused);
-  write_unlabelled(out, "sluice_http_tls_handshake_failures_total", "counter",
-                   "TLS handshakes refused (protocol, certificate, plain HTTP on the HTTPS "
-                   "port), broken off, or past tls_handshake_timeout.",
-                   stats.tls_handshake_failures);
-  write_unlabelled(out, "sluice_access_log_dropped_total", "counter",
-                   "Access-log lines dropped because stderr did not keep up (8 MiB were waiting).",
-                   stats.access_log_dropped);
-  write_unlabelled(out, "sluice_http_buffered_body_bytes", "gauge",
-                   "Request-body bytes held in memory against max_buffered_body_bytes.",
-                   stats.buffered_body_bytes);
-  write_unlabelled(out, "sluice_http_body_budget_refusals_total", "counter",
-                   "Request bodies refused (503) because max_buffered_body_bytes was held.",
-                   stats.body_budget_refusals);
+  PrometheusText text(out);
+  text.single("sluice_http_connections", MetricType::kGauge, "HTTP connections open now.",
+              stats.open);
+  text.single("sluice_http_connections_evicted_total", MetricType::kCounter,
+              "Idle HTTP connections closed to admit a new one at max_connections or "
+              "max_connections_per_peer.",
+              stats.evicted);
+  text.single("sluice_http_connections_refused_total", MetricType::kCounter,
+              "New HTTP connections closed at a cap because no connection was idle.",
+              stats.refused);
+  text.single("sluice_http_tls_handshake_failures_total", MetricType::kCounter,
+              "TLS handshakes refused (protocol, certificate, plain HTTP on the HTTPS "
+              "port), broken off, or past tls_handshake_timeout.",
+              stats.tls_handshake_failures);
+  text.single("sluice_access_log_dropped_total", MetricType::kCounter,
+              "Access-log lines dropped because stderr did not keep up (8 MiB were waiting).",
+              stats.access_log_dropped);
+  text.single("sluice_http_buffered_body_bytes", MetricType::kGauge,
+              "Request-body bytes held in memory against max_buffered_body_bytes.",
+              stats.buffered_body_bytes);
+  text.single("sluice_http_body_budget_refusals_total", MetricType::kCounter,
+              "Request bodies refused (503) because max_buffered_body_bytes was held.",
+              stats.body_budget_refusals);
 }
 
 }  // namespace sluice::http

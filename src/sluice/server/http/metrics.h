@@ -21,7 +21,6 @@
 
 namespace sluice::http {
 
-using service::escape_label;
 using service::Histogram;
 
 class Metrics {

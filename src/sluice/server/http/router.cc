@@ -1,5 +1,7 @@
 #include "sluice/server/http/router.h"
 
+#include "sluice/core/percent_encoding.h"
+
 namespace sluice::http {
 namespace {
 
@@ -81,7 +83,7 @@ Router::Match Router::match(std::string_view method, std::string_view path) cons
         if (segments[i].empty())
           matched = false;
         else
-          params.emplace_back(want.substr(1, want.size() - 2), percent_decode(segments[i]));
+          params.emplace_back(want.substr(1, want.size() - 2), percent_decode_lenient(segments[i]));
       } else {
         matched = want == segments[i];
       }

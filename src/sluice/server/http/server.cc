@@ -1,4 +1,4 @@
-// The one translation unit of the server that includes Beast and Asio (DEPENDENCIES.md gotcha 2).
+// The one translation unit of the server that includes Beast and Asio (slow to compile).
 #include "sluice/server/http/server.h"
 
 #include <openssl/err.h>
@@ -31,7 +31,7 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
-#include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
+#include <utility>  // before Asio: Boost 1.74 uses std::exchange without it (GCC 12)
 #include <vector>
 
 #include "sluice/core/clock.h"

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include "sluice/store/memory/memory_store.h"
 #include "sluice/store/redis/redis_store.h"
 #include "testing/descriptor_shortage.h"
+#include "testing/eventually.h"
 #include "testing/redis_server.h"
 
 namespace sluice::http {
@@ -89,6 +91,7 @@ class TestServer {
 
   std::uint16_t port() const { return server_->port(); }
   HttpServer& server() { return *server_; }
+  const service::Limiter& limiter() const { return limiter_; }
   std::vector<std::string> log() {
     std::lock_guard lock(mutex_);
     return log_;
@@ -468,7 +471,8 @@ TEST_F(ServerTest, WaitRetriesOnATimerUntilAllowed) {
 }
 
 TEST_F(ServerTest, WaitingRequestsDoNotHoldTheIoThread) {
-  TestServer server(store_, {.io_threads = 1});
+  // A max_pending only so the limiter counts the decisions it holds (the gauge below).
+  TestServer server(store_, {.io_threads = 1}, {.max_pending = 1000});
   StatusOr<std::unique_ptr<RemoteLimiter>> client = RemoteLimiter::create({.port = server.port()});
   ASSERT_TRUE((*client)->try_acquire("slow", "a", "busy", 1)->verdict.allowed);
   std::atomic<bool> waiter_done{false};
@@ -476,8 +480,11 @@ TEST_F(ServerTest, WaitingRequestsDoNotHoldTheIoThread) {
     (void)(*client)->acquire("slow", "a", "busy", 1, 2 * kMicrosPerSecond);
     waiter_done = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  // One I/O thread, one request parked on a timer for ~200 ms: others are answered meanwhile.
+  // The waiter's decision is in the limiter: being decided on the one I/O thread, then parked on
+  // a timer for ~200 ms. A request sent now is behind it on that thread: answered meanwhile only
+  // if the parked one does not hold the thread.
+  ASSERT_TRUE(test::eventually([&] { return server.limiter().metrics().pending() == 1; },
+                               std::chrono::seconds(10)));
   EXPECT_EQ(http_request(server.port(), "GET", "/healthz")->status, 200);
   EXPECT_FALSE(waiter_done.load());
   waiter.join();
@@ -532,7 +539,9 @@ TEST_F(ServerTest, RemoteLimiterReconnectsAfterTheServerClosedAnIdleConnection) 
   TestServer server(store_, {.idle_timeout = 100 * kMicrosPerMilli});
   auto client = RemoteLimiter::create({.port = server.port()}).value();
   ASSERT_TRUE(client->try_acquire("demo.api", "checkout", "idle", 1).ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the server drops the idle one
+  ASSERT_TRUE(test::eventually([&] { return server.server().connection_stats().open == 0; },
+                               std::chrono::seconds(10)))
+      << "the server drops the idle connection";
   StatusOr<service::Decision> again = client->try_acquire("demo.api", "checkout", "idle", 1);
   ASSERT_TRUE(again.ok()) << again.status().to_string();
   EXPECT_EQ(again->verdict.remaining, 3);  // charged once per call, not twice
@@ -603,7 +612,10 @@ TEST_F(ServerTest, OutOfDescriptorsWaitingClientsAreToldAndThePortAnswersOnceThe
     StatusOr<RawConnection> connection = RawConnection::open(server.port());
     if (connection.ok()) waiting.push_back(std::move(*connection));
   }
-  const bool told = !waiting.empty() && waiting[0].closed_by_peer(3'000);
+  // The server may have accepted the first clients while descriptors were still free (those stay
+  // open, idle); a client still in the backlog when accept failed is the one told.
+  const bool told = std::any_of(waiting.begin(), waiting.end(),
+                                [](RawConnection& client) { return client.closed_by_peer(1'500); });
   const std::uint64_t accept_errors = server.server().connection_stats().accept_errors;
   waiting.clear();
   shortage.end();
@@ -658,7 +670,7 @@ TEST_F(ServerTest, ANewConnectionThatSendsNothingIsClosedSoonerThanAnIdleKeepAli
 }
 
 TEST_F(ServerTest, GracefulShutdownFinishesInFlightRequestsAndClosesIdleOnes) {
-  TestServer server(store_);
+  TestServer server(store_, {}, {.max_pending = 1000});  // counts the decisions it holds
   auto client = RemoteLimiter::create({.port = server.port()}).value();
   ASSERT_TRUE(client->try_acquire("slow", "a", "drain", 1)->verdict.allowed);
   StatusOr<RawConnection> idle = RawConnection::open(server.port());
@@ -668,7 +680,9 @@ TEST_F(ServerTest, GracefulShutdownFinishesInFlightRequestsAndClosesIdleOnes) {
   StatusOr<service::Decision> in_flight = unavailable("not run");
   std::thread waiter(
       [&] { in_flight = client->acquire("slow", "a", "drain", 1, 2 * kMicrosPerSecond); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the request is parked
+  ASSERT_TRUE(test::eventually([&] { return server.limiter().metrics().pending() == 1; },
+                               std::chrono::seconds(10)))
+      << "the request is parked";
   server.server().shutdown();
   waiter.join();
   ASSERT_TRUE(in_flight.ok()) << in_flight.status().to_string();

@@ -18,7 +18,7 @@
 #include <filesystem>
 #include <string>
 #include <thread>
-#include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
+#include <utility>  // before Asio: Boost 1.74 uses std::exchange without it (GCC 12)
 
 #include "sluice/server/http/server.h"
 #include "sluice/server/http/test_http_client.h"

@@ -27,7 +27,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_set>
-#include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
+#include <utility>  // before Asio: Boost 1.74 uses std::exchange without it (GCC 12)
 #include <vector>
 
 #include "sluice/server/net/listener.h"

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>  // before Asio (DEPENDENCIES.md gotcha 1)
+#include <utility>  // before Asio: Boost 1.74 uses std::exchange without it (GCC 12)
 
 #include "sluice/status.h"
 

@@ -12,6 +12,7 @@
 #include <thread>
 #include <utility>
 
+#include "sluice/core/status_macros.h"
 #include "sluice/store/redis/cluster_router.h"
 #include "sluice/store/redis/connection.h"
 #include "sluice/store/redis/hash_slot.h"
@@ -299,12 +300,12 @@ class Client::Impl {
 // ---------------------------------------------------------------------------------------------
 
 StatusOr<std::unique_ptr<Client>> Client::create(ClientOptions options) {
-  if (Status status = validate(options); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(validate(options));
   std::unique_ptr<asio::ssl::context> tls;
   if (options.tls.enabled) {
-    StatusOr<std::unique_ptr<asio::ssl::context>> context = make_tls_context(options.tls);
-    if (!context.ok()) return context.status();
-    tls = std::move(*context);
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<asio::ssl::context> context,
+                            make_tls_context(options.tls));
+    tls = std::move(context);
   }
   try {
     auto impl = std::make_unique<Impl>(std::move(options), std::move(tls));
@@ -321,9 +322,8 @@ StatusOr<std::unique_ptr<Client>> Client::create(ClientOptions options) {
 }
 
 StatusOr<std::unique_ptr<Client>> Client::open(std::string_view url, ClientOptions base) {
-  StatusOr<RedisUrl> parsed = parse_redis_url(url);
-  if (!parsed.ok()) return parsed.status();
-  return create(client_options_from_url(*parsed, std::move(base)));
+  SLUICE_ASSIGN_OR_RETURN(RedisUrl parsed, parse_redis_url(url));
+  return create(client_options_from_url(parsed, std::move(base)));
 }
 
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

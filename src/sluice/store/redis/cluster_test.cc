@@ -26,6 +26,7 @@
 #include "sluice/store/redis/client.h"
 #include "sluice/store/redis/hash_slot.h"
 #include "sluice/store/redis/redis_store.h"
+#include "testing/eventually.h"
 #include "testing/redis_cluster.h"
 #include "testing/subprocess.h"
 #include "testing/test_certificates.h"
@@ -460,7 +461,17 @@ TEST(RedisClusterReshardTest, SlotsMovedUnderLoadGiveNoWrongAnswerAndNoOverGrant
   Load load(store, limits, kSubjects, 6);
   // Move a third of the slots (and their keys) from the first master to the second.
   ASSERT_TRUE(cluster->reshard(cluster->node(0).port(), cluster->node(1).port(), 2000).ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // load after the move too
+  // Load after the move too: every subject asked again once the slots have moved.
+  const std::vector<Load::Outcome> moved = load.outcomes();
+  ASSERT_TRUE(test::eventually(
+      [&] {
+        const std::vector<Load::Outcome> now = load.outcomes();
+        for (std::size_t s = 0; s < now.size(); ++s) {
+          if (now[s].attempts == moved[s].attempts) return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(30)));
   load.stop();
   ASSERT_TRUE(cluster->wait_until_stable().ok());
 
@@ -523,7 +534,15 @@ TEST(RedisClusterFailoverTest, AKilledMastersSlotsFailOverWhileOtherSlotsNeverDe
     on_victim.push_back(*owner == victim);
   }
   Load load(store, limits, kSubjects, 6);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The load runs: every subject answered before the kill.
+  ASSERT_TRUE(test::eventually(
+      [&] {
+        for (const Load::Outcome& outcome : load.outcomes()) {
+          if (outcome.answered == 0) return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(30)));
   const SteadyClock::time_point killed_at = SteadyClock::now();
   ASSERT_TRUE(cluster->node(0).kill_hard().ok());
   // Recovery: the victim's replica is promoted; decisions on its slots answer again by

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/core/status_macros.h"
 #include "sluice/store/redis/scripts.h"
 
 namespace sluice::store {
@@ -44,14 +45,14 @@ StatusOr<std::size_t> NodeHeartbeat::call(bool beat) {
   if (options_.pinned_clock_for_tests != nullptr) {
     args.push_back(std::to_string(options_.pinned_clock_for_tests->now()));
   }
-  StatusOr<redis::Reply> reply =
+  SLUICE_ASSIGN_OR_RETURN(
+      redis::Reply reply,
       client_.eval_script(heartbeat_script(options_.pinned_clock_for_tests != nullptr),
-                          {options_.key}, std::move(args));
-  if (!reply.ok()) return reply.status();
-  if (!reply->is_integer() || reply->as_integer() < 0) {
-    return internal_error("node heartbeat: unexpected reply " + reply->debug_string());
+                          {options_.key}, std::move(args)));
+  if (!reply.is_integer() || reply.as_integer() < 0) {
+    return internal_error("node heartbeat: unexpected reply " + reply.debug_string());
   }
-  const auto live = static_cast<std::size_t>(reply->as_integer());
+  const auto live = static_cast<std::size_t>(reply.as_integer());
   if (beat) live_.store(live, std::memory_order_relaxed);
   return live;
 }

@@ -298,8 +298,8 @@ Limit extreme_limit(Rng& rng) {
   }
 }
 
-// Corners of the valid parameter space the default run leaves out (see the DISABLED_ tests
-// below and docs/redis.md, "Known discrepancies").
+// Corners of the valid parameter space (docs/redis.md, "Known discrepancies"); the one the
+// default run leaves out has a DISABLED_ test below.
 struct GeneratorOptions {
   // token_bucket `initial` in policies with more than one limit: found MemoryStore bug A (a
   // peek rewrote an expired warm-up bucket); fixed, so on by default.
@@ -952,11 +952,6 @@ TEST_F(RedisStoreTest, DecidesFieldForFieldLikeTheMemoryStoreOnRandomSequences) 
                                                               {"settle not found", 80}}) {
     EXPECT_GE(coverage.quota.count(what) ? coverage.quota.at(what) : 0, least) << what;
   }
-}
-
-// Known discrepancy A, kept runnable: --gtest_also_run_disabled_tests.
-TEST_F(RedisStoreTest, DISABLED_DecidesLikeTheMemoryStoreWithWarmUpBucketsInMultiLimitPolicies) {
-  run_differential(*client_, {.warm_up_in_multi_limit_policies = true});
 }
 
 // Parameters at the edge of what validation accepts (found discrepancy B before validation got

@@ -15,6 +15,7 @@
 
 #include "sluice/store/redis/client.h"
 #include "sluice/store/redis/redis_store.h"
+#include "testing/eventually.h"
 #include "testing/redis_sentinel.h"
 #include "testing/subprocess.h"
 
@@ -73,6 +74,7 @@ TEST(RedisSentinelTest, DecisionsFollowTheMasterThroughAFailover) {
   std::atomic<bool> stop{false};
   std::atomic<int> failed{0};
   std::atomic<int> answered_after_failure{0};
+  std::atomic<int> answered_before_failure{0};
   std::atomic<SteadyClock::rep> last_failure{0};
   const std::vector<algorithm::Limit> loose = {
       algorithm::FixedWindow{.limit = 1'000'000, .window = kMicrosPerHour}};
@@ -86,11 +88,15 @@ TEST(RedisSentinelTest, DecisionsFollowTheMasterThroughAFailover) {
           last_failure = SteadyClock::now().time_since_epoch().count();
         } else if (failed.load() > 0) {
           ++answered_after_failure;
+        } else {
+          ++answered_before_failure;
         }
       }
     });
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The load runs before the kill (as many answers as are counted after it).
+  ASSERT_TRUE(test::eventually([&] { return answered_before_failure.load() >= 100; },
+                               std::chrono::seconds(30)));
   const SteadyClock::time_point killed_at = SteadyClock::now();
   ASSERT_TRUE((*group)->master().kill_hard().ok());
   const auto deadline = SteadyClock::now() + std::chrono::seconds(60);
