@@ -7,17 +7,14 @@
 #include <sstream>
 
 #include "sluice/algorithm/validate.h"
+#include "sluice/cli/backend_at_start.h"
 #include "sluice/cli/commands.h"
-#include "sluice/cli/redis_at_start.h"
-#include "sluice/core/clock.h"
 #include "sluice/core/duration.h"
 #include "sluice/policy/document.h"
 #include "sluice/service/decision.h"
 #include "sluice/service/decision_json.h"
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
-#include "sluice/store/memory/memory_store.h"
-#include "sluice/store/redis/redis_store.h"
 
 namespace sluice::cli {
 namespace {
@@ -79,16 +76,11 @@ int run_quota(const QuotaOptions& options, store::QuotaOperation operation) {
   }
   const std::string name = parsed.policy->name;
   const service::StaticPolicyLookup lookup({*std::move(parsed.policy)});
-  store::MemoryStore memory(SystemClock::instance());
-  std::unique_ptr<store::RedisStore> redis;
-  if (!options.redis_url.empty()) {
-    RedisAtStart opened = open_redis_at_start(verb, "--redis", options.redis_url, {},
-                                              "charges and refunds fail until it answers");
-    if (opened.exit_code != 0) return opened.exit_code;
-    redis = std::move(opened.store);
-  }
-  service::Limiter limiter(redis ? static_cast<store::Store&>(*redis) : memory, &memory,
-                           {.policies = &lookup});
+  BackendAtStart opened = open_backend_at_start(
+      verb, options.redis_url, {.url_name = "--redis", .limiter = {.policies = &lookup}},
+      "charges and refunds fail until it answers");
+  if (opened.exit_code != 0) return opened.exit_code;
+  service::Limiter& limiter = *opened.backend->limiter;
   StatusOr<service::Decision> result =
       limiter.apply_quota_blocking({.app = options.app,
                                     .policy = name,

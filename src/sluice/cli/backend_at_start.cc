@@ -1,0 +1,24 @@
+#include "sluice/cli/backend_at_start.h"
+
+#include <iostream>
+#include <utility>
+
+#include "sluice/cli/command_support.h"
+
+namespace sluice::cli {
+
+BackendAtStart open_backend_at_start(std::string_view command, std::string_view url,
+                                     app::BackendOptions options, std::string_view meanwhile) {
+  options.check_redis = true;
+  StatusOr<std::unique_ptr<app::Backend>> opened = app::open_backend(url, std::move(options));
+  if (!opened.ok()) {
+    std::cerr << "sluice " << command << ": " << opened.status().message() << "\n";
+    return {.exit_code = exit_code_for(opened.status().code())};
+  }
+  if (const std::string warning = (*opened)->unanswered_warning(meanwhile); !warning.empty()) {
+    std::cerr << "sluice " << command << ": " << warning << "\n";
+  }
+  return {.backend = std::move(*opened)};
+}
+
+}  // namespace sluice::cli
