@@ -8,6 +8,7 @@
 
 #include "sluice/algorithm/validate.h"
 #include "sluice/cli/backend_at_start.h"
+#include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
 #include "sluice/policy/document.h"
 #include "sluice/service/decision.h"
@@ -45,15 +46,15 @@ std::string describe(const service::Decision& d) {
 int run_acquire(const AcquireOptions& options) {
   std::ifstream file(options.policy_file);
   if (!file) {
-    std::cerr << "sluice acquire: cannot read --policy-file " << options.policy_file << "\n";
+    print_to_user("acquire", "cannot read --policy-file " + options.policy_file);
     return 2;
   }
   std::stringstream text;
   text << file.rdbuf();
   policy::ParsedPolicy parsed = policy::policy_from_text(text.str());
   if (!parsed.policy) {
-    std::cerr << "sluice acquire: invalid policy in " << options.policy_file << ": "
-              << policy::join_errors(parsed.errors) << "\n";
+    print_to_user("acquire", "invalid policy in " + options.policy_file + ": " +
+                                 policy::join_errors(parsed.errors));
     return 2;
   }
   const policy::Policy& policy = *parsed.policy;

@@ -1,6 +1,5 @@
 #include "sluice/cli/backend_at_start.h"
 
-#include <iostream>
 #include <utility>
 
 #include "sluice/cli/command_support.h"
@@ -12,11 +11,11 @@ BackendAtStart open_backend_at_start(std::string_view command, std::string_view 
   options.check_redis = true;
   StatusOr<std::unique_ptr<app::Backend>> opened = app::open_backend(url, std::move(options));
   if (!opened.ok()) {
-    std::cerr << "sluice " << command << ": " << opened.status().message() << "\n";
+    print_to_user(command, opened.status().message());
     return {.exit_code = exit_code_for(opened.status().code())};
   }
   if (const std::string warning = (*opened)->unanswered_warning(meanwhile); !warning.empty()) {
-    std::cerr << "sluice " << command << ": " << warning << "\n";
+    print_to_user(command, warning);
   }
   return {.backend = std::move(*opened)};
 }

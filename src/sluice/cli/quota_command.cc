@@ -8,6 +8,7 @@
 
 #include "sluice/algorithm/validate.h"
 #include "sluice/cli/backend_at_start.h"
+#include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
 #include "sluice/core/duration.h"
 #include "sluice/policy/document.h"
@@ -56,22 +57,22 @@ int run_quota(const QuotaOptions& options, store::QuotaOperation operation) {
   if (operation == store::QuotaOperation::kReserve) {
     StatusOr<Micros> parsed = parse_duration(options.ttl);
     if (!parsed.ok()) {
-      std::cerr << command << ": --ttl: " << parsed.status().message() << "\n";
+      print_to_user(verb, "--ttl: " + parsed.status().message());
       return 2;
     }
     ttl = *parsed;
   }
   std::ifstream file(options.policy_file);
   if (!file) {
-    std::cerr << command << ": cannot read --policy-file " << options.policy_file << "\n";
+    print_to_user(verb, "cannot read --policy-file " + options.policy_file);
     return 2;
   }
   std::stringstream text;
   text << file.rdbuf();
   policy::ParsedPolicy parsed = policy::policy_from_text(text.str());
   if (!parsed.policy) {
-    std::cerr << command << ": invalid policy in " << options.policy_file << ": "
-              << policy::join_errors(parsed.errors) << "\n";
+    print_to_user(verb, "invalid policy in " + options.policy_file + ": " +
+                            policy::join_errors(parsed.errors));
     return 2;
   }
   const std::string name = parsed.policy->name;

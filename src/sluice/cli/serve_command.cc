@@ -37,7 +37,7 @@ struct ServeCommand {
 // What the command prints for its user before it serves (its errors and warnings): its output,
 // not a log line.
 int fail(const Status& status) {
-  std::cerr << "sluice serve: " << status.message() << "\n";
+  print_to_user("serve", status.message());
   return exit_code_for(status.code());
 }
 
@@ -63,12 +63,11 @@ int run_serve(const ServeCommand& command) {
   if (Status status = app::check_settings(*settings); !status.ok()) return fail(status);
   const std::shared_ptr<const Environment> env = default_environment();
   StatusOr<std::unique_ptr<app::RunningServer>> server = app::RunningServer::start(
-      *settings,
-      {.database = {.open_policies = env->open_policies,
-                    .open_accounts = env->open_accounts,
-                    .default_url = env->default_policies_url},
-       .demo_policies = demo_policies(),
-       .warn = [](std::string_view warning) { std::cerr << "sluice serve: " << warning << "\n"; }});
+      *settings, {.database = {.open_policies = env->open_policies,
+                               .open_accounts = env->open_accounts,
+                               .default_url = env->default_policies_url},
+                  .demo_policies = demo_policies(),
+                  .warn = [](std::string_view warning) { print_to_user("serve", warning); }});
   if (!server.ok()) return fail(server.status());
   int signal_number = 0;
   sigwait(&signals, &signal_number);
