@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/app/backend.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/connection_budget.h"
 #include "sluice/core/log_throttle.h"
@@ -23,6 +22,7 @@
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/metrics.h"
 #include "sluice/server/http/server.h"
+#include "sluice/service/backend.h"
 #include "sluice/service/decision_history.h"
 #include "sluice/service/lease_metrics.h"
 #include "sluice/service/policy_lookup.h"
@@ -100,7 +100,7 @@ StatusOr<ServePolicies> open_policies(const Settings& s, const ServeInputs& inpu
        .poll_interval = std::chrono::milliseconds(s.policy_poll / kMicrosPerMilli)});
 }
 
-BackendOptions backend_options(const Settings& s) {
+service::BackendOptions backend_options(const Settings& s) {
   const service::PendingBounds shares = service::with_default_shares(
       {.total = static_cast<std::size_t>(s.max_pending_decisions),
        .per_client = static_cast<std::size_t>(s.max_pending_per_client),
@@ -192,7 +192,7 @@ struct RunningServer::Parts {
   std::unique_ptr<service::CachedPolicyLookup> lookup;
   // A credential revoked while serving fails every decision; say so loudly, but once per 10 s.
   LogThrottle refusal_log{SteadyClock::instance(), 10 * kMicrosPerSecond};
-  std::unique_ptr<Backend> backend;
+  std::unique_ptr<service::Backend> backend;
   http::Metrics metrics;
   // The HTTP server starts after the API it serves; /metrics reads its connection counts once set.
   std::atomic<const http::HttpServer*> http_server{nullptr};
@@ -215,7 +215,7 @@ struct RunningServer::Parts {
 };
 
 Status RunningServer::Parts::open_backend_for(const ServeInputs& inputs) {
-  BackendOptions options = backend_options(settings);
+  service::BackendOptions options = backend_options(settings);
   options.limiter.policies = lookup.get();
   options.limiter.on_store_refusal = [this](const Status& status) {
     if (std::optional<std::uint64_t> count = refusal_log.occurred()) {
@@ -227,7 +227,8 @@ Status RunningServer::Parts::open_backend_for(const ServeInputs& inputs) {
            {"refused_calls", *count}});
     }
   };
-  StatusOr<std::unique_ptr<Backend>> opened = open_backend(settings.redis, std::move(options));
+  StatusOr<std::unique_ptr<service::Backend>> opened =
+      service::open_backend(settings.redis, std::move(options));
   if (!opened.ok()) return opened.status();
   backend = std::move(*opened);
   if (!backend->unanswered_at_start.ok() && inputs.warn) {

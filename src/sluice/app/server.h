@@ -1,9 +1,9 @@
 // The wiring of `sluice serve`: from Settings to a running server. In order: the TLS files
 // checked, the policy database prepared and cached (serve_policies.h), the backend opened
-// (backend.h: stores, node heartbeat, limiter), the decision and admin APIs and the console on the
-// HTTP server, then the gRPC server (RLS, health, reflection) with a prober thread that keeps
-// grpc.health.v1 on what GET /readyz answers (service/readiness.h: one check for both). What it
-// does is logged (core/logger.h); what goes wrong before it serves is returned.
+// (service/backend.h: stores, node heartbeat, limiter), the decision and admin APIs and the console
+// on the HTTP server, then the gRPC server (RLS, health, reflection) with a prober thread that
+// keeps grpc.health.v1 on what GET /readyz answers (service/readiness.h: one check for both). What
+// it does is logged (core/logger.h); what goes wrong before it serves is returned.
 #pragma once
 
 #include <functional>

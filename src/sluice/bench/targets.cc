@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "sluice/algorithm/evaluate.h"
-#include "sluice/app/backend.h"
 #include "sluice/bench/http_target.h"
+#include "sluice/service/backend.h"
 #include "sluice/service/limiter.h"
 #include "sluice/store/redis/redis_store.h"
 
@@ -101,7 +101,7 @@ class LimiterTarget final : public Target {
 
   // The backend: the memory store, or Redis with every connection ready.
   Status open(const TargetOptions& options) {
-    StatusOr<std::unique_ptr<app::Backend>> opened = app::open_backend(
+    StatusOr<std::unique_ptr<service::Backend>> opened = service::open_backend(
         options.kind == TargetKind::kRedis ? options.redis_url : "memory:",
         // Bounded in subjects only: the load's key count sizes the store, as before it had a
         // byte bound too.
@@ -181,7 +181,7 @@ class LimiterTarget final : public Target {
   policy::Policy policy_;
   std::string app_;
   std::int64_t cost_;
-  std::unique_ptr<app::Backend> backend_;
+  std::unique_ptr<service::Backend> backend_;
   service::Limiter* limiter_ = nullptr;  // backend_'s
   store::RedisStore* redis_ = nullptr;   // backend_'s, on Redis
   FirstError first_error_;

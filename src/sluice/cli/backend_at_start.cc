@@ -7,9 +7,10 @@
 namespace sluice::cli {
 
 BackendAtStart open_backend_at_start(std::string_view command, std::string_view url,
-                                     app::BackendOptions options, std::string_view meanwhile) {
+                                     service::BackendOptions options, std::string_view meanwhile) {
   options.check_redis = true;
-  StatusOr<std::unique_ptr<app::Backend>> opened = app::open_backend(url, std::move(options));
+  StatusOr<std::unique_ptr<service::Backend>> opened =
+      service::open_backend(url, std::move(options));
   if (!opened.ok()) {
     print_to_user(command, opened.status().message());
     return {.exit_code = exit_code_for(opened.status().code())};

@@ -1,4 +1,4 @@
-// How `sluice acquire` and the quota commands open their backend (app/backend.h): the URL read
+// How `sluice acquire` and the quota commands open their backend (service/backend.h): the URL read
 // and, for Redis, one question to it (RedisStore::check_configuration), so that a configuration
 // error stops the command at start instead of passing for an outage. What goes wrong is the
 // command's output for its user, printed here.
@@ -7,12 +7,12 @@
 #include <memory>
 #include <string_view>
 
-#include "sluice/app/backend.h"
+#include "sluice/service/backend.h"
 
 namespace sluice::cli {
 
 struct BackendAtStart {
-  std::unique_ptr<app::Backend> backend;  // set when exit_code is 0
+  std::unique_ptr<service::Backend> backend;  // set when exit_code is 0
   int exit_code = 0;
 };
 
@@ -22,6 +22,6 @@ struct BackendAtStart {
 // the address and ends with `meanwhile`, what decides until Redis answers; the backend is
 // returned all the same.
 BackendAtStart open_backend_at_start(std::string_view command, std::string_view url,
-                                     app::BackendOptions options, std::string_view meanwhile);
+                                     service::BackendOptions options, std::string_view meanwhile);
 
 }  // namespace sluice::cli

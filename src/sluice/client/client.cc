@@ -10,7 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/app/backend.h"
 #include "sluice/client/http_url.h"
 #include "sluice/client/remote_limiter.h"
 #include "sluice/core/rendezvous.h"
@@ -19,6 +18,7 @@
 #include "sluice/policy/policy_cache.h"
 #include "sluice/policy/policy_files.h"
 #include "sluice/policy/repository.h"
+#include "sluice/service/backend.h"
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/service/timer_queue.h"
@@ -142,7 +142,7 @@ class LocalImpl final : public Client::Impl {
       if (!policies.ok()) return policies.status();
       impl->lookup_ = std::make_unique<service::StaticPolicyLookup>(std::move(*policies));
     }
-    StatusOr<std::unique_ptr<app::Backend>> backend = app::open_backend(
+    StatusOr<std::unique_ptr<service::Backend>> backend = service::open_backend(
         options.store, {.url_name = "store",
                         .redis = {.blocking_spin = options.blocking_spin.count(),
                                   .command_timeout = options.store_timeout.count()},
@@ -188,8 +188,8 @@ class LocalImpl final : public Client::Impl {
 
   std::unique_ptr<policy::PolicyCache> cache_;
   std::unique_ptr<service::PolicyLookup> lookup_;
-  std::unique_ptr<app::Backend> backend_;  // the stores and the pipeline, over lookup_
-  service::Limiter* limiter_ = nullptr;    // backend_'s
+  std::unique_ptr<service::Backend> backend_;  // the stores and the pipeline, over lookup_
+  service::Limiter* limiter_ = nullptr;        // backend_'s
 };
 
 // A `sluice serve` decides; asynchronous calls run its blocking client on a few threads.

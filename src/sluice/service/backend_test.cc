@@ -1,4 +1,4 @@
-#include "sluice/app/backend.h"
+#include "sluice/service/backend.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "testing/redis_server.h"
 
-namespace sluice::app {
+namespace sluice::service {
 namespace {
 
 policy::Policy one_per_minute() {
@@ -75,4 +75,4 @@ TEST(OpenBackend, RedisWithHeartbeatCountsThisNode) {
 }
 
 }  // namespace
-}  // namespace sluice::app
+}  // namespace sluice::service

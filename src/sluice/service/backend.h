@@ -3,9 +3,9 @@
 // decision pipeline (service::Limiter) over them. `sluice serve`, `sluice acquire`, the quota
 // commands, `sluice bench` and the library's Client::open all open their backend here.
 //
-// This file is app/'s bottom: its own library (sluice_backend) that imports only store/ and
-// service/, so libsluice links it without linking a server (app/'s wiring, which does, is
-// sluice_app).
+// It lives in service/, not in app/ (the composition root, which wires the servers): the library
+// (client/) uses it too, and sits below app/. Its own CMake library, sluice_backend, because it
+// links the Redis store, which sluice_service (the pipeline over the store port) does not.
 #pragma once
 
 #include <memory>
@@ -20,7 +20,7 @@
 #include "sluice/store/redis/node_heartbeat.h"
 #include "sluice/store/redis/redis_store.h"
 
-namespace sluice::app {
+namespace sluice::service {
 
 struct BackendOptions {
   // What the caller calls the URL (a flag, a setting, an option field): errors about it start
@@ -39,7 +39,7 @@ struct BackendOptions {
   // limiter's live_nodes reads its count. Ignored on the memory store.
   std::optional<store::NodeHeartbeatOptions> heartbeat;
   // The pipeline's options; live_nodes is set here when there is a heartbeat.
-  service::LimiterOptions limiter;
+  LimiterOptions limiter;
 };
 
 // Owns what it opened. Members are public so an owner may stop a part early (the library stops
@@ -50,7 +50,7 @@ struct Backend {
   std::unique_ptr<store::MemoryStore> memory;
   std::unique_ptr<store::RedisStore> redis;  // null on the memory store
   std::unique_ptr<store::NodeHeartbeat> heartbeat;
-  std::unique_ptr<service::Limiter> limiter;
+  std::unique_ptr<Limiter> limiter;
   std::optional<store::HeartbeatLoop> heartbeat_loop;
   // With check_redis: Redis's answer when it did not answer at start (an outage: the backend
   // works, each policy's failure mode decides until Redis answers). OK otherwise.
@@ -76,4 +76,4 @@ struct Backend {
 // message when it cannot be made.
 StatusOr<std::unique_ptr<Backend>> open_backend(std::string_view url, BackendOptions options);
 
-}  // namespace sluice::app
+}  // namespace sluice::service

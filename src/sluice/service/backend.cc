@@ -1,11 +1,11 @@
-#include "sluice/app/backend.h"
+#include "sluice/service/backend.h"
 
 #include <utility>
 
 #include "sluice/core/clock.h"
 #include "sluice/service/limiter.h"
 
-namespace sluice::app {
+namespace sluice::service {
 
 store::Store& Backend::store() const {
   return redis ? static_cast<store::Store&>(*redis) : static_cast<store::Store&>(*memory);
@@ -35,7 +35,7 @@ StatusOr<std::unique_ptr<Backend>> open_backend(std::string_view url, BackendOpt
     backend->redis->set_reservation_limits(options.memory.reservations);
     if (options.check_redis) {
       Status check = backend->redis->check_configuration();
-      if (!check.ok() && !service::is_store_outage(check)) {
+      if (!check.ok() && !is_store_outage(check)) {
         return Status(check.code(), "redis " + backend->redis->address() + ": " + check.message());
       }
       backend->unanswered_at_start = std::move(check);
@@ -50,10 +50,10 @@ StatusOr<std::unique_ptr<Backend>> open_backend(std::string_view url, BackendOpt
       };
     }
   }
-  backend->limiter = std::make_unique<service::Limiter>(backend->store(), backend->memory.get(),
-                                                        std::move(options.limiter));
+  backend->limiter = std::make_unique<Limiter>(backend->store(), backend->memory.get(),
+                                               std::move(options.limiter));
   if (backend->heartbeat) backend->heartbeat_loop.emplace(*backend->heartbeat);
   return backend;
 }
 
-}  // namespace sluice::app
+}  // namespace sluice::service
