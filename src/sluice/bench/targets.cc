@@ -10,8 +10,8 @@
 
 #include "sluice/algorithm/evaluate.h"
 #include "sluice/bench/http_target.h"
+#include "sluice/service/backend.h"
 #include "sluice/service/limiter.h"
-#include "sluice/store/memory/memory_store.h"
 #include "sluice/store/redis/redis_store.h"
 
 namespace sluice::bench {
@@ -97,45 +97,41 @@ Status check_target_flags(TargetKind kind, const std::vector<std::string>& given
 class LimiterTarget final : public Target {
  public:
   explicit LimiterTarget(const TargetOptions& options)
-      : policy_(options.policy),
-        app_(options.app),
-        cost_(options.cost),
+      : policy_(options.policy), app_(options.app), cost_(options.cost) {}
+
+  // The backend: the memory store, or Redis with every connection ready.
+  Status open(const TargetOptions& options) {
+    StatusOr<std::unique_ptr<service::Backend>> opened = service::open_backend(
+        options.kind == TargetKind::kRedis ? options.redis_url : "memory:",
         // Bounded in subjects only: the load's key count sizes the store, as before it had a
         // byte bound too.
-        memory_(SystemClock::instance(), {.max_keys = options.memory_max_keys,
-                                          .max_bytes = std::numeric_limits<std::size_t>::max()}),
-        over_limit_cache_entries_(options.over_limit_cache_entries) {}
+        {.memory = {.max_keys = options.memory_max_keys,
+                    .max_bytes = std::numeric_limits<std::size_t>::max()},
+         .redis = {.connections = options.redis_connections,
+                   .io_threads = options.redis_io_threads},
+         .limiter = {.over_limit_cache_entries = options.over_limit_cache_entries}});
+    if (!opened.ok()) return opened.status();
+    backend_ = std::move(*opened);
+    limiter_ = backend_->limiter.get();
+    redis_ = backend_->redis.get();
+    return redis_ ? wait_for_connections(redis_->client()) : Status();
+  }
 
-  Status connect_redis(const TargetOptions& options) {
-    StatusOr<redis::RedisUrl> url = redis::parse_redis_url(options.redis_url);
-    if (!url.ok()) return url.status();
-    redis::ClientOptions client_options = redis::client_options_from_url(*url);
-    client_options.connections = options.redis_connections;
-    client_options.io_threads = options.redis_io_threads;
-    StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::create(client_options);
-    if (!client.ok()) return client.status();
-    std::shared_ptr<redis::Client> shared(std::move(*client));
-    // Wait for every connection so the first measured second is not carried by fewer of them.
+  // Wait for every connection so the first measured second is not carried by fewer of them.
+  static Status wait_for_connections(redis::Client& client) {
+    const redis::ClientOptions& client_options = client.options();
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::microseconds(client_options.connect_timeout);
     // A cluster client also waits for its slot map.
     const bool cluster = !client_options.cluster_seeds.empty();
-    while ((shared->stats().ready_connections < client_options.connections ||
-            (cluster && shared->stats().masters == 0)) &&
+    while ((client.stats().ready_connections < client_options.connections ||
+            (cluster && client.stats().masters == 0)) &&
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    StatusOr<redis::Reply> pong = shared->command({"PING"});
+    StatusOr<redis::Reply> pong = client.command({"PING"});
     if (!pong.ok()) return pong.status();
-    redis_ = std::make_unique<store::RedisStore>(std::move(shared));
     return {};
-  }
-
-  void start_limiter() {
-    store::Store& store = redis_ ? static_cast<store::Store&>(*redis_) : memory_;
-    limiter_.emplace(
-        store, &memory_,
-        service::LimiterOptions{.over_limit_cache_entries = over_limit_cache_entries_});
   }
 
   // One decision on a subject the load never uses: loads the script, checks the app.
@@ -185,10 +181,9 @@ class LimiterTarget final : public Target {
   policy::Policy policy_;
   std::string app_;
   std::int64_t cost_;
-  store::MemoryStore memory_;
-  std::unique_ptr<store::RedisStore> redis_;
-  std::size_t over_limit_cache_entries_;
-  std::optional<service::Limiter> limiter_;
+  std::unique_ptr<service::Backend> backend_;
+  service::Limiter* limiter_ = nullptr;  // backend_'s
+  store::RedisStore* redis_ = nullptr;   // backend_'s, on Redis
   FirstError first_error_;
 };
 
@@ -209,12 +204,11 @@ StatusOr<std::unique_ptr<Target>> make_target(const TargetOptions& options) {
         "--mode async: the policy has a concurrency limit, whose leases the load would have to "
         "release after each decision; run it with --mode closed");
   }
-  auto target = std::make_unique<LimiterTarget>(options);
-  if (options.kind == TargetKind::kRedis) {
-    if (options.redis_url.empty()) return invalid_argument("target redis needs a --redis URL");
-    if (Status status = target->connect_redis(options); !status.ok()) return status;
+  if (options.kind == TargetKind::kRedis && options.redis_url.empty()) {
+    return invalid_argument("target redis needs a --redis URL");
   }
-  target->start_limiter();
+  auto target = std::make_unique<LimiterTarget>(options);
+  if (Status status = target->open(options); !status.ok()) return status;
   if (Status status = target->prime(); !status.ok()) return status;
   return std::unique_ptr<Target>(std::move(target));
 }

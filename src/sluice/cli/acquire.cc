@@ -7,15 +7,13 @@
 #include <sstream>
 
 #include "sluice/algorithm/validate.h"
+#include "sluice/cli/backend_at_start.h"
+#include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
-#include "sluice/cli/redis_at_start.h"
-#include "sluice/core/clock.h"
 #include "sluice/policy/document.h"
 #include "sluice/service/decision.h"
 #include "sluice/service/decision_json.h"
 #include "sluice/service/limiter.h"
-#include "sluice/store/memory/memory_store.h"
-#include "sluice/store/redis/redis_store.h"
 
 namespace sluice::cli {
 namespace {
@@ -48,29 +46,24 @@ std::string describe(const service::Decision& d) {
 int run_acquire(const AcquireOptions& options) {
   std::ifstream file(options.policy_file);
   if (!file) {
-    std::cerr << "sluice acquire: cannot read --policy-file " << options.policy_file << "\n";
+    print_to_user("acquire", "cannot read --policy-file " + options.policy_file);
     return 2;
   }
   std::stringstream text;
   text << file.rdbuf();
   policy::ParsedPolicy parsed = policy::policy_from_text(text.str());
   if (!parsed.policy) {
-    std::cerr << "sluice acquire: invalid policy in " << options.policy_file << ": "
-              << policy::join_errors(parsed.errors) << "\n";
+    print_to_user("acquire", "invalid policy in " + options.policy_file + ": " +
+                                 policy::join_errors(parsed.errors));
     return 2;
   }
   const policy::Policy& policy = *parsed.policy;
-  store::MemoryStore memory(SystemClock::instance());
-  std::unique_ptr<store::RedisStore> redis;
-  if (!options.redis_url.empty()) {
-    RedisAtStart opened =
-        open_redis_at_start("acquire", "--redis", options.redis_url, {},
+  BackendAtStart opened =
+      open_backend_at_start("acquire", options.redis_url, {.url_name = "--redis"},
                             "deciding by the policy's on_store_failure: " +
                                 std::string(policy::failure_mode_name(policy.on_store_failure)));
-    if (opened.exit_code != 0) return opened.exit_code;
-    redis = std::move(opened.store);
-  }
-  service::Limiter limiter(redis ? static_cast<store::Store&>(*redis) : memory, &memory);
+  if (opened.exit_code != 0) return opened.exit_code;
+  service::Limiter& limiter = *opened.backend->limiter;
   for (int i = 0; i < options.count; ++i) {
     StatusOr<service::Decision> result =
         limiter.try_acquire(policy, options.app, options.key, options.cost);

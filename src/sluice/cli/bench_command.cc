@@ -20,6 +20,7 @@
 #include "sluice/bench/load_generator.h"
 #include "sluice/bench/report.h"
 #include "sluice/bench/targets.h"
+#include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
 #include "sluice/client/http_url.h"
 #include "sluice/core/duration.h"
@@ -60,7 +61,7 @@ struct BenchOptions {
 };
 
 int fail(const std::string& message) {
-  std::cerr << "sluice bench: " << message << "\n";
+  print_to_user("bench", message);
   return 2;
 }
 
@@ -318,12 +319,13 @@ int run_bench(const BenchOptions& options) {
     std::cout << "\n\n" << bench::format_table(results, mode);
   }
   if (errors > 0) {
-    std::cerr << "sluice bench: " << errors
-              << " decisions failed; the first: " << (*target)->first_error() << "\n";
+    print_to_user("bench", std::to_string(errors) +
+                               " decisions failed; the first: " + (*target)->first_error());
   }
   if (degraded > 0) {
-    std::cerr << "sluice bench: " << degraded
-              << " decisions were degraded (store unreachable; decided by on_store_failure)\n";
+    print_to_user("bench", std::to_string(degraded) +
+                               " decisions were degraded (store unreachable; decided by "
+                               "on_store_failure)");
   }
   return errors > 0 || degraded > 0 ? 1 : 0;
 }

@@ -36,6 +36,10 @@ int exit_code_for(StatusCode code) {
   }
 }
 
+void print_to_user(std::string_view command, std::string_view message) {
+  std::cerr << "sluice " << command << ": " << message << "\n";
+}
+
 int Run::fail(const Status& status) const {
   *env_.err << "sluice " << command_ << ": " << status.message() << "\n";
   return exit_code_for(status.code());

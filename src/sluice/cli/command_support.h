@@ -37,6 +37,11 @@ struct CommonOptions {
   std::string as_user;       // empty: act as the operator (no authorization checks)
 };
 
+// Prints "sluice <command>: <message>" on stderr: what the commands that run without an
+// Environment (serve, acquire, the quota commands, bench) tell their user. A command's output,
+// not a log line (docs/decisions.md); the running server logs through core/logger.h.
+void print_to_user(std::string_view command, std::string_view message);
+
 // A command's run: prints errors prefixed with the command's name and sets the exit code.
 class Run {
  public:

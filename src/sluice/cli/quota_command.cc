@@ -7,17 +7,15 @@
 #include <sstream>
 
 #include "sluice/algorithm/validate.h"
+#include "sluice/cli/backend_at_start.h"
+#include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
-#include "sluice/cli/redis_at_start.h"
-#include "sluice/core/clock.h"
 #include "sluice/core/duration.h"
 #include "sluice/policy/document.h"
 #include "sluice/service/decision.h"
 #include "sluice/service/decision_json.h"
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
-#include "sluice/store/memory/memory_store.h"
-#include "sluice/store/redis/redis_store.h"
 
 namespace sluice::cli {
 namespace {
@@ -59,36 +57,31 @@ int run_quota(const QuotaOptions& options, store::QuotaOperation operation) {
   if (operation == store::QuotaOperation::kReserve) {
     StatusOr<Micros> parsed = parse_duration(options.ttl);
     if (!parsed.ok()) {
-      std::cerr << command << ": --ttl: " << parsed.status().message() << "\n";
+      print_to_user(verb, "--ttl: " + parsed.status().message());
       return 2;
     }
     ttl = *parsed;
   }
   std::ifstream file(options.policy_file);
   if (!file) {
-    std::cerr << command << ": cannot read --policy-file " << options.policy_file << "\n";
+    print_to_user(verb, "cannot read --policy-file " + options.policy_file);
     return 2;
   }
   std::stringstream text;
   text << file.rdbuf();
   policy::ParsedPolicy parsed = policy::policy_from_text(text.str());
   if (!parsed.policy) {
-    std::cerr << command << ": invalid policy in " << options.policy_file << ": "
-              << policy::join_errors(parsed.errors) << "\n";
+    print_to_user(verb, "invalid policy in " + options.policy_file + ": " +
+                            policy::join_errors(parsed.errors));
     return 2;
   }
   const std::string name = parsed.policy->name;
   const service::StaticPolicyLookup lookup({*std::move(parsed.policy)});
-  store::MemoryStore memory(SystemClock::instance());
-  std::unique_ptr<store::RedisStore> redis;
-  if (!options.redis_url.empty()) {
-    RedisAtStart opened = open_redis_at_start(verb, "--redis", options.redis_url, {},
-                                              "charges and refunds fail until it answers");
-    if (opened.exit_code != 0) return opened.exit_code;
-    redis = std::move(opened.store);
-  }
-  service::Limiter limiter(redis ? static_cast<store::Store&>(*redis) : memory, &memory,
-                           {.policies = &lookup});
+  BackendAtStart opened = open_backend_at_start(
+      verb, options.redis_url, {.url_name = "--redis", .limiter = {.policies = &lookup}},
+      "charges and refunds fail until it answers");
+  if (opened.exit_code != 0) return opened.exit_code;
+  service::Limiter& limiter = *opened.backend->limiter;
   StatusOr<service::Decision> result =
       limiter.apply_quota_blocking({.app = options.app,
                                     .policy = name,

@@ -12,18 +12,16 @@
 
 #include "sluice/client/http_url.h"
 #include "sluice/client/remote_limiter.h"
-#include "sluice/core/clock.h"
 #include "sluice/core/rendezvous.h"
 #include "sluice/core/work_queue.h"
 #include "sluice/db/stores.h"
 #include "sluice/policy/policy_cache.h"
 #include "sluice/policy/policy_files.h"
 #include "sluice/policy/repository.h"
+#include "sluice/service/backend.h"
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/service/timer_queue.h"
-#include "sluice/store/memory/memory_store.h"
-#include "sluice/store/redis/redis_store.h"
 
 namespace sluice {
 
@@ -130,13 +128,6 @@ class LocalImpl final : public Client::Impl {
  public:
   static StatusOr<std::shared_ptr<LocalImpl>> open(const ClientOptions& options) {
     auto impl = std::shared_ptr<LocalImpl>(new LocalImpl(options.app));
-    if (options.store != "memory:") {
-      StatusOr<std::unique_ptr<store::RedisStore>> redis = store::RedisStore::open(
-          options.store, {.blocking_spin = options.blocking_spin.count(),
-                          .command_timeout = options.store_timeout.count()});
-      if (!redis.ok()) return option_error("store", redis.status().message());
-      impl->redis_ = std::move(*redis);
-    }
     if (!options.policy_database.empty()) {
       StatusOr<std::unique_ptr<policy::PolicyRepository>> repository =
           db::open_policy_repository(options.policy_database);
@@ -151,21 +142,25 @@ class LocalImpl final : public Client::Impl {
       if (!policies.ok()) return policies.status();
       impl->lookup_ = std::make_unique<service::StaticPolicyLookup>(std::move(*policies));
     }
-    store::Store& store = impl->redis_ ? static_cast<store::Store&>(*impl->redis_) : impl->memory_;
-    impl->limiter_ = std::make_unique<service::Limiter>(
-        store, &impl->memory_,
-        service::LimiterOptions{.local_fraction = options.local_fraction,
-                                .store_timeout = options.store_timeout.count(),
-                                .blocking_spin = options.blocking_spin.count(),
-                                .policies = impl->lookup_.get(),
-                                .timers = &impl->timers()});
+    StatusOr<std::unique_ptr<service::Backend>> backend = service::open_backend(
+        options.store, {.url_name = "store",
+                        .redis = {.blocking_spin = options.blocking_spin.count(),
+                                  .command_timeout = options.store_timeout.count()},
+                        .limiter = {.local_fraction = options.local_fraction,
+                                    .store_timeout = options.store_timeout.count(),
+                                    .blocking_spin = options.blocking_spin.count(),
+                                    .policies = impl->lookup_.get(),
+                                    .timers = &impl->timers()}});
+    if (!backend.ok()) return backend.status();
+    impl->backend_ = std::move(*backend);
+    impl->limiter_ = impl->backend_->limiter.get();
     return impl;
   }
 
   // The threads that answer store calls and fire timers stop before the pipeline they call into.
   ~LocalImpl() override {
     stop_timers();
-    redis_.reset();
+    if (backend_) backend_->redis.reset();
   }
 
   void acquire(AcquireRequest request, Callback done) override {
@@ -191,11 +186,10 @@ class LocalImpl final : public Client::Impl {
  private:
   explicit LocalImpl(std::string app) : Impl(std::move(app)) {}
 
-  store::MemoryStore memory_{SystemClock::instance()};
-  std::unique_ptr<store::RedisStore> redis_;
   std::unique_ptr<policy::PolicyCache> cache_;
   std::unique_ptr<service::PolicyLookup> lookup_;
-  std::unique_ptr<service::Limiter> limiter_;
+  std::unique_ptr<service::Backend> backend_;  // the stores and the pipeline, over lookup_
+  service::Limiter* limiter_ = nullptr;        // backend_'s
 };
 
 // A `sluice serve` decides; asynchronous calls run its blocking client on a few threads.

@@ -28,12 +28,6 @@ constexpr std::string_view kQuotaExceededType =
 constexpr std::string_view kQuotaExceededTitle =
     "Request cannot be satisfied as assigned quota has been exceeded";
 
-std::int64_t steady_micros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // A decision request that could not be decided: the status's problem, and for an overloaded
 // server (max_pending decisions in flight) 503 with Retry-After, so clients back off instead of
 // queueing without bound.
@@ -164,7 +158,7 @@ DecisionApi::DecisionApi(service::Limiter& limiter, const service::PolicyLookup&
                          store::Store& store, Metrics& metrics, DecisionApiOptions options)
     : limiter_(limiter),
       policies_(policies),
-      store_(store),
+      readiness_(store, options.policies_ready),
       metrics_(metrics),
       options_(std::move(options)),
       clock_(options_.clock ? *options_.clock : SystemClock::instance()),
@@ -495,34 +489,26 @@ Response DecisionApi::check_response(const service::Decision& decision, std::int
 }
 
 void DecisionApi::readyz(const std::shared_ptr<Exchange>& exchange) {
-  // A cost-0 peek: one real store round trip that changes nothing, answered wherever the store
-  // answers (no thread waits for it).
-  static const std::vector<algorithm::Limit> kProbe = {
-      algorithm::Gcra{.rate = 1, .period = kMicrosPerSecond, .burst = 0}};
-  const std::int64_t start = steady_micros();
-  store_.acquire_async(
-      {.policy = "sluice.readyz", .limits = kProbe, .subject = "readyz"}, 0,
-      [this, exchange, start](const StatusOr<Decision>& peek) {
-        const std::int64_t elapsed = steady_micros() - start;
-        if (!peek.ok()) {
-          return exchange->respond(problem_response(
-              503, "store unreachable: " + peek.status().to_string(), {}, "Not Ready"));
-        }
-        if (!options_.policies_ready) {
-          return exchange->respond(
-              json_response(200, {{"status", "ready"}, {"store_latency_us", elapsed}}));
-        }
-        // The policy database is asked with a blocking call: on the admin pool's side of the
-        // server, never on an I/O thread or the store's.
-        exchange->offload([this, exchange, elapsed] {
-          if (Status policies = options_.policies_ready(); !policies.ok()) {
-            return exchange->respond(problem_response(
-                503, "policy database unreachable: " + policies.to_string(), {}, "Not Ready"));
-          }
-          exchange->respond(
-              json_response(200, {{"status", "ready"}, {"store_latency_us", elapsed}}));
-        });
-      });
+  // The store's part is answered wherever the store answers (no thread waits for it).
+  readiness_.check_store([this, exchange](const Status& store, Micros elapsed) {
+    if (!store.ok()) {
+      return exchange->respond(
+          problem_response(503, "store unreachable: " + store.to_string(), {}, "Not Ready"));
+    }
+    if (!readiness_.has_policies()) {
+      return exchange->respond(
+          json_response(200, {{"status", "ready"}, {"store_latency_us", elapsed}}));
+    }
+    // The policy database is asked with a blocking call: on the admin pool's side of the
+    // server, never on an I/O thread or the store's.
+    exchange->offload([this, exchange, elapsed] {
+      if (Status policies = readiness_.check_policies(); !policies.ok()) {
+        return exchange->respond(problem_response(
+            503, "policy database unreachable: " + policies.to_string(), {}, "Not Ready"));
+      }
+      exchange->respond(json_response(200, {{"status", "ready"}, {"store_latency_us", elapsed}}));
+    });
+  });
 }
 
 void DecisionApi::metrics(const std::shared_ptr<Exchange>& exchange) {

@@ -24,6 +24,7 @@
 #include "sluice/server/http/router.h"
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
+#include "sluice/service/readiness.h"
 #include "sluice/store/store.h"
 
 namespace sluice::http {
@@ -137,7 +138,7 @@ class DecisionApi {
 
   service::Limiter& limiter_;
   const service::PolicyLookup& policies_;
-  store::Store& store_;
+  const service::Readiness readiness_;  // GET /readyz: the store, then policies_ready
   Metrics& metrics_;
   DecisionApiOptions options_;
   const Clock& clock_;

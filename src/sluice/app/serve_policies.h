@@ -8,18 +8,16 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "sluice/auth/accounts.h"
-#include "sluice/cli/environment.h"
 #include "sluice/policy/policy.h"
 #include "sluice/policy/policy_cache.h"
 #include "sluice/policy/repository.h"
 #include "sluice/status.h"
 
-namespace sluice::cli {
+namespace sluice::app {
 
 struct ServePolicies {
   std::shared_ptr<policy::PolicyRepository> policies;
@@ -27,15 +25,25 @@ struct ServePolicies {
   std::unique_ptr<policy::PolicyCache> cache;
 };
 
+// How the database is reached (the CLI's Environment binds the SQL repositories; tests, fakes).
+struct PolicyDatabase {
+  std::function<StatusOr<std::shared_ptr<policy::PolicyRepository>>(const std::string& url)>
+      open_policies;
+  std::function<StatusOr<std::shared_ptr<auth::AccountRepository>>(const std::string& url)>
+      open_accounts;
+  std::string default_url;  // when ServePoliciesOptions::url is empty
+};
+
 struct ServePoliciesOptions {
-  std::string url;                       // empty: env.default_policies_url
+  std::string url;                       // empty: PolicyDatabase::default_url
   std::vector<policy::Policy> imported;  // from --policy-file; none: the demo on a first start
   std::vector<policy::Policy> demo;      // the built-in demo policies
   std::chrono::milliseconds poll_interval{1'000};
-  std::function<void(const nlohmann::json&)> log;  // one structured log line
 };
 
-StatusOr<ServePolicies> open_serve_policies(const Environment& env,
+// Opens and prepares the database (what it did is logged), then the cache over it. Errors name
+// the database (its URL without password).
+StatusOr<ServePolicies> open_serve_policies(const PolicyDatabase& database,
                                             const ServePoliciesOptions& options);
 
-}  // namespace sluice::cli
+}  // namespace sluice::app

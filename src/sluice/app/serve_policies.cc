@@ -1,9 +1,10 @@
-#include "sluice/cli/serve_policies.h"
+#include "sluice/app/serve_policies.h"
 
 #include "sluice/auth/passwords.h"
+#include "sluice/core/logger.h"
 #include "sluice/db/database_url.h"
 
-namespace sluice::cli {
+namespace sluice::app {
 namespace {
 
 constexpr std::string_view kFirstAdmin = "admin";
@@ -19,20 +20,19 @@ std::vector<std::string> names_of(const std::vector<policy::Policy>& policies) {
 Status seed_policies(policy::PolicyRepository& policies, const ServePoliciesOptions& options) {
   if (!options.imported.empty()) {
     if (Status s = policies.import(options.imported, "policy-file"); !s.ok()) return s;
-    options.log({{"msg", "imported policy files"}, {"policies", names_of(options.imported)}});
+    log_info("imported policy files", {{"policies", names_of(options.imported)}});
     return {};
   }
   StatusOr<std::int64_t> revision = policies.revision();
   if (!revision.ok()) return revision.status();
   if (*revision != 0) return {};  // policies were managed here before, even if none are left
   if (Status s = policies.import(options.demo, "sluice (first start)"); !s.ok()) return s;
-  options.log(
-      {{"msg", "first start: added the demo policies"}, {"policies", names_of(options.demo)}});
+  log_info("first start: added the demo policies", {{"policies", names_of(options.demo)}});
   return {};
 }
 
 // Without any admin nobody could sign in to manage anything: make one and say its password once.
-Status ensure_admin(auth::AccountRepository& accounts, const ServePoliciesOptions& options) {
+Status ensure_admin(auth::AccountRepository& accounts) {
   StatusOr<std::size_t> admins = accounts.count_admins();
   if (!admins.ok()) return admins.status();
   if (*admins > 0) return {};
@@ -44,18 +44,18 @@ Status ensure_admin(auth::AccountRepository& accounts, const ServePoliciesOption
                                         auth::mark_one_time(*hash));
   if (created.code() == StatusCode::kAlreadyExists) return {};  // another server was first
   if (!created.ok()) return created;
-  options.log({{"msg", "created the first admin; its one-time password is shown only now"},
-               {"user", kFirstAdmin},
-               {"password", *password},
-               {"change_with", "PUT /v1/users/admin/password or sluice admin user password"}});
+  log_info("created the first admin; its one-time password is shown only now",
+           {{"user", kFirstAdmin},
+            {"password", *password},
+            {"change_with", "PUT /v1/users/admin/password or sluice admin user password"}});
   return {};
 }
 
 }  // namespace
 
-StatusOr<ServePolicies> open_serve_policies(const Environment& env,
+StatusOr<ServePolicies> open_serve_policies(const PolicyDatabase& database,
                                             const ServePoliciesOptions& options) {
-  const std::string url = options.url.empty() ? env.default_policies_url : options.url;
+  const std::string url = options.url.empty() ? database.default_url : options.url;
   if (url.empty()) {
     return invalid_argument("policies: no default database location ($HOME is unknown); set one");
   }
@@ -63,23 +63,22 @@ StatusOr<ServePolicies> open_serve_policies(const Environment& env,
     return Status(s.code(), "policies " + db::redact_database_url(url) + ": " + s.message());
   };
   ServePolicies opened;
-  StatusOr<std::shared_ptr<policy::PolicyRepository>> policies = env.open_policies(url);
+  StatusOr<std::shared_ptr<policy::PolicyRepository>> policies = database.open_policies(url);
   if (!policies.ok()) return located(policies.status());
   opened.policies = std::move(*policies);
-  StatusOr<std::shared_ptr<auth::AccountRepository>> accounts = env.open_accounts(url);
+  StatusOr<std::shared_ptr<auth::AccountRepository>> accounts = database.open_accounts(url);
   if (!accounts.ok()) return located(accounts.status());
   opened.accounts = std::move(*accounts);
   if (Status s = seed_policies(*opened.policies, options); !s.ok()) return located(s);
-  if (Status s = ensure_admin(*opened.accounts, options); !s.ok()) return located(s);
+  if (Status s = ensure_admin(*opened.accounts); !s.ok()) return located(s);
   StatusOr<std::unique_ptr<policy::PolicyCache>> cache =
       policy::PolicyCache::open(opened.policies, {.poll_interval = options.poll_interval});
   if (!cache.ok()) return located(cache.status());
   opened.cache = std::move(*cache);
-  options.log({{"msg", "policies loaded"},
-               {"database", db::redact_database_url(url)},
-               {"revision", opened.cache->snapshot()->revision},
-               {"count", opened.cache->snapshot()->policies.size()}});
+  log_info("policies loaded", {{"database", db::redact_database_url(url)},
+                               {"revision", opened.cache->snapshot()->revision},
+                               {"count", opened.cache->snapshot()->policies.size()}});
   return opened;
 }
 
-}  // namespace sluice::cli
+}  // namespace sluice::app

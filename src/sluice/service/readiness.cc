@@ -1,0 +1,49 @@
+#include "sluice/service/readiness.h"
+
+#include <chrono>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "sluice/core/rendezvous.h"
+#include "sluice/decision.h"
+
+namespace sluice::service {
+namespace {
+
+// The probe: one limit under a policy name of its own ("sluice.readyz"), peeked at cost 0.
+const std::vector<algorithm::Limit>& probe_limits() {
+  static const std::vector<algorithm::Limit> kProbe = {
+      algorithm::Gcra{.rate = 1, .period = kMicrosPerSecond, .burst = 0}};
+  return kProbe;
+}
+
+Micros steady_now() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Readiness::Readiness(store::Store& store, std::function<Status()> policies_ready)
+    : store_(store), policies_ready_(std::move(policies_ready)) {}
+
+void Readiness::check_store(std::function<void(const Status&, Micros)> done) const {
+  const Micros start = steady_now();
+  store_.acquire_async({.policy = "sluice.readyz", .limits = probe_limits(), .subject = "readyz"},
+                       0, [start, done = std::move(done)](StatusOr<Decision> peek) {
+                         done(peek.status(), steady_now() - start);
+                       });
+}
+
+Status Readiness::check_policies() const { return policies_ready_ ? policies_ready_() : Status(); }
+
+Status Readiness::check() const {
+  auto answer = std::make_shared<Rendezvous<Status>>();
+  check_store([answer](const Status& store, Micros) { answer->deliver(store); });
+  if (Status store = answer->wait(); !store.ok()) return store;
+  return check_policies();
+}
+
+}  // namespace sluice::service
