@@ -12,6 +12,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/quota.h"
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
@@ -156,10 +157,7 @@ bool any_stale(std::span<const Limit> limits, std::span<const LimitState> states
 // on it may need room in the store, so it is made on a copy first.
 bool may_grow(std::span<const Limit> limits) {
   for (const Limit& limit : limits) {
-    if (std::holds_alternative<algorithm::SlidingLog>(limit) ||
-        std::holds_alternative<algorithm::Concurrency>(limit)) {
-      return true;
-    }
+    if (algorithm::algorithm_of(limit).state_grows) return true;
   }
   return false;
 }
@@ -170,8 +168,7 @@ enum class RefreshScope { kAllLimits, kConcurrencyLimits };
 void refresh(std::span<const Limit> limits, std::span<LimitState> states, Micros now,
              RefreshScope scope = RefreshScope::kAllLimits) {
   for (std::size_t i = 0; i < limits.size(); ++i) {
-    if (scope == RefreshScope::kConcurrencyLimits &&
-        !std::holds_alternative<algorithm::Concurrency>(limits[i])) {
+    if (scope == RefreshScope::kConcurrencyLimits && !algorithm::algorithm_of(limits[i]).leases) {
       continue;
     }
     if (is_stale(limits[i], states[i], now)) states[i] = algorithm::initial_state(limits[i], now);
@@ -849,7 +846,7 @@ StatusOr<std::vector<LimitLeases>> MemoryStore::leases(const SubjectRef& ref, st
   const std::vector<LimitState> states = current_states(ref, now);
   std::vector<LimitLeases> listing;
   for (std::size_t i = 0; i < ref.limits.size(); ++i) {
-    if (!std::holds_alternative<algorithm::Concurrency>(ref.limits[i])) continue;
+    if (!algorithm::algorithm_of(ref.limits[i]).leases) continue;
     LimitLeases held{.limit_index = i};
     for (const algorithm::Lease& lease : std::get<algorithm::ConcurrencyState>(states[i]).leases) {
       if (lease.expires_at <= now) continue;
