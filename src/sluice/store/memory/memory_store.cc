@@ -113,12 +113,12 @@ std::size_t string_heap(const std::string& text) {
 // The heap a limit state owns beyond its slot in the record: a sliding log's entries, a
 // concurrency limit's leases and their ids.
 std::size_t state_heap(const LimitState& state) {
-  if (const auto* log = std::get_if<algorithm::SlidingLogState>(&state)) {
-    return allocation(log->entries.capacity() * sizeof(algorithm::LogEntry));
+  if (const auto* entries = algorithm::log_entries(state)) {
+    return allocation(entries->capacity() * sizeof(algorithm::LogEntry));
   }
-  if (const auto* held = std::get_if<algorithm::ConcurrencyState>(&state)) {
-    std::size_t bytes = allocation(held->leases.capacity() * sizeof(algorithm::Lease));
-    for (const algorithm::Lease& lease : held->leases) bytes += string_heap(lease.id);
+  if (const auto* leases = algorithm::held_leases(state)) {
+    std::size_t bytes = allocation(leases->capacity() * sizeof(algorithm::Lease));
+    for (const algorithm::Lease& lease : *leases) bytes += string_heap(lease.id);
     return bytes;
   }
   return 0;
