@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/algorithm/catalogue_samples.h"
 #include "sluice/algorithm/evaluate.h"
 
 namespace sluice::algorithm {
@@ -14,25 +15,7 @@ namespace {
 constexpr Micros kSecond = kMicrosPerSecond;
 constexpr Micros kNow = 1'700'000'000'000'000;  // a realistic epoch
 
-// One limit of every algorithm, and of every script kind (refill modes, a calendar window).
-std::vector<Limit> samples() {
-  return {TokenBucket{.capacity = 10, .refill = 5, .period = kSecond},
-          TokenBucket{.capacity = 10,
-                      .refill = 10,
-                      .period = 60 * kSecond,
-                      .refill_mode = RefillMode::kInterval,
-                      .initial = 3},
-          Gcra{.rate = 10, .period = kSecond, .burst = 5},
-          LeakyBucket{.rate = 10, .period = kSecond, .max_delay = 500'000},
-          LeakyBucket{.rate = 3, .period = kSecond, .max_delay = 0},
-          FixedWindow{.limit = 100, .window = 60 * kSecond},
-          FixedWindow{.limit = 100,
-                      .window = longest_period(CalendarPeriod::kDay),
-                      .calendar = Calendar{.period = CalendarPeriod::kDay}},
-          SlidingWindow{.limit = 100, .window = 60 * kSecond},
-          SlidingLog{.limit = 7, .window = kSecond},
-          Concurrency{.limit = 3, .lease_ttl = 30 * kSecond}};
-}
+std::vector<Limit> samples() { return one_limit_of_each_kind(); }
 
 TEST(CatalogueTest, RowsFollowLimitsAlternatives) {
   const std::vector<std::string> names = {"token_bucket", "gcra",           "leaky_bucket",

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "sluice/algorithm/catalogue.h"
+#include "sluice/algorithm/catalogue_samples.h"
 #include "sluice/core/clock.h"
 #include "sluice/service/limiter.h"
 #include "sluice/store/memory/memory_store.h"
@@ -16,24 +17,6 @@ namespace {
 using namespace sluice::algorithm;
 
 constexpr Micros kEpoch = 1'700'000'000'000'000;
-constexpr Micros kSecond = kMicrosPerSecond;
-
-std::vector<Limit> one_of_each() {
-  return {TokenBucket{.capacity = 10, .refill = 5, .period = kSecond},
-          TokenBucket{.capacity = 10,
-                      .refill = 10,
-                      .period = 60 * kSecond,
-                      .refill_mode = RefillMode::kInterval},
-          Gcra{.rate = 10, .period = kSecond, .burst = 5},
-          LeakyBucket{.rate = 10, .period = kSecond, .max_delay = 500'000},
-          FixedWindow{.limit = 100, .window = 60 * kSecond},
-          FixedWindow{.limit = 100,
-                      .window = longest_period(CalendarPeriod::kDay),
-                      .calendar = Calendar{.period = CalendarPeriod::kDay}},
-          SlidingWindow{.limit = 100, .window = 60 * kSecond},
-          SlidingLog{.limit = 7, .window = kSecond},
-          Concurrency{.limit = 3, .lease_ttl = 30 * kSecond}};
-}
 
 policy::Policy policy_of(const Limit& limit, policy::FailureMode on_failure) {
   return {.name = "agreement", .apps = {"*"}, .on_store_failure = on_failure, .limits = {limit}};
@@ -56,7 +39,7 @@ TEST(LimitAgreementTest, StoreAndFailureModesReportTheCataloguesLimit) {
   store::MemoryStore local(clock);
   Limiter degraded(unreachable, &local, LimiterOptions{.local_fraction = 1.0});
 
-  for (const Limit& limit : one_of_each()) {
+  for (const Limit& limit : one_limit_of_each_kind()) {
     SCOPED_TRACE(limit_words(limit));
     const std::int64_t size = nominal_size(limit);
     StatusOr<Decision> normal =
