@@ -1,7 +1,7 @@
 // Text of a policy document for reading and comparing, and a line diff between two of them.
-// Pure functions (tests/unit/diff.test.js).
+// Pure functions of the document and the algorithm catalogue (tests/unit/diff.test.js).
 
-import { ALGORITHM_FIELDS } from './words.js';
+import { fieldsOf } from './catalogue.js';
 
 const AUDIT = new Set(['version', 'created_by', 'updated_by', 'created_at', 'updated_at']);
 const ORDER = ['name', 'description', 'apps', 'mode', 'on_store_failure', 'enabled', 'limits'];
@@ -22,7 +22,7 @@ export function editable(policy) {
   }
   if (Array.isArray(out.limits)) {
     out.limits = out.limits.map((limit) =>
-      ordered(limit, ['algorithm', ...(ALGORITHM_FIELDS[limit.algorithm] ?? [])]));
+      ordered(limit, ['algorithm', ...fieldsOf(limit.algorithm)]));
   }
   return ordered(out, ORDER);
 }

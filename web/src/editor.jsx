@@ -8,45 +8,31 @@ import { SubjectInspector } from './inspector.jsx';
 import { documentYaml, editable } from './diff.js';
 import { canEdit } from './perm.js';
 import { Field, Problem, Select } from './ui.jsx';
-import { ALGORITHM_FIELDS, DURATION_FIELDS, policyWords } from './words.js';
-
-const ALGORITHMS = Object.keys(ALGORITHM_FIELDS);
-const DEFAULT_LIMITS = {
-  token_bucket: { capacity: 10, refill: 5, period: '1s' },
-  gcra: { rate: 10, period: '1s', burst: 5 },
-  leaky_bucket: { rate: 10, period: '1s', max_delay: '500ms' },
-  fixed_window: { limit: 100, window: '1m' },
-  sliding_window: { limit: 100, window: '1m' },
-  sliding_log: { limit: 100, window: '1m' },
-  concurrency: { limit: 10, lease_ttl: '30s' },
-};
-const FIELD_HINTS = {
-  capacity: 'tokens at most (the burst)', refill: 'tokens added per period', initial: 'optional',
-  period: 'e.g. 1s, 500ms, 1m', window: 'e.g. 1s, 1m, 1h', max_delay: 'longest wait, e.g. 500ms',
-  lease_ttl: 'a lease expires after, e.g. 30s', burst: 'extra requests at once',
-};
+import { policyWords } from './words.js';
+import { algorithmNames, fieldsOf, newLimit, parameterOf, parametersOf } from './catalogue.js';
 
 function newPolicy(app) {
   return {
     name: '', description: '', apps: [app || '*'], mode: 'enforce',
     on_store_failure: 'fail_open', enabled: true,
-    limits: [{ algorithm: 'token_bucket', ...DEFAULT_LIMITS.token_bucket }],
+    limits: [newLimit('token_bucket')],
   };
 }
 
-// A typed value into the document: integers become numbers, durations and text stay strings
+// A typed value into the document: counts become numbers, durations and choices stay strings
 // (the server names whatever is wrong), an empty optional field is left out.
-function typed(field, text) {
+function typed(parameter, text) {
   if (text === '') return undefined;
-  if (DURATION_FIELDS.has(field) || field === 'refill_mode') return text;
+  if (parameter?.type === 'duration' || parameter?.type === 'choice') return text;
   return /^-?\d+$/.test(text) ? Number(text) : text;
 }
 
 function LimitForm({ limit, index, errors, onChange, onRemove, readOnly }) {
   const prefix = `limits[${index}]`;
+  const fields = fieldsOf(limit.algorithm);
   const set = (field, text) => {
     const next = { ...limit };
-    const value = typed(field, text);
+    const value = typed(parameterOf(limit.algorithm, field), text);
     if (value === undefined) delete next[field];
     else next[field] = value;
     onChange(next);
@@ -54,23 +40,24 @@ function LimitForm({ limit, index, errors, onChange, onRemove, readOnly }) {
   return (
     <fieldset class="limit" aria-label={`Limit ${index + 1}`}>
       <legend>Limit {index + 1}</legend>
-      <Select label="Algorithm" value={limit.algorithm} options={ALGORITHMS} disabled={readOnly}
+      <Select label="Algorithm" value={limit.algorithm} options={algorithmNames()} disabled={readOnly}
         error={errors[`${prefix}.algorithm`]}
-        onChange={(algorithm) => onChange({ algorithm, ...DEFAULT_LIMITS[algorithm] })} />
-      {(ALGORITHM_FIELDS[limit.algorithm] ?? []).map((field) =>
-        field === 'refill_mode' ? (
-          <Select label="refill_mode" value={limit.refill_mode ?? 'smooth'} disabled={readOnly}
-            options={['smooth', 'interval']} error={errors[`${prefix}.refill_mode`]}
-            onChange={(v) => set('refill_mode', v === 'smooth' ? '' : v)} />
+        onChange={(algorithm) => onChange(newLimit(algorithm))} />
+      {parametersOf(limit.algorithm).map((p) =>
+        p.type === 'choice' ? (
+          // The default choice is left out of the document, as the server writes it.
+          <Select label={p.name} value={limit[p.name] ?? p.default} disabled={readOnly}
+            options={p.choices} error={errors[`${prefix}.${p.name}`]}
+            onChange={(v) => set(p.name, v === p.default ? '' : v)} />
         ) : (
-          <Field label={field} value={limit[field] === undefined ? '' : String(limit[field])}
-            hint={FIELD_HINTS[field]} error={errors[`${prefix}.${field}`]} readOnly={readOnly}
-            inputMode={DURATION_FIELDS.has(field) ? 'text' : 'numeric'}
-            onInput={(text) => set(field, text)} />
+          <Field label={p.name} value={limit[p.name] === undefined ? '' : String(limit[p.name])}
+            hint={p.hint} error={errors[`${prefix}.${p.name}`]} readOnly={readOnly}
+            inputMode={p.type === 'duration' ? 'text' : 'numeric'}
+            onInput={(text) => set(p.name, text)} />
         ),
       )}
       {Object.entries(errors).filter(([f]) => f.startsWith(prefix + '.') &&
-        !(ALGORITHM_FIELDS[limit.algorithm] ?? []).concat('algorithm').includes(f.slice(prefix.length + 1)))
+        !fields.concat('algorithm').includes(f.slice(prefix.length + 1)))
         .map(([f, m]) => <p class="error" role="alert">{f.slice(prefix.length + 1)}: {m}</p>)}
       {!readOnly && onRemove && (
         <button type="button" class="link" onClick={onRemove}>Remove this limit</button>
@@ -217,7 +204,7 @@ export function EditorView({ user, name, query }) {
             ))}
             {!readOnly && (
               <button type="button" onClick={() => set('limits', [...(doc.limits ?? []),
-                { algorithm: 'fixed_window', ...DEFAULT_LIMITS.fixed_window }])}>Add a limit</button>
+                newLimit('fixed_window')])}>Add a limit</button>
             )}
           </>
         )}

@@ -9,6 +9,7 @@ import { EditorView } from './editor.jsx';
 import { HistoryView } from './history.jsx';
 import { UsersView } from './users.jsx';
 import { Field, Problem } from './ui.jsx';
+import { loadCatalogue } from './catalogue.js';
 import './style.css';
 
 function currentRoute() {
@@ -103,7 +104,16 @@ function ChangePassword({ session, current, onDone }) {
 function App() {
   const [session, setSession] = useState(undefined); // undefined: not known yet; null: signed out
   const [oneTime, setOneTime] = useState('');
+  // The algorithm catalogue (catalogue.js), asked once signed in; the views wait for it.
+  // undefined: not asked yet; null: asked; true: loaded; else the error.
+  const [catalogue, setCatalogue] = useState(undefined);
   const route = useRoute();
+  const signedIn = Boolean(session && !session.password_change_required);
+  useEffect(() => {
+    if (!signedIn) return;
+    setCatalogue(null);
+    loadCatalogue().then(() => setCatalogue(true), (e) => setCatalogue(e));
+  }, [signedIn]);
 
   const accept = (answer) => {
     setCsrfToken(answer.csrf_token);
@@ -127,6 +137,8 @@ function App() {
       accept(answer);
     }} />;
   }
+  if (catalogue === undefined || catalogue === null) return <p class="loading">Loading…</p>;
+  if (catalogue !== true) return <main><Problem error={catalogue} /></main>;
   const logout = async () => {
     await api('DELETE', '/v1/session').catch(() => {});
     setCsrfToken('');

@@ -1,5 +1,7 @@
-// Limits in words for the policy list: "5 at once, 2 per second". Pure functions (unit-tested in
+// Limits in words for the policy list: "5 at once, 2 per second", from the words of the
+// algorithm catalogue the server serves (catalogue.js). Pure functions (unit-tested in
 // tests/unit/words.test.js); the same facts as the CLI's describe_limit, phrased for people.
+import { algorithmOf, catalogue } from './catalogue.js';
 
 const UNIT_NAMES = { s: 'second', m: 'minute', h: 'hour', d: 'day' };
 
@@ -14,55 +16,50 @@ export function durationWords(duration) {
 
 const n = (value) => (value === undefined || value === null ? '?' : String(value));
 
-export function limitWords(limit) {
-  const per = (d) => ' per ' + durationWords(d);
-  switch (limit?.algorithm) {
-    case 'token_bucket': {
-      let text = `${n(limit.capacity)} at once, `;
-      text +=
-        limit.refill_mode === 'interval'
-          ? `${n(limit.refill)} added every ${durationWords(limit.period)}`
-          : n(limit.refill) + per(limit.period);
-      if (limit.initial !== undefined && limit.initial < limit.capacity) {
-        text += `, new keys start with ${limit.initial}`;
-      }
-      return text;
-    }
-    case 'gcra':
-      return `${n(limit.rate)}${per(limit.period)}, up to ${Number(limit.burst ?? 0) + 1} at once`;
-    case 'leaky_bucket': {
-      const wait = limit.max_delay && !/^0\D*$/.test(String(limit.max_delay));
-      return `${n(limit.rate)}${per(limit.period)} paced evenly, ` +
-        (wait ? `waiting up to ${limit.max_delay}` : 'no waiting');
-    }
-    case 'fixed_window':
-      return n(limit.limit) + per(limit.window);
-    case 'sliding_window':
-      return `${n(limit.limit)} in any ${durationWords(limit.window)} (estimated)`;
-    case 'sliding_log':
-      return `${n(limit.limit)} in any ${durationWords(limit.window)} (exact)`;
-    case 'concurrency':
-      return `${n(limit.limit)} in flight, lease ${n(limit.lease_ttl)}`;
+// "0s", "0ms", 0 or absent: no duration.
+const zero = (value) => !value || /^0\D*$/.test(String(value));
+
+// Whether a phrase of the catalogue's words applies to `limit` (GET /v1/algorithms explains
+// `when`).
+function applies(phrase, limit) {
+  const value = limit[phrase.field];
+  switch (phrase.when ?? 'always') {
+    case 'always':
+      return true;
+    case 'equals':
+      return value === phrase.operand;
+    case 'not_equals':
+      return value !== phrase.operand;
+    case 'below':
+      return value !== undefined && value < limit[phrase.operand];
+    case 'nonzero':
+      return !zero(value);
+    case 'zero':
+      return zero(value);
     default:
-      return String(limit?.algorithm ?? 'unknown limit');
+      return false;
   }
 }
 
-// Every limit of a policy, joined by "; " (a request must pass them all).
-export function policyWords(policy) {
-  return (policy?.limits ?? []).map(limitWords).join('; ');
+// "{field}": the value as written ("?" when missing); "{field:words}": a duration in words;
+// "{field+1}": a count plus one.
+function fill(text, limit) {
+  return text.replace(/\{(\w+)(:words|\+1)?\}/g, (_, field, how) => {
+    if (how === ':words') return durationWords(limit[field]);
+    if (how === '+1') return String(Number(limit[field] ?? 0) + 1);
+    return n(limit[field]);
+  });
 }
 
-// The form fields of each algorithm, in document order (DESIGN.md §5a).
-export const ALGORITHM_FIELDS = {
-  token_bucket: ['capacity', 'refill', 'period', 'refill_mode', 'initial'],
-  gcra: ['rate', 'period', 'burst'],
-  leaky_bucket: ['rate', 'period', 'max_delay'],
-  fixed_window: ['limit', 'window'],
-  sliding_window: ['limit', 'window'],
-  sliding_log: ['limit', 'window'],
-  concurrency: ['limit', 'lease_ttl'],
-};
+// A limit in the words of its algorithm's catalogue entry; an algorithm the catalogue does not
+// know is named rather than guessed.
+export function limitWords(limit, algorithms = catalogue()) {
+  const phrases = algorithmOf(limit?.algorithm, algorithms)?.words;
+  if (!phrases) return String(limit?.algorithm ?? 'unknown limit');
+  return phrases.filter((phrase) => applies(phrase, limit)).map((p) => fill(p.text, limit)).join('');
+}
 
-// Fields holding a duration ("1s"); the others are integers, except refill_mode.
-export const DURATION_FIELDS = new Set(['period', 'window', 'max_delay', 'lease_ttl']);
+// Every limit of a policy, joined by "; " (a request must pass them all).
+export function policyWords(policy, algorithms = catalogue()) {
+  return (policy?.limits ?? []).map((limit) => limitWords(limit, algorithms)).join('; ');
+}

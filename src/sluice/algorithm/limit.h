@@ -70,7 +70,8 @@ struct Concurrency {
 using Limit = std::variant<TokenBucket, Gcra, LeakyBucket, FixedWindow, SlidingWindow, SlidingLog,
                            Concurrency>;
 
-// "token_bucket", "gcra", ... as written in policy documents.
+// "token_bucket", "gcra", ... as written in policy documents (the catalogue's row name,
+// catalogue.h).
 std::string_view algorithm_name(const Limit& limit);
 
 }  // namespace sluice::algorithm

@@ -71,4 +71,15 @@ struct ConcurrencyState {
 using LimitState = std::variant<TatState, IntervalBucketState, WindowState, SlidingWindowState,
                                 SlidingLogState, ConcurrencyState>;
 
+// The parts of a state that own heap growing with use (catalogue.h `state_grows`): a sliding
+// log's entries and a concurrency limit's leases; nullptr for every other state.
+inline const std::vector<LogEntry>* log_entries(const LimitState& state) {
+  const auto* log = std::get_if<SlidingLogState>(&state);
+  return log != nullptr ? &log->entries : nullptr;
+}
+inline const std::vector<Lease>* held_leases(const LimitState& state) {
+  const auto* held = std::get_if<ConcurrencyState>(&state);
+  return held != nullptr ? &held->leases : nullptr;
+}
+
 }  // namespace sluice::algorithm

@@ -1,6 +1,7 @@
 // Limits in words, for people reading `sluice policy list`: "token_bucket: 5 at once, refilled
 // 2 per 1s (smooth)". The words carry every parameter that changes what a limit admits; the
-// document (limit_to_json) stays the exact form that programs read.
+// document (limit_to_json) stays the exact form that programs read. The words are the algorithm
+// catalogue's (algorithm::limit_words).
 #pragma once
 
 #include <string>

@@ -9,8 +9,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <type_traits>
+#include <span>
 
+#include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/quota.h"
 #include "sluice/algorithm/token_lease.h"
 #include "sluice/core/duration.h"
@@ -41,7 +42,7 @@ class FieldReader {
   bool has(std::string_view key) const { return object_.contains(key); }
 
   // Errors for every key outside `known`.
-  void reject_unknown(std::initializer_list<std::string_view> known, std::string_view what) {
+  void reject_unknown(std::span<const std::string_view> known, std::string_view what) {
     for (const auto& [key, value] : object_.items()) {
       if (std::find(known.begin(), known.end(), key) == known.end()) {
         fail(key, "unknown field" + (what.empty() ? "" : " for " + std::string(what)));
@@ -112,9 +113,16 @@ class FieldReader {
     return std::nullopt;
   }
 
+  void reject_unknown(std::initializer_list<std::string_view> known, std::string_view what) {
+    reject_unknown(std::span(known.begin(), known.size()), what);
+  }
+
   // One of `names` (e.g. "enforce", "shadow"); index into names.
   std::optional<std::size_t> choice(std::string_view key,
                                     std::initializer_list<std::string_view> names) {
+    return choice(key, std::span(names.begin(), names.size()));
+  }
+  std::optional<std::size_t> choice(std::string_view key, std::span<const std::string_view> names) {
     std::optional<std::string> text = string(key, false);
     if (!text) return std::nullopt;
     const auto it = std::find(names.begin(), names.end(), *text);
@@ -139,9 +147,23 @@ class FieldReader {
   std::vector<FieldError>& errors_;
 };
 
-template <typename T>
-T value_or_zero(const std::optional<T>& value) {
-  return value.value_or(T{});
+// One parameter of a limit as its catalogue row describes it; `absent` when left out.
+std::optional<std::int64_t> read_parameter(FieldReader& r, const algorithm::Parameter& parameter) {
+  std::optional<std::int64_t> value;
+  switch (parameter.type) {
+    case algorithm::ParameterType::kCount:
+      value = r.integer(parameter.name, parameter.required);
+      break;
+    case algorithm::ParameterType::kDuration:
+      value = r.duration(parameter.name, parameter.required);
+      break;
+    case algorithm::ParameterType::kChoice:
+      if (const auto index = r.choice(parameter.name, parameter.choices)) {
+        value = static_cast<std::int64_t>(*index);
+      }
+      break;
+  }
+  return value ? value : parameter.absent;
 }
 
 std::optional<Limit> read_limit(const json& document, const std::string& prefix,
@@ -152,71 +174,35 @@ std::optional<Limit> read_limit(const json& document, const std::string& prefix,
   }
   FieldReader r(document, prefix, errors);
   const std::size_t errors_before_algorithm = errors.size();
-  const std::optional<std::size_t> kind =
-      r.choice("algorithm", {"token_bucket", "gcra", "leaky_bucket", "fixed_window",
-                             "sliding_window", "sliding_log", "concurrency"});
+  std::vector<std::string_view> names;
+  for (const algorithm::Algorithm& row : algorithm::algorithms()) names.push_back(row.name);
+  const std::optional<std::size_t> kind = r.choice("algorithm", names);
   if (!kind) {
     // Absent or null: choice() reported nothing, and a silently skipped limit would be lost.
     if (errors.size() == errors_before_algorithm) r.fail("algorithm", "is required");
     return std::nullopt;
   }
+  const algorithm::Algorithm& row = algorithm::algorithms()[*kind];
+  if (row.calendar && (r.has("calendar") || r.has("time_zone"))) {  // quota_document.h
+    std::optional<algorithm::FixedWindow> calendar =
+        calendar_window_from_json(document, prefix, errors);
+    if (!calendar) return std::nullopt;
+    return Limit(*std::move(calendar));
+  }
   const std::size_t before = errors.size();
-  Limit limit;
-  switch (*kind) {
-    case 0: {
-      r.reject_unknown({"algorithm", "capacity", "refill", "period", "refill_mode", "initial"},
-                       "token_bucket");
-      const auto mode = r.choice("refill_mode", {"smooth", "interval"});
-      limit = algorithm::TokenBucket{.capacity = value_or_zero(r.integer("capacity")),
-                                     .refill = value_or_zero(r.integer("refill")),
-                                     .period = value_or_zero(r.duration("period")),
-                                     .refill_mode = mode.value_or(0) == 1
-                                                        ? algorithm::RefillMode::kInterval
-                                                        : algorithm::RefillMode::kSmooth,
-                                     .initial = r.integer("initial", false)};
-      break;
+  std::vector<std::string_view> known = {"algorithm"};
+  for (const algorithm::Parameter& parameter : row.parameters) known.push_back(parameter.name);
+  r.reject_unknown(known, row.name);
+  // Choices first, then the rest in document order: the order errors have always been listed in.
+  std::vector<std::optional<std::int64_t>> values(row.parameters.size());
+  for (const bool choices : {true, false}) {
+    for (std::size_t i = 0; i < row.parameters.size(); ++i) {
+      if ((row.parameters[i].type == algorithm::ParameterType::kChoice) != choices) continue;
+      values[i] = read_parameter(r, row.parameters[i]);
     }
-    case 1:
-      r.reject_unknown({"algorithm", "rate", "period", "burst"}, "gcra");
-      limit = algorithm::Gcra{.rate = value_or_zero(r.integer("rate")),
-                              .period = value_or_zero(r.duration("period")),
-                              .burst = r.integer("burst", false).value_or(0)};
-      break;
-    case 2:
-      r.reject_unknown({"algorithm", "rate", "period", "max_delay"}, "leaky_bucket");
-      limit = algorithm::LeakyBucket{.rate = value_or_zero(r.integer("rate")),
-                                     .period = value_or_zero(r.duration("period")),
-                                     .max_delay = r.duration("max_delay", false).value_or(0)};
-      break;
-    case 3:
-    case 4:
-    case 5: {
-      if (*kind == 3 && (r.has("calendar") || r.has("time_zone"))) {  // quota_document.h
-        std::optional<algorithm::FixedWindow> calendar =
-            calendar_window_from_json(document, prefix, errors);
-        if (!calendar) return std::nullopt;
-        limit = *std::move(calendar);
-        break;
-      }
-      const std::string_view name = *kind == 3   ? "fixed_window"
-                                    : *kind == 4 ? "sliding_window"
-                                                 : "sliding_log";
-      r.reject_unknown({"algorithm", "limit", "window"}, name);
-      const std::int64_t count = value_or_zero(r.integer("limit"));
-      const Micros window = value_or_zero(r.duration("window"));
-      if (*kind == 3) limit = algorithm::FixedWindow{.limit = count, .window = window};
-      if (*kind == 4) limit = algorithm::SlidingWindow{.limit = count, .window = window};
-      if (*kind == 5) limit = algorithm::SlidingLog{.limit = count, .window = window};
-      break;
-    }
-    default:
-      r.reject_unknown({"algorithm", "limit", "lease_ttl"}, "concurrency");
-      limit = algorithm::Concurrency{.limit = value_or_zero(r.integer("limit")),
-                                     .lease_ttl = value_or_zero(r.duration("lease_ttl"))};
-      break;
   }
   if (errors.size() != before) return std::nullopt;  // missing/mistyped fields already reported
-  return limit;
+  return algorithm::make_limit(row, values);
 }
 
 std::vector<std::string> read_apps(FieldReader& r, std::vector<FieldError>& errors) {
@@ -693,37 +679,28 @@ std::string json_to_yaml(const json& value) {
 }
 
 json limit_to_json(const Limit& limit) {
-  json out = {{"algorithm", algorithm::algorithm_name(limit)}};
-  std::visit(
-      [&](const auto& p) {
-        using P = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<P, algorithm::TokenBucket>) {
-          out["capacity"] = p.capacity;
-          out["refill"] = p.refill;
-          out["period"] = format_duration(p.period);
-          out["refill_mode"] =
-              p.refill_mode == algorithm::RefillMode::kInterval ? "interval" : "smooth";
-          if (p.initial) out["initial"] = *p.initial;
-        } else if constexpr (std::is_same_v<P, algorithm::Gcra>) {
-          out["rate"] = p.rate;
-          out["period"] = format_duration(p.period);
-          out["burst"] = p.burst;
-        } else if constexpr (std::is_same_v<P, algorithm::LeakyBucket>) {
-          out["rate"] = p.rate;
-          out["period"] = format_duration(p.period);
-          out["max_delay"] = format_duration(p.max_delay);
-        } else if constexpr (std::is_same_v<P, algorithm::Concurrency>) {
-          out["limit"] = p.limit;
-          out["lease_ttl"] = format_duration(p.lease_ttl);
-        } else {
-          out["limit"] = p.limit;
-          out["window"] = format_duration(p.window);
-          if constexpr (std::is_same_v<P, algorithm::FixedWindow>) {
-            if (p.calendar) calendar_to_json(*p.calendar, out);
-          }
-        }
-      },
-      limit);
+  const algorithm::Algorithm& row = algorithm::algorithm_of(limit);
+  json out = {{"algorithm", row.name}};
+  const auto values = algorithm::parameter_values(limit);
+  for (std::size_t i = 0; i < row.parameters.size(); ++i) {
+    const algorithm::Parameter& parameter = row.parameters[i];
+    if (!values[i]) continue;  // an optional parameter left unset
+    const std::string name(parameter.name);
+    switch (parameter.type) {
+      case algorithm::ParameterType::kCount:
+        out[name] = *values[i];
+        break;
+      case algorithm::ParameterType::kDuration:
+        out[name] = format_duration(*values[i]);
+        break;
+      case algorithm::ParameterType::kChoice:
+        out[name] = parameter.choices[static_cast<std::size_t>(*values[i])];
+        break;
+    }
+  }
+  if (const algorithm::Calendar* calendar = algorithm::calendar_of(limit)) {
+    calendar_to_json(*calendar, out);
+  }
   return out;
 }
 

@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
-#include <tuple>
-#include <type_traits>
 #include <variant>
 #include <vector>
+
+#include "sluice/algorithm/catalogue.h"
 
 namespace sluice::algorithm {
 
@@ -61,21 +61,8 @@ constexpr std::string_view kExampleJson = R"({
   ]
 })";
 
-auto fields(const algorithm::TokenBucket& p) {
-  return std::tuple(p.capacity, p.refill, p.period, p.refill_mode, p.initial);
-}
-auto fields(const algorithm::Gcra& p) { return std::tuple(p.rate, p.period, p.burst); }
-auto fields(const algorithm::LeakyBucket& p) { return std::tuple(p.rate, p.period, p.max_delay); }
-auto fields(const algorithm::FixedWindow& p) { return std::tuple(p.limit, p.window); }
-auto fields(const algorithm::SlidingWindow& p) { return std::tuple(p.limit, p.window); }
-auto fields(const algorithm::SlidingLog& p) { return std::tuple(p.limit, p.window); }
-auto fields(const algorithm::Concurrency& p) { return std::tuple(p.limit, p.lease_ttl); }
-
 bool same_limit(const Limit& a, const Limit& b) {
-  if (a.index() != b.index()) return false;
-  return std::visit(
-      [&b](const auto& x) { return fields(x) == fields(std::get<std::decay_t<decltype(x)>>(b)); },
-      a);
+  return a.index() == b.index() && algorithm::parameter_values(a) == algorithm::parameter_values(b);
 }
 
 void expect_same_policy(const Policy& actual, const Policy& expected) {

@@ -6,11 +6,11 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/rendezvous.h"
 #include "sluice/policy/defence_fields.h"
 #include "sluice/service/rollout.h"
-#include "sluice/service/scale.h"
 #include "sluice/service/split_budget.h"
 
 namespace sluice::service {
@@ -21,19 +21,9 @@ Status no_such_policy(std::string_view policy, std::string_view app) {
                    "\" does not exist or does not list app \"" + std::string(app) + "\"");
 }
 
-// The nominal size of a limit, for decisions made without the store.
-std::int64_t nominal_limit(const algorithm::Limit& limit) {
-  return std::visit(
-      [](const auto& p) -> std::int64_t {
-        using P = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<P, algorithm::TokenBucket>) return p.capacity;
-        if constexpr (std::is_same_v<P, algorithm::Gcra>) return p.burst + 1;
-        if constexpr (std::is_same_v<P, algorithm::LeakyBucket>) return 1;
-        if constexpr (requires { p.limit; }) return p.limit;
-        return 0;
-      },
-      limit);
-}
+// The nominal size of a limit, for decisions made without the store: the catalogue's, so a
+// degraded decision reports the `limit` the store's decision would.
+std::int64_t nominal_limit(const algorithm::Limit& limit) { return algorithm::nominal_size(limit); }
 
 }  // namespace
 

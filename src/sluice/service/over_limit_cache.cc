@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <functional>
-#include <type_traits>
-#include <variant>
+#include <optional>
 
+#include "sluice/algorithm/catalogue.h"
 #include "sluice/service/subject_key.h"
 
 namespace sluice::service {
@@ -38,23 +38,9 @@ std::uint64_t limits_fingerprint(std::span<const algorithm::Limit> limits) {
   const auto add = [&fnv](auto value) { fnv.add(static_cast<std::uint64_t>(value)); };
   for (const algorithm::Limit& limit : limits) {
     add(limit.index());
-    std::visit(
-        [&](const auto& p) {
-          using P = std::decay_t<decltype(p)>;
-          if constexpr (std::is_same_v<P, algorithm::TokenBucket>) {
-            add(p.capacity), add(p.refill), add(p.period), add(p.refill_mode);
-            add(p.initial.has_value()), add(p.initial.value_or(0));
-          } else if constexpr (std::is_same_v<P, algorithm::Gcra>) {
-            add(p.rate), add(p.period), add(p.burst);
-          } else if constexpr (std::is_same_v<P, algorithm::LeakyBucket>) {
-            add(p.rate), add(p.period), add(p.max_delay);
-          } else if constexpr (std::is_same_v<P, algorithm::Concurrency>) {
-            add(p.limit), add(p.lease_ttl);
-          } else {
-            add(p.limit), add(p.window);  // fixed and sliding windows, sliding log
-          }
-        },
-        limit);
+    for (const std::optional<std::int64_t>& value : algorithm::parameter_values(limit)) {
+      add(value.has_value()), add(value.value_or(0));
+    }
   }
   return fnv.value();
 }

@@ -1,5 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { setCatalogue } from '../../src/catalogue.js';
 import { diffLines, documentYaml, editable, toYaml } from '../../src/diff.js';
+// The server's GET /v1/algorithms (admin_api_test.cc checks that this copy is its answer).
+import served from './algorithms.json';
+
+beforeAll(() => setCatalogue(served.algorithms));
 
 const policy = {
   name: 'orders.create', description: 'checkout writes', apps: ['checkout', 'mobile'],

@@ -1,5 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { setCatalogue } from '../../src/catalogue.js';
 import { durationWords, limitWords, policyWords } from '../../src/words.js';
+// The server's GET /v1/algorithms (admin_api_test.cc checks that this copy is its answer).
+import served from './algorithms.json';
+
+beforeAll(() => setCatalogue(served.algorithms));
 
 describe('limitWords', () => {
   it.each([
@@ -26,6 +31,7 @@ describe('limitWords', () => {
 
   it('names an unknown algorithm rather than guessing', () => {
     expect(limitWords({ algorithm: 'magic' })).toBe('magic');
+    expect(limitWords({ algorithm: 'token_bucket', capacity: 1 }, [])).toBe('token_bucket');
   });
 
   it('shows a missing parameter as "?"', () => {

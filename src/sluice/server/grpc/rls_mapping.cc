@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
-#include <variant>
 
+#include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/validate.h"
 
 namespace sluice::grpc_server {
@@ -13,24 +13,6 @@ namespace {
 std::uint32_t clamp_u32(std::int64_t value) {
   return static_cast<std::uint32_t>(
       std::clamp<std::int64_t>(value, 0, std::numeric_limits<std::uint32_t>::max()));
-}
-
-// The window or period that gives the limit's size its meaning; 0 when there is none.
-Micros unit_length(const algorithm::Limit& limit) {
-  return std::visit(
-      [](const auto& l) -> Micros {
-        using T = std::decay_t<decltype(l)>;
-        if constexpr (std::is_same_v<T, algorithm::FixedWindow> ||
-                      std::is_same_v<T, algorithm::SlidingWindow> ||
-                      std::is_same_v<T, algorithm::SlidingLog>) {
-          return l.window;
-        } else if constexpr (std::is_same_v<T, algorithm::Concurrency>) {
-          return 0;
-        } else {
-          return l.period;
-        }
-      },
-      limit);
 }
 
 RlsUnit unit_for(Micros length) {
@@ -127,7 +109,7 @@ RlsStatus status_from_decision(const service::Decision& decision, const policy::
       policy.limits[std::min(decision.limit_index, policy.limits.size() - 1)];
   status.current_limit = RlsLimit{.name = policy.name,
                                   .requests_per_unit = clamp_u32(decision.verdict.limit),
-                                  .unit = unit_for(unit_length(limit))};
+                                  .unit = unit_for(algorithm::unit_length(limit))};
   return status;
 }
 

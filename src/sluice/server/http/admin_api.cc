@@ -52,6 +52,7 @@ void AdminApi::add_routes(Router& router) {
   add("GET", "/v1/session", &AdminApi::whoami, Pending::kAllowed);
   add("DELETE", "/v1/session", &AdminApi::logout, Pending::kAllowed);
 
+  add("GET", "/v1/algorithms", &AdminApi::list_algorithms);
   add("GET", "/v1/policies", &AdminApi::list_policies);
   add("POST", "/v1/policies", &AdminApi::create_policy);
   add("GET", "/v1/policies/{name}", &AdminApi::get_policy);

@@ -4,7 +4,7 @@
 // API, the CLI's --as and the web UI allow exactly the same things. A refused call changes
 // nothing. Handlers run on a WorkQueue of their own (SQL round trips, argon2), never on the I/O
 // threads or the store pool. Implemented in admin_api.cc (session and shared parts),
-// policy_api.cc, subject_api.cc and account_api.cc.
+// policy_api.cc, subject_api.cc, account_api.cc and algorithm_api.cc.
 #pragma once
 
 #include <cstddef>
@@ -102,6 +102,8 @@ class AdminApi {
 
   // Policies (policy_api.cc).
   void list_policies(Exchange& exchange, const Principal& caller);
+  // GET /v1/algorithms (algorithm_api.h): the same for every signed-in caller.
+  void list_algorithms(Exchange& exchange, const Principal& caller);
   void create_policy(Exchange& exchange, const Principal& caller);
   void get_policy(Exchange& exchange, const Principal& caller);
   void update_policy(Exchange& exchange, const Principal& caller);

@@ -8,6 +8,7 @@
 #include <rapidcheck.h>
 
 #include <atomic>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -18,6 +19,7 @@
 
 #include "sluice/auth/tokens.h"
 #include "sluice/db/stores.h"
+#include "sluice/server/http/algorithm_api.h"
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/server.h"
 #include "sluice/server/http/test_http_client.h"
@@ -269,6 +271,7 @@ TEST_F(AdminApiTest, EveryRouteAnswers401WithoutCredentialsAndChangesNothing) {
   const std::vector<std::pair<std::string, std::string>> routes = {
       {"GET", "/v1/session"},
       {"DELETE", "/v1/session"},
+      {"GET", "/v1/algorithms"},
       {"GET", "/v1/policies"},
       {"POST", "/v1/policies"},
       {"GET", "/v1/policies/x"},
@@ -843,6 +846,40 @@ TEST_F(AdminApiTest, AppsListTheirOwnersAndViewersToMembersAndAdmins) {
   EXPECT_EQ(seen["mobile"]["viewers"], json({"alice"}));
   EXPECT_FALSE(seen["billing"].contains("owners"));
   EXPECT_FALSE(apps_of("bob")["checkout"].contains("owners"));
+}
+
+// The console builds its editor and its limit words from this (web/src/catalogue.js).
+TEST_F(AdminApiTest, AlgorithmsServeTheCatalogueToEverySignedInCaller) {
+  for (const std::string user : {"root", "alice"}) {
+    const RawResponse answer = call(bearer(user), "GET", "/v1/algorithms");
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    EXPECT_EQ(body(answer), algorithms_json());
+  }
+  const json algorithms = algorithms_json()["algorithms"];
+  ASSERT_EQ(algorithms.size(), 7u);
+  EXPECT_EQ(algorithms[0]["name"], "token_bucket");
+  EXPECT_EQ(algorithms[0]["parameters"][0], json({{"name", "capacity"},
+                                                  {"type", "count"},
+                                                  {"required", true},
+                                                  {"example", 10},
+                                                  {"hint", "tokens at most (the burst)"}}));
+  EXPECT_EQ(algorithms[0]["parameters"][3]["choices"], json({"smooth", "interval"}));
+  EXPECT_EQ(algorithms[0]["parameters"][3]["default"], "smooth");
+  EXPECT_EQ(algorithms[2]["parameters"][2], json({{"name", "max_delay"},
+                                                  {"type", "duration"},
+                                                  {"required", false},
+                                                  {"default", "0s"},
+                                                  {"example", "500ms"},
+                                                  {"hint", "longest wait, e.g. 500ms"}}));
+  EXPECT_EQ(algorithms[6]["quota_unit"], "concurrent-requests");
+  EXPECT_EQ(algorithms[6]["leases"], true);
+
+  // The console's unit tests read a copy of this answer: it must be this answer.
+  std::ifstream copy(SLUICE_WEB_DIR "/tests/unit/algorithms.json");
+  ASSERT_TRUE(copy.is_open());
+  EXPECT_EQ(json::parse(copy, nullptr, false), algorithms_json())
+      << "web/tests/unit/algorithms.json should read:\n"
+      << algorithms_json().dump(2);
 }
 
 TEST_F(AdminApiTest, DecisionStatsCountThePoliciesTheCallerMayRead) {

@@ -1,19 +1,11 @@
 #include "sluice/server/http/rate_limit_headers.h"
 
 #include <algorithm>
-#include <type_traits>
-#include <variant>
+
+#include "sluice/algorithm/catalogue.h"
 
 namespace sluice::http {
 namespace {
-
-// ceil(a·b/c) in seconds for a·b in microseconds; nullopt on overflow.
-std::optional<std::int64_t> product_seconds(std::int64_t a, Micros b, std::int64_t c) {
-  std::int64_t product = 0;
-  if (c <= 0 || __builtin_mul_overflow(a, b, &product)) return std::nullopt;
-  const Micros duration = product / c + (product % c > 0 ? 1 : 0);
-  return ceil_seconds(duration);
-}
 
 std::string sf_string(std::string_view text) {
   std::string out = "\"";
@@ -68,33 +60,11 @@ std::int64_t ceil_seconds(Micros duration) {
 }
 
 QuotaPolicy quota_policy(const algorithm::Limit& limit) {
-  return std::visit(
-      [](const auto& p) -> QuotaPolicy {
-        using P = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<P, algorithm::TokenBucket>) {
-          return {.quota = p.capacity,
-                  .window_seconds = product_seconds(p.capacity, p.period, p.refill)};
-        } else if constexpr (std::is_same_v<P, algorithm::Gcra>) {
-          return {.quota = p.burst + 1,
-                  .window_seconds = product_seconds(p.burst + 1, p.period, p.rate)};
-        } else if constexpr (std::is_same_v<P, algorithm::LeakyBucket>) {
-          std::int64_t scaled = 0;
-          std::int64_t queue = 1;
-          if (p.period > 0 && !__builtin_mul_overflow(p.max_delay, p.rate, &scaled)) {
-            queue = scaled / p.period + 1;
-          }
-          return {.quota = queue, .window_seconds = product_seconds(queue, p.period, p.rate)};
-        } else if constexpr (std::is_same_v<P, algorithm::Concurrency>) {
-          return {.quota = p.limit, .unit = "concurrent-requests"};
-        } else if constexpr (std::is_same_v<P, algorithm::FixedWindow>) {
-          // A calendar period has no one length (23- to 25-hour days, 28- to 31-day months).
-          if (p.calendar) return {.quota = p.limit};
-          return {.quota = p.limit, .window_seconds = ceil_seconds(p.window)};
-        } else {
-          return {.quota = p.limit, .window_seconds = ceil_seconds(p.window)};
-        }
-      },
-      limit);
+  const std::string_view unit = algorithm::algorithm_of(limit).quota_unit;
+  const std::optional<Micros> window = algorithm::quota_window(limit);
+  return {.quota = algorithm::nominal_size(limit),
+          .window_seconds = window ? std::optional(ceil_seconds(*window)) : std::nullopt,
+          .unit = unit.empty() ? std::nullopt : std::optional(unit)};
 }
 
 std::string policy_item_name(std::string_view policy, std::size_t index) {

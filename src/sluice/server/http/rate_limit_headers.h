@@ -43,11 +43,9 @@ struct QuotaPolicy {
   std::optional<std::int64_t> window_seconds;
   std::optional<std::string_view> unit;
 };
-// token_bucket: q = capacity, w = time to refill from empty (capacity·period/refill);
-// gcra: q = burst + 1, w = (burst + 1)·period/rate; leaky_bucket: q = queue size
-// floor(max_delay·rate/period) + 1, w = q·period/rate; window algorithms: q = limit, w = window
-// (a calendar fixed window: no w, its periods differ in length);
-// concurrency: q = limit, qu = "concurrent-requests", no w.
+// q = the size every verdict reports (algorithm::nominal_size), w = algorithm::quota_window in
+// whole seconds (token_bucket: the time to refill from empty; a calendar window and concurrency:
+// none), qu = the catalogue row's quota unit (concurrency: "concurrent-requests").
 QuotaPolicy quota_policy(const algorithm::Limit& limit);
 
 // The policy item name for limit `index` of a policy with `count` limits: the policy's name for

@@ -6,6 +6,9 @@
 #include <optional>
 #include <set>
 
+#include "sluice/algorithm/catalogue.h"
+#include "sluice/algorithm/evaluate.h"
+
 namespace sluice::http {
 namespace {
 
@@ -71,6 +74,38 @@ TEST(RateLimitHeadersTest, QuotaPolicyPerAlgorithm) {
     EXPECT_EQ(quota.quota, c.q);
     EXPECT_EQ(quota.window_seconds, c.w);
     EXPECT_EQ(quota.unit, c.unit);
+  }
+}
+
+// Every header's limit is the one the decision reports: the catalogue's nominal size, for every
+// algorithm (service/limit_agreement_test.cc: the store's and the failure modes' decisions).
+TEST(RateLimitHeadersTest, HeadersReportTheLimitTheDecisionReports) {
+  const std::vector<Limit> limits = {
+      kDemo[0],
+      TokenBucket{.capacity = 10,
+                  .refill = 10,
+                  .period = kMicrosPerMinute,
+                  .refill_mode = algorithm::RefillMode::kInterval},
+      Gcra{.rate = 10, .period = kMicrosPerSecond, .burst = 4},
+      LeakyBucket{.rate = 10, .period = kMicrosPerSecond, .max_delay = 500'000},
+      LeakyBucket{.rate = 3, .period = kMicrosPerSecond},
+      kDemo[1],
+      algorithm::SlidingWindow{.limit = 50, .window = kMicrosPerMinute},
+      algorithm::SlidingLog{.limit = 7, .window = kMicrosPerSecond},
+      Concurrency{.limit = 7, .lease_ttl = kMicrosPerMinute}};
+  for (const Limit& limit : limits) {
+    SCOPED_TRACE(algorithm::limit_words(limit));
+    const Limit one[] = {limit};
+    algorithm::LimitState states[] = {algorithm::initial_state(limit, kNow)};
+    service::Decision decision{.policy = "p"};
+    decision.verdict = algorithm::evaluate(one, states, 1, kNow, "lease").verdict;
+    const std::string size = std::to_string(algorithm::nominal_size(limit));
+    EXPECT_EQ(std::to_string(decision.verdict.limit), size);
+    const auto h = by_name(rate_limit_headers(decision, one, kNow, {}));
+    EXPECT_EQ(h.at("X-RateLimit-Limit"), size);
+    EXPECT_EQ(h.at("RateLimit-Limit"), size);
+    EXPECT_TRUE(h.at("RateLimit-Policy").starts_with("\"p\";q=" + size))
+        << h.at("RateLimit-Policy");
   }
 }
 

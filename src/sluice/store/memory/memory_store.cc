@@ -12,6 +12,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/quota.h"
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
@@ -112,12 +113,12 @@ std::size_t string_heap(const std::string& text) {
 // The heap a limit state owns beyond its slot in the record: a sliding log's entries, a
 // concurrency limit's leases and their ids.
 std::size_t state_heap(const LimitState& state) {
-  if (const auto* log = std::get_if<algorithm::SlidingLogState>(&state)) {
-    return allocation(log->entries.capacity() * sizeof(algorithm::LogEntry));
+  if (const auto* entries = algorithm::log_entries(state)) {
+    return allocation(entries->capacity() * sizeof(algorithm::LogEntry));
   }
-  if (const auto* held = std::get_if<algorithm::ConcurrencyState>(&state)) {
-    std::size_t bytes = allocation(held->leases.capacity() * sizeof(algorithm::Lease));
-    for (const algorithm::Lease& lease : held->leases) bytes += string_heap(lease.id);
+  if (const auto* leases = algorithm::held_leases(state)) {
+    std::size_t bytes = allocation(leases->capacity() * sizeof(algorithm::Lease));
+    for (const algorithm::Lease& lease : *leases) bytes += string_heap(lease.id);
     return bytes;
   }
   return 0;
@@ -156,10 +157,7 @@ bool any_stale(std::span<const Limit> limits, std::span<const LimitState> states
 // on it may need room in the store, so it is made on a copy first.
 bool may_grow(std::span<const Limit> limits) {
   for (const Limit& limit : limits) {
-    if (std::holds_alternative<algorithm::SlidingLog>(limit) ||
-        std::holds_alternative<algorithm::Concurrency>(limit)) {
-      return true;
-    }
+    if (algorithm::algorithm_of(limit).state_grows) return true;
   }
   return false;
 }
@@ -170,8 +168,7 @@ enum class RefreshScope { kAllLimits, kConcurrencyLimits };
 void refresh(std::span<const Limit> limits, std::span<LimitState> states, Micros now,
              RefreshScope scope = RefreshScope::kAllLimits) {
   for (std::size_t i = 0; i < limits.size(); ++i) {
-    if (scope == RefreshScope::kConcurrencyLimits &&
-        !std::holds_alternative<algorithm::Concurrency>(limits[i])) {
+    if (scope == RefreshScope::kConcurrencyLimits && !algorithm::algorithm_of(limits[i]).leases) {
       continue;
     }
     if (is_stale(limits[i], states[i], now)) states[i] = algorithm::initial_state(limits[i], now);
@@ -849,7 +846,7 @@ StatusOr<std::vector<LimitLeases>> MemoryStore::leases(const SubjectRef& ref, st
   const std::vector<LimitState> states = current_states(ref, now);
   std::vector<LimitLeases> listing;
   for (std::size_t i = 0; i < ref.limits.size(); ++i) {
-    if (!std::holds_alternative<algorithm::Concurrency>(ref.limits[i])) continue;
+    if (!algorithm::algorithm_of(ref.limits[i]).leases) continue;
     LimitLeases held{.limit_index = i};
     for (const algorithm::Lease& lease : std::get<algorithm::ConcurrencyState>(states[i]).leases) {
       if (lease.expires_at <= now) continue;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <utility>
 
+#include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
 #include "sluice/store/redis/hash_slot.h"
@@ -256,9 +257,9 @@ StatusOr<std::optional<RedisStore::LeaseCall>> RedisStore::lease_call(
   if (Status status = validate_subject_ref(ref); !status.ok()) return status;
   LeaseCall call{.args = {std::string(operation), std::string(lease)}};
   for (std::size_t i = 0; i < ref.limits.size(); ++i) {
-    if (const auto* p = std::get_if<algorithm::Concurrency>(&ref.limits[i])) {
+    if (const std::optional<Micros> ttl = algorithm::lease_ttl(ref.limits[i])) {
       call.keys.push_back(redis_limit_key(ref.policy, ref.subject, i));
-      call.args.push_back(std::to_string(p->lease_ttl));
+      call.args.push_back(std::to_string(*ttl));
     }
   }
   if (call.keys.empty()) return std::optional<LeaseCall>();
@@ -370,7 +371,7 @@ StatusOr<std::vector<LimitLeases>> RedisStore::leases(const SubjectRef& ref, std
   if (!reply.ok()) return reply.status();
   std::size_t key = 0;
   for (std::size_t i = 0; i < ref.limits.size(); ++i) {
-    if (!std::holds_alternative<algorithm::Concurrency>(ref.limits[i])) continue;
+    if (!algorithm::algorithm_of(ref.limits[i]).leases) continue;
     if (!reply->is_array() || key >= reply->elements().size()) return unexpected(*reply);
     StatusOr<LimitLeases> held = limit_leases_in(reply->elements()[key++], i, max);
     if (!held.ok()) return held.status();

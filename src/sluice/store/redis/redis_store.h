@@ -122,10 +122,10 @@ class RedisStore final : public Store {
   StatusOr<PenaltyStatus> penalty_operation(const SubjectRef& ref, std::string_view operation);
   // The client's time for calendar bounds (RedisStoreOptions::calendar_clock).
   Micros calendar_now() const;
-  // The quota script's ARGV for `request`, after validation; `operation`: quota.lua's number for
-  // it (script_set.h quota_request), which take and give set apart from request.operation.
+  // The quota script's ARGV for `request`, after validation; `operation`: quota.lua's for it
+  // (script_set.h quota_request), which take and give set apart from request.operation.
   StatusOr<std::vector<std::string>> quota_args(const SubjectRef& ref, const QuotaRequest& request,
-                                                int operation) const;
+                                                QuotaScriptOperation operation) const;
   // One decision's ARGV for an unbatched `evaluate` call; counts it in batch_stats.
   std::vector<std::string> unbatched_args(std::string request);
   // Sends one decision's request (script_set.h) and returns its part of the reply.

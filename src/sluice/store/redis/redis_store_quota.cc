@@ -57,21 +57,18 @@ std::vector<std::string> quota_keys(const SubjectRef& ref, const QuotaRequest& r
   return keys;
 }
 
-// quota.lua's operation numbers (script_set.h quota_request).
-constexpr int kTakeOperation = 4;
-constexpr int kGiveOperation = 5;
-int script_operation(QuotaOperation operation) {
+QuotaScriptOperation script_operation(QuotaOperation operation) {
   switch (operation) {
     case QuotaOperation::kCharge:
-      return 0;
+      return QuotaScriptOperation::kCharge;
     case QuotaOperation::kRefund:
-      return 1;
+      return QuotaScriptOperation::kRefund;
     case QuotaOperation::kReserve:
-      return 2;
+      return QuotaScriptOperation::kReserve;
     case QuotaOperation::kSettle:
-      return 3;
+      return QuotaScriptOperation::kSettle;
   }
-  return 0;
+  return QuotaScriptOperation::kCharge;
 }
 
 Status unexpected_quota_reply(const redis::Reply& reply) {
@@ -151,7 +148,7 @@ void RedisStore::take_tokens_async(const SubjectRef& ref, std::int64_t least, st
                                  std::to_string(least) + ", most " + std::to_string(most) + ")"));
   }
   const QuotaRequest request{.operation = QuotaOperation::kCharge, .cost = most};
-  StatusOr<std::vector<std::string>> args = quota_args(ref, request, kTakeOperation);
+  StatusOr<std::vector<std::string>> args = quota_args(ref, request, QuotaScriptOperation::kTake);
   if (!args.ok()) return done(args.status());
   args->insert(args->begin() + 1, std::to_string(least));
   client_->async_eval_script(
@@ -167,7 +164,7 @@ void RedisStore::give_back_tokens_async(const SubjectRef& ref, std::int64_t unit
   if (Status status = algorithm::check_token_lease_limits(ref.limits); !status.ok())
     return done(status);
   const QuotaRequest request{.operation = QuotaOperation::kRefund, .cost = units};
-  StatusOr<std::vector<std::string>> args = quota_args(ref, request, kGiveOperation);
+  StatusOr<std::vector<std::string>> args = quota_args(ref, request, QuotaScriptOperation::kGive);
   if (!args.ok()) return done(args.status());
   args->insert(args->begin() + 1, std::to_string(taken_at));
   client_->async_eval_script(
@@ -180,7 +177,7 @@ void RedisStore::give_back_tokens_async(const SubjectRef& ref, std::int64_t unit
 
 StatusOr<std::vector<std::string>> RedisStore::quota_args(const SubjectRef& ref,
                                                           const QuotaRequest& request,
-                                                          int operation) const {
+                                                          QuotaScriptOperation operation) const {
   if (Status status = validate_quota_request(ref, request); !status.ok()) return status;
   if (Status status = validate_reservation_ttl(request, options_.reservations); !status.ok()) {
     return status;

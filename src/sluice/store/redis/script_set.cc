@@ -3,54 +3,14 @@
 #include <bit>
 #include <cmath>
 #include <cstdlib>
-#include <type_traits>
+#include <optional>
 #include <utility>
 
+#include "sluice/algorithm/catalogue.h"
 #include "sluice/store/redis/scripts.h"
 
 namespace sluice::store {
 namespace {
-
-// One limit as the scripts take it: common.lua's kind and four parameters.
-struct LimitRecord {
-  int kind;
-  std::int64_t parameters[4];
-};
-
-LimitRecord limit_record(const algorithm::Limit& limit, Micros calendar_now) {
-  return std::visit(
-      [calendar_now](const auto& p) -> LimitRecord {
-        using P = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<P, algorithm::TokenBucket>) {
-          const int kind = p.refill_mode == algorithm::RefillMode::kInterval ? 2 : 1;
-          return {kind, {p.capacity, p.refill, p.period, p.initial.value_or(p.capacity)}};
-        } else if constexpr (std::is_same_v<P, algorithm::Gcra>) {
-          // The smooth bucket gcra is identical to (DESIGN.md §2), starting full.
-          return {1, {p.burst + 1, p.rate, p.period, p.burst + 1}};
-        } else if constexpr (std::is_same_v<P, algorithm::LeakyBucket>) {
-          return {3, {p.rate, p.period, p.max_delay, 0}};
-        } else if constexpr (std::is_same_v<P, algorithm::FixedWindow>) {
-          if (p.calendar) {
-            // The bounds of the period the client's clock is in and of the next one: the script
-            // picks by Redis's TIME (calendar.lua), so a client a little off decides nothing.
-            const algorithm::PeriodBounds current =
-                algorithm::calendar_period(*p.calendar, calendar_now);
-            const algorithm::PeriodBounds next =
-                algorithm::calendar_period(*p.calendar, current.end);
-            return {8, {p.limit, current.start, current.end, next.end}};
-          }
-          return {4, {p.limit, p.window, 0, 0}};
-        } else if constexpr (std::is_same_v<P, algorithm::SlidingWindow>) {
-          return {5, {p.limit, p.window, 0, 0}};
-        } else if constexpr (std::is_same_v<P, algorithm::SlidingLog>) {
-          return {6, {p.limit, p.window, 0, 0}};
-        } else {
-          static_assert(std::is_same_v<P, algorithm::Concurrency>);
-          return {7, {p.limit, p.lease_ttl, 0, 0}};
-        }
-      },
-      limit);
-}
 
 // Lua's struct '<d': an IEEE double, little-endian. Exact for the integers sent (below 2^53).
 void append_double(std::string& out, double value) {
@@ -69,6 +29,60 @@ double double_at(std::string_view bytes, std::size_t offset) {
 Status unexpected(std::string_view bytes) {
   return internal_error("redis store: unexpected script reply of " + std::to_string(bytes.size()) +
                         " bytes");
+}
+
+// The number of constant `name` in the Lua sources (with_shared_blocks), or nullopt.
+std::optional<int> lua_constant(std::string_view name) {
+  for (const algorithm::ScriptKindRow& row : algorithm::script_kinds()) {
+    if (row.lua_name == name) return static_cast<int>(row.kind);
+  }
+  static constexpr std::pair<std::string_view, EvaluateOperation> kOperations[] = {
+      {"OP_ACQUIRE", EvaluateOperation::kAcquire},
+      {"OP_INSPECT", EvaluateOperation::kInspect},
+      {"OP_PENALIZED_ACQUIRE", EvaluateOperation::kPenalizedAcquire}};
+  for (const auto& [constant, operation] : kOperations) {
+    if (constant == name) return static_cast<int>(operation);
+  }
+  static constexpr std::pair<std::string_view, QuotaScriptOperation> kQuotaOperations[] = {
+      {"QUOTA_CHARGE", QuotaScriptOperation::kCharge},
+      {"QUOTA_REFUND", QuotaScriptOperation::kRefund},
+      {"QUOTA_RESERVE", QuotaScriptOperation::kReserve},
+      {"QUOTA_SETTLE", QuotaScriptOperation::kSettle},
+      {"QUOTA_TAKE", QuotaScriptOperation::kTake},
+      {"QUOTA_GIVE", QuotaScriptOperation::kGive}};
+  for (const auto& [constant, operation] : kQuotaOperations) {
+    if (constant == name) return static_cast<int>(operation);
+  }
+  return std::nullopt;
+}
+
+bool is_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// `source` with each KIND_*, OP_* and QUOTA_* word replaced by its number.
+std::string with_constants(std::string_view source) {
+  std::string out;
+  out.reserve(source.size());
+  std::size_t i = 0;
+  while (i < source.size()) {
+    if (!is_word_char(source[i])) {
+      out.push_back(source[i++]);
+      continue;
+    }
+    std::size_t end = i;
+    while (end < source.size() && is_word_char(source[end])) ++end;
+    const std::string_view word = source.substr(i, end - i);
+    if (word.starts_with("KIND_") || word.starts_with("OP_") || word.starts_with("QUOTA_")) {
+      const std::optional<int> number = lua_constant(word);
+      if (!number) std::abort();  // the embedded sources are broken
+      out += std::to_string(*number);
+    } else {
+      out += word;
+    }
+    i = end;
+  }
+  return out;
 }
 
 // Replaces the line holding `marker` in `source` by `insert`.
@@ -93,15 +107,15 @@ std::string evaluate_source(bool pinned_time) {
   }
   std::string source(pinned_time ? scripts::lua_clock_pinned() : scripts::lua_clock_redis());
   source += scripts::lua_common();
-  source += splice(scripts::lua_evaluate(), "-- @algorithms", with_shared_blocks(algorithms));
-  return source;
+  source += splice(scripts::lua_evaluate(), "-- @algorithms", algorithms);
+  return with_shared_blocks(source);
 }
 
 std::string lease_source(bool pinned_time) {
   std::string source(pinned_time ? scripts::lua_clock_pinned() : scripts::lua_clock_redis());
   source += scripts::lua_common();
   source += scripts::lua_lease();
-  return source;
+  return with_shared_blocks(source);
 }
 
 }  // namespace
@@ -116,10 +130,8 @@ std::string with_shared_blocks(std::string_view source) {
         std::pair{"-- @sliding_retry\n", scripts::lua_sliding_retry()}}) {
     while (out.find(marker) != std::string::npos) out = splice(out, marker, block);
   }
-  return out;
+  return with_constants(out);
 }
-
-int script_kind(const algorithm::Limit& limit) { return limit_record(limit, 0).kind; }
 
 std::string decision_request(ScriptOperation operation, std::span<const algorithm::Limit> limits,
                              std::int64_t cost, Micros calendar_now, std::string_view lease,
@@ -129,12 +141,15 @@ std::string decision_request(ScriptOperation operation, std::span<const algorith
   std::string request;
   request.reserve(8 * (4 + 5 * limits.size() + 6) + lease.size());
   append_double(request, 1);  // repeats (set_request_repeats)
-  append_double(request, inspect ? 1 : penalty != nullptr ? 2 : 0);
+  const EvaluateOperation number = inspect              ? EvaluateOperation::kInspect
+                                   : penalty != nullptr ? EvaluateOperation::kPenalizedAcquire
+                                                        : EvaluateOperation::kAcquire;
+  append_double(request, static_cast<double>(number));
   append_double(request, static_cast<double>(cost));
   append_double(request, static_cast<double>(limits.size()));
   for (const algorithm::Limit& limit : limits) {
-    const LimitRecord record = limit_record(limit, calendar_now);
-    append_double(request, record.kind);
+    const algorithm::ScriptRecord record = algorithm::script_record(limit, calendar_now);
+    append_double(request, static_cast<double>(record.kind));
     for (const std::int64_t parameter : record.parameters) {
       append_double(request, static_cast<double>(parameter));
     }
@@ -149,12 +164,12 @@ std::string decision_request(ScriptOperation operation, std::span<const algorith
   return request;
 }
 
-std::string quota_request(int operation, std::span<const algorithm::Limit> limits,
+std::string quota_request(QuotaScriptOperation operation, std::span<const algorithm::Limit> limits,
                           std::int64_t cost, std::int64_t max_debt, Micros calendar_now) {
   std::string request = decision_request(ScriptOperation::kAcquire, limits, cost, calendar_now);
   std::string header;
   append_double(header, static_cast<double>(max_debt));  // in place of the repeat count
-  append_double(header, operation);
+  append_double(header, static_cast<double>(operation));
   request.replace(0, header.size(), header);
   return request;
 }

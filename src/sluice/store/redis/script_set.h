@@ -31,31 +31,46 @@
 
 namespace sluice::store {
 
+// Which script and call the store asks for (get, decision_request). Not a number any script
+// reads: the operation fields the scripts read are the two enums below.
 enum class ScriptOperation : std::uint8_t { kAcquire, kInspect, kLease };
 
-// common.lua's kind number of a limit (1..8), as sent in the request.
-int script_kind(const algorithm::Limit& limit);
+// The operation field of an `evaluate` request: evaluate.lua's OP_ACQUIRE, OP_INSPECT and
+// OP_PENALIZED_ACQUIRE (an acquire that applies the policy's penalty box).
+enum class EvaluateOperation : std::uint8_t { kAcquire = 0, kInspect = 1, kPenalizedAcquire = 2 };
+// The operation field of a `quota` request: quota.lua's QUOTA_CHARGE ... QUOTA_GIVE (take and
+// give: token leasing's, service/token_leases.h).
+enum class QuotaScriptOperation : std::uint8_t {
+  kCharge = 0,
+  kRefund = 1,
+  kReserve = 2,
+  kSettle = 3,
+  kTake = 4,
+  kGive = 5,
+};
 
 // One decision's ARGV entry for the `evaluate` script: acquire (cost, and `lease` when not empty)
 // or inspect (each limit decided for `cost` and nothing written: a peek at cost 0, a dry run
 // above; no lease). The test-only pinned clock, when used, goes after all requests.
-// With `penalty` (acquire only): the acquire applies that penalty box (operation 2), whose state
-// key must follow the limit keys, and answers kPenalizedVerdictBytes. `calendar_now`: the client's
-// time, from which a calendar fixed window's bounds (this period's and the next) are computed;
-// Redis's TIME picks among them (calendar_window.lua).
+// With `penalty` (acquire only): the acquire applies that penalty box (kPenalizedAcquire), whose
+// state key must follow the limit keys, and answers kPenalizedVerdictBytes. `calendar_now`: the
+// client's time, from which a calendar fixed window's bounds (this period's and the next) are
+// computed; Redis's TIME picks among them (calendar_window.lua).
 std::string decision_request(ScriptOperation operation, std::span<const algorithm::Limit> limits,
                              std::int64_t cost, Micros calendar_now, std::string_view lease = {},
                              const algorithm::Penalty* penalty = nullptr);
 
 // `source` with every "-- @<name>" line replaced by the shared block of that name (scripts.h:
 // tat, interval_state, fixed_window_state, sliding_window_state, sliding_retry): evaluate.lua's
-// kinds and quota.lua decide from the same text, so they cannot read a state differently.
+// kinds and quota.lua decide from the same text, so they cannot read a state differently. And
+// every constant the Lua sources name replaced by its number: KIND_* from the algorithm
+// catalogue (algorithm::script_kinds), OP_* and QUOTA_* from the two enums above; a name of that
+// shape that is none of them aborts (the embedded sources are broken).
 std::string with_shared_blocks(std::string_view source);
 
 // The `quota` script's request (quota.lua): decision_request's acquire of `cost` with `max_debt`
-// in place of the repeat count and the quota operation's number in the operation field
-// (0 charge, 1 refund, 2 reserve, 3 settle, 4 take, 5 give).
-std::string quota_request(int operation, std::span<const algorithm::Limit> limits,
+// in place of the repeat count and `operation` in the operation field.
+std::string quota_request(QuotaScriptOperation operation, std::span<const algorithm::Limit> limits,
                           std::int64_t cost, std::int64_t max_debt, Micros calendar_now);
 
 // Makes `request` (from decision_request) stand for `repeats` decisions in a row that send the

@@ -1,4 +1,4 @@
-  -- ---- kind 8: calendar fixed window (window.cc with a calendar; calendar.cc) ----
+  -- ---- KIND_CALENDAR_WINDOW: calendar fixed window (window.cc with a calendar; calendar.cc) ----
   -- Periods in a time zone need its rules, which Redis has not: the client sends the bounds of
   -- the period its own clock is in, [s0, s1), and of the next, [s1, s2), and Redis's clock picks
   -- the window: the one ending at s0 (the client is ahead, Redis still in the period before),
@@ -7,7 +7,7 @@
   -- than a whole period behind Redis (now >= s2: at least 23 hours) gets no window: denied, never
   -- retried, nothing written (docs/quotas.md#calendar-periods).
   -- State: 17 bytes '<c1dd' 'c', window_end, counted; the key expires at window_end.
-  if kind == 8 then
+  if kind == KIND_CALENDAR_WINDOW then
     limit = p1
     local window_end
     if now < p2 then

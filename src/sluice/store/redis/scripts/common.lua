@@ -10,24 +10,29 @@
 --   floor(a / b) is written (a - a % b) / b   (Lua's % is floored; exact for |a| < 2^53 - 1)
 --   ceil(a / b)  is written (a + (-a) % b) / b
 --
--- A limit arrives as a kind and four parameters (script_set.cc, limit_record):
---   1 smooth bucket   capacity, refill, period, initial   token_bucket smooth; gcra as the bucket
---                                                           it is identical to: capacity burst + 1,
---                                                           refill rate, initial capacity
---   2 interval bucket capacity, refill, period, initial   token_bucket interval
---   3 leaky bucket    rate, period, max_delay, -
---   4 fixed window    limit, window, -, -
---   5 sliding window  limit, window, -, -
---   6 sliding log     limit, window, -, -
---   7 concurrency     limit, lease_ttl, -, -
---   8 calendar window limit, s0, s1, s2                   fixed_window with a calendar: the
---                                                           client's period [s0, s1) and the next
---                                                           [s1, s2) (calendar_window.lua)
+-- A limit arrives as a kind and four parameters (algorithm/catalogue.cc script_record). The
+-- kinds are named here and numbered in the algorithm catalogue (algorithm/catalogue.h
+-- ScriptKind), as the operations of evaluate.lua and quota.lua are in script_set.h: the names
+-- are replaced by their numbers when the scripts are assembled (script_set.h
+-- with_shared_blocks), so no number is written twice.
+--   KIND_SMOOTH_BUCKET    capacity, refill, period, initial  token_bucket smooth; gcra as the
+--                                                             bucket it is identical to: capacity
+--                                                             burst + 1, refill rate, initial
+--                                                             capacity
+--   KIND_INTERVAL_BUCKET  capacity, refill, period, initial  token_bucket interval
+--   KIND_LEAKY_BUCKET     rate, period, max_delay, -
+--   KIND_FIXED_WINDOW     limit, window, -, -
+--   KIND_SLIDING_WINDOW   limit, window, -, -
+--   KIND_SLIDING_LOG      limit, window, -, -
+--   KIND_CONCURRENCY      limit, lease_ttl, -, -
+--   KIND_CALENDAR_WINDOW  limit, s0, s1, s2                  fixed_window with a calendar: the
+--                                                             client's period [s0, s1) and the
+--                                                             next [s1, s2) (calendar_window.lua)
 --
 -- State per limit key. String values are packed, except a whole TAT; their length, tag byte (and
 -- for the TAT the last byte) tell the kinds apart, so a key left by another algorithm (a policy
 -- edited in place) reads as absent:
---   TAT (kinds 1, 3)  decimal "<tat>" (string.format '%d') when the fraction is 0, else 17 bytes
+--   TAT (smooth, leaky) decimal "<tat>" (string.format '%d') when the fraction is 0, else 17 bytes
 --                     '<c1dd' 't', tat, fraction: the exact instant tat + fraction/rate (tat.h).
 --                     Decimal because Redis stores a canonical integer string as an integer
 --                     object, 16 bytes smaller than the packed string; told apart by its last

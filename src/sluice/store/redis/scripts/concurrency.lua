@@ -1,7 +1,7 @@
-  -- ---- kind 7: concurrency (concurrency.cc) ----
+  -- ---- KIND_CONCURRENCY: concurrency (concurrency.cc) ----
   -- A hash of leases, lease id -> '<dd' expires_at, cost; a lease is live until expires_at. A
   -- value of another shape counts as expired and is dropped on the next commit.
-  if kind == 7 then
+  if kind == KIND_CONCURRENCY then
     local lease_ttl = p2
     limit = p1
     local leases = redis.pcall('HGETALL', key)

@@ -4,19 +4,20 @@
 -- batches): each decision's own cost (script call, TIME, reading the request) is then shared.
 --
 -- ARGV[a] (a = 1 .. requests, set by clock_*.lua): a request, packed little-endian doubles:
---          repeats r, operation (0 acquire, 1 inspect, 2 acquire with a penalty box), cost, limit
---          count n, then kind and four parameters per limit (common.lua); after them the lease
---          id's bytes when the policy has a concurrency limit; last, for operation 2, the penalty
---          (penalty.cc): after, within, block, escalate, max, quiet (six doubles). It stands for
---          r decisions in a row that send these bytes: the store sends equal requests (one
---          policy, no lease) once, so Redis reads and unpacks them once (docs/redis-scripts.md).
--- KEYS:    the state keys of decision 1's n limits in order (then, for operation 2, its penalty
---          key), then decision 2's, and so on.
+--          repeats r, operation (OP_ACQUIRE, OP_INSPECT, or OP_PENALIZED_ACQUIRE: an acquire with
+--          a penalty box), cost, limit count n, then kind and four parameters per limit
+--          (common.lua); after them the lease id's bytes when the policy has a concurrency
+--          limit; last, for OP_PENALIZED_ACQUIRE, the penalty (penalty.cc): after, within, block,
+--          escalate, max, quiet (six doubles). It stands for r decisions in a row that send these
+--          bytes: the store sends equal requests (one policy, no lease) once, so Redis reads and
+--          unpacks them once (docs/redis-scripts.md).
+-- KEYS:    the state keys of decision 1's n limits in order (then, for OP_PENALIZED_ACQUIRE, its
+--          penalty key), then decision 2's, and so on.
 -- Reply:   every decision's verdicts in order, concatenated, seven packed doubles each: allowed,
 --          limit, remaining, retry_after, reset_after, delay, limit_index (from 0). acquire: the
 --          deciding limit's; inspect: one per limit, in order, for the request's cost, exactly as
 --          acquire decides each limit but written nowhere (cost 0: a peek; above: a dry run).
---          Operation 2 adds an eighth double: blocked_until (-1: not blocked).
+--          OP_PENALIZED_ACQUIRE adds an eighth double: blocked_until (-1: not blocked).
 -- Penalty key: 'p', blocked_until, blocks ('<c1dd') then one '<d' per strike, oldest first.
 -- acquire writes only when every limit allows and cost > 0, and every key it writes has a TTL.
 local replies = {}
@@ -28,7 +29,7 @@ local first_key = 0  -- KEYS before this decision's
 local decision = 0  -- decisions so far
 for a = 1, requests do
   local request = ARGV[a]
-  local repeats, inspecting, cost, count, first_kind, q1, q2, q3, q4, first_position =
+  local repeats, operation, cost, count, first_kind, q1, q2, q3, q4, first_position =
     struct.unpack('<ddddddddd', request)
   for _ = 1, repeats do
     decision = decision + 1
@@ -37,7 +38,7 @@ for a = 1, requests do
     local lease_end = -1
 
     -- The penalty box (penalty.cc penalize), read before the limits decide.
-    local penalized = inspecting == 2
+    local penalized = operation == OP_PENALIZED_ACQUIRE
     local pkey, p_after, p_within, p_block, p_escalate, p_max, p_quiet
     local blocked_until, blocks, strikes = 0, 0, nil
     if penalized then
@@ -66,7 +67,7 @@ for a = 1, requests do
     -- Only with several limits (or for inspect): every limit's writes, which wait until all have
     -- allowed; the deciding verdict so far (evaluate.cc: the first limit's, replaced by any tighter
     -- one); the longest delay; inspect's verdicts. One limit needs none of it.
-    local several = count > 1 or inspecting == 1
+    local several = count > 1 or operation == OP_INSPECT
     local values, ttls, commits, verdicts
     local d_allowed, d_limit, d_remaining, d_retry, d_reset, d_index
     local longest_delay = NONE
@@ -101,7 +102,7 @@ for a = 1, requests do
       end
     end
 
-    if inspecting == 1 then
+    if operation == OP_INSPECT then
       replies[decision] = table.concat(verdicts)
     else
       if several then

@@ -1,10 +1,10 @@
-  -- ---- kind 4: fixed window (window.cc) ----
+  -- ---- KIND_FIXED_WINDOW: fixed window (window.cc) ----
   -- Windows [k·window, (k+1)·window) aligned to the epoch, each counting its admitted cost. The
   -- state also keeps `expires`, the instant its key's TTL was set to run to (the window's end),
   -- so that a later write into the same window keeps that TTL: `ttl` stays nil, and the write is
   -- SET … KEEPTTL, a third cheaper than setting the TTL again (docs/redis-scripts.md). A window
   -- that outlasts `expires` (its length grew: a policy edit) sets it again.
-  if kind == 4 then
+  if kind == KIND_FIXED_WINDOW then
     local window = p2
     limit = p1
     -- @fixed_window_state

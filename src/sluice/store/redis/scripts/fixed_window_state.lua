@@ -1,4 +1,4 @@
-    -- ---- kind 4's state (fixed_window.lua, quota.lua) ----
+    -- ---- KIND_FIXED_WINDOW's state (fixed_window.lua, quota.lua) ----
     -- The fixed window holding now, read from `key`: its start, count, end and `expires`.
     local start, counted, expires
     local stored = redis.pcall('GET', key)  -- false when absent, an error table for a non-string

@@ -1,7 +1,7 @@
-  -- ---- kind 2: token bucket with interval refill (token_bucket.cc) ----
+  -- ---- KIND_INTERVAL_BUCKET: token bucket with interval refill (token_bucket.cc) ----
   -- refill tokens arrive at once each whole period since refilled_at; while the bucket is full
   -- its refill clock is idle, restarted by the first request that finds it full.
-  if kind == 2 then
+  if kind == KIND_INTERVAL_BUCKET then
     -- @interval_state
     limit = capacity
     if cost <= tokens then

@@ -1,4 +1,4 @@
-    -- ---- kind 2's state (interval_bucket.lua, quota.lua) ----
+    -- ---- KIND_INTERVAL_BUCKET's state (interval_bucket.lua, quota.lua) ----
     -- The interval bucket as it stands now, read from `key`: its tokens and refilled_at (`at`),
     -- refills applied (token_bucket.cc refilled); an absent or expired state is a new bucket
     -- holding `initial`.

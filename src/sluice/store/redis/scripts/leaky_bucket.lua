@@ -1,7 +1,7 @@
-  -- ---- kind 3: leaky bucket (leaky_bucket.cc, tat.h) ----
+  -- ---- KIND_LEAKY_BUCKET: leaky bucket (leaky_bucket.cc, tat.h) ----
   -- The state is the TAT, the instant tat + frac/rate when the queue is empty. A request is
   -- scheduled at max(TAT, now) and admitted when that is at most max_delay away.
-  if kind == 3 then
+  if kind == KIND_LEAKY_BUCKET then
     local rate, period, max_delay = p1, p2, p3
     if tat == nil or (frac > 0 and tat + 1 or tat) <= now then tat, frac = now, 0 end
     -- tat >= now: the queue's wait, scaled by rate, is `ahead`; it may wait up to `patience`.

@@ -6,9 +6,9 @@
 -- ARGV[1]: the request as evaluate.lua reads it (repeats, operation, cost, limit count, then
 --          kind and four parameters per limit), with max_debt (how far below zero a charge may
 --          take each limit's balance) in place of the repeat count, and the quota operation in
---          the operation field: 0 charge, 1 refund, 2 reserve, 3 settle, 4 take, 5 give (token
---          leases, below); script_set.h quota_request. Packed, not decimal ARGVs: each ARGV and
---          tonumber() costs Redis more than a struct field.
+--          the operation field: QUOTA_CHARGE, QUOTA_REFUND, QUOTA_RESERVE, QUOTA_SETTLE,
+--          QUOTA_TAKE or QUOTA_GIVE (token leases, below); script_set.h quota_request. Packed,
+--          not decimal ARGVs: each ARGV and tonumber() costs Redis more than a struct field.
 -- ARGV[2]: reserve: the reservation's TTL in µs (decimal). ARGV[3]: reserve: the most open
 --          reservations one subject may hold (decimal; store.h ReservationLimits).
 -- KEYS:    the state key of each limit, in order; for reserve / settle then the reservation's
@@ -45,14 +45,14 @@ local request = ARGV[1]
 -- The header and the first limit, unpacked at once (evaluate.lua does the same).
 local max_debt, operation, cost, count, first_kind, q1, q2, q3, q4, first_position =
   struct.unpack('<ddddddddd', request)
-local charging = operation == 0 or operation == 2 or operation == 4  -- charge, reserve, take
+local charging = operation == QUOTA_CHARGE or operation == QUOTA_RESERVE or operation == QUOTA_TAKE
 local estimate = cost  -- reserve: what the reservation records
 local charged_at  -- settle: when the reservation's estimate was charged
-if operation == 2 then  -- reserve: within the subject's bound of open reservations
+if operation == QUOTA_RESERVE then  -- within the subject's bound of open reservations
   local index = KEYS[count + 2]
   redis.call('ZREMRANGEBYSCORE', index, '-inf', string.format('%d', now))
   if redis.call('ZCARD', index) >= tonumber(ARGV[3]) then return 'full' end
-elseif operation == 3 then  -- settle
+elseif operation == QUOTA_SETTLE then
   local stored = redis.pcall('GETDEL', KEYS[count + 1])
   redis.call('ZREM', KEYS[count + 2], string.sub(KEYS[count + 1], #KEYS[count + 2] + 2))
   local size = stored and #stored or 0  -- absent, or an error table: length 0
@@ -109,10 +109,10 @@ end
 --   3 applies the operation (a charge only when every limit fits) and reports.
 -- One limit needs no pass 2: pass 3 checks and applies in one go.
 local single = count == 1
-local taking = operation == 4
+local taking = operation == QUOTA_TAKE
 -- give: the take's instant; a settle's refund: the reservation's (only into its window).
-local taken_at = operation == 5 and tonumber(ARGV[2]) or nil
-local settling = operation == 3 and not charging
+local taken_at = operation == QUOTA_GIVE and tonumber(ARGV[2]) or nil
+local settling = operation == QUOTA_SETTLE and not charging
 if settling then taken_at = charged_at end
 local available = cost  -- take: the most every limit holds, up to the most asked
 local all_fit = true
@@ -137,13 +137,13 @@ while pass <= 3 do
 
     -- @tat
 
-    -- ---- kind 1: smooth token bucket and gcra; kind 3: leaky bucket (tat.h) ----
+    -- ---- KIND_SMOOTH_BUCKET: smooth token bucket and gcra; KIND_LEAKY_BUCKET (tat.h) ----
     -- Scaled by rate, a TAT `ahead` of now is that much of the bucket used (or of the queue's
     -- patience taken); the balance is what is left of `room` in whole periods, and a charge fits
     -- while it leaves at least -max_debt.
-    if kind == 1 or kind == 3 then
+    if kind == KIND_SMOOTH_BUCKET or kind == KIND_LEAKY_BUCKET then
       local rate, period, room
-      if kind == 1 then
+      if kind == KIND_SMOOTH_BUCKET then
         local capacity, initial
         capacity, rate, period, initial = p1, p2, p3, p4
         if tat == nil or (frac > 0 and tat + 1 or tat) <= now then
@@ -193,8 +193,8 @@ while pass <= 3 do
       balance = (left - left % period) / period
       reset = (frac > 0 and tat + 1 or tat) - now
 
-    -- ---- kind 2: token bucket with interval refill (interval_bucket.lua) ----
-    elseif kind == 2 then
+    -- ---- KIND_INTERVAL_BUCKET: token bucket with interval refill (interval_bucket.lua) ----
+    elseif kind == KIND_INTERVAL_BUCKET then
       -- @interval_state
       if checking and tokens - cost < -max_debt then
         fits = false
@@ -223,11 +223,11 @@ while pass <= 3 do
       if applying and fits then store(key, struct.pack('<c1dd', 'i', tokens, at), reset) end
       limit, balance = capacity, tokens
 
-    -- ---- kind 4: fixed window (fixed_window.lua) ----
+    -- ---- KIND_FIXED_WINDOW: fixed window (fixed_window.lua) ----
     -- Kept even when empty, as the memory store keeps it: its window start is what a clock that
     -- steps back keeps counting in. `expires` as fixed_window.lua writes it (KEEPTTL while the
     -- key's TTL already runs to the window's end).
-    elseif kind == 4 then
+    elseif kind == KIND_FIXED_WINDOW then
       local window = p2
       -- @fixed_window_state
       limit = p1
@@ -244,10 +244,10 @@ while pass <= 3 do
       end
       balance, reset = limit - counted, counted > 0 and window_end - now or 0
 
-    -- ---- kind 8: calendar fixed window (calendar_window.lua) ----
+    -- ---- KIND_CALENDAR_WINDOW: calendar fixed window (calendar_window.lua) ----
     -- The client's period [s0, s1) and the next [s1, s2); Redis's clock picks; a client more than
     -- a period behind gets no window (never fits, nothing written).
-    elseif kind == 8 then
+    elseif kind == KIND_CALENDAR_WINDOW then
       local window_end
       if now < p2 then
         window_end = p2
@@ -290,8 +290,8 @@ while pass <= 3 do
         balance, reset = limit - counted, counted > 0 and window_end - now or 0
       end
 
-    -- ---- kind 5: sliding window (sliding_window.lua) ----
-    elseif kind == 5 then
+    -- ---- KIND_SLIDING_WINDOW: sliding window (sliding_window.lua) ----
+    elseif kind == KIND_SLIDING_WINDOW then
       local window = p2
       -- @sliding_window_state
       limit = p1
@@ -347,8 +347,8 @@ while pass <= 3 do
       local part = limit * window - previous * weight
       balance = (part - part % window) / window - current
 
-    -- ---- kind 6: sliding log (sliding_log.lua) ----
-    elseif kind == 6 then
+    -- ---- KIND_SLIDING_LOG: sliding log (sliding_log.lua) ----
+    elseif kind == KIND_SLIDING_LOG then
       local window = p2
       local last = redis.pcall('ZRANGE', key, '-1', '-1', 'WITHSCORES')
       local foreign = last.err ~= nil  -- another algorithm's key: empty, replaced on a charge
@@ -450,7 +450,7 @@ while pass <= 3 do
   end
 end
 
-if operation == 2 and all_fit then  -- reserve: recorded until its TTL, and in the index
+if operation == QUOTA_RESERVE and all_fit then  -- recorded until its TTL, and in the index
   local ttl = tonumber(ARGV[2])
   local ttl_ms = (ttl + (-ttl) % 1000) / 1000
   redis.call('SET', KEYS[count + 1], struct.pack('<ddd', estimate, now + ttl, now), 'PX',

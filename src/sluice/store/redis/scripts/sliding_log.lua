@@ -1,7 +1,7 @@
-  -- ---- kind 6: sliding log (window.cc) ----
+  -- ---- KIND_SLIDING_LOG: sliding log (window.cc) ----
   -- One sorted-set member per admitted unit, scored by its instant, so the cost in the window
   -- (at - window, at] is a ZCOUNT.
-  if kind == 6 then
+  if kind == KIND_SLIDING_LOG then
     local window = p2
     limit = p1
     local last = redis.pcall('ZRANGE', key, '-1', '-1', 'WITHSCORES')

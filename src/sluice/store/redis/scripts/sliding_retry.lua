@@ -1,4 +1,4 @@
-      -- ---- kind 5's retry (sliding_window.lua, quota.lua) ----
+      -- ---- KIND_SLIDING_WINDOW's retry (sliding_window.lua, quota.lua) ----
       -- The estimate only falls as time passes: the first elapsed e that admits cost under
       -- `bound` in this window (previous·(window - e) <= room·window, with room = bound -
       -- current - cost), else in the next (where current becomes previous), else after both

@@ -1,8 +1,8 @@
-  -- ---- kind 5: sliding window, two-counter estimate (window.cc) ----
+  -- ---- KIND_SLIDING_WINDOW: sliding window, two-counter estimate (window.cc) ----
   -- estimate = previous·(window - elapsed)/window + current, compared in integers. Like the fixed
   -- window, the state keeps `expires`, the instant its key's TTL was set to run to (the end of
   -- the window after the current one), and a write that TTL still covers keeps it (KEEPTTL).
-  if kind == 5 then
+  if kind == KIND_SLIDING_WINDOW then
     local window = p2
     limit = p1
     -- @sliding_window_state

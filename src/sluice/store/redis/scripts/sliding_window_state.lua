@@ -1,4 +1,4 @@
-    -- ---- kind 5's state (sliding_window.lua, quota.lua) ----
+    -- ---- KIND_SLIDING_WINDOW's state (sliding_window.lua, quota.lua) ----
     -- The two counts read from `key` and rolled forward to the window holding now, with the
     -- time elapsed in it and the weight of the previous window's count.
     local start, current, previous, expires

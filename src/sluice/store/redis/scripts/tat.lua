@@ -1,9 +1,10 @@
-  -- ---- the stored TAT of kinds 1 and 3 (token_bucket.lua, leaky_bucket.lua) ----
+  -- ---- the stored TAT of KIND_SMOOTH_BUCKET and KIND_LEAKY_BUCKET (token_bucket.lua,
+  -- leaky_bucket.lua) ----
   -- Both keep a theoretical arrival time: `tat` µs and `frac`/rate µs more; nil when absent.
   -- Stored as decimal text when frac is 0 (Redis keeps it as an integer object: no string
   -- allocation) and as 't' + '<dd' otherwise (common.lua).
   local tat, frac
-  if kind == 1 or kind == 3 then
+  if kind == KIND_SMOOTH_BUCKET or kind == KIND_LEAKY_BUCKET then
     local stored = redis.pcall('GET', key)  -- false when absent, an error table for a non-string
     local size = stored and #stored or 0  -- an error table's length is 0
     if size > 0 then

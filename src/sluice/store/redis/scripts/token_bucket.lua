@@ -1,7 +1,7 @@
-  -- ---- kind 1: smooth token bucket, and gcra (token_bucket.cc, tat.h) ----
+  -- ---- KIND_SMOOTH_BUCKET: smooth token bucket, and gcra (token_bucket.cc, tat.h) ----
   -- The state is the TAT, the instant tat + frac/rate when the bucket is full again; scaled by
   -- rate, a TAT `ahead` of now means ahead/period tokens are missing.
-  if kind == 1 then
+  if kind == KIND_SMOOTH_BUCKET then
     local capacity, rate, period, initial = p1, p2, p3, p4
     if tat == nil or (frac > 0 and tat + 1 or tat) <= now then
       -- Absent, or full again by now: a new bucket holding `initial` tokens, which is full again

@@ -1,11 +1,9 @@
-#include "sluice/service/scale.h"
-
 #include <gtest/gtest.h>
 
-namespace sluice::service {
-namespace {
+#include "sluice/algorithm/catalogue.h"
 
-using namespace sluice::algorithm;
+namespace sluice::algorithm {
+namespace {
 
 TEST(ScaleLimitTest, FullFractionKeepsTheLimit) {
   const Limit limit = Gcra{.rate = 10, .period = kMicrosPerSecond, .burst = 4};
@@ -41,4 +39,4 @@ TEST(ScaleLimitTest, RatesSlowDownByStretchingThePeriodExactly) {
 }
 
 }  // namespace
-}  // namespace sluice::service
+}  // namespace sluice::algorithm
