@@ -59,21 +59,24 @@ int run_acquire(const AcquireOptions& options) {
               << policy::join_errors(parsed.errors) << "\n";
     return 2;
   }
-  const policy::Policy& policy = *parsed.policy;
+  const auto policy = std::make_shared<const policy::Policy>(*std::move(parsed.policy));
   store::MemoryStore memory(SystemClock::instance());
   std::unique_ptr<store::RedisStore> redis;
   if (!options.redis_url.empty()) {
     RedisAtStart opened =
         open_redis_at_start("acquire", "--redis", options.redis_url, {},
                             "deciding by the policy's on_store_failure: " +
-                                std::string(policy::failure_mode_name(policy.on_store_failure)));
+                                std::string(policy::failure_mode_name(policy->on_store_failure)));
     if (opened.exit_code != 0) return opened.exit_code;
     redis = std::move(opened.store);
   }
   service::Limiter limiter(redis ? static_cast<store::Store&>(*redis) : memory, &memory);
   for (int i = 0; i < options.count; ++i) {
     StatusOr<service::Decision> result =
-        limiter.try_acquire(policy, options.app, options.key, options.cost);
+        limiter
+            .block_on(
+                {.app = options.app, .held = policy, .subject = options.key, .cost = options.cost})
+            .decision;
     if (!result.ok()) {
       std::cerr << "sluice acquire: " << result.status().to_string() << "\n";
       return result.status().code() == StatusCode::kNotFound ? 3 : 2;
