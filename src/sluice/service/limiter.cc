@@ -50,12 +50,12 @@ bool is_store_refusal(const Status& status) {
 }
 
 Status circuit_open() {
-  return unavailable("circuit open: the store failed repeatedly; not asked until a probe answers");
+  return Status(StatusCode::kUnavailable,
+                "circuit open: the store failed repeatedly; not asked until a probe answers",
+                StatusDetail::kCircuitOpen);
 }
 
-bool is_circuit_open(const Status& status) {
-  return status.code() == StatusCode::kUnavailable && status.message().starts_with("circuit open:");
-}
+bool is_circuit_open(const Status& status) { return status.detail() == StatusDetail::kCircuitOpen; }
 
 bool is_store_failure(const Status& status) {
   switch (status.code()) {
@@ -196,9 +196,7 @@ Status overloaded(std::size_t max_pending) {
   return pending_refused(PendingRefusal::kTotal, {.total = max_pending});
 }
 
-bool is_overloaded(const Status& status) {
-  return status.code() == StatusCode::kUnavailable && status.message().starts_with("overloaded: ");
-}
+bool is_overloaded(const Status& status) { return status.detail() == StatusDetail::kOverloaded; }
 
 std::optional<Status> Limiter::reserve(const PendingBound::Claim& claim) {
   if (!bounded_) return std::nullopt;
