@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cassert>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,15 +35,28 @@ enum class StatusCode : int {
 
 SLUICE_API std::string_view status_code_name(StatusCode code);
 
+// What a status means beyond its code, where callers must tell apart errors that share one: its
+// identity, by value (never by the message's text, which is for people).
+enum class StatusDetail : std::uint8_t {
+  kNone,
+  // Unavailable: the server's bound on decisions in flight refused the request (retry shortly).
+  kOverloaded,
+  // Unavailable: the circuit breaker kept the request from a failing store (no call was made).
+  kCircuitOpen,
+};
+
 class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(StatusCode code, std::string message, StatusDetail detail)
+      : code_(code), detail_(detail), message_(std::move(message)) {}
 
   static Status ok_status() { return {}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
+  StatusDetail detail() const { return detail_; }
   const std::string& message() const { return message_; }
   // "INVALID_ARGUMENT: limits[0].window: must be greater than 0"
   SLUICE_API std::string to_string() const;
@@ -51,6 +65,7 @@ class [[nodiscard]] Status {
 
  private:
   StatusCode code_ = StatusCode::kOk;
+  StatusDetail detail_ = StatusDetail::kNone;
   std::string message_;
 };
 

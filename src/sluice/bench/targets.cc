@@ -97,7 +97,9 @@ Status check_target_flags(TargetKind kind, const std::vector<std::string>& given
 class LimiterTarget final : public Target {
  public:
   explicit LimiterTarget(const TargetOptions& options)
-      : policy_(options.policy), app_(options.app), cost_(options.cost) {}
+      : policy_(std::make_shared<const policy::Policy>(options.policy)),
+        app_(options.app),
+        cost_(options.cost) {}
 
   // The backend: the memory store, or Redis with every connection ready.
   Status open(const TargetOptions& options) {
@@ -137,17 +139,20 @@ class LimiterTarget final : public Target {
   // One decision on a subject the load never uses: loads the script, checks the app.
   Status prime() {
     StatusOr<service::Decision> decision =
-        limiter_->try_acquire(policy_, app_, "sluice-bench-prime", 0);
+        limiter_->block_on(request("sluice-bench-prime", 0)).decision;
     if (!decision.ok()) return decision.status();
     if (decision->degraded) return unavailable("the store did not answer the first decision");
     return {};
   }
 
   Outcome decide(std::string_view subject) override {
-    StatusOr<service::Decision> decision = limiter_->try_acquire(policy_, app_, subject, cost_);
+    StatusOr<service::Decision> decision = limiter_->block_on(request(subject, cost_)).decision;
     if (decision.ok() && decision->lease) {
       // Concurrency limits: give the lease back at once, as a request that completed would.
-      (void)limiter_->release(policy_, app_, subject, *decision->lease);
+      service::DecisionRequest release = request(subject, 0);
+      release.operation = service::Operation::kRelease;
+      release.lease = *std::move(decision->lease);
+      (void)limiter_->block_on(std::move(release));
     }
     return outcome_of(decision);
   }
@@ -155,9 +160,10 @@ class LimiterTarget final : public Target {
   // Policies with a concurrency limit are refused by make_target in async mode: the lease would
   // have to be released, and a blocking release cannot run on the store's I/O thread.
   void decide_async(std::string_view subject, OutcomeCallback done) override {
-    limiter_->try_acquire_async(policy_, app_, subject, cost_,
-                                [this, done = std::move(done)](
-                                    const StatusOr<service::Decision>& d) { done(outcome_of(d)); });
+    limiter_->decide(request(subject, cost_),
+                     [this, done = std::move(done)](const service::Decided& d) {
+                       done(outcome_of(d.decision));
+                     });
   }
 
   std::string first_error() const override { return first_error_.text(); }
@@ -169,6 +175,11 @@ class LimiterTarget final : public Target {
   }
 
  private:
+  // A decision on the target's policy, which the limiter need not look up.
+  service::DecisionRequest request(std::string_view subject, std::int64_t cost) const {
+    return {.app = app_, .held = policy_, .subject = std::string(subject), .cost = cost};
+  }
+
   Outcome outcome_of(const StatusOr<service::Decision>& decision) {
     if (!decision.ok()) {
       first_error_.remember(decision.status().to_string());
@@ -178,7 +189,7 @@ class LimiterTarget final : public Target {
             .degraded = decision->degraded};
   }
 
-  policy::Policy policy_;
+  std::shared_ptr<const policy::Policy> policy_;
   std::string app_;
   std::int64_t cost_;
   std::unique_ptr<service::Backend> backend_;

@@ -57,16 +57,19 @@ int run_acquire(const AcquireOptions& options) {
                                  policy::join_errors(parsed.errors));
     return 2;
   }
-  const policy::Policy& policy = *parsed.policy;
+  const auto policy = std::make_shared<const policy::Policy>(*std::move(parsed.policy));
   BackendAtStart opened =
       open_backend_at_start("acquire", options.redis_url, {.url_name = "--redis"},
                             "deciding by the policy's on_store_failure: " +
-                                std::string(policy::failure_mode_name(policy.on_store_failure)));
+                                std::string(policy::failure_mode_name(policy->on_store_failure)));
   if (opened.exit_code != 0) return opened.exit_code;
   service::Limiter& limiter = *opened.backend->limiter;
   for (int i = 0; i < options.count; ++i) {
     StatusOr<service::Decision> result =
-        limiter.try_acquire(policy, options.app, options.key, options.cost);
+        limiter
+            .block_on(
+                {.app = options.app, .held = policy, .subject = options.key, .cost = options.cost})
+            .decision;
     if (!result.ok()) {
       std::cerr << "sluice acquire: " << result.status().to_string() << "\n";
       return result.status().code() == StatusCode::kNotFound ? 3 : 2;

@@ -82,14 +82,15 @@ int run_quota(const QuotaOptions& options, store::QuotaOperation operation) {
       "charges and refunds fail until it answers");
   if (opened.exit_code != 0) return opened.exit_code;
   service::Limiter& limiter = *opened.backend->limiter;
-  StatusOr<service::Decision> result =
-      limiter.apply_quota_blocking({.app = options.app,
-                                    .policy = name,
-                                    .subject = options.key,
-                                    .operation = operation,
-                                    .cost = options.cost,
-                                    .reservation = options.reservation,
-                                    .reservation_ttl = ttl});
+  StatusOr<service::Decision> result = limiter
+                                           .block_on({.app = options.app,
+                                                      .policy = name,
+                                                      .operation = service::operation_of(operation),
+                                                      .subject = options.key,
+                                                      .cost = options.cost,
+                                                      .reservation = options.reservation,
+                                                      .reservation_ttl = ttl})
+                                           .decision;
   if (!result.ok()) {
     std::cerr << command << ": " << result.status().to_string() << "\n";
     return result.status().code() == StatusCode::kNotFound ? 3 : 2;

@@ -12,7 +12,6 @@
 
 #include "sluice/client/http_url.h"
 #include "sluice/client/remote_limiter.h"
-#include "sluice/core/rendezvous.h"
 #include "sluice/core/work_queue.h"
 #include "sluice/db/stores.h"
 #include "sluice/policy/policy_cache.h"
@@ -25,8 +24,8 @@
 
 namespace sluice {
 
-using service::AcquireRequest;
-using service::LeaseRequest;
+using service::DecisionRequest;
+using service::Operation;
 
 // What both backends offer, and what the Client adds over them: counting calls in flight, so
 // that destroying the Client waits for their callbacks instead of pulling the pipeline from under
@@ -38,45 +37,45 @@ class Client::Impl {
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
-  // Decides, waiting up to request.wait; `done` runs once, as Client::acquire_async says.
-  virtual void acquire(AcquireRequest request, Callback done) = 0;
-  virtual StatusOr<Decision> acquire_blocking(AcquireRequest request) = 0;
-  enum class LeaseOperation : std::uint8_t { kRelease, kRenew };
-  virtual StatusOr<bool> lease_operation(LeaseOperation operation, LeaseRequest request) = 0;
-  virtual StatusOr<Decision> quota(service::QuotaCall call) = 0;
-  service::QuotaCall quota_call(std::string_view policy, std::string_view subject,
-                                store::QuotaOperation operation, std::int64_t cost) const {
+  // Decides an acquire, waiting up to request.wait; `done` runs once, as Client::acquire_async
+  // says.
+  virtual void decide(DecisionRequest request, service::Limiter::Done done) = 0;
+  // Decides any operation, blocking (a lease operation allows when the lease was live).
+  virtual StatusOr<Decision> block_on(DecisionRequest request) = 0;
+
+  // A request of this client's app.
+  DecisionRequest request(Operation operation, std::string_view policy, std::string_view subject,
+                          std::int64_t cost = 1) const {
     return {.app = app_,
             .policy = std::string(policy),
-            .subject = std::string(subject),
             .operation = operation,
+            .subject = std::string(subject),
             .cost = cost};
   }
-
-  AcquireRequest request(std::string_view policy, std::string_view subject, std::int64_t cost,
-                         std::chrono::microseconds max_wait) const {
-    return {.app = app_,
-            .policy = std::string(policy),
-            .subject = std::string(subject),
-            .cost = cost,
-            .wait = max_wait.count()};
+  DecisionRequest acquire_request(std::string_view policy, std::string_view subject,
+                                  std::int64_t cost, std::chrono::microseconds max_wait) const {
+    DecisionRequest made = request(Operation::kAcquire, policy, subject, cost);
+    made.wait = max_wait.count();
+    return made;
   }
-  LeaseRequest lease_request(std::string_view policy, std::string_view subject,
-                             std::string_view lease) const {
-    return {.app = app_,
-            .policy = std::string(policy),
-            .subject = std::string(subject),
-            .lease = std::string(lease)};
+  // Releases or renews `lease`: true when it was live.
+  StatusOr<bool> lease_operation(Operation operation, std::string_view policy,
+                                 std::string_view subject, std::string_view lease) {
+    DecisionRequest made = request(operation, policy, subject);
+    made.lease = std::string(lease);
+    StatusOr<Decision> decision = block_on(std::move(made));
+    if (!decision.ok()) return decision.status();
+    return decision->verdict.allowed;
   }
 
   // `done`, counted as in flight until it has run.
-  Callback track(Callback done) {
+  service::Limiter::Done track(Callback done) {
     {
       std::lock_guard lock(mutex_);
       ++in_flight_;
     }
-    return [this, done = std::move(done)](StatusOr<Decision> decision) {
-      done(std::move(decision));
+    return [this, done = std::move(done)](service::Decided decided) {
+      done(std::move(decided.decision));
       std::lock_guard lock(mutex_);
       if (--in_flight_ == 0) idle_.notify_all();
     };
@@ -163,24 +162,11 @@ class LocalImpl final : public Client::Impl {
     if (backend_) backend_->redis.reset();
   }
 
-  void acquire(AcquireRequest request, Callback done) override {
-    limiter_->acquire(std::move(request), std::move(done));
+  void decide(DecisionRequest request, service::Limiter::Done done) override {
+    limiter_->decide(std::move(request), std::move(done));
   }
-  StatusOr<Decision> acquire_blocking(AcquireRequest request) override {
-    return limiter_->acquire_blocking(std::move(request));
-  }
-  StatusOr<bool> lease_operation(LeaseOperation operation, LeaseRequest request) override {
-    auto rendezvous = std::make_shared<Rendezvous<StatusOr<bool>>>();
-    auto deliver = [rendezvous](StatusOr<bool> done) { rendezvous->deliver(std::move(done)); };
-    if (operation == LeaseOperation::kRelease) {
-      limiter_->release(std::move(request), deliver);
-    } else {
-      limiter_->renew(std::move(request), deliver);
-    }
-    return rendezvous->wait();
-  }
-  StatusOr<Decision> quota(service::QuotaCall call) override {
-    return limiter_->apply_quota_blocking(std::move(call));
+  StatusOr<Decision> block_on(DecisionRequest request) override {
+    return limiter_->block_on(std::move(request)).decision;
   }
 
  private:
@@ -206,32 +192,45 @@ class RemoteImpl final : public Client::Impl {
 
   ~RemoteImpl() override { stop_timers(); }
 
-  void acquire(AcquireRequest request, Callback done) override {
-    auto shared_done = std::make_shared<Callback>(std::move(done));
+  void decide(DecisionRequest request, service::Limiter::Done done) override {
+    auto shared_done = std::make_shared<service::Limiter::Done>(std::move(done));
     const bool queued = work_.post([this, request = std::move(request), shared_done]() mutable {
-      (*shared_done)(acquire_blocking(std::move(request)));
+      (*shared_done)({.decision = block_on(std::move(request))});
     });
     if (!queued) {
-      (*shared_done)(Status(StatusCode::kResourceExhausted,
-                            "too many asynchronous calls waiting for the remote server"));
+      (*shared_done)({.decision = Status(StatusCode::kResourceExhausted,
+                                         "too many asynchronous calls waiting for the remote "
+                                         "server")});
     }
   }
-  StatusOr<Decision> acquire_blocking(AcquireRequest request) override {
-    if (request.wait == 0) {
-      return remote_->try_acquire(request.policy, request.app, request.subject, request.cost);
+  // The server's route for each operation.
+  StatusOr<Decision> block_on(DecisionRequest request) override {
+    const DecisionRequest& r = request;
+    switch (r.operation) {
+      case Operation::kAcquire:
+      case Operation::kPeek: {
+        const std::int64_t cost = r.operation == Operation::kPeek ? 0 : r.cost;
+        if (r.wait == 0) return remote_->try_acquire(r.policy, r.app, r.subject, cost);
+        return remote_->acquire(r.policy, r.app, r.subject, cost, r.wait);
+      }
+      case Operation::kRelease:
+      case Operation::kRenew: {
+        StatusOr<bool> live = r.operation == Operation::kRelease
+                                  ? remote_->release(r.policy, r.app, r.subject, r.lease)
+                                  : remote_->renew(r.policy, r.app, r.subject, r.lease);
+        if (!live.ok()) return live.status();
+        return Decision{.verdict = {.allowed = *live}};
+      }
+      case Operation::kCharge:
+        return quota("charge", r);
+      case Operation::kRefund:
+        return quota("refund", r);
+      case Operation::kReserve:
+        return quota("reserve", r);
+      case Operation::kSettle:
+        return quota("settle", r);
     }
-    return remote_->acquire(request.policy, request.app, request.subject, request.cost,
-                            request.wait);
-  }
-  StatusOr<bool> lease_operation(LeaseOperation operation, LeaseRequest request) override {
-    return operation == LeaseOperation::kRelease
-               ? remote_->release(request.policy, request.app, request.subject, request.lease)
-               : remote_->renew(request.policy, request.app, request.subject, request.lease);
-  }
-  StatusOr<Decision> quota(service::QuotaCall call) override {
-    static constexpr std::string_view kNames[] = {"charge", "refund", "reserve", "settle"};
-    return remote_->quota(kNames[static_cast<std::size_t>(call.operation)], call.policy, call.app,
-                          call.subject, call.cost, call.reservation, call.reservation_ttl);
+    return internal_error("unknown operation");
   }
 
  private:
@@ -241,6 +240,11 @@ class RemoteImpl final : public Client::Impl {
 
   RemoteImpl(std::string app, std::unique_ptr<RemoteLimiter> remote)
       : Impl(std::move(app)), remote_(std::move(remote)) {}
+
+  StatusOr<Decision> quota(std::string_view route, const DecisionRequest& request) {
+    return remote_->quota(route, request.policy, request.app, request.subject, request.cost,
+                          request.reservation, request.reservation_ttl);
+  }
 
   std::unique_ptr<RemoteLimiter> remote_;
   WorkQueue work_{kThreads, kQueued};  // last: its threads stop before remote_ goes
@@ -305,17 +309,18 @@ Client::~Client() {
 
 StatusOr<Decision> Client::try_acquire(std::string_view policy, std::string_view subject,
                                        std::int64_t cost) {
-  return impl_->acquire_blocking(impl_->request(policy, subject, cost, {}));
+  return impl_->block_on(impl_->acquire_request(policy, subject, cost, {}));
 }
 
 StatusOr<Decision> Client::acquire(std::string_view policy, std::string_view subject,
                                    std::chrono::microseconds max_wait, std::int64_t cost) {
-  return impl_->acquire_blocking(impl_->request(policy, subject, cost, max_wait));
+  return impl_->block_on(impl_->acquire_request(policy, subject, cost, max_wait));
 }
 
 void Client::acquire_async(std::string_view policy, std::string_view subject,
                            std::chrono::microseconds max_wait, std::int64_t cost, Callback done) {
-  impl_->acquire(impl_->request(policy, subject, cost, max_wait), impl_->track(std::move(done)));
+  impl_->decide(impl_->acquire_request(policy, subject, cost, max_wait),
+                impl_->track(std::move(done)));
 }
 
 StatusOr<Lease> Client::lease(std::string_view policy, std::string_view subject,
@@ -327,14 +332,12 @@ StatusOr<Lease> Client::lease(std::string_view policy, std::string_view subject,
 
 StatusOr<bool> Client::release(std::string_view policy, std::string_view subject,
                                std::string_view lease) {
-  return impl_->lease_operation(Impl::LeaseOperation::kRelease,
-                                impl_->lease_request(policy, subject, lease));
+  return impl_->lease_operation(Operation::kRelease, policy, subject, lease);
 }
 
 StatusOr<bool> Client::renew(std::string_view policy, std::string_view subject,
                              std::string_view lease) {
-  return impl_->lease_operation(Impl::LeaseOperation::kRenew,
-                                impl_->lease_request(policy, subject, lease));
+  return impl_->lease_operation(Operation::kRenew, policy, subject, lease);
 }
 
 namespace {
@@ -349,28 +352,26 @@ Micros turn_delay(const StatusOr<Decision>& decision) {
 
 StatusOr<Decision> Client::charge(std::string_view policy, std::string_view subject,
                                   std::int64_t cost) {
-  return impl_->quota(impl_->quota_call(policy, subject, store::QuotaOperation::kCharge, cost));
+  return impl_->block_on(impl_->request(Operation::kCharge, policy, subject, cost));
 }
 
 StatusOr<Decision> Client::refund(std::string_view policy, std::string_view subject,
                                   std::int64_t cost) {
-  return impl_->quota(impl_->quota_call(policy, subject, store::QuotaOperation::kRefund, cost));
+  return impl_->block_on(impl_->request(Operation::kRefund, policy, subject, cost));
 }
 
 StatusOr<Decision> Client::reserve(std::string_view policy, std::string_view subject,
                                    std::int64_t estimate, std::chrono::microseconds ttl) {
-  service::QuotaCall call =
-      impl_->quota_call(policy, subject, store::QuotaOperation::kReserve, estimate);
-  call.reservation_ttl = ttl.count();
-  return impl_->quota(std::move(call));
+  DecisionRequest request = impl_->request(Operation::kReserve, policy, subject, estimate);
+  request.reservation_ttl = ttl.count();
+  return impl_->block_on(std::move(request));
 }
 
 StatusOr<Decision> Client::settle(std::string_view policy, std::string_view subject,
                                   std::string_view reservation, std::int64_t actual) {
-  service::QuotaCall call =
-      impl_->quota_call(policy, subject, store::QuotaOperation::kSettle, actual);
-  call.reservation = std::string(reservation);
-  return impl_->quota(std::move(call));
+  DecisionRequest request = impl_->request(Operation::kSettle, policy, subject, actual);
+  request.reservation = std::string(reservation);
+  return impl_->block_on(std::move(request));
 }
 
 StatusOr<Decision> Client::pace(std::string_view policy, std::string_view subject,
@@ -385,12 +386,12 @@ StatusOr<Decision> Client::pace(std::string_view policy, std::string_view subjec
 void Client::pace_async(std::string_view policy, std::string_view subject,
                         std::chrono::microseconds max_wait, std::int64_t cost, Callback done) {
   Impl* impl = impl_.get();
-  auto paced = [impl, done = impl_->track(std::move(done))](StatusOr<Decision> decision) {
-    const Micros delay = turn_delay(decision);
-    if (delay <= 0) return done(std::move(decision));
-    impl->after(delay, [done, decision = std::move(decision)] { done(decision); });
+  auto paced = [impl, done = impl_->track(std::move(done))](service::Decided decided) {
+    const Micros delay = turn_delay(decided.decision);
+    if (delay <= 0) return done(std::move(decided));
+    impl->after(delay, [done, decided = std::move(decided)] { done(decided); });
   };
-  impl_->acquire(impl_->request(policy, subject, cost, max_wait), std::move(paced));
+  impl_->decide(impl_->acquire_request(policy, subject, cost, max_wait), std::move(paced));
 }
 
 Lease::Lease(std::shared_ptr<Client::Impl> client, std::string policy, std::string subject,
@@ -429,8 +430,8 @@ const std::string& Lease::id() const {
 
 StatusOr<bool> Lease::renew() {
   if (!held_ || !decision_.lease) return false;
-  StatusOr<bool> renewed = client_->lease_operation(
-      Client::Impl::LeaseOperation::kRenew, client_->lease_request(policy_, subject_, id()));
+  StatusOr<bool> renewed =
+      client_->lease_operation(service::Operation::kRenew, policy_, subject_, id());
   if (renewed.ok() && !*renewed) held_ = false;
   return renewed;
 }
@@ -439,8 +440,7 @@ StatusOr<bool> Lease::release() {
   if (!held_) return false;
   held_ = false;
   if (!decision_.lease) return false;  // allowed, with no concurrency limit to free
-  return client_->lease_operation(Client::Impl::LeaseOperation::kRelease,
-                                  client_->lease_request(policy_, subject_, id()));
+  return client_->lease_operation(service::Operation::kRelease, policy_, subject_, id());
 }
 
 }  // namespace sluice

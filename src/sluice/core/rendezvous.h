@@ -1,5 +1,5 @@
 // Rendezvous: the calling thread waits for a value another thread delivers once — how blocking
-// calls are built over asynchronous ones (Limiter::acquire_blocking, the library's Client).
+// calls are built over asynchronous ones (Limiter::block_on, the library's Client).
 // Share it by shared_ptr so that a late delivery never outlives it.
 #pragma once
 

@@ -138,5 +138,16 @@ TEST(StatusOrTest, ValueOfStatusTypeIsNotMistakenForAnError) {
   EXPECT_EQ(error.status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(StatusTest, DetailTellsApartErrorsOfOneCodeWhateverTheirMessage) {
+  const Status overloaded(StatusCode::kUnavailable, "circuit open: worded alike",
+                          StatusDetail::kOverloaded);
+  const Status plain = unavailable("overloaded: worded alike");
+  EXPECT_EQ(overloaded.detail(), StatusDetail::kOverloaded);
+  EXPECT_EQ(plain.detail(), StatusDetail::kNone) << "a message never makes an identity";
+  EXPECT_NE(overloaded, Status(StatusCode::kUnavailable, "circuit open: worded alike"));
+  const StatusOr<int> carried = overloaded;
+  EXPECT_EQ(carried.status().detail(), StatusDetail::kOverloaded);
+}
+
 }  // namespace
 }  // namespace sluice

@@ -33,7 +33,7 @@
 namespace sluice {
 
 // How long a lone blocked caller spins by default, wherever it waits (the Redis client's blocking
-// calls, Limiter::acquire_blocking): one number, so the library's option sets both alike.
+// calls, Limiter::block_on): one number, so the library's option sets both alike.
 inline constexpr Micros kDefaultBlockingSpin = 150;
 
 // What every Waiter of the process shares (not per Result type): how many wait, and whether

@@ -45,7 +45,7 @@ struct DescriptorSection {
   bool allow_override = false;
   // Requests reaching this descriptor report a cost already spent (Envoy's
   // `apply_on_stream_done`, hits_addend = the response's usage): they are charged
-  // (Limiter::apply_quota) rather than decided, so they are never refused for the budget, and
+  // (a Limiter charge) rather than decided, so they are never refused for the budget, and
   // move it into debt down to the policy's max_debt (docs/quotas.md). Not with unlimited or
   // allow_override.
   bool charge = false;

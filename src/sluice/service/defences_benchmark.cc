@@ -115,7 +115,8 @@ void BM_AbusiveLoad(benchmark::State& state) {
   std::int64_t denied = 0;
   std::int64_t decided = 0;
   std::int64_t next = 0;
-  const auto on_answer = [&](StatusOr<Decision> decision) {
+  const auto on_answer = [&](const Decided& answer) {
+    const StatusOr<Decision>& decision = answer.decision;
     std::lock_guard lock(mutex);
     --in_flight;
     ++decided;
@@ -131,8 +132,8 @@ void BM_AbusiveLoad(benchmark::State& state) {
       }
       std::string subject = next % 10 == 9 ? prefix + "new:" + std::to_string(next)
                                            : prefix + "abuser:" + std::to_string(next % 7);
-      limiter.acquire({.app = "bench", .policy = "abused", .subject = std::move(subject)},
-                      on_answer);
+      limiter.decide({.app = "bench", .policy = "abused", .subject = std::move(subject)},
+                     on_answer);
     }
     std::unique_lock lock(mutex);
     changed.wait(lock, [&] { return in_flight == 0; });
@@ -171,17 +172,18 @@ void BM_StalledRedis(benchmark::State& state) {
         changed.wait(lock, [&] { return in_flight < kInFlight; });
         ++in_flight;
       }
-      limiter.acquire({.app = "bench", .policy = "abused", .subject = std::to_string(next)},
-                      [&, sent = Clock::now()](StatusOr<Decision> decision) {
-                        const double waited =
-                            std::chrono::duration<double, std::micro>(Clock::now() - sent).count();
-                        std::lock_guard lock(mutex);
-                        --in_flight;
-                        ++decided;
-                        latency_us += waited;
-                        if (decision.ok() && decision->degraded) ++degraded;
-                        changed.notify_one();
-                      });
+      limiter.decide({.app = "bench", .policy = "abused", .subject = std::to_string(next)},
+                     [&, sent = Clock::now()](Decided answer) {
+                       const StatusOr<Decision>& decision = answer.decision;
+                       const double waited =
+                           std::chrono::duration<double, std::micro>(Clock::now() - sent).count();
+                       std::lock_guard lock(mutex);
+                       --in_flight;
+                       ++decided;
+                       latency_us += waited;
+                       if (decision.ok() && decision->degraded) ++degraded;
+                       changed.notify_one();
+                     });
     }
     std::unique_lock lock(mutex);
     changed.wait(lock, [&] { return in_flight == 0; });

@@ -22,6 +22,13 @@
 namespace sluice::service {
 namespace {
 
+// A blocking acquire of one unit by app "web" on a policy the test holds (no lookup).
+StatusOr<Decision> acquire_held(Limiter& limiter, std::shared_ptr<const policy::Policy> policy,
+                                std::string subject) {
+  return limiter.block_on({.app = "web", .held = std::move(policy), .subject = std::move(subject)})
+      .decision;
+}
+
 constexpr Micros kEpoch = 1'700'000'000'000'000;
 constexpr Micros kStoreTimeout = 50 * kMicrosPerMilli;
 
@@ -163,10 +170,11 @@ class DefencesLimiterTest : public testing::Test {
     auto promise = std::make_shared<std::promise<Answer>>();
     std::shared_future<Answer> future = promise->get_future().share();
     auto returned = std::make_shared<std::atomic<bool>>(false);
-    limiter_->acquire(
+    limiter_->decide(
         {.app = "web", .policy = std::move(policy), .subject = std::move(subject), .cost = cost},
-        [promise, returned](StatusOr<Decision> decision) {
-          promise->set_value({.at_once = !returned->load(), .decision = std::move(decision)});
+        [promise, returned](Decided decided) {
+          promise->set_value(
+              {.at_once = !returned->load(), .decision = std::move(decided.decision)});
         });
     returned->store(true);
     return future;
@@ -271,7 +279,7 @@ TEST_F(DefencesLimiterTest, EveryCachedDenialIsOneRedisWouldGiveForEachAlgorithm
     ASSERT_NE(policy, nullptr);
     int store_denials = 0;
     for (int i = 0; i < 10 && store_denials == 0; ++i) {
-      StatusOr<Decision> d = limiter.try_acquire(*policy, "web", "exact", 1);
+      StatusOr<Decision> d = acquire_held(limiter, policy, "exact");
       ASSERT_TRUE(d.ok()) << d.status().to_string();
       store_denials += d->verdict.allowed ? 0 : 1;
     }
@@ -279,7 +287,7 @@ TEST_F(DefencesLimiterTest, EveryCachedDenialIsOneRedisWouldGiveForEachAlgorithm
     const int calls = counting_->calls;
     const std::uint64_t hits = limiter.metrics().defences().cache_hits();
     for (int i = 0; i < 20; ++i) {
-      StatusOr<Decision> cached = limiter.try_acquire(*policy, "web", "exact", 1);
+      StatusOr<Decision> cached = acquire_held(limiter, policy, "exact");
       ASSERT_TRUE(cached.ok());
       ASSERT_FALSE(cached->verdict.allowed);
       StatusOr<store::DryRun> truth = redis_->dry_run(
@@ -356,8 +364,14 @@ TEST_F(DefencesLimiterTest, ConcurrencyLimitsAndPoliciesThatOptOutAreNeverCached
   ASSERT_TRUE(held.decision->lease.has_value());
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(decide("leased", "worker").decision->verdict.allowed);
   EXPECT_EQ(counting_->calls, 4) << "each denial asked Redis";
-  const policy::Policy& leased = *lookup_.find("leased");
-  ASSERT_TRUE(limiter_->release(leased, "web", "worker", *held.decision->lease).value());
+  ASSERT_TRUE(limiter_
+                  ->block_on({.app = "web",
+                              .held = lookup_.find("leased"),
+                              .operation = Operation::kRelease,
+                              .subject = "worker",
+                              .lease = *held.decision->lease})
+                  .decision.value()
+                  .verdict.allowed);
   EXPECT_TRUE(decide("leased", "worker").decision->verdict.allowed)
       << "a release frees the unit at once: a cached denial would have been wrong";
 
@@ -372,12 +386,13 @@ TEST_F(DefencesLimiterTest, ARefundThroughTheLimiterDropsTheCachedDenial) {
   ASSERT_FALSE(decide("metered", "tenant").decision->verdict.allowed);
   EXPECT_TRUE(decide("metered", "tenant").at_once) << "cached";
   const int calls = counting_->calls;
-  StatusOr<Decision> refund =
-      limiter_->apply_quota_blocking({.app = "web",
-                                      .policy = "metered",
-                                      .subject = "tenant",
-                                      .operation = store::QuotaOperation::kRefund,
-                                      .cost = 2});
+  StatusOr<Decision> refund = limiter_
+                                  ->block_on({.app = "web",
+                                              .policy = "metered",
+                                              .operation = Operation::kRefund,
+                                              .subject = "tenant",
+                                              .cost = 2})
+                                  .decision;
   ASSERT_TRUE(refund.ok()) << refund.status().to_string();
   const Answer after = decide("metered", "tenant");
   EXPECT_TRUE(after.decision->verdict.allowed);
@@ -468,14 +483,15 @@ TEST_F(DefencesLimiterTest, TheBreakerOpensOnARefusedConnectionToo) {
 }
 
 TEST_F(DefencesLimiterTest, RolloutEnforcesAStableShareAndCountsEachGroup) {
-  const policy::Policy& policy = *lookup_.find("rollout");
+  const std::shared_ptr<const policy::Policy> rollout = lookup_.find("rollout");
+  const policy::Policy& policy = *rollout;
   constexpr int kSubjects = 1000;
   int enforced = 0;
   for (int i = 0; i < kSubjects; ++i) {
     const std::string subject = "user-" + std::to_string(i);
-    StatusOr<Decision> first = limiter_->try_acquire(policy, "web", subject, 1);
-    StatusOr<Decision> second = limiter_->try_acquire(policy, "web", subject, 1);
-    StatusOr<Decision> cached = limiter_->try_acquire(policy, "web", subject, 1);
+    StatusOr<Decision> first = acquire_held(*limiter_, rollout, subject);
+    StatusOr<Decision> second = acquire_held(*limiter_, rollout, subject);
+    StatusOr<Decision> cached = acquire_held(*limiter_, rollout, subject);
     ASSERT_TRUE(first.ok() && second.ok() && cached.ok());
     EXPECT_TRUE(first->verdict.allowed);
     EXPECT_FALSE(first->shadow_denied);
@@ -506,8 +522,13 @@ TEST_F(DefencesLimiterTest, RolloutEnforcesAStableShareAndCountsEachGroup) {
   // A refused quota charge follows the same groups.
   for (int i = 0; i < 20; ++i) {
     const std::string subject = "user-" + std::to_string(i);
-    StatusOr<Decision> charge = limiter_->apply_quota_blocking(
-        {.app = "web", .policy = "rollout", .subject = subject, .cost = 1});
+    StatusOr<Decision> charge = limiter_
+                                    ->block_on({.app = "web",
+                                                .policy = "rollout",
+                                                .operation = Operation::kCharge,
+                                                .subject = subject,
+                                                .cost = 1})
+                                    .decision;
     ASSERT_TRUE(charge.ok()) << charge.status().to_string();
     EXPECT_EQ(charge->verdict.allowed, !enforced_for(policy, subject)) << subject;
     EXPECT_EQ(charge->shadow_denied, !enforced_for(policy, subject)) << subject;

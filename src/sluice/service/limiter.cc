@@ -8,6 +8,7 @@
 
 #include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/validate.h"
+#include "sluice/core/key.h"
 #include "sluice/core/rendezvous.h"
 #include "sluice/policy/defence_fields.h"
 #include "sluice/service/rollout.h"
@@ -61,12 +62,12 @@ bool is_store_refusal(const Status& status) {
 }
 
 Status circuit_open() {
-  return unavailable("circuit open: the store failed repeatedly; not asked until a probe answers");
+  return Status(StatusCode::kUnavailable,
+                "circuit open: the store failed repeatedly; not asked until a probe answers",
+                StatusDetail::kCircuitOpen);
 }
 
-bool is_circuit_open(const Status& status) {
-  return status.code() == StatusCode::kUnavailable && status.message().starts_with("circuit open:");
-}
+bool is_circuit_open(const Status& status) { return status.detail() == StatusDetail::kCircuitOpen; }
 
 bool is_store_failure(const Status& status) {
   switch (status.code()) {
@@ -82,25 +83,78 @@ bool is_store_failure(const Status& status) {
   }
 }
 
-// One decision on its way through the pipeline: looked up, then asked of the store once, or
-// again after each wait.
+namespace {
+
+// Acquire and peek: the operations that decide (failure modes, defences, waits, metrics).
+bool deciding(Operation operation) {
+  return operation == Operation::kAcquire || operation == Operation::kPeek;
+}
+
+bool lease_operation(Operation operation) {
+  return operation == Operation::kRelease || operation == Operation::kRenew;
+}
+
+store::QuotaOperation quota_operation(Operation operation) {
+  switch (operation) {
+    case Operation::kRefund:
+      return store::QuotaOperation::kRefund;
+    case Operation::kReserve:
+      return store::QuotaOperation::kReserve;
+    case Operation::kSettle:
+      return store::QuotaOperation::kSettle;
+    default:
+      return store::QuotaOperation::kCharge;
+  }
+}
+
+// The answer for a descriptor that nothing limits (Envoy: OK, no current limit).
+Decided not_limited() { return {.decision = Decision{.verdict = {.allowed = true}}}; }
+
+Status not_decided() {
+  return Status(StatusCode::kAborted, "not decided: another request of the batch is invalid");
+}
+
+}  // namespace
+
+// One request on its way through the pipeline: resolved, then asked of the store once, or again
+// after each wait.
 struct Limiter::Attempt {
-  AcquireRequest request;
-  std::shared_ptr<const policy::Policy> looked_up;  // keeps `policy` alive when found by name
-  const policy::Policy* policy = nullptr;
-  DecisionCallback done;
+  DecisionRequest request;  // its subject, cost and operation as resolved
+  std::shared_ptr<const policy::Policy> policy;
+  Done done;
+  bool blocking = false;  // block_on's: its caller waits on its own thread
   bool reserved = false;  // holds `claim`'s places among max_pending until answered
   PendingBound::Claim claim;
   Micros started = 0;     // steady clock
   Micros wait_until = 0;  // steady clock: no retry is scheduled past it
   Micros asked_at = 0;    // steady clock: when the store was last asked
   bool probe = false;     // the last store call is the circuit breaker's half-open probe
+  bool by_lease = false;  // the last store call went through token leases
+  // The deadline race of the store call in flight: its answer and its deadline each try to
+  // close call `open_call` (numbered by `calls`, which only the asking thread writes); the first
+  // wins. A late answer of an earlier call (the deadline came first, then a retry) finds another
+  // number open and is dropped.
+  std::uint32_t calls = 0;
+  std::atomic<std::uint32_t> open_call{0};
+  TimerQueue::Handle deadline;
+
+  bool close(std::uint32_t call) { return open_call.compare_exchange_strong(call, 0); }
 };
 
-// One store call that leaves the process: its answer and its deadline race, and the first wins.
-struct Limiter::StoreCall {
-  std::atomic<bool> settled{false};
-  TimerQueue::Handle deadline;
+// A decide_all in flight: the last answer delivers them all.
+struct Limiter::Batch {
+  std::vector<std::optional<Decided>> answers;
+  std::atomic<std::size_t> left;
+  BatchDone done;
+
+  void deliver(std::size_t index, Decided answer) {
+    answers[index].emplace(std::move(answer));
+    if (left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    std::vector<Decided> all;
+    all.reserve(answers.size());
+    for (auto& one : answers) all.push_back(*std::move(one));
+    done(std::move(all));
+  }
 };
 
 Limiter::Limiter(store::Store& store, store::Store* local, LimiterOptions options)
@@ -154,9 +208,7 @@ Status overloaded(std::size_t max_pending) {
   return pending_refused(PendingRefusal::kTotal, {.total = max_pending});
 }
 
-bool is_overloaded(const Status& status) {
-  return status.code() == StatusCode::kUnavailable && status.message().starts_with("overloaded: ");
-}
+bool is_overloaded(const Status& status) { return status.detail() == StatusDetail::kOverloaded; }
 
 std::optional<Status> Limiter::reserve(const PendingBound::Claim& claim) {
   if (!bounded_) return std::nullopt;
@@ -166,210 +218,254 @@ std::optional<Status> Limiter::reserve(const PendingBound::Claim& claim) {
   return pending_refused(*refused, pending_bound_.bounds());
 }
 
-PendingBound::Claim Limiter::claim_of(const AcquireRequest& request) {
-  return {
-      .client = request.client, .policy = request.policy, .count = 1, .waiting = request.wait > 0};
+Status Limiter::resolve(Attempt& attempt) const {
+  DecisionRequest& request = attempt.request;
+  if (request.wait < 0) return invalid_argument("wait: must not be negative");
+  if (request.store_timeout < 0) return invalid_argument("store_timeout: must not be negative");
+  if (request.operation == Operation::kPeek) request.cost = 0;
+  if (request.held) {
+    attempt.policy = request.held;
+    return {};
+  }
+  if (!request.descriptor) {
+    StatusOr<std::shared_ptr<const policy::Policy>> found = find(request.policy, request.app);
+    if (!found.ok()) return found.status();
+    attempt.policy = *std::move(found);
+    return {};
+  }
+  if (options_.policies == nullptr) {
+    return Status(StatusCode::kFailedPrecondition, "limiter: no policy lookup configured");
+  }
+  const DescriptorTarget& descriptor = *request.descriptor;
+  std::optional<policy::DescriptorMatch> match =
+      options_.policies->descriptors()->match(request.app, descriptor.entries);
+  if (!match || match->policy->limits.empty()) return {};  // not limited
+  if (match->subject.size() > kMaxSubjectBytes) {
+    return invalid_argument("entries: the values make a subject over " +
+                            std::to_string(kMaxSubjectBytes) + " bytes");
+  }
+  attempt.policy = std::move(match->policy);
+  request.subject = std::move(match->subject);
+  // A policy that charges (descriptors.charge) takes the cost reported after the work.
+  if (attempt.policy->descriptors->charge) {
+    request.operation = Operation::kCharge;
+    return {};
+  }
+  if (descriptor.limit_override && attempt.policy->descriptors->allow_override) {
+    if (!descriptor.limit_override->limit.ok()) return descriptor.limit_override->limit.status();
+    auto overridden = std::make_shared<policy::Policy>(*attempt.policy);
+    overridden->limits = {*descriptor.limit_override->limit};
+    attempt.policy = std::move(overridden);
+    request.subject += descriptor.limit_override->subject_suffix;
+  }
+  return {};
 }
 
-void Limiter::acquire(AcquireRequest request, DecisionCallback done) {
-  PendingBound::Claim claim = claim_of(request);
-  if (std::optional<Status> refused = reserve(claim)) return done(*std::move(refused));
-  acquire_reserved(std::move(request), std::move(claim), std::move(done));
+std::optional<Status> Limiter::take_places(Attempt& attempt) {
+  // Lease operations free or extend what a decision holds: they take no place.
+  if (!bounded_ || lease_operation(attempt.request.operation)) return std::nullopt;
+  const bool waiting = attempt.request.wait > 0;
+  attempt.claim = {.client = std::move(attempt.request.client),
+                   .policy = waiting ? attempt.policy->name : std::string(),
+                   .count = 1,
+                   .waiting = waiting};
+  if (std::optional<Status> refused = reserve(attempt.claim)) return refused;
+  attempt.reserved = true;
+  return std::nullopt;
 }
 
-void Limiter::acquire_reserved(AcquireRequest request, PendingBound::Claim claim,
-                               DecisionCallback done) {
-  std::vector<algorithm::FieldError> errors;
-  if (request.wait < 0) errors.push_back({"wait", "must not be negative"});
-  if (request.store_timeout < 0) errors.push_back({"store_timeout", "must not be negative"});
-  if (!errors.empty()) {
-    unreserve(claim);
-    return done(invalid_argument(errors.front().field + ": " + errors.front().message));
-  }
-  StatusOr<std::shared_ptr<const policy::Policy>> policy = find(request.policy, request.app);
-  if (!policy.ok()) {
-    unreserve(claim);
-    return done(policy.status());
-  }
-  auto attempt = std::make_shared<Attempt>();
-  attempt->reserved = bounded_;
-  attempt->claim = std::move(claim);
-  attempt->started = steady_.now();
-  attempt->wait_until = attempt->started + request.wait;
-  attempt->policy = policy->get();
-  attempt->looked_up = std::move(*policy);
-  attempt->request = std::move(request);
-  attempt->done = std::move(done);
-  if (std::optional<StatusOr<Decision>> early =
-          decide_without_store(*attempt->policy, attempt->request.app, attempt->request.cost)) {
-    return answer(*attempt, *std::move(early));
-  }
-  ask_store(attempt);
+void Limiter::decide(DecisionRequest request, Done done) {
+  start(std::move(request), std::move(done), false);
 }
 
-void Limiter::try_acquire_async(const policy::Policy& policy, std::string_view app,
-                                std::string_view subject, std::int64_t cost, DecisionCallback done,
-                                Micros store_timeout) {
-  PendingBound::Claim claim{.count = 1};
-  if (std::optional<Status> refused = reserve(claim)) return done(*std::move(refused));
-  auto attempt = std::make_shared<Attempt>();
-  attempt->reserved = bounded_;
-  attempt->claim = std::move(claim);
-  attempt->started = steady_.now();
-  attempt->wait_until = attempt->started;
-  attempt->policy = &policy;
-  attempt->request = {.app = std::string(app),
-                      .subject = std::string(subject),
-                      .cost = cost,
-                      .store_timeout = store_timeout};
-  attempt->done = std::move(done);
-  if (std::optional<StatusOr<Decision>> early = decide_without_store(policy, app, cost)) {
-    return answer(*attempt, *std::move(early));
-  }
-  ask_store(attempt);
-}
-
-StatusOr<Decision> Limiter::try_acquire(const policy::Policy& policy, std::string_view app,
-                                        std::string_view subject, std::int64_t cost) {
-  const Micros started = steady_.now();
-  if (std::optional<StatusOr<Decision>> early = decide_without_store(policy, app, cost)) {
-    if (early->ok()) ++allowed_;
-    return *std::move(early);
-  }
-  if (leased(policy, cost)) {
-    std::optional<Decision> spent = token_leases().try_spend(policy, subject, cost);
-    if (!spent) {
-      auto rendezvous = std::make_shared<Rendezvous<StatusOr<Decision>>>();
-      try_acquire_async(policy, app, subject, cost, [rendezvous](StatusOr<Decision> decision) {
-        rendezvous->deliver(std::move(decision));
-      });
-      return rendezvous->wait();
-    }
-    StatusOr<Decision> decision = finish(policy, subject, cost, *std::move(spent));
-    ++allowed_;
-    metrics_.record(*decision, steady_.now() - started);
-    return decision;
-  }
-  // A caller that blocks anyway waits on the store's own call (its timeout bounds it): the
-  // cheapest path for a thread per caller, with no timer and no hand-off.
-  const store::SubjectRef ref{.policy = policy.name,
-                              .limits = policy.limits,
-                              .subject = subject,
-                              .penalty = policy.penalty ? &*policy.penalty : nullptr};
-  bool probe = false;
-  const bool remote = !store_.answers_in_process();
-  std::optional<StatusOr<Decision>> defended =
-      remote ? answer_from_defences(policy, subject, cost, probe) : std::nullopt;
-  StatusOr<Decision> stored = defended ? *std::move(defended) : store_.acquire(ref, cost);
-  if (!defended && remote) observe_store(policy, subject, cost, stored, started, probe);
-  StatusOr<Decision> decision = finish(policy, subject, cost, std::move(stored));
-  if (decision.ok()) count(policy, *decision, started);
-  return decision;
-}
-
-StatusOr<Decision> Limiter::acquire_blocking(AcquireRequest request) {
-  if (request.wait == 0 && request.store_timeout == 0) {
-    StatusOr<std::shared_ptr<const policy::Policy>> policy = find(request.policy, request.app);
-    if (!policy.ok()) return policy.status();
-    return try_acquire(**policy, request.app, request.subject, request.cost);
-  }
+Decided Limiter::block_on(DecisionRequest request) {
   // A lone caller spins for an answer that comes from the store's I/O thread soon (waiter.h); one
   // that asked to wait for room, or whose store answers in this process, sleeps at once.
-  const Micros spin =
-      request.wait == 0 && !store_.answers_in_process() ? options_.blocking_spin : 0;
-  auto rendezvous = std::make_shared<Rendezvous<StatusOr<Decision>>>();
-  acquire(std::move(request),
-          [rendezvous](StatusOr<Decision> decision) { rendezvous->deliver(std::move(decision)); });
+  if (request.wait == 0 && store_.answers_in_process()) {
+    // Answered before start returns: no store call leaves the process and no wait parks it.
+    std::optional<Decided> answered;
+    start(
+        std::move(request), [&answered](Decided decided) { answered.emplace(std::move(decided)); },
+        true);
+    return *std::move(answered);
+  }
+  const Micros spin = request.wait == 0 ? options_.blocking_spin : 0;
+  auto rendezvous = std::make_shared<Rendezvous<Decided>>();
+  start(
+      std::move(request),
+      [rendezvous](Decided decided) { rendezvous->deliver(std::move(decided)); }, true);
   return rendezvous->wait(spin);
 }
 
-void Limiter::acquire_all(std::vector<AcquireRequest> requests, BatchCallback done) {
-  struct Batch {
-    std::vector<std::optional<StatusOr<Decision>>> answers;
-    std::atomic<std::size_t> left;
-    BatchCallback done;
-  };
-  if (requests.empty()) return done({});
-  // All places or none: a batch refused in part would be answered in part.
-  std::vector<PendingBound::Claim> claims;
-  claims.reserve(requests.size());
-  for (const AcquireRequest& request : requests) {
-    claims.push_back(claim_of(request));
-    if (std::optional<Status> refused = reserve(claims.back())) {
-      claims.pop_back();
-      for (const PendingBound::Claim& taken : claims) unreserve(taken);
-      // The places of the whole batch count as refused, as they did against the total alone.
-      if (requests.size() > 1) metrics_.record_overloaded(requests.size() - 1);
-      return done(std::vector<StatusOr<Decision>>(requests.size(), *refused));
+void Limiter::start(DecisionRequest request, Done done, bool blocking) {
+  auto attempt = std::make_shared<Attempt>();
+  attempt->request = std::move(request);
+  attempt->blocking = blocking;
+  if (Status status = resolve(*attempt); !status.ok()) return done({.decision = status});
+  if (!attempt->policy) return done(not_limited());
+  if (std::optional<Status> refused = take_places(*attempt)) {
+    return done({.decision = *std::move(refused), .policy = attempt->policy});
+  }
+  attempt->done = std::move(done);
+  run(attempt);
+}
+
+void Limiter::decide_all(std::vector<DecisionRequest> requests, BatchDone done, BatchRule rule) {
+  const std::size_t size = requests.size();
+  if (size == 0) return done({});
+  std::vector<std::shared_ptr<Attempt>> attempts(size);
+  std::vector<Status> unresolved(size);
+  bool any_unresolved = false;
+  for (std::size_t i = 0; i < size; ++i) {
+    attempts[i] = std::make_shared<Attempt>();
+    attempts[i]->request = std::move(requests[i]);
+    unresolved[i] = resolve(*attempts[i]);
+    any_unresolved = any_unresolved || !unresolved[i].ok();
+  }
+  if (any_unresolved && rule == BatchRule::kResolutionAllOrNone) {
+    std::vector<Decided> answers;
+    answers.reserve(size);
+    for (const Status& status : unresolved) {
+      answers.push_back({.decision = status.ok() ? not_decided() : status});
     }
+    return done(std::move(answers));
+  }
+  // All places or none: a batch refused in part would be answered in part.
+  for (std::size_t i = 0; i < size && rule == BatchRule::kPlacesAllOrNone; ++i) {
+    if (!unresolved[i].ok() || !attempts[i]->policy) continue;
+    std::optional<Status> refused = take_places(*attempts[i]);
+    if (!refused) continue;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (attempts[j]->reserved) unreserve(attempts[j]->claim);
+    }
+    // The places of the whole batch count as refused, as they did against the total alone.
+    if (size > 1) metrics_.record_overloaded(size - 1);
+    return done(std::vector<Decided>(size, Decided{.decision = *refused}));
   }
   auto batch = std::make_shared<Batch>();
-  batch->answers.resize(requests.size());
-  batch->left.store(requests.size());
+  batch->answers.resize(size);
+  batch->left.store(size);
   batch->done = std::move(done);
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    acquire_reserved(std::move(requests[i]), std::move(claims[i]),
-                     [batch, i](StatusOr<Decision> decision) {
-                       batch->answers[i].emplace(std::move(decision));
-                       if (batch->left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-                       std::vector<StatusOr<Decision>> answers;
-                       answers.reserve(batch->answers.size());
-                       for (auto& answer : batch->answers) answers.push_back(*std::move(answer));
-                       batch->done(std::move(answers));
-                     });
+  for (std::size_t i = 0; i < size; ++i) {
+    if (!unresolved[i].ok()) {
+      batch->deliver(i, {.decision = std::move(unresolved[i])});
+    } else if (!attempts[i]->policy) {
+      batch->deliver(i, not_limited());
+    } else if (std::optional<Status> refused = rule == BatchRule::kResolutionAllOrNone
+                                                   ? take_places(*attempts[i])
+                                                   : std::nullopt) {
+      batch->deliver(i, {.decision = *std::move(refused), .policy = attempts[i]->policy});
+    } else {
+      attempts[i]->done = [batch, i](Decided answer) { batch->deliver(i, std::move(answer)); };
+      run(attempts[i]);
+    }
   }
 }
 
+void Limiter::run(const std::shared_ptr<Attempt>& attempt) {
+  DecisionRequest& request = attempt->request;
+  const policy::Policy& policy = *attempt->policy;
+  attempt->started = steady_.now();
+  attempt->wait_until = attempt->started + request.wait;
+  if (lease_operation(request.operation)) {
+    if (!policy.admits_app(request.app)) {
+      return answer(*attempt, no_such_policy(policy.name, request.app));
+    }
+    return ask_store(attempt);
+  }
+  if (std::optional<StatusOr<Decision>> early =
+          decide_without_store(policy, request.app, request.cost)) {
+    return answer(*attempt, *std::move(early));
+  }
+  if (request.operation == Operation::kReserve) request.reservation = store::new_lease_id();
+  ask_store(attempt);
+}
+
+void Limiter::submit(const Attempt& attempt, store::Store::AcquireCallback done) {
+  const DecisionRequest& request = attempt.request;
+  const policy::Policy& policy = *attempt.policy;
+  store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = request.subject};
+  switch (request.operation) {
+    case Operation::kAcquire:
+    case Operation::kPeek:
+      if (attempt.by_lease) {
+        return token_leases().acquire(policy, request.subject, request.cost, std::move(done));
+      }
+      ref.penalty = policy.penalty ? &*policy.penalty : nullptr;
+      return store_.acquire_async(ref, request.cost, std::move(done));
+    case Operation::kRelease:
+    case Operation::kRenew: {
+      // A lease operation's answer as a decision: allowed when the lease was live.
+      auto as_decision = [done = std::move(done)](StatusOr<bool> live) {
+        if (!live.ok()) return done(live.status());
+        done(Decision{.verdict = {.allowed = *live}});
+      };
+      if (request.operation == Operation::kRelease) {
+        return store_.release_async(ref, request.lease, std::move(as_decision));
+      }
+      return store_.renew_async(ref, request.lease, std::move(as_decision));
+    }
+    case Operation::kCharge:
+    case Operation::kRefund:
+    case Operation::kReserve:
+    case Operation::kSettle:
+      break;
+  }
+  store_.apply_quota_async(ref,
+                           {.operation = quota_operation(request.operation),
+                            .cost = request.cost,
+                            .max_debt = policy.max_debt,
+                            .reservation = request.reservation,
+                            .reservation_ttl = request.reservation_ttl},
+                           std::move(done));
+}
+
 void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
-  const store::SubjectRef ref{
-      .policy = attempt->policy->name,
-      .limits = attempt->policy->limits,
-      .subject = attempt->request.subject,
-      .penalty = attempt->policy->penalty ? &*attempt->policy->penalty : nullptr};
-  const bool by_lease = leased(*attempt->policy, attempt->request.cost);
-  if (by_lease) {
-    if (std::optional<Decision> spent = token_leases().try_spend(
-            *attempt->policy, attempt->request.subject, attempt->request.cost)) {
+  const DecisionRequest& request = attempt->request;
+  const bool decides = deciding(request.operation);
+  attempt->by_lease = decides && leased(*attempt->policy, request.cost);
+  if (attempt->by_lease) {
+    if (std::optional<Decision> spent =
+            token_leases().try_spend(*attempt->policy, request.subject, request.cost)) {
       return on_stored(attempt, *std::move(spent));
     }
   }
   if (store_.answers_in_process()) {
-    store_.acquire_async(ref, attempt->request.cost, [this, attempt](StatusOr<Decision> stored) {
+    // Answered before submit returns (Store::answers_in_process), so the caller's `attempt`
+    // outlives the callback: a reference keeps the callback small enough to need no allocation.
+    return submit(*attempt, [this, &attempt](StatusOr<Decision> stored) {
       on_stored(attempt, std::move(stored));
     });
-    return;
   }
-  if (std::optional<StatusOr<Decision>> defended = answer_from_defences(
-          *attempt->policy, attempt->request.subject, attempt->request.cost, attempt->probe)) {
-    return on_stored(attempt, *std::move(defended));
+  if (decides) {
+    if (std::optional<StatusOr<Decision>> defended =
+            answer_from_defences(*attempt->policy, request.subject, request.cost, attempt->probe)) {
+      return on_stored(attempt, *std::move(defended));
+    }
   }
   attempt->asked_at = steady_.now();
-  const Micros timeout =
-      attempt->request.store_timeout > 0 ? attempt->request.store_timeout : options_.store_timeout;
-  auto call = std::make_shared<StoreCall>();
-  call->deadline = timers().after(timeout, [this, attempt, call, timeout] {
-    if (call->settled.exchange(true)) return;
+  // A caller that blocks anyway, with no wait and no bound of its own, waits on the store's own
+  // call (its timeout bounds it): the cheapest path for a thread per caller, with no timer.
+  if (attempt->blocking && request.wait == 0 && request.store_timeout == 0) {
+    return submit(*attempt, [this, attempt](StatusOr<Decision> stored) {
+      on_store_answer(attempt, std::move(stored));
+    });
+  }
+  // The deadline race, the one place it is written: the store's answer and the timer each try
+  // to close the call; the first wins.
+  const std::uint32_t call = ++attempt->calls;
+  attempt->open_call.store(call);
+  const Micros timeout = request.store_timeout > 0 ? request.store_timeout : options_.store_timeout;
+  attempt->deadline = timers().after(timeout, [this, attempt, call, timeout] {
+    if (!attempt->close(call)) return;
     on_store_answer(attempt, deadline_exceeded("store: no answer within " +
                                                std::to_string(timeout / kMicrosPerMilli) + " ms"));
   });
-  auto on_answer = [this, attempt, call, by_lease](StatusOr<Decision> stored) {
-    if (call->settled.exchange(true)) return;  // the deadline came first
-    timers().cancel(call->deadline);
-    if (by_lease) {
-      // A lease's take may answer requests that waited for a take sent before they were asked:
-      // its retry point is not theirs, so the over-limit cache (exact only from the asking
-      // instant) keeps out of it; the breaker still counts the outcome.
-      breaker_.record(breaker_outcome(stored), breaker_admission(attempt->probe), steady_.now());
-      return on_stored(attempt, std::move(stored));
-    }
+  submit(*attempt, [this, attempt, call](StatusOr<Decision> stored) {
+    if (!attempt->close(call)) return;  // the deadline came first
+    timers().cancel(attempt->deadline);
     on_store_answer(attempt, std::move(stored));
-  };
-  if (by_lease) {
-    token_leases().acquire(*attempt->policy, attempt->request.subject, attempt->request.cost,
-                           std::move(on_answer));
-  } else {
-    store_.acquire_async(ref, attempt->request.cost, std::move(on_answer));
-  }
+  });
 }
 
 std::optional<StatusOr<Decision>> Limiter::answer_from_defences(const policy::Policy& policy,
@@ -406,14 +502,26 @@ void Limiter::observe_store(const policy::Policy& policy, std::string_view subje
 }
 
 void Limiter::on_store_answer(const std::shared_ptr<Attempt>& attempt, StatusOr<Decision> stored) {
-  observe_store(*attempt->policy, attempt->request.subject, attempt->request.cost, stored,
-                attempt->asked_at, attempt->probe);
+  const DecisionRequest& request = attempt->request;
+  if (attempt->by_lease) {
+    // A lease's take may answer requests that waited for a take sent before they were asked:
+    // its retry point is not theirs, so the over-limit cache (exact only from the asking
+    // instant) keeps out of it; the breaker still counts the outcome.
+    breaker_.record(breaker_outcome(stored), breaker_admission(attempt->probe), steady_.now());
+  } else if (deciding(request.operation)) {
+    observe_store(*attempt->policy, request.subject, request.cost, stored, attempt->asked_at,
+                  attempt->probe);
+  }
   on_stored(attempt, std::move(stored));
 }
 
 void Limiter::on_stored(const std::shared_ptr<Attempt>& attempt, StatusOr<Decision> stored) {
+  const DecisionRequest& request = attempt->request;
+  if (!deciding(request.operation)) {
+    return answer(*attempt, finish_operation(*attempt, std::move(stored)));
+  }
   StatusOr<Decision> decision =
-      finish(*attempt->policy, attempt->request.subject, attempt->request.cost, std::move(stored));
+      finish(*attempt->policy, request.subject, request.cost, std::move(stored));
   // Waiting helps only when the same request can succeed within the wait: answer at once
   // otherwise (never-grantable costs, retry points past the wait).
   if (decision.ok() && !decision->verdict.allowed && decision->verdict.retry_after &&
@@ -436,13 +544,15 @@ void Limiter::count(const policy::Policy& policy, const Decision& decision, Micr
 }
 
 void Limiter::answer(Attempt& attempt, StatusOr<Decision> decision) {
-  if (decision.ok()) count(*attempt.policy, *decision, attempt.started);
+  if (decision.ok() && deciding(attempt.request.operation)) {
+    count(*attempt.policy, *decision, attempt.started);
+  }
   if (attempt.reserved) {
     attempt.reserved = false;
     unreserve(attempt.claim);
   }
-  const DecisionCallback done = std::move(attempt.done);
-  done(std::move(decision));
+  const Done done = std::move(attempt.done);
+  done({.decision = std::move(decision), .policy = attempt.policy});
 }
 
 std::optional<StatusOr<Decision>> Limiter::decide_without_store(const policy::Policy& policy,
@@ -474,6 +584,30 @@ StatusOr<Decision> Limiter::finish(const policy::Policy& policy, std::string_vie
     return stored.status();
   }
   apply_mode(policy, subject, decision);  // staged rollout and shadow mode
+  return decision;
+}
+
+StatusOr<Decision> Limiter::finish_operation(const Attempt& attempt, StatusOr<Decision> stored) {
+  if (!stored.ok()) {
+    if (is_store_failure(stored.status())) count_store_error(stored.status());
+    return stored.status();
+  }
+  const DecisionRequest& request = attempt.request;
+  const policy::Policy& policy = *attempt.policy;
+  Decision decision = *std::move(stored);
+  decision.policy = policy.name;
+  decision.mode = policy.mode;
+  if (lease_operation(request.operation)) return decision;  // no mode: it frees or extends
+  // A refund or a settlement may give units back: a cached denial would no longer be exact.
+  if (request.operation == Operation::kRefund || request.operation == Operation::kSettle) {
+    over_limit_cache_.forget(policy.name, request.subject);
+  }
+  metrics_.record_quota(policy.name, static_cast<int>(quota_operation(request.operation)),
+                        decision.verdict.allowed, request.cost);
+  if (request.operation == Operation::kReserve && decision.verdict.allowed) {
+    decision.reservation = request.reservation;
+  }
+  apply_mode(policy, request.subject, decision);
   return decision;
 }
 
@@ -527,115 +661,6 @@ void Limiter::seed_split_share(const store::SubjectRef& ref, double fraction) {
       std::min(seed_share(seen->used, fraction), nominal_limit(ref.limits[seen->limit_index]));
   // Best effort: a concurrency limit cannot be charged, and then nothing is seeded.
   (void)local_->apply_quota(ref, {.operation = store::QuotaOperation::kCharge, .cost = share});
-}
-
-void Limiter::release(LeaseRequest request, LeaseCallback done) {
-  lease_operation(std::move(request), true, std::move(done));
-}
-
-void Limiter::renew(LeaseRequest request, LeaseCallback done) {
-  lease_operation(std::move(request), false, std::move(done));
-}
-
-void Limiter::lease_operation(LeaseRequest request, bool release, LeaseCallback done) {
-  StatusOr<std::shared_ptr<const policy::Policy>> policy = find(request.policy, request.app);
-  if (!policy.ok()) return done(policy.status());
-  const store::SubjectRef ref{
-      .policy = (*policy)->name, .limits = (*policy)->limits, .subject = request.subject};
-  // The policy stays alive (and the ref valid) until the store answers.
-  auto counted = [this, keep = *policy, done = std::move(done)](StatusOr<bool> result) {
-    if (!result.ok() && is_store_failure(result.status())) count_store_error(result.status());
-    done(std::move(result));
-  };
-  if (release) {
-    store_.release_async(ref, request.lease, std::move(counted));
-  } else {
-    store_.renew_async(ref, request.lease, std::move(counted));
-  }
-}
-
-StatusOr<bool> Limiter::release(const policy::Policy& policy, std::string_view app,
-                                std::string_view subject, std::string_view lease) {
-  if (!policy.admits_app(app)) return no_such_policy(policy.name, app);
-  return store_.release({.policy = policy.name, .limits = policy.limits, .subject = subject},
-                        lease);
-}
-
-StatusOr<bool> Limiter::renew(const policy::Policy& policy, std::string_view app,
-                              std::string_view subject, std::string_view lease) {
-  if (!policy.admits_app(app)) return no_such_policy(policy.name, app);
-  return store_.renew({.policy = policy.name, .limits = policy.limits, .subject = subject}, lease);
-}
-
-void Limiter::apply_quota(QuotaCall call, DecisionCallback done) {
-  // A charge or refund is a store call in flight like a decision: it holds a place among
-  // max_pending until answered, so a batch of them cannot pass the bound (issue 32, L5), nor
-  // one client's calls its share (M6).
-  PendingBound::Claim claim{.client = call.client, .count = 1};
-  if (std::optional<Status> refused = reserve(claim)) return done(*std::move(refused));
-  done = [this, claim = std::move(claim), done = std::move(done)](StatusOr<Decision> answer) {
-    unreserve(claim);
-    done(std::move(answer));
-  };
-  if (call.store_timeout < 0) return done(invalid_argument("store_timeout: must not be negative"));
-  StatusOr<std::shared_ptr<const policy::Policy>> found = find(call.policy, call.app);
-  if (!found.ok()) return done(found.status());
-  std::shared_ptr<const policy::Policy> policy = std::move(*found);
-  if (std::optional<StatusOr<Decision>> early =
-          decide_without_store(*policy, call.app, call.cost)) {
-    return done(*std::move(early));
-  }
-  const store::SubjectRef ref{
-      .policy = policy->name, .limits = policy->limits, .subject = call.subject};
-  if (call.operation == store::QuotaOperation::kReserve) call.reservation = store::new_lease_id();
-  const store::QuotaRequest request{.operation = call.operation,
-                                    .cost = call.cost,
-                                    .max_debt = policy->max_debt,
-                                    .reservation = call.reservation,
-                                    .reservation_ttl = call.reservation_ttl};
-  const bool reserving = call.operation == store::QuotaOperation::kReserve;
-  // The policy stays alive (and `ref` valid) until the store answers.
-  // A refund or a settlement may give units back: a cached denial would no longer be exact.
-  const bool gives_back = call.operation == store::QuotaOperation::kRefund ||
-                          call.operation == store::QuotaOperation::kSettle;
-  auto finish_quota = [this, policy, reserving, reservation = call.reservation, gives_back,
-                       subject = call.subject, operation = static_cast<int>(call.operation),
-                       cost = call.cost, done = std::move(done)](StatusOr<Decision> stored) {
-    if (!stored.ok()) {
-      if (is_store_failure(stored.status())) count_store_error(stored.status());
-      return done(stored.status());
-    }
-    if (gives_back) over_limit_cache_.forget(policy->name, subject);
-    Decision decision = *std::move(stored);
-    metrics_.record_quota(policy->name, operation, decision.verdict.allowed, cost);
-    decision.policy = policy->name;
-    decision.mode = policy->mode;
-    if (reserving && decision.verdict.allowed) decision.reservation = reservation;
-    apply_mode(*policy, subject, decision);
-    done(std::move(decision));
-  };
-  if (store_.answers_in_process()) return store_.apply_quota_async(ref, request, finish_quota);
-  const Micros timeout = call.store_timeout > 0 ? call.store_timeout : options_.store_timeout;
-  auto settled = std::make_shared<StoreCall>();
-  auto shared_finish = std::make_shared<decltype(finish_quota)>(std::move(finish_quota));
-  settled->deadline = timers().after(timeout, [settled, shared_finish, timeout] {
-    if (settled->settled.exchange(true)) return;
-    (*shared_finish)(deadline_exceeded("store: no answer within " +
-                                       std::to_string(timeout / kMicrosPerMilli) + " ms"));
-  });
-  store_.apply_quota_async(ref, request, [this, settled, shared_finish](StatusOr<Decision> stored) {
-    if (settled->settled.exchange(true)) return;  // deadline came first
-    timers().cancel(settled->deadline);
-    (*shared_finish)(std::move(stored));
-  });
-}
-
-StatusOr<Decision> Limiter::apply_quota_blocking(QuotaCall call) {
-  auto rendezvous = std::make_shared<Rendezvous<StatusOr<Decision>>>();
-  apply_quota(std::move(call), [rendezvous](StatusOr<Decision> decision) {
-    rendezvous->deliver(std::move(decision));
-  });
-  return rendezvous->wait();
 }
 
 LimiterStats Limiter::stats() const {

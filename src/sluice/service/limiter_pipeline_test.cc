@@ -1,4 +1,4 @@
-// The asynchronous pipeline of Limiter::acquire: lookup by name, deadlines on store calls that
+// The asynchronous pipeline of Limiter::decide: lookup by name, deadlines on store calls that
 // leave the process, server-side waits, batches. Time is injected: one ManualClock drives the
 // memory store and the timer queue, whose timers fire only when the test calls fire_due().
 #include <gtest/gtest.h>
@@ -67,10 +67,17 @@ class SilentStore final : public store::Store {
 // Collects the answers a callback receives.
 struct Answers {
   std::vector<StatusOr<Decision>> received;
-  Limiter::DecisionCallback callback() {
-    return [this](StatusOr<Decision> decision) { received.push_back(std::move(decision)); };
+  Limiter::Done callback() {
+    return [this](Decided decided) { received.push_back(std::move(decided.decision)); };
   }
 };
+
+// The decisions of a batch's answers.
+std::vector<StatusOr<Decision>> decisions_of(std::vector<Decided> answers) {
+  std::vector<StatusOr<Decision>> decisions;
+  for (Decided& answer : answers) decisions.push_back(std::move(answer.decision));
+  return decisions;
+}
 
 class LimiterPipelineTest : public testing::Test {
  protected:
@@ -83,10 +90,10 @@ class LimiterPipelineTest : public testing::Test {
 TEST_F(LimiterPipelineTest, FindsThePolicyByNameAndRefusesUnknownOnesAndUnlistedApps) {
   Limiter limiter(memory_, &memory_, {.policies = &lookup_, .timers = &timers_});
   Answers answers;
-  limiter.acquire({.app = "web", .policy = "open", .subject = "a"}, answers.callback());
-  limiter.acquire({.app = "mobile", .policy = "open", .subject = "a"}, answers.callback());
-  limiter.acquire({.app = "web", .policy = "nope", .subject = "a"}, answers.callback());
-  limiter.acquire({.app = "web", .policy = "open", .subject = "a", .cost = -1}, answers.callback());
+  limiter.decide({.app = "web", .policy = "open", .subject = "a"}, answers.callback());
+  limiter.decide({.app = "mobile", .policy = "open", .subject = "a"}, answers.callback());
+  limiter.decide({.app = "web", .policy = "nope", .subject = "a"}, answers.callback());
+  limiter.decide({.app = "web", .policy = "open", .subject = "a", .cost = -1}, answers.callback());
   ASSERT_EQ(answers.received.size(), 4u);  // all before acquire returned: the store is in process
   ASSERT_TRUE(answers.received[0].ok());
   EXPECT_TRUE(answers.received[0]->verdict.allowed);
@@ -101,17 +108,17 @@ TEST_F(LimiterPipelineTest, ChargesIntoDebtBoundedByThePolicysMaxDebtAndRefunds)
   Limiter limiter(memory_, &memory_, {.policies = &lookup_, .timers = &timers_});
   Answers answers;
   const auto call = [](std::string policy, store::QuotaOperation operation, std::int64_t cost) {
-    return QuotaCall{.app = "web",
-                     .policy = std::move(policy),
-                     .subject = "tenant",
-                     .operation = operation,
-                     .cost = cost};
+    return DecisionRequest{.app = "web",
+                           .policy = std::move(policy),
+                           .operation = operation_of(operation),
+                           .subject = "tenant",
+                           .cost = cost};
   };
   using store::QuotaOperation;
-  limiter.apply_quota(call("metered", QuotaOperation::kCharge, 12), answers.callback());
-  limiter.apply_quota(call("metered", QuotaOperation::kCharge, 4), answers.callback());
-  limiter.apply_quota(call("metered", QuotaOperation::kRefund, 3), answers.callback());
-  limiter.acquire({.app = "web", .policy = "metered", .subject = "tenant"}, answers.callback());
+  limiter.decide(call("metered", QuotaOperation::kCharge, 12), answers.callback());
+  limiter.decide(call("metered", QuotaOperation::kCharge, 4), answers.callback());
+  limiter.decide(call("metered", QuotaOperation::kRefund, 3), answers.callback());
+  limiter.decide({.app = "web", .policy = "metered", .subject = "tenant"}, answers.callback());
   ASSERT_EQ(answers.received.size(), 4u);
   for (const auto& answer : answers.received)
     ASSERT_TRUE(answer.ok()) << answer.status().to_string();
@@ -125,11 +132,12 @@ TEST_F(LimiterPipelineTest, ChargesIntoDebtBoundedByThePolicysMaxDebtAndRefunds)
   EXPECT_EQ(answers.received[3]->verdict.balance, std::nullopt);
 
   answers.received.clear();
-  limiter.apply_quota(call("metered-shadow", QuotaOperation::kCharge, 16), answers.callback());
-  limiter.apply_quota(call("leased", QuotaOperation::kCharge, 1), answers.callback());
-  limiter.apply_quota({.app = "mobile", .policy = "metered", .subject = "tenant"},
-                      answers.callback());
-  limiter.apply_quota(call("metered", QuotaOperation::kRefund, -1), answers.callback());
+  limiter.decide(call("metered-shadow", QuotaOperation::kCharge, 16), answers.callback());
+  limiter.decide(call("leased", QuotaOperation::kCharge, 1), answers.callback());
+  limiter.decide(
+      {.app = "mobile", .policy = "metered", .operation = Operation::kCharge, .subject = "tenant"},
+      answers.callback());
+  limiter.decide(call("metered", QuotaOperation::kRefund, -1), answers.callback());
   ASSERT_EQ(answers.received.size(), 4u);
   ASSERT_TRUE(answers.received[0].ok());
   EXPECT_TRUE(answers.received[0]->verdict.allowed);
@@ -146,8 +154,12 @@ TEST_F(LimiterPipelineTest, AQuotaOperationTheStoreNeverAnswersIsAnErrorAtTheDea
       silent, &memory_,
       {.store_timeout = 50 * kMicrosPerMilli, .policies = &lookup_, .timers = &timers_});
   Answers answers;
-  limiter.apply_quota({.app = "web", .policy = "metered", .subject = "a", .cost = 3},
-                      answers.callback());
+  limiter.decide({.app = "web",
+                  .policy = "metered",
+                  .operation = Operation::kCharge,
+                  .subject = "a",
+                  .cost = 3},
+                 answers.callback());
   ASSERT_EQ(silent.held.size(), 1u);
   clock_.advance(50 * kMicrosPerMilli - 1);
   timers_.fire_due();
@@ -176,7 +188,7 @@ TEST_F(LimiterPipelineTest, StoreThatNeverAnswersIsDecidedByTheFailureModeAtTheD
     SCOPED_TRACE(c.policy);
     Answers answers;
     silent.held.clear();
-    limiter.acquire({.app = "web", .policy = c.policy, .subject = "a"}, answers.callback());
+    limiter.decide({.app = "web", .policy = c.policy, .subject = "a"}, answers.callback());
     ASSERT_EQ(silent.held.size(), 1u);
     clock_.advance(50 * kMicrosPerMilli - 1);
     timers_.fire_due();
@@ -200,23 +212,24 @@ TEST_F(LimiterPipelineTest, BeyondMaxPendingRequestsAreRefusedAtOnceAndPlacesCom
   SilentStore silent;
   Limiter limiter(silent, &memory_, {.policies = &lookup_, .timers = &timers_, .max_pending = 2});
   Answers held;
-  limiter.acquire({.app = "web", .policy = "open", .subject = "a"}, held.callback());
-  limiter.acquire({.app = "web", .policy = "open", .subject = "b"}, held.callback());
+  limiter.decide({.app = "web", .policy = "open", .subject = "a"}, held.callback());
+  limiter.decide({.app = "web", .policy = "open", .subject = "b"}, held.callback());
   EXPECT_EQ(limiter.stats().pending, 2u);
   Answers refused;
-  limiter.acquire({.app = "web", .policy = "open", .subject = "c"}, refused.callback());
+  limiter.decide({.app = "web", .policy = "open", .subject = "c"}, refused.callback());
   ASSERT_EQ(refused.received.size(), 1u);  // at once, without asking the store
   EXPECT_TRUE(is_overloaded(refused.received[0].status()));
   EXPECT_EQ(refused.received[0].status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(silent.held.size(), 2u);
   // A batch that does not fit whole is refused whole; so is a held-policy call.
   std::optional<std::vector<StatusOr<Decision>>> batch;
-  limiter.acquire_all({{.app = "web", .policy = "open", .subject = "d"}},
-                      [&batch](std::vector<StatusOr<Decision>> answers) { batch = answers; });
+  limiter.decide_all(
+      {{.app = "web", .policy = "open", .subject = "d"}},
+      [&batch](std::vector<Decided> answers) { batch = decisions_of(std::move(answers)); });
   ASSERT_TRUE(batch.has_value());
   ASSERT_EQ(batch->size(), 1u);
   EXPECT_TRUE(is_overloaded(batch->front().status()));
-  limiter.try_acquire_async(*lookup_.find("open"), "web", "e", 1, refused.callback());
+  limiter.decide({.app = "web", .held = lookup_.find("open"), .subject = "e"}, refused.callback());
   ASSERT_EQ(refused.received.size(), 2u);
   EXPECT_TRUE(is_overloaded(refused.received[1].status()));
   EXPECT_EQ(limiter.stats().overloaded, 3u);
@@ -226,10 +239,10 @@ TEST_F(LimiterPipelineTest, BeyondMaxPendingRequestsAreRefusedAtOnceAndPlacesCom
   silent.held[0](Decision{.verdict = {.allowed = true, .limit = 4}});
   EXPECT_EQ(held.received.size(), 1u);
   EXPECT_EQ(limiter.stats().pending, 1u);
-  limiter.acquire({.app = "web", .policy = "nope", .subject = "x"}, refused.callback());
+  limiter.decide({.app = "web", .policy = "nope", .subject = "x"}, refused.callback());
   EXPECT_EQ(refused.received.back().status().code(), StatusCode::kNotFound);
   EXPECT_EQ(limiter.stats().pending, 1u);
-  limiter.acquire({.app = "web", .policy = "open", .subject = "f"}, held.callback());
+  limiter.decide({.app = "web", .policy = "open", .subject = "f"}, held.callback());
   EXPECT_EQ(silent.held.size(), 3u);
   EXPECT_EQ(limiter.stats().pending, 2u);
   // A deadline answers too, and frees the place.
@@ -260,12 +273,12 @@ TEST_F(LimiterPipelineTest, OneClientOrOnePolicyHoldsAtMostItsShareOfThePendingP
   Answers held;
   Answers refused;
   const auto ask = [&](std::string client, std::string policy, Micros wait, Answers& into) {
-    limiter.acquire({.app = "web",
-                     .policy = std::move(policy),
-                     .subject = "s" + std::to_string(silent.held.size()),
-                     .wait = wait,
-                     .client = std::move(client)},
-                    into.callback());
+    limiter.decide({.app = "web",
+                    .policy = std::move(policy),
+                    .subject = "s" + std::to_string(silent.held.size()),
+                    .wait = wait,
+                    .client = std::move(client)},
+                   into.callback());
   };
   const auto refused_by = [&](std::string_view setting) {
     if (refused.received.empty() || refused.received.back().ok()) return false;
@@ -298,9 +311,10 @@ TEST_F(LimiterPipelineTest, OneClientOrOnePolicyHoldsAtMostItsShareOfThePendingP
 
   // A batch that does not fit its client's share is refused whole and holds nothing.
   std::optional<std::vector<StatusOr<Decision>>> batch;
-  std::vector<AcquireRequest> five(5,
-                                   {.app = "web", .policy = "open", .subject = "f", .client = "f"});
-  limiter.acquire_all(five, [&batch](std::vector<StatusOr<Decision>> answers) { batch = answers; });
+  std::vector<DecisionRequest> five(
+      5, {.app = "web", .policy = "open", .subject = "f", .client = "f"});
+  limiter.decide_all(
+      five, [&batch](std::vector<Decided> answers) { batch = decisions_of(std::move(answers)); });
   ASSERT_TRUE(batch.has_value());
   ASSERT_EQ(batch->size(), 5u);
   EXPECT_TRUE(is_overloaded(batch->back().status()));
@@ -342,7 +356,7 @@ TEST_F(LimiterPipelineTest, AnAnswerBeforeTheDeadlineCancelsIt) {
   SilentStore silent;
   Limiter limiter(silent, &memory_, {.policies = &lookup_, .timers = &timers_});
   Answers answers;
-  limiter.acquire({.app = "web", .policy = "open", .subject = "a"}, answers.callback());
+  limiter.decide({.app = "web", .policy = "open", .subject = "a"}, answers.callback());
   EXPECT_EQ(timers_.pending(), 1u);
   silent.held[0](Decision{.verdict = {.allowed = true, .limit = 4}});
   EXPECT_EQ(timers_.pending(), 0u);
@@ -355,12 +369,12 @@ TEST_F(LimiterPipelineTest, AnAnswerBeforeTheDeadlineCancelsIt) {
 TEST_F(LimiterPipelineTest, WaitRetriesAtRetryAfterOnATimerAndAnswersOnce) {
   Limiter limiter(memory_, &memory_, {.policies = &lookup_, .timers = &timers_});
   Answers first;
-  limiter.acquire({.app = "web", .policy = "paced", .subject = "a"}, first.callback());
+  limiter.decide({.app = "web", .policy = "paced", .subject = "a"}, first.callback());
   ASSERT_TRUE(first.received.at(0)->verdict.allowed);
 
   Answers waited;
-  limiter.acquire({.app = "web", .policy = "paced", .subject = "a", .wait = kMicrosPerSecond},
-                  waited.callback());
+  limiter.decide({.app = "web", .policy = "paced", .subject = "a", .wait = kMicrosPerSecond},
+                 waited.callback());
   EXPECT_TRUE(waited.received.empty()) << "a wait that can succeed must not answer denied";
   EXPECT_EQ(timers_.pending(), 1u);
   clock_.advance(200 * kMicrosPerMilli - 1);
@@ -373,7 +387,7 @@ TEST_F(LimiterPipelineTest, WaitRetriesAtRetryAfterOnATimerAndAnswersOnce) {
 
   // A wait too short for the retry point is answered, denied, at once.
   Answers too_short;
-  limiter.acquire(
+  limiter.decide(
       {.app = "web", .policy = "paced", .subject = "a", .wait = 200 * kMicrosPerMilli - 1},
       too_short.callback());
   ASSERT_EQ(too_short.received.size(), 1u);
@@ -389,13 +403,13 @@ TEST_F(LimiterPipelineTest, AcquireAllAnswersEveryRequestInOrderOnce) {
   Limiter limiter(silent, &memory_, {.policies = &lookup_, .timers = &timers_});
   std::optional<std::vector<StatusOr<Decision>>> batch;
   int calls = 0;
-  limiter.acquire_all({{.app = "web", .policy = "open", .subject = "a"},
-                       {.app = "web", .policy = "nope", .subject = "b"},
-                       {.app = "web", .policy = "closed", .subject = "c"}},
-                      [&](std::vector<StatusOr<Decision>> answers) {
-                        ++calls;
-                        batch = std::move(answers);
-                      });
+  limiter.decide_all({{.app = "web", .policy = "open", .subject = "a"},
+                      {.app = "web", .policy = "nope", .subject = "b"},
+                      {.app = "web", .policy = "closed", .subject = "c"}},
+                     [&](std::vector<Decided> answers) {
+                       ++calls;
+                       batch = decisions_of(std::move(answers));
+                     });
   ASSERT_EQ(silent.held.size(), 2u) << "both store calls leave before either is answered";
   silent.held[1](Decision{.verdict = {.allowed = false, .limit = 4}});
   EXPECT_EQ(calls, 0);
@@ -412,7 +426,7 @@ TEST_F(LimiterPipelineTest, AcquireAllAnswersEveryRequestInOrderOnce) {
 TEST_F(LimiterPipelineTest, MetricsCountEveryAnsweredDecisionPerPolicy) {
   Limiter limiter(memory_, &memory_, {.policies = &lookup_, .timers = &timers_});
   for (int i = 0; i < 6; ++i) {
-    limiter.acquire({.app = "web", .policy = "open", .subject = "m"}, [](auto) {});
+    limiter.decide({.app = "web", .policy = "open", .subject = "m"}, [](auto) {});
   }
   std::string text;
   limiter.metrics().write(text);
@@ -437,10 +451,10 @@ TEST(LimiterPenaltyTest, ThePipelineAppliesThePenaltyBoxAndCountsItsDenials) {
   StaticPolicyLookup lookup{policies()};
   store::MemoryStore memory{clock};
   Limiter limiter(memory, &memory, {.policies = &lookup, .timers = &timers});
-  const AcquireRequest request{.app = "web", .policy = "boxed", .subject = "mallory"};
+  const DecisionRequest request{.app = "web", .policy = "boxed", .subject = "mallory"};
   std::vector<StatusOr<Decision>> answers;
   for (int i = 0; i < 4; ++i) {
-    ASSERT_EQ(answers.emplace_back(limiter.acquire_blocking(request)).status().code(),
+    ASSERT_EQ(answers.emplace_back(limiter.block_on(request).decision).status().code(),
               StatusCode::kOk);
   }
   EXPECT_TRUE(answers[0]->verdict.allowed);
@@ -449,9 +463,9 @@ TEST(LimiterPenaltyTest, ThePipelineAppliesThePenaltyBoxAndCountsItsDenials) {
   EXPECT_EQ(answers[3]->verdict.retry_after, 60 * kMicrosPerSecond);
   // The bucket refilled long ago, but the block holds until its last microsecond.
   clock.advance(60 * kMicrosPerSecond - 1);
-  EXPECT_FALSE(limiter.acquire_blocking(request)->verdict.allowed);
+  EXPECT_FALSE(limiter.block_on(request).decision->verdict.allowed);
   clock.advance(1);
-  EXPECT_TRUE(limiter.acquire_blocking(request)->verdict.allowed);
+  EXPECT_TRUE(limiter.block_on(request).decision->verdict.allowed);
   std::string text;
   limiter.metrics().write(text);
   EXPECT_NE(text.find("sluice_penalty_blocked_total{policy=\"boxed\"} 3"), std::string::npos)
@@ -471,18 +485,15 @@ TEST(LimiterQuotaMetricsTest, QuotaOperationsAreCountedApartFromDecisions) {
   store::MemoryStore memory{clock};
   Limiter limiter(memory, &memory, {.policies = &lookup, .timers = &timers});
   const auto call = [](store::QuotaOperation operation, std::int64_t cost) {
-    return QuotaCall{.app = "web",
-                     .policy = "metered",
-                     .subject = "tenant",
-                     .operation = operation,
-                     .cost = cost};
+    return DecisionRequest{.app = "web",
+                           .policy = "metered",
+                           .operation = operation_of(operation),
+                           .subject = "tenant",
+                           .cost = cost};
   };
-  ASSERT_TRUE(
-      limiter.apply_quota_blocking(call(store::QuotaOperation::kCharge, 12))->verdict.allowed);
-  ASSERT_FALSE(
-      limiter.apply_quota_blocking(call(store::QuotaOperation::kCharge, 4))->verdict.allowed);
-  ASSERT_TRUE(
-      limiter.apply_quota_blocking(call(store::QuotaOperation::kRefund, 3))->verdict.allowed);
+  ASSERT_TRUE(limiter.block_on(call(store::QuotaOperation::kCharge, 12)).decision->verdict.allowed);
+  ASSERT_FALSE(limiter.block_on(call(store::QuotaOperation::kCharge, 4)).decision->verdict.allowed);
+  ASSERT_TRUE(limiter.block_on(call(store::QuotaOperation::kRefund, 3)).decision->verdict.allowed);
   std::string text;
   limiter.metrics().write(text);
   for (const char* line : {"sluice_quota_operations_total{policy=\"metered\",operation=\"charge\","

@@ -24,16 +24,27 @@ policy::Policy make_policy(policy::FailureMode on_failure = policy::FailureMode:
           .limits = {algorithm::FixedWindow{.limit = 4, .window = kMicrosPerHour}}};
 }
 
+// A blocking acquire on a policy the test holds (no lookup).
+StatusOr<Decision> try_acquire(Limiter& limiter, const policy::Policy& policy, std::string_view app,
+                               std::string_view subject, std::int64_t cost) {
+  return limiter
+      .block_on({.app = std::string(app),
+                 .held = std::make_shared<const policy::Policy>(policy),
+                 .subject = std::string(subject),
+                 .cost = cost})
+      .decision;
+}
+
 TEST(LimiterTest, RefusesAppsThePolicyDoesNotList) {
   ManualClock clock(kEpoch);
   store::MemoryStore store(clock);
   Limiter limiter(store, &store);
-  const StatusOr<Decision> decision = limiter.try_acquire(make_policy(), "mobile", "alice", 1);
+  const StatusOr<Decision> decision = try_acquire(limiter, make_policy(), "mobile", "alice", 1);
   EXPECT_EQ(decision.status().code(), StatusCode::kNotFound);
   EXPECT_NE(decision.status().message().find("no such policy for this app"), std::string::npos);
   policy::Policy any = make_policy();
   any.apps = {"*"};
-  EXPECT_TRUE(limiter.try_acquire(any, "mobile", "alice", 1).ok());
+  EXPECT_TRUE(try_acquire(limiter, any, "mobile", "alice", 1).ok());
 }
 
 TEST(LimiterTest, EnforcesAndCountsOutcomes) {
@@ -42,7 +53,7 @@ TEST(LimiterTest, EnforcesAndCountsOutcomes) {
   Limiter limiter(store, &store);
   const policy::Policy policy = make_policy();
   for (int i = 0; i < 6; ++i) {
-    StatusOr<Decision> decision = limiter.try_acquire(policy, "checkout", "alice", 1);
+    StatusOr<Decision> decision = try_acquire(limiter, policy, "checkout", "alice", 1);
     ASSERT_TRUE(decision.ok());
     EXPECT_EQ(decision->verdict.allowed, i < 4) << i;
     EXPECT_EQ(decision->policy, "orders.create");
@@ -57,8 +68,8 @@ TEST(LimiterTest, ShadowModeAllowsButReportsWouldBeDenials) {
   store::MemoryStore store(clock);
   Limiter limiter(store, &store);
   const policy::Policy policy = make_policy(policy::FailureMode::kFailOpen, policy::Mode::kShadow);
-  for (int i = 0; i < 4; ++i) ASSERT_TRUE(limiter.try_acquire(policy, "checkout", "a", 1).ok());
-  StatusOr<Decision> fifth = limiter.try_acquire(policy, "checkout", "a", 1);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(try_acquire(limiter, policy, "checkout", "a", 1).ok());
+  StatusOr<Decision> fifth = try_acquire(limiter, policy, "checkout", "a", 1);
   ASSERT_TRUE(fifth.ok());
   EXPECT_TRUE(fifth->verdict.allowed);
   EXPECT_TRUE(fifth->shadow_denied);
@@ -74,7 +85,7 @@ TEST(LimiterTest, DisabledPolicyAllowsWithoutTouchingTheStore) {
   policy::Policy policy = make_policy();
   policy.enabled = false;
   for (int i = 0; i < 10; ++i) {
-    EXPECT_TRUE(limiter.try_acquire(policy, "checkout", "a", 1)->verdict.allowed);
+    EXPECT_TRUE(try_acquire(limiter, policy, "checkout", "a", 1)->verdict.allowed);
   }
   EXPECT_EQ(store.stats().keys, 0u);
 }
@@ -83,9 +94,9 @@ TEST(LimiterTest, RejectsAbsurdCosts) {
   ManualClock clock(kEpoch);
   store::MemoryStore store(clock);
   Limiter limiter(store, &store);
-  EXPECT_EQ(limiter.try_acquire(make_policy(), "checkout", "a", -1).status().code(),
+  EXPECT_EQ(try_acquire(limiter, make_policy(), "checkout", "a", -1).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(limiter.try_acquire(make_policy(), "checkout", "a", 2'000'000'000).status().code(),
+  EXPECT_EQ(try_acquire(limiter, make_policy(), "checkout", "a", 2'000'000'000).status().code(),
             StatusCode::kInvalidArgument);
 }
 
@@ -111,7 +122,7 @@ class LimiterFailureModeTest : public testing::Test {
   // Waits until a decision is made by Redis again (the client reconnects in the background).
   void wait_for_recovery(const policy::Policy& policy) {
     for (int attempt = 0; attempt < 500; ++attempt) {
-      StatusOr<Decision> decision = limiter_->try_acquire(policy, "checkout", "probe", 0);
+      StatusOr<Decision> decision = try_acquire(*limiter_, policy, "checkout", "probe", 0);
       if (decision.ok() && !decision->degraded) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling a server, not time
     }
@@ -131,16 +142,16 @@ TEST_F(LimiterFailureModeTest, EachFailureModeDecidesAsConfiguredWhileRedisIsDow
   closed.name = "orders.closed";
   policy::Policy local = make_policy(policy::FailureMode::kLocal);
   local.name = "orders.local";
-  ASSERT_FALSE(limiter_->try_acquire(open, "checkout", "a", 1)->degraded);
+  ASSERT_FALSE(try_acquire(*limiter_, open, "checkout", "a", 1)->degraded);
 
   ASSERT_TRUE(server_->kill_hard().ok());
   for (int i = 0; i < 3; ++i) {
-    StatusOr<Decision> d = limiter_->try_acquire(open, "checkout", "a", 1);
+    StatusOr<Decision> d = try_acquire(*limiter_, open, "checkout", "a", 1);
     ASSERT_TRUE(d.ok());
     EXPECT_TRUE(d->degraded);
     EXPECT_TRUE(d->verdict.allowed);
   }
-  StatusOr<Decision> shut = limiter_->try_acquire(closed, "checkout", "a", 1);
+  StatusOr<Decision> shut = try_acquire(*limiter_, closed, "checkout", "a", 1);
   ASSERT_TRUE(shut.ok());
   EXPECT_TRUE(shut->degraded);
   EXPECT_FALSE(shut->verdict.allowed);
@@ -148,7 +159,7 @@ TEST_F(LimiterFailureModeTest, EachFailureModeDecidesAsConfiguredWhileRedisIsDow
   // local: half of the 4-per-hour window on this node.
   int allowed = 0;
   for (int i = 0; i < 5; ++i) {
-    StatusOr<Decision> d = limiter_->try_acquire(local, "checkout", "a", 1);
+    StatusOr<Decision> d = try_acquire(*limiter_, local, "checkout", "a", 1);
     ASSERT_TRUE(d.ok());
     EXPECT_TRUE(d->degraded);
     allowed += d->verdict.allowed ? 1 : 0;
@@ -162,7 +173,7 @@ TEST_F(LimiterFailureModeTest, EachFailureModeDecidesAsConfiguredWhileRedisIsDow
 
   ASSERT_TRUE(server_->restart().ok());
   wait_for_recovery(open);
-  StatusOr<Decision> back = limiter_->try_acquire(open, "checkout", "b", 1);
+  StatusOr<Decision> back = try_acquire(*limiter_, open, "checkout", "b", 1);
   ASSERT_TRUE(back.ok());
   EXPECT_FALSE(back->degraded);
   EXPECT_EQ(back->verdict.remaining, 3);

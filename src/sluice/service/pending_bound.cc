@@ -64,7 +64,8 @@ Status pending_refused(PendingRefusal refusal, const PendingBounds& bounds) {
              " decisions waiting (max_waiting_per_policy)";
       break;
   }
-  return unavailable("overloaded: " + what + "; retry shortly");
+  return Status(StatusCode::kUnavailable, "overloaded: " + what + "; retry shortly",
+                StatusDetail::kOverloaded);
 }
 
 PendingBound::PendingBound(PendingBounds bounds, std::atomic<std::size_t>& pending)

@@ -10,7 +10,7 @@
 //     waiting_per_policy). Waits hold places for seconds where an answer holds them for a store
 //     round trip, so they get their own, smaller room and decisions without a wait always keep
 //     `total - waiting` places.
-// A request whose places do not fit is refused at once (Limiter::acquire answers overloaded():
+// A request whose places do not fit is refused at once (Limiter::decide answers overloaded():
 // HTTP 503 with Retry-After) and changes nothing. Thread-safe; the total is one atomic, the
 // client shares are sharded maps, the waiting shares one mutex (waits are the rare path).
 #pragma once
@@ -52,7 +52,8 @@ enum class PendingRefusal : std::uint8_t {
   kWaitingPolicy,
 };
 
-// "overloaded: ..." naming the bound (the setting) and its size: Unavailable, is_overloaded().
+// "overloaded: ..." naming the bound (the setting) and its size: Unavailable with detail
+// kOverloaded (is_overloaded()).
 Status pending_refused(PendingRefusal refusal, const PendingBounds& bounds);
 
 class PendingBound {

@@ -85,8 +85,10 @@ class SplitBudgetTest : public testing::Test {
     int allowed = 0;
     for (int node = 0; node < kNodes; ++node) {
       for (int i = 0; i < requests[node]; ++i) {
-        StatusOr<Decision> decision = nodes_[node]->acquire_blocking(
-            {.app = "web", .policy = std::string(policy), .subject = "client"});
+        StatusOr<Decision> decision =
+            nodes_[node]
+                ->block_on({.app = "web", .policy = std::string(policy), .subject = "client"})
+                .decision;
         EXPECT_TRUE(decision.ok()) << decision.status().to_string();
         if (!decision.ok()) continue;
         EXPECT_EQ(decision->degraded, expect_degraded);
@@ -123,8 +125,10 @@ TEST_F(SplitBudgetTest, TheUsageSeenBeforeTheOutageIsChargedToTheNodesShares) {
   // 60 of 100 used, the nodes taking turns: each last saw 58, 59 and 60 used.
   int allowed = 0;
   for (int i = 0; i < 60; ++i) {
-    StatusOr<Decision> decision = nodes_[i % kNodes]->acquire_blocking(
-        {.app = "web", .policy = "split", .subject = "client"});
+    StatusOr<Decision> decision =
+        nodes_[i % kNodes]
+            ->block_on({.app = "web", .policy = "split", .subject = "client"})
+            .decision;
     ASSERT_TRUE(decision.ok() && !decision->degraded);
     allowed += decision->verdict.allowed ? 1 : 0;
   }
@@ -169,7 +173,7 @@ TEST_F(SplitBudgetTest, SharedStateAgainWhenRedisReturns) {
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (!shared && std::chrono::steady_clock::now() < give_up) {
       StatusOr<Decision> decision =
-          nodes_[n]->acquire_blocking({.app = "web", .policy = "split", .subject = "other"});
+          nodes_[n]->block_on({.app = "web", .policy = "split", .subject = "other"}).decision;
       shared = decision.ok() && !decision->degraded;
       if (!shared) std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling
     }

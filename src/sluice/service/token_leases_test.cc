@@ -83,8 +83,9 @@ class TokenLeasesTest : public testing::Test {
   void TearDown() override { nodes_.clear(); }
 
   StatusOr<Decision> decide(int node, std::string_view policy, std::string_view subject) {
-    return nodes_[node]->acquire_blocking(
-        {.app = "web", .policy = std::string(policy), .subject = std::string(subject)});
+    return nodes_[node]
+        ->block_on({.app = "web", .policy = std::string(policy), .subject = std::string(subject)})
+        .decision;
   }
 
   // Every node runs `threads` threads making `attempts` decisions each; the allowed ones.
@@ -191,8 +192,10 @@ TEST_F(TokenLeasesTest, UnusedUnitsGoBackAtExpiryAndTheStatsCountThem) {
 }
 
 TEST_F(TokenLeasesTest, APeekAsksTheStoreAndTakesNoLease) {
-  StatusOr<Decision> peek = nodes_[0]->acquire_blocking(
-      {.app = "web", .policy = "bucket", .subject = "peeked", .cost = 0});
+  StatusOr<Decision> peek =
+      nodes_[0]
+          ->block_on({.app = "web", .policy = "bucket", .subject = "peeked", .cost = 0})
+          .decision;
   ASSERT_TRUE(peek.ok()) << peek.status().to_string();
   EXPECT_TRUE(peek->verdict.allowed);
   EXPECT_EQ(peek->verdict.remaining, 200);

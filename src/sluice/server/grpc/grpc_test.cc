@@ -381,8 +381,9 @@ TEST_P(GrpcTest, ChargeDescriptorsChargeTheCostAfterTheFactIntoDebtDownToMaxDebt
   EXPECT_EQ(debt.overall_code(), rls::RateLimitResponse::OK);
   EXPECT_EQ(debt.statuses(0).limit_remaining(), 0u);
   // The debt (-4) delays the subject's next request until the refill repays it.
-  StatusOr<service::Decision> next = limiter_->acquire_blocking(
-      {.app = "web", .policy = "grpc.usage", .subject = "alice", .cost = 1});
+  StatusOr<service::Decision> next =
+      limiter_->block_on({.app = "web", .policy = "grpc.usage", .subject = "alice", .cost = 1})
+          .decision;
   ASSERT_TRUE(next.ok()) << next.status().to_string();
   EXPECT_FALSE(next->verdict.allowed);
   // Beyond max_debt (-4 - 2 < -5) the charge is refused, and nothing is charged.

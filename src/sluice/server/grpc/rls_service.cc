@@ -77,36 +77,23 @@ struct Pending {
   std::optional<Status> error;
 };
 
-// The callback of one descriptor's decision: writes its status (or the call's error), then
-// counts it done. Runs on a store or timer thread, where it only fills the response.
-service::Limiter::DecisionCallback fill_status(std::shared_ptr<Pending> pending, std::size_t index,
-                                               std::shared_ptr<const policy::Policy> policy) {
-  return [pending = std::move(pending), index,
-          policy = std::move(policy)](StatusOr<service::Decision> answer) {
-    if (answer.ok()) {
-      pending->statuses[index] = status_from_decision(*answer, *policy);
-    } else {
-      pending->fail(answer.status());
-    }
-    pending->done_one();
-  };
+// The field a descriptor's errors name.
+std::string descriptor_field(std::size_t index) {
+  return "descriptors[" + std::to_string(index) + "]";
 }
 
-// A descriptor whose policy charges (descriptors.charge): its cost is reported after the work.
-struct Charge {
-  std::size_t index = 0;
-  std::shared_ptr<const policy::Policy> policy;
-  std::string subject;
-  std::int64_t cost = 1;
-};
-
-// A descriptor decided under its own RateLimitOverride (the policy allows it).
-struct Override {
-  std::size_t index = 0;
-  std::shared_ptr<const policy::Policy> policy;  // the matched policy with the override's limit
-  std::string subject;
-  std::int64_t cost = 1;
-};
+// Writes one descriptor's answer into `pending` (a resolution error names the descriptor).
+void fill_status(Pending& pending, std::size_t index, service::Decided& decided) {
+  if (!decided.decision.ok()) {
+    const Status& status = decided.decision.status();
+    pending.fail(
+        status.code() == StatusCode::kInvalidArgument
+            ? invalid_argument(descriptor_field(index) + "." + std::string(status.message()))
+            : status);
+  } else if (decided.policy) {  // else nothing limits the descriptor: OK, no current limit
+    pending.statuses[index] = status_from_decision(*decided.decision, *decided.policy);
+  }
+}
 
 }  // namespace
 
@@ -136,110 +123,66 @@ void RlsService::should_rate_limit(std::string_view request_bytes, std::optional
                                   std::to_string(request.descriptors_size())));
   }
   const Micros store_timeout = store_timeout_for(timeout, options_.store_timeout);
-  const std::shared_ptr<const policy::DescriptorIndex> index = policies_.descriptors();
-  // Unmatched and unlimited descriptors are OK at once; the others go to the limiter together,
-  // except those with an allowed limit override, each decided under its own fixed window.
-  std::vector<service::AcquireRequest> acquires;
-  std::vector<std::pair<std::size_t, std::shared_ptr<const policy::Policy>>> decided;
-  std::vector<Override> overrides;
-  std::vector<Charge> charges;
-  std::vector<policy::RequestEntry> entries;
+  // The limiter resolves each descriptor (matching, charges, overrides); this only maps the
+  // protocol's fields. Unmatched and unlimited descriptors come back OK without a policy.
+  std::vector<service::DecisionRequest> requests;
+  requests.reserve(static_cast<std::size_t>(request.descriptors_size()));
   for (int i = 0; i < request.descriptors_size(); ++i) {
     const auto& descriptor = request.descriptors(i);
-    // Named only in an error: no string is built for a descriptor that is fine.
-    const auto field = [i] { return "descriptors[" + std::to_string(i) + "]"; };
-    entries.clear();
-    for (const auto& entry : descriptor.entries()) {
-      entries.push_back({.key = entry.key(), .value = entry.value()});
-    }
-    std::optional<policy::DescriptorMatch> match = index->match(request.domain(), entries);
-    if (!match || match->policy->limits.empty()) continue;
-    if (match->subject.size() > kMaxSubjectBytes) {
-      return reply(invalid_argument(field() + ": the values make a subject over " +
-                                    std::to_string(kMaxSubjectBytes) + " bytes"));
-    }
     StatusOr<std::int64_t> cost =
         descriptor_cost(request.hits_addend(), descriptor.has_hits_addend()
                                                    ? std::optional(descriptor.hits_addend().value())
                                                    : std::nullopt);
     if (!cost.ok()) {
-      return reply(invalid_argument(field() + "." + std::string(cost.status().message())));
+      return reply(invalid_argument(descriptor_field(static_cast<std::size_t>(i)) + "." +
+                                    std::string(cost.status().message())));
     }
-    if (match->policy->descriptors->charge) {
-      charges.push_back({.index = static_cast<std::size_t>(i),
-                         .policy = std::move(match->policy),
-                         .subject = std::move(match->subject),
-                         .cost = *cost});
-      continue;
+    service::DescriptorTarget target;
+    target.entries.reserve(static_cast<std::size_t>(descriptor.entries_size()));
+    for (const auto& entry : descriptor.entries()) {
+      target.entries.push_back({.key = entry.key(), .value = entry.value()});
     }
-    if (descriptor.has_limit() && match->policy->descriptors->allow_override) {
+    if (descriptor.has_limit()) {
       const auto& requested = descriptor.limit();
-      StatusOr<algorithm::Limit> limit =
-          override_limit(requested.requests_per_unit(), requested.unit());
-      if (!limit.ok()) {
-        return reply(invalid_argument(field() + "." + std::string(limit.status().message())));
-      }
-      auto policy = std::make_shared<policy::Policy>(*match->policy);
-      policy->limits = {*limit};
-      overrides.push_back({.index = static_cast<std::size_t>(i),
-                           .policy = std::move(policy),
-                           .subject = override_subject(
-                               match->subject, requested.requests_per_unit(), requested.unit()),
-                           .cost = *cost});
-      continue;
+      target.limit_override = service::DescriptorTarget::Override{
+          .limit = override_limit(requested.requests_per_unit(), requested.unit()),
+          .subject_suffix = override_subject("", requested.requests_per_unit(), requested.unit())};
     }
-    acquires.push_back({.app = request.domain(),
-                        .policy = match->policy->name,
-                        .subject = std::move(match->subject),
+    requests.push_back({.app = request.domain(),
+                        .descriptor = std::move(target),
                         .cost = *cost,
                         .store_timeout = store_timeout,
                         .client = std::string(client)});
-    decided.emplace_back(static_cast<std::size_t>(i), std::move(match->policy));
   }
-  auto pending = std::make_shared<Pending>(std::move(reply), options_.headers,
-                                           static_cast<std::size_t>(request.descriptors_size()));
-  // One share for this thread, so the answer cannot go out before every call is submitted.
-  pending->left.store(1 + (acquires.empty() ? 0 : 1) + static_cast<int>(overrides.size()) +
-                      static_cast<int>(charges.size()));
-  if (acquires.size() == 1) {
-    // The usual call (Envoy sends one descriptor per rate-limit action): no batch to gather.
-    limiter_.acquire(std::move(acquires.front()),
-                     fill_status(pending, decided.front().first, decided.front().second));
-  } else if (!acquires.empty()) {
-    // The callbacks run on a store or timer thread, where they only fill the response.
-    limiter_.acquire_all(
-        std::move(acquires),
-        [pending, decided = std::move(decided)](std::vector<StatusOr<service::Decision>> answers) {
-          for (std::size_t j = 0; j < answers.size(); ++j) {
-            if (!answers[j].ok()) {
-              pending->fail(answers[j].status());
-              break;
-            }
-            pending->statuses[decided[j].first] =
-                status_from_decision(*answers[j], *decided[j].second);
+  auto pending = std::make_shared<Pending>(std::move(reply), options_.headers, requests.size());
+  pending->left.store(1);
+  if (requests.size() == 1) {
+    // The usual call (Envoy sends one descriptor per rate-limit action): no batch to gather. The
+    // callback runs on a store or timer thread, where it only fills the response.
+    limiter_.decide(std::move(requests.front()), [pending](service::Decided decided) {
+      fill_status(*pending, 0, decided);
+      pending->done_one();
+    });
+    return;
+  }
+  // One invalid descriptor fails the call before any is decided; each descriptor takes its own
+  // place among the pending decisions, charges included. A charge the store cannot take
+  // is an error (UNAVAILABLE), never a failure-mode answer: a failure mode cannot know a debt
+  // (docs/quotas.md); Envoy ignores the answer to a call made when the stream is done.
+  limiter_.decide_all(
+      std::move(requests),
+      [pending](std::vector<service::Decided> answers) {
+        for (std::size_t i = 0; i < answers.size(); ++i) {
+          // A batch refused for one invalid descriptor: the others are Aborted, not decided.
+          if (!answers[i].decision.ok() &&
+              answers[i].decision.status().code() == StatusCode::kAborted) {
+            continue;
           }
-          pending->done_one();
-        });
-  }
-  for (Override& one : overrides) {
-    const policy::Policy& policy = *one.policy;
-    limiter_.try_acquire_async(policy, request.domain(), one.subject, one.cost,
-                               fill_status(pending, one.index, one.policy), store_timeout);
-  }
-  for (Charge& one : charges) {
-    // A charge the store cannot take is an error (UNAVAILABLE), never a failure-mode answer:
-    // a failure mode cannot know a debt (docs/quotas.md); Envoy ignores the answer to a call
-    // made when the stream is done. Each holds a place among the limiter's pending decisions.
-    limiter_.apply_quota({.app = request.domain(),
-                          .policy = one.policy->name,
-                          .subject = std::move(one.subject),
-                          .operation = store::QuotaOperation::kCharge,
-                          .cost = one.cost,
-                          .store_timeout = store_timeout,
-                          .client = std::string(client)},
-                         fill_status(pending, one.index, one.policy));
-  }
-  pending->done_one();
+          fill_status(*pending, i, answers[i]);
+        }
+        pending->done_one();
+      },
+      service::Limiter::BatchRule::kResolutionAllOrNone);
 }
 
 }  // namespace sluice::grpc_server

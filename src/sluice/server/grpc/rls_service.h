@@ -1,6 +1,7 @@
 // RlsService: Envoy's RateLimitService/ShouldRateLimit as a protocol adapter over
-// service::Limiter, free of any transport: serialized request in, serialized response (or the
-// call's error) out through a callback. grpc_server.cc carries it over HTTP/2; the decisions
+// service::Limiter::decide, free of any transport: serialized request in, serialized response (or
+// the call's error) out through a callback. Descriptor matching, charges and overrides are the
+// limiter's resolution. grpc_server.cc carries it over HTTP/2; the decisions
 // themselves are the limiter's, the mapping rls_mapping.h's.
 #pragma once
 
@@ -15,9 +16,11 @@ namespace sluice::grpc_server {
 
 class RlsService {
  public:
-  // References must outlive the service.
-  RlsService(service::Limiter& limiter, const service::PolicyLookup& policies, RlsOptions options)
-      : limiter_(limiter), policies_(policies), options_(options) {}
+  // References must outlive the service. The limiter matches the descriptors (in the lookup it
+  // was given): `policies` is no longer read, and goes when GrpcServer stops passing it.
+  RlsService(service::Limiter& limiter, const service::PolicyLookup& /*policies*/,
+             RlsOptions options)
+      : limiter_(limiter), options_(options) {}
 
   // A serialized RateLimitResponse, or the call's status (never OK).
   using Reply = std::function<void(StatusOr<std::string>)>;
@@ -29,7 +32,7 @@ class RlsService {
   // InvalidArgument naming the field (empty domain or descriptors, more than max_descriptors,
   // a bad hits_addend or override), Internal for bytes that do not parse, Unavailable when the
   // decisions would pass the limiter's pending bound (each descriptor counts, charges included)
-  // or `client`'s share of it (the caller's address: AcquireRequest::client).
+  // or `client`'s share of it (the caller's address: DecisionRequest::client).
   void should_rate_limit(std::string_view request, std::optional<Micros> timeout,
                          std::string_view client, Reply reply) const;
 
@@ -40,7 +43,6 @@ class RlsService {
 
  private:
   service::Limiter& limiter_;
-  const service::PolicyLookup& policies_;
   const RlsOptions options_;
 };
 

@@ -37,6 +37,20 @@ Response decision_error(const Status& status) {
   return response;
 }
 
+// The route's verb of a quota operation.
+std::string_view quota_name(service::Operation operation) {
+  switch (operation) {
+    case service::Operation::kRefund:
+      return "refund";
+    case service::Operation::kReserve:
+      return "reserve";
+    case service::Operation::kSettle:
+      return "settle";
+    default:
+      return "charge";
+  }
+}
+
 Response invalid_request(std::string_view detail, const std::vector<FieldError>& errors) {
   return problem_response(400, detail, errors);
 }
@@ -154,10 +168,9 @@ std::optional<json> parse_json_body(std::string_view body, Response& error) {
   }
 }
 
-DecisionApi::DecisionApi(service::Limiter& limiter, const service::PolicyLookup& policies,
+DecisionApi::DecisionApi(service::Limiter& limiter, const service::PolicyLookup& /*policies*/,
                          store::Store& store, Metrics& metrics, DecisionApiOptions options)
     : limiter_(limiter),
-      policies_(policies),
       readiness_(store, options.policies_ready),
       metrics_(metrics),
       options_(std::move(options)),
@@ -183,14 +196,13 @@ void DecisionApi::add_routes(Router& router) {
   router.add("POST", "/v1/leases/{lease}/renew",
              [this](auto exchange) { lease(std::move(exchange), false); });
   router.add("POST", "/v1/charge",
-             [this](auto exchange) { quota(std::move(exchange), store::QuotaOperation::kCharge); });
+             [this](auto exchange) { quota(std::move(exchange), service::Operation::kCharge); });
   router.add("POST", "/v1/refund",
-             [this](auto exchange) { quota(std::move(exchange), store::QuotaOperation::kRefund); });
-  router.add("POST", "/v1/reserve", [this](auto exchange) {
-    quota(std::move(exchange), store::QuotaOperation::kReserve);
-  });
+             [this](auto exchange) { quota(std::move(exchange), service::Operation::kRefund); });
+  router.add("POST", "/v1/reserve",
+             [this](auto exchange) { quota(std::move(exchange), service::Operation::kReserve); });
   router.add("POST", "/v1/settle",
-             [this](auto exchange) { quota(std::move(exchange), store::QuotaOperation::kSettle); });
+             [this](auto exchange) { quota(std::move(exchange), service::Operation::kSettle); });
   router.add("GET", "/v1/check", [this](auto exchange) { check(std::move(exchange)); });
   router.add("GET", "/healthz", [](auto exchange) {
     exchange->respond(json_response(200, {{"status", "ok"}}));
@@ -206,19 +218,13 @@ void DecisionApi::add_routes(Router& router) {
   });
 }
 
-service::AcquireRequest DecisionApi::to_request(AcquireInput input, const Request& from) {
+service::DecisionRequest DecisionApi::to_request(AcquireInput input, const Request& from) {
   return {.app = std::move(input.app),
           .policy = std::move(input.policy),
           .subject = std::move(input.key),
           .cost = input.cost,
           .wait = input.wait_ms * kMicrosPerMilli,
           .client = std::string(from.peer())};
-}
-
-Response DecisionApi::decision_response(const service::Decision& decision) const {
-  // The headers describe the policy's limits; the snapshot the limiter used may have been
-  // replaced since, and then the newer limits are the ones the next request meets.
-  return decision_response(decision, policies_.find(decision.policy).get());
 }
 
 Response DecisionApi::decision_response(const service::Decision& decision,
@@ -241,13 +247,13 @@ void DecisionApi::acquire(const std::shared_ptr<Exchange>& exchange) {
     return exchange->respond(invalid_request("invalid acquire request", parsed.errors));
   }
   exchange->discard_body();  // a wait may hold the exchange for up to max_wait
-  limiter_.acquire(to_request(std::move(*parsed.input), exchange->request()),
-                   [this, exchange](StatusOr<service::Decision> decision) {
-                     if (!decision.ok()) {
-                       return exchange->respond(decision_error(decision.status()));
-                     }
-                     exchange->respond(decision_response(*decision));
-                   });
+  limiter_.decide(to_request(std::move(*parsed.input), exchange->request()),
+                  [this, exchange](service::Decided decided) {
+                    if (!decided.decision.ok()) {
+                      return exchange->respond(decision_error(decided.decision.status()));
+                    }
+                    exchange->respond(decision_response(*decided.decision, decided.policy.get()));
+                  });
 }
 
 void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
@@ -275,7 +281,7 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
   // Every decision is submitted before any is answered, so those bound for the same store share
   // its calls; answers come back in request order.
   const json& items = (*body)["requests"];
-  std::vector<service::AcquireRequest> requests;
+  std::vector<service::DecisionRequest> requests;
   std::vector<std::optional<json>> refused(items.size());  // a problem per invalid request
   std::vector<std::size_t> positions;                      // of each submitted request
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -288,34 +294,33 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
     requests.push_back(to_request(std::move(*parsed.input), exchange->request()));
     positions.push_back(i);
   }
-  limiter_.acquire_all(std::move(requests),
-                       [exchange, refused = std::move(refused), positions = std::move(positions)](
-                           std::vector<StatusOr<service::Decision>> answers) mutable {
-                         // A batch is admitted whole or refused whole (Limiter::acquire_all).
-                         if (!answers.empty() && !answers.front().ok() &&
-                             service::is_overloaded(answers.front().status())) {
-                           return exchange->respond(decision_error(answers.front().status()));
-                         }
-                         std::vector<std::string> texts(refused.size());
-                         for (std::size_t i = 0; i < refused.size(); ++i) {
-                           if (refused[i]) texts[i] = dump_json(*refused[i]);
-                         }
-                         for (std::size_t j = 0; j < answers.size(); ++j) {
-                           const StatusOr<service::Decision>& answer = answers[j];
-                           texts[positions[j]] =
-                               answer.ok()
-                                   ? service::decision_json(*answer)
-                                   : dump_json(problem_json(http_status_for(answer.status().code()),
-                                                            answer.status().message()));
-                         }
-                         std::string out = "{\"decisions\":[";
-                         for (std::size_t i = 0; i < texts.size(); ++i) {
-                           if (i > 0) out.push_back(',');
-                           out += texts[i];
-                         }
-                         out += "]}";
-                         exchange->respond({.status = 200, .body = std::move(out)});
-                       });
+  limiter_.decide_all(std::move(requests), [exchange, refused = std::move(refused),
+                                            positions = std::move(positions)](
+                                               std::vector<service::Decided> answers) mutable {
+    // A batch is admitted whole or refused whole (Limiter::decide_all).
+    if (!answers.empty() && !answers.front().decision.ok() &&
+        service::is_overloaded(answers.front().decision.status())) {
+      return exchange->respond(decision_error(answers.front().decision.status()));
+    }
+    std::vector<std::string> texts(refused.size());
+    for (std::size_t i = 0; i < refused.size(); ++i) {
+      if (refused[i]) texts[i] = dump_json(*refused[i]);
+    }
+    for (std::size_t j = 0; j < answers.size(); ++j) {
+      const StatusOr<service::Decision>& answer = answers[j].decision;
+      texts[positions[j]] = answer.ok()
+                                ? service::decision_json(*answer)
+                                : dump_json(problem_json(http_status_for(answer.status().code()),
+                                                         answer.status().message()));
+    }
+    std::string out = "{\"decisions\":[";
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      out += texts[i];
+    }
+    out += "]}";
+    exchange->respond({.status = 200, .body = std::move(out)});
+  });
 }
 
 void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, bool release) {
@@ -340,25 +345,23 @@ void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, bool release)
         invalid_request(release ? "invalid release request" : "invalid renew request", errors));
   }
   const char* answer_field = release ? "released" : "renewed";
-  auto done = [exchange, answer_field](StatusOr<bool> result) {
-    if (!result.ok()) return exchange->respond(status_response(result.status()));
-    exchange->respond(json_response(200, {{answer_field, *result}}));
-  };
-  service::LeaseRequest request{.app = std::move(input.app),
-                                .policy = std::move(input.policy),
-                                .subject = std::move(input.key),
-                                .lease = std::move(lease)};
-  if (release) {
-    limiter_.release(std::move(request), std::move(done));
-  } else {
-    limiter_.renew(std::move(request), std::move(done));
-  }
+  // The decision allows when the lease was live (and is now released or renewed).
+  limiter_.decide(
+      {.app = std::move(input.app),
+       .policy = std::move(input.policy),
+       .operation = release ? service::Operation::kRelease : service::Operation::kRenew,
+       .subject = std::move(input.key),
+       .lease = std::move(lease)},
+      [exchange, answer_field](service::Decided decided) {
+        if (!decided.decision.ok()) {
+          return exchange->respond(status_response(decided.decision.status()));
+        }
+        exchange->respond(json_response(200, {{answer_field, decided.decision->verdict.allowed}}));
+      });
 }
 
-void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange,
-                        store::QuotaOperation operation) {
-  static constexpr std::string_view kNames[] = {"charge", "refund", "reserve", "settle"};
-  const std::string_view name = kNames[static_cast<std::size_t>(operation)];
+void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange, service::Operation operation) {
+  const std::string_view name = quota_name(operation);
   if (refused_cross_site(exchange)) return;
   Response error;
   std::optional<json> body = parse_json_body(exchange->request().body, error);
@@ -378,10 +381,10 @@ void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange,
     }
     if (!body->contains("cost")) errors.push_back({"cost", "is required"});
     read_integer(*body, "cost", 0, algorithm::kMaxCost, input.cost, errors);
-    if (operation == store::QuotaOperation::kReserve) {
+    if (operation == service::Operation::kReserve) {
       read_integer(*body, "ttl_ms", 1, store::kMaxReservationTtl / kMicrosPerMilli, ttl_ms, errors);
       reject_unknown(*body, {"app", "policy", "key", "cost", "ttl_ms"}, errors);
-    } else if (operation == store::QuotaOperation::kSettle) {
+    } else if (operation == service::Operation::kSettle) {
       read_string(*body, "reservation", reservation, true, errors);
       if (reservation.empty() || reservation.size() > 128) {
         errors.push_back({"reservation", "must be the id reserve answered (1 to 128 bytes)"});
@@ -394,20 +397,20 @@ void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange,
   if (!errors.empty()) {
     return exchange->respond(invalid_request("invalid " + std::string(name) + " request", errors));
   }
-  limiter_.apply_quota({.app = std::move(input.app),
-                        .policy = std::move(input.policy),
-                        .subject = std::move(input.key),
-                        .operation = operation,
-                        .cost = input.cost,
-                        .reservation = std::move(reservation),
-                        .reservation_ttl = ttl_ms * kMicrosPerMilli,
-                        .client = std::string(exchange->request().peer())},
-                       [this, exchange](StatusOr<service::Decision> decision) {
-                         if (!decision.ok()) {
-                           return exchange->respond(status_response(decision.status()));
-                         }
-                         exchange->respond(decision_response(*decision));
-                       });
+  limiter_.decide({.app = std::move(input.app),
+                   .policy = std::move(input.policy),
+                   .operation = operation,
+                   .subject = std::move(input.key),
+                   .cost = input.cost,
+                   .client = std::string(exchange->request().peer()),
+                   .reservation = std::move(reservation),
+                   .reservation_ttl = ttl_ms * kMicrosPerMilli},
+                  [this, exchange](service::Decided decided) {
+                    if (!decided.decision.ok()) {
+                      return exchange->respond(status_response(decided.decision.status()));
+                    }
+                    exchange->respond(decision_response(*decided.decision, decided.policy.get()));
+                  });
 }
 
 void DecisionApi::check(const std::shared_ptr<Exchange>& exchange) {
@@ -454,17 +457,19 @@ void DecisionApi::check(const std::shared_ptr<Exchange>& exchange) {
   }
   if (!errors.empty()) return exchange->respond(invalid_request("invalid check request", errors));
   const std::int64_t cost = input.cost;
-  limiter_.acquire(to_request(std::move(input), request),
-                   [this, exchange, cost, deny_status](StatusOr<service::Decision> decided) {
-                     if (!decided.ok()) return exchange->respond(decision_error(decided.status()));
-                     exchange->respond(check_response(*decided, cost, deny_status));
-                   });
+  limiter_.decide(to_request(std::move(input), request), [this, exchange, cost,
+                                                          deny_status](service::Decided decided) {
+    if (!decided.decision.ok()) {
+      return exchange->respond(decision_error(decided.decision.status()));
+    }
+    exchange->respond(check_response(*decided.decision, decided.policy.get(), cost, deny_status));
+  });
 }
 
-Response DecisionApi::check_response(const service::Decision& decision, std::int64_t cost,
+Response DecisionApi::check_response(const service::Decision& decision,
+                                     const policy::Policy* policy, std::int64_t cost,
                                      int deny_status) const {
-  const std::shared_ptr<const policy::Policy> policy = policies_.find(decision.policy);
-  Response response = decision_response(decision, policy.get());
+  Response response = decision_response(decision, policy);
   if (decision.verdict.allowed) return response;
   const std::string item = policy_item_name(decision.policy, decision.limit_index);
   const std::optional<std::int64_t> retry = retry_after_seconds(decision);

@@ -107,7 +107,8 @@ std::string_view openapi_document();
 class DecisionApi {
  public:
   // Every reference must outlive the DecisionApi, which must outlive the routes it adds.
-  // `store` is the one the limiter decides on (GET /readyz peeks it).
+  // `store` is the one the limiter decides on (GET /readyz peeks it). Decisions carry the policy
+  // that made them (Decided::policy): `policies` is no longer read, and goes with its callers.
   DecisionApi(service::Limiter& limiter, const service::PolicyLookup& policies, store::Store& store,
               Metrics& metrics, DecisionApiOptions options = {});
 
@@ -115,20 +116,20 @@ class DecisionApi {
 
  private:
   // The limiter's request; `from` names the client (its peer address) for the pending shares.
-  static service::AcquireRequest to_request(AcquireInput input, const Request& from);
-  Response decision_response(const service::Decision& decision) const;
-  // As above with the decision's policy already looked up (null: no longer there).
+  static service::DecisionRequest to_request(AcquireInput input, const Request& from);
+  // The decision's answer, with the rate-limit headers of `policy`, the snapshot that decided
+  // (Decided::policy; null: no headers).
   Response decision_response(const service::Decision& decision, const policy::Policy* policy) const;
   // GET /v1/check's answer: the decision's, or `deny_status` with a problem when denied.
-  Response check_response(const service::Decision& decision, std::int64_t cost,
-                          int deny_status) const;
+  Response check_response(const service::Decision& decision, const policy::Policy* policy,
+                          std::int64_t cost, int deny_status) const;
 
   void acquire(const std::shared_ptr<Exchange>& exchange);
   void acquire_batch(const std::shared_ptr<Exchange>& exchange);
   void lease(const std::shared_ptr<Exchange>& exchange, bool release);
   // POST /v1/charge and /v1/refund (docs/quotas.md): {"app", "policy", "key", "cost"} → 200 and
   // the decision with its "balance" (a charge refused for max_debt is allowed: false).
-  void quota(const std::shared_ptr<Exchange>& exchange, store::QuotaOperation operation);
+  void quota(const std::shared_ptr<Exchange>& exchange, service::Operation operation);
   void check(const std::shared_ptr<Exchange>& exchange);
   void readyz(const std::shared_ptr<Exchange>& exchange);
   void metrics(const std::shared_ptr<Exchange>& exchange);
@@ -137,7 +138,6 @@ class DecisionApi {
   bool refused_cross_site(const std::shared_ptr<Exchange>& exchange) const;
 
   service::Limiter& limiter_;
-  const service::PolicyLookup& policies_;
   const service::Readiness readiness_;  // GET /readyz: the store, then policies_ready
   Metrics& metrics_;
   DecisionApiOptions options_;
