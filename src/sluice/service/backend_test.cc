@@ -17,6 +17,16 @@ policy::Policy one_per_minute() {
           .limits = {algorithm::FixedWindow{.limit = 1, .window = 60 * kMicrosPerSecond}}};
 }
 
+// One acquire of cost 1 on subject "k", for a policy the test holds.
+StatusOr<Decision> decide_once(Limiter& limiter, const policy::Policy& policy) {
+  return limiter
+      .block_on({.app = "app",
+                 .held = std::make_shared<const policy::Policy>(policy),
+                 .subject = "k",
+                 .cost = 1})
+      .decision;
+}
+
 TEST(OpenBackend, MemoryUrlDecidesInProcess) {
   for (const std::string url : {"", "memory:"}) {
     SCOPED_TRACE(url);
@@ -26,8 +36,8 @@ TEST(OpenBackend, MemoryUrlDecidesInProcess) {
     EXPECT_EQ(&(*backend)->store(), (*backend)->memory.get());
     EXPECT_EQ((*backend)->redis_address(), "");
     const policy::Policy policy = one_per_minute();
-    StatusOr<Decision> first = (*backend)->limiter->try_acquire(policy, "app", "k", 1);
-    StatusOr<Decision> second = (*backend)->limiter->try_acquire(policy, "app", "k", 1);
+    StatusOr<Decision> first = decide_once(*(*backend)->limiter, policy);
+    StatusOr<Decision> second = decide_once(*(*backend)->limiter, policy);
     ASSERT_TRUE(first.ok() && second.ok());
     EXPECT_TRUE(first->verdict.allowed);
     EXPECT_FALSE(second->verdict.allowed);
@@ -63,7 +73,7 @@ TEST(OpenBackend, RedisWithHeartbeatCountsThisNode) {
   EXPECT_TRUE((*backend)->unanswered_at_start.ok());
   EXPECT_EQ(&(*backend)->store(), (*backend)->redis.get());
   const policy::Policy policy = one_per_minute();
-  StatusOr<Decision> first = (*backend)->limiter->try_acquire(policy, "app", "k", 1);
+  StatusOr<Decision> first = decide_once(*(*backend)->limiter, policy);
   ASSERT_TRUE(first.ok()) << first.status().to_string();
   EXPECT_TRUE(first->verdict.allowed);
   EXPECT_FALSE(first->degraded);

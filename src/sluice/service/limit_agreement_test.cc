@@ -22,6 +22,16 @@ policy::Policy policy_of(const Limit& limit, policy::FailureMode on_failure) {
   return {.name = "agreement", .apps = {"*"}, .on_store_failure = on_failure, .limits = {limit}};
 }
 
+// One acquire of cost 1 on subject "a", for a policy the test holds.
+StatusOr<Decision> decide_once(Limiter& limiter, policy::Policy policy) {
+  return limiter
+      .block_on({.app = "app",
+                 .held = std::make_shared<const policy::Policy>(std::move(policy)),
+                 .subject = "a",
+                 .cost = 1})
+      .decision;
+}
+
 TEST(LimitAgreementTest, StoreAndFailureModesReportTheCataloguesLimit) {
   ManualClock clock(kEpoch);
   store::MemoryStore memory(clock);
@@ -43,14 +53,14 @@ TEST(LimitAgreementTest, StoreAndFailureModesReportTheCataloguesLimit) {
     SCOPED_TRACE(limit_words(limit));
     const std::int64_t size = nominal_size(limit);
     StatusOr<Decision> normal =
-        decided.try_acquire(policy_of(limit, policy::FailureMode::kFailOpen), "app", "a", 1);
+        decide_once(decided, policy_of(limit, policy::FailureMode::kFailOpen));
     ASSERT_TRUE(normal.ok()) << normal.status().to_string();
     EXPECT_FALSE(normal->degraded);
     EXPECT_EQ(normal->verdict.limit, size);
     for (const policy::FailureMode mode :
          {policy::FailureMode::kFailOpen, policy::FailureMode::kFailClosed,
           policy::FailureMode::kLocal}) {
-      StatusOr<Decision> failed = degraded.try_acquire(policy_of(limit, mode), "app", "a", 1);
+      StatusOr<Decision> failed = decide_once(degraded, policy_of(limit, mode));
       ASSERT_TRUE(failed.ok()) << failed.status().to_string();
       EXPECT_TRUE(failed->degraded);
       EXPECT_EQ(failed->verdict.limit, size) << "failure mode " << static_cast<int>(mode);
