@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/server/grpc/grpc_server.h"
 #include "sluice/server/grpc/rls_mapping.h"
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/rate_limit_headers.h"
@@ -19,26 +20,33 @@
 
 namespace sluice::app {
 
+// The gRPC server's own defaults, which the settings start from.
+inline const grpc_server::GrpcServerOptions kGrpcDefaults{};
+// A size as the settings hold it (signed, as they are parsed and printed).
+constexpr std::int64_t as_setting(std::size_t size) { return static_cast<std::int64_t>(size); }
+
 struct Settings {
   std::string listen = "127.0.0.1:8080";
   std::string grpc_listen;  // empty: no gRPC server
-  std::int64_t grpc_max_message_bytes = std::int64_t{4} * 1024 * 1024;
-  std::int64_t grpc_max_concurrent_streams = 100;
-  // The gRPC transport's bounds (docs/security/grpc.md), as GrpcServerOptions' defaults.
-  std::int64_t grpc_io_threads = 1;
-  std::int64_t grpc_max_connections = 0;
-  std::int64_t grpc_max_connections_per_peer = 0;
-  Micros grpc_handshake_timeout = 5 * kMicrosPerSecond;
-  Micros grpc_idle_timeout = 60 * kMicrosPerSecond;
-  Micros grpc_stream_timeout = 10 * kMicrosPerSecond;
-  Micros grpc_max_connection_age = 0;
-  std::int64_t grpc_max_header_list_bytes = std::int64_t{16} * 1024;
-  std::int64_t grpc_max_connection_buffer_bytes = std::int64_t{4} * 1024 * 1024;
-  std::int64_t grpc_max_buffered_bytes = std::int64_t{64} * 1024 * 1024;
-  std::int64_t grpc_max_outbound_bytes = std::int64_t{64} * 1024;
-  std::int64_t grpc_max_descriptors = 1000;
-  bool grpc_reflection = true;
-  grpc_server::RlsHeaders grpc_headers = grpc_server::RlsHeaders::kNone;
+  // The gRPC transport's bounds (docs/security/grpc.md): GrpcServerOptions' defaults, stated
+  // there once.
+  std::int64_t grpc_max_message_bytes = kGrpcDefaults.max_message_bytes;
+  std::int64_t grpc_max_concurrent_streams = kGrpcDefaults.max_concurrent_streams;
+  std::int64_t grpc_io_threads = kGrpcDefaults.io_threads;
+  std::int64_t grpc_max_connections = as_setting(kGrpcDefaults.max_connections);
+  std::int64_t grpc_max_connections_per_peer = as_setting(kGrpcDefaults.max_connections_per_peer);
+  Micros grpc_handshake_timeout = kGrpcDefaults.handshake_timeout;
+  Micros grpc_idle_timeout = kGrpcDefaults.idle_timeout;
+  Micros grpc_stream_timeout = kGrpcDefaults.stream_timeout;
+  Micros grpc_max_connection_age = kGrpcDefaults.max_connection_age;
+  std::int64_t grpc_max_header_list_bytes = as_setting(kGrpcDefaults.max_header_list_bytes);
+  std::int64_t grpc_max_connection_buffer_bytes =
+      as_setting(kGrpcDefaults.max_connection_buffer_bytes);
+  std::int64_t grpc_max_buffered_bytes = as_setting(kGrpcDefaults.max_buffered_bytes);
+  std::int64_t grpc_max_outbound_bytes = as_setting(kGrpcDefaults.max_outbound_bytes);
+  std::int64_t grpc_max_descriptors = as_setting(kGrpcDefaults.rls.max_descriptors);
+  bool grpc_reflection = kGrpcDefaults.reflection;
+  grpc_server::RlsHeaders grpc_headers = kGrpcDefaults.rls.headers;
   Micros grpc_health_interval = 1 * kMicrosPerSecond;
   int threads = 0;
   std::string redis;
