@@ -399,17 +399,12 @@ void GrpcServer::State::stop(Micros grace) {
   if (stopped) return;
   stopped = true;
   serving.store(false);
-  workers.stop_accepting();
-  workers.for_each_connection([](Connection& connection) { connection.drain(); });
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(grace);
-  while (caps.open() > 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  workers.drain(grace, [this] { return caps.open(); });
   {
     std::lock_guard gate_lock(gate->mutex);
     gate->open = false;
   }
-  workers.join([](Connection& connection) { connection.close(); });
+  workers.join();
 }
 
 GrpcServer::GrpcServer(std::unique_ptr<State> state) : state_(std::move(state)) {}

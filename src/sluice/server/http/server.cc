@@ -747,14 +747,8 @@ void HttpServer::Impl::shutdown() {
   std::lock_guard lock(shutdown_mutex_);
   if (stopped_ || workers_.workers().empty()) return;
   stopped_ = true;
-  workers_.stop_accepting();
-  workers_.for_each_connection([](Connection& connection) { connection.drain(); });
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::microseconds(options_.shutdown_timeout);
-  while (caps_.open() > 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  workers_.join([](Connection& connection) { connection.close(); });
+  workers_.drain(options_.shutdown_timeout, [this] { return caps_.open(); });
+  workers_.join();
   if (pool_) pool_->join();
 }
 

@@ -66,9 +66,7 @@ class IoWorkers {
   IoWorkers() = default;
   IoWorkers(const IoWorkers&) = delete;
   IoWorkers& operator=(const IoWorkers&) = delete;
-  ~IoWorkers() {
-    join([](Connection&) {});
-  }
+  ~IoWorkers() { join(); }
 
   // Makes `threads` (>= 1) workers and listens on `host`:`port` (open_listener's errors, naming
   // `setting`) on the first one's io_context. Nothing runs before start().
@@ -90,7 +88,7 @@ class IoWorkers {
   }
 
   std::uint16_t port() const { return port_; }
-  // Since stop_accepting().
+  // Since drain() began.
   bool draining() const { return draining_.load(std::memory_order_acquire); }
   std::uint64_t accept_errors() const { return accept_errors_.load(); }
   const std::vector<std::unique_ptr<Worker>>& workers() const { return workers_; }
@@ -108,8 +106,11 @@ class IoWorkers {
     }
   }
 
-  // New connections are no longer accepted (their sockets close unseen from now on).
-  void stop_accepting() {
+  // Graceful shutdown's first half: new connections are no longer accepted (their sockets close
+  // unseen from now on), every open one gets connection.drain() on its thread, and the caller
+  // waits up to `grace` for `open()` (the server's count of open connections) to reach 0.
+  template <typename OpenCount>
+  void drain(Micros grace, OpenCount open) {
     draining_.store(true, std::memory_order_release);
     if (workers_.empty()) return;
     boost::asio::post(workers_[0]->io, [this] {
@@ -117,6 +118,11 @@ class IoWorkers {
       if (acceptor_) acceptor_->close(ec);
       if (accept_retry_) accept_retry_->cancel();
     });
+    for_each_connection([](Connection& connection) { connection.drain(); });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(grace);
+    while (open() > 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
 
   // Runs fn(connection) on every worker's thread for each connection open when it runs (fn may
@@ -132,16 +138,15 @@ class IoWorkers {
     }
   }
 
-  // Closes every connection with close(connection) on its thread, then stops the threads and
-  // joins them; handlers still pending (and the connections they hold) go with the io_contexts.
+  // Closes every connection (connection.close()) on its thread, then stops the threads and joins
+  // them; handlers still pending (and the connections they hold) go with the io_contexts.
   // Idempotent; the destructor calls it.
-  template <typename Close>
-  void join(Close close) {
+  void join() {
     if (workers_.empty()) return;
     for (auto& worker : workers_) {
-      boost::asio::post(worker->io, [w = worker.get(), close] {
+      boost::asio::post(worker->io, [w = worker.get()] {
         const std::vector<Connection*> open(w->connections.begin(), w->connections.end());
-        for (Connection* connection : open) close(*connection);
+        for (Connection* connection : open) connection->close();
         w->sweep->cancel();
       });
       worker->guard.reset();
