@@ -78,12 +78,16 @@ class Redis:
                         "--pidfile", self.dir + "/redis.pid", "--logfile", self.dir + "/log",
                         "--dir", self.dir], check=True)
         wait_port(self.port)
+        # The pid file appears before redis has written the number into it: wait for the number.
         for _ in range(100):
-            if os.path.exists(self.dir + "/redis.pid"):
+            try:
+                with open(self.dir + "/redis.pid") as f:
+                    self.pid = int(f.read())
                 break
-            time.sleep(0.05)
-        with open(self.dir + "/redis.pid") as f:
-            self.pid = int(f.read())
+            except (FileNotFoundError, ValueError):
+                time.sleep(0.05)
+        else:
+            raise RuntimeError("redis-server wrote no pid file in " + self.dir)
 
     def cli(self, *args):
         subprocess.run(["redis-cli", "-p", str(self.port)] + list(args), check=True,

@@ -13,13 +13,16 @@ namespace {
 
 constexpr std::string_view kRefillModes[] = {"smooth", "interval"};
 
+// The rate algorithms' period, the same parameter in each.
+constexpr Parameter kPeriod{.name = "period",
+                            .type = ParameterType::kDuration,
+                            .example = "1s",
+                            .hint = "e.g. 1s, 500ms, 1m"};
+
 constexpr Parameter kTokenBucketParameters[] = {
     {.name = "capacity", .example = "10", .hint = "tokens at most (the burst)"},
     {.name = "refill", .example = "5", .hint = "tokens added per period"},
-    {.name = "period",
-     .type = ParameterType::kDuration,
-     .example = "1s",
-     .hint = "e.g. 1s, 500ms, 1m"},
+    kPeriod,
     {.name = "refill_mode",
      .type = ParameterType::kChoice,
      .required = false,
@@ -29,10 +32,7 @@ constexpr Parameter kTokenBucketParameters[] = {
 };
 constexpr Parameter kGcraParameters[] = {
     {.name = "rate", .example = "10"},
-    {.name = "period",
-     .type = ParameterType::kDuration,
-     .example = "1s",
-     .hint = "e.g. 1s, 500ms, 1m"},
+    kPeriod,
     {.name = "burst",
      .required = false,
      .absent = 0,
@@ -41,10 +41,7 @@ constexpr Parameter kGcraParameters[] = {
 };
 constexpr Parameter kLeakyBucketParameters[] = {
     {.name = "rate", .example = "10"},
-    {.name = "period",
-     .type = ParameterType::kDuration,
-     .example = "1s",
-     .hint = "e.g. 1s, 500ms, 1m"},
+    kPeriod,
     {.name = "max_delay",
      .type = ParameterType::kDuration,
      .required = false,

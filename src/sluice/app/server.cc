@@ -208,6 +208,8 @@ struct RunningServer::Parts {
   std::unique_ptr<ReadinessProber> prober;
   bool stopped = false;
 
+  // Ready when the policy database answers (GET /readyz and gRPC health ask it alike).
+  Status policies_ready() const { return policies.policies->revision().status(); }
   Status open_backend_for(const ServeInputs& inputs);
   void add_routes();
   Status start_http();
@@ -242,7 +244,7 @@ void RunningServer::Parts::add_routes() {
   const Settings& s = settings;
   service::Limiter& limiter = *backend->limiter;
   api = std::make_unique<http::DecisionApi>(
-      limiter, *lookup, backend->store(), metrics,
+      limiter, backend->store(), metrics,
       http::DecisionApiOptions{
           .app_header = s.check_app_header,
           .policy_header = s.check_policy_header,
@@ -252,7 +254,7 @@ void RunningServer::Parts::add_routes() {
           .header_sets = s.rate_limit_headers,
           .max_wait = s.max_wait,
           .max_batch = static_cast<std::size_t>(s.max_batch),
-          .policies_ready = [this] { return policies.policies->revision().status(); },
+          .policies_ready = [this] { return policies_ready(); },
           .store_metrics =
               [this](std::string& out) {
                 http::write_memory_store_metrics(out, backend->memory->stats());
@@ -337,8 +339,8 @@ Status RunningServer::Parts::start_grpc() {
   for (const std::string& conflict : lookup->descriptors()->conflicts()) {
     log_warn("descriptor conflict", {{"detail", conflict}});
   }
-  readiness = std::make_unique<service::Readiness>(
-      backend->store(), [this] { return policies.policies->revision().status(); });
+  readiness =
+      std::make_unique<service::Readiness>(backend->store(), [this] { return policies_ready(); });
   prober = std::make_unique<ReadinessProber>(
       s.grpc_health_interval, *readiness,
       [health = grpc.get()](bool ready) { health->set_serving(ready); });

@@ -43,7 +43,7 @@ class DecisionServer {
         local_(clock_),
         lookup_(policies()),
         limiter_(store_, &local_, {.policies = &lookup_}),
-        api_(limiter_, lookup_, store_, metrics_, {.clock = &clock_}) {
+        api_(limiter_, store_, metrics_, {.clock = &clock_}) {
     auto router = std::make_shared<http::Router>();
     api_.add_routes(*router);
     StatusOr<std::unique_ptr<http::HttpServer>> server =

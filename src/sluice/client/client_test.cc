@@ -403,7 +403,7 @@ class ClientRemoteTest : public ::testing::Test {
     lookup_ = std::make_unique<service::StaticPolicyLookup>(std::move(parsed.policies));
     limiter_ = std::make_unique<service::Limiter>(
         store_, &store_, service::LimiterOptions{.policies = lookup_.get()});
-    api_ = std::make_unique<http::DecisionApi>(*limiter_, *lookup_, store_, metrics_);
+    api_ = std::make_unique<http::DecisionApi>(*limiter_, store_, metrics_);
     auto router = std::make_shared<http::Router>();
     api_->add_routes(*router);
     StatusOr<std::unique_ptr<http::HttpServer>> server =

@@ -22,10 +22,6 @@ Status no_such_policy(std::string_view policy, std::string_view app) {
                    "\" does not exist or does not list app \"" + std::string(app) + "\"");
 }
 
-// The nominal size of a limit, for decisions made without the store: the catalogue's, so a
-// degraded decision reports the `limit` the store's decision would.
-std::int64_t nominal_limit(const algorithm::Limit& limit) { return algorithm::nominal_size(limit); }
-
 }  // namespace
 
 bool is_store_outage(const Status& status) {
@@ -224,7 +220,7 @@ Status Limiter::resolve(Attempt& attempt) const {
   if (request.store_timeout < 0) return invalid_argument("store_timeout: must not be negative");
   if (request.operation == Operation::kPeek) request.cost = 0;
   if (request.held) {
-    attempt.policy = request.held;
+    attempt.policy = std::move(request.held);  // read nowhere after resolution
     return {};
   }
   if (!request.descriptor) {
@@ -621,7 +617,8 @@ void Limiter::count_store_error(const Status& status) {
 Decision Limiter::degrade(const policy::Policy& policy, std::string_view subject,
                           std::int64_t cost) {
   Decision decision{.policy = policy.name, .mode = policy.mode, .degraded = true};
-  decision.verdict.limit = nominal_limit(policy.limits.front());
+  // The catalogue's nominal size: a degraded decision reports the `limit` the store's would.
+  decision.verdict.limit = algorithm::nominal_size(policy.limits.front());
   switch (policy.on_store_failure) {
     case policy::FailureMode::kFailClosed:
       decision.verdict.retry_after = options_.fail_closed_retry_after;
@@ -657,8 +654,8 @@ void Limiter::seed_split_share(const store::SubjectRef& ref, double fraction) {
   if (!seen || seen->limit_index >= ref.limits.size()) return;
   // This node's share of what the deployment had used, at most its whole share (a charge that
   // does not fit would charge nothing). Charged to every limit: conservative for the others.
-  const std::int64_t share =
-      std::min(seed_share(seen->used, fraction), nominal_limit(ref.limits[seen->limit_index]));
+  const std::int64_t share = std::min(seed_share(seen->used, fraction),
+                                      algorithm::nominal_size(ref.limits[seen->limit_index]));
   // Best effort: a concurrency limit cannot be charged, and then nothing is seeded.
   (void)local_->apply_quota(ref, {.operation = store::QuotaOperation::kCharge, .cost = share});
 }

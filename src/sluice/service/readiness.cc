@@ -1,10 +1,10 @@
 #include "sluice/service/readiness.h"
 
-#include <chrono>
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "sluice/core/clock.h"
 #include "sluice/core/rendezvous.h"
 #include "sluice/decision.h"
 
@@ -18,22 +18,16 @@ const std::vector<algorithm::Limit>& probe_limits() {
   return kProbe;
 }
 
-Micros steady_now() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 Readiness::Readiness(store::Store& store, std::function<Status()> policies_ready)
     : store_(store), policies_ready_(std::move(policies_ready)) {}
 
 void Readiness::check_store(std::function<void(const Status&, Micros)> done) const {
-  const Micros start = steady_now();
+  const Micros start = SteadyClock::instance().now();
   store_.acquire_async({.policy = "sluice.readyz", .limits = probe_limits(), .subject = "readyz"},
                        0, [start, done = std::move(done)](StatusOr<Decision> peek) {
-                         done(peek.status(), steady_now() - start);
+                         done(peek.status(), SteadyClock::instance().now() - start);
                        });
 }
 

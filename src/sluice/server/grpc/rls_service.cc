@@ -1,15 +1,12 @@
 #include "sluice/server/grpc/rls_service.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "envoy/service/ratelimit/v3/rls.pb.h"
-#include "sluice/core/key.h"
 
 namespace sluice::grpc_server {
 namespace {
@@ -50,19 +47,17 @@ void fill_response(const std::vector<RlsStatus>& statuses, RlsHeaders headers,
   }
 }
 
-// One call's answer being assembled: the last of its decisions to finish writes it.
+// One call's answer being assembled. One callback (decide's, or decide_all's for every
+// descriptor at once) fills it and then finishes it, so nothing in it is shared between threads.
 struct Pending {
   Pending(RlsService::Reply reply_in, RlsHeaders headers_in, std::size_t descriptors)
       : reply(std::move(reply_in)), headers(headers_in), statuses(descriptors) {}
 
   void fail(const Status& status) {
-    std::lock_guard lock(mutex);
-    if (!error) error = status;
+    if (!error) error = status;  // the first descriptor's error, in request order
   }
 
-  // The acq_rel count makes every status written before it visible to the one that answers.
-  void done_one() {
-    if (left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  void finish() {
     if (error) return reply(*error);
     rls::RateLimitResponse response;
     fill_response(statuses, headers, response);
@@ -71,9 +66,7 @@ struct Pending {
 
   const RlsService::Reply reply;
   const RlsHeaders headers;
-  std::vector<RlsStatus> statuses;  // one per descriptor; each written by one decision
-  std::atomic<int> left{0};
-  std::mutex mutex;  // guards error
+  std::vector<RlsStatus> statuses;  // one per descriptor
   std::optional<Status> error;
 };
 
@@ -155,13 +148,12 @@ void RlsService::should_rate_limit(std::string_view request_bytes, std::optional
                         .client = std::string(client)});
   }
   auto pending = std::make_shared<Pending>(std::move(reply), options_.headers, requests.size());
-  pending->left.store(1);
   if (requests.size() == 1) {
     // The usual call (Envoy sends one descriptor per rate-limit action): no batch to gather. The
     // callback runs on a store or timer thread, where it only fills the response.
     limiter_.decide(std::move(requests.front()), [pending](service::Decided decided) {
       fill_status(*pending, 0, decided);
-      pending->done_one();
+      pending->finish();
     });
     return;
   }
@@ -180,7 +172,7 @@ void RlsService::should_rate_limit(std::string_view request_bytes, std::optional
           }
           fill_status(*pending, i, answers[i]);
         }
-        pending->done_one();
+        pending->finish();
       },
       service::Limiter::BatchRule::kResolutionAllOrNone);
 }

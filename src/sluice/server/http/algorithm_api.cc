@@ -107,9 +107,9 @@ json algorithms_json() {
 }
 
 void AdminApi::list_algorithms(Exchange& exchange, const Principal& /*caller*/) {
-  // Built once: the catalogue is constant.
-  static const json kAlgorithms = algorithms_json();
-  exchange.respond(json_response(200, kAlgorithms));
+  // Built and serialised once: the catalogue is constant.
+  static const Response kAlgorithms = json_response(200, algorithms_json());
+  exchange.respond(kAlgorithms);
 }
 
 }  // namespace sluice::http

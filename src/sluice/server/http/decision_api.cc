@@ -168,8 +168,8 @@ std::optional<json> parse_json_body(std::string_view body, Response& error) {
   }
 }
 
-DecisionApi::DecisionApi(service::Limiter& limiter, const service::PolicyLookup& /*policies*/,
-                         store::Store& store, Metrics& metrics, DecisionApiOptions options)
+DecisionApi::DecisionApi(service::Limiter& limiter, store::Store& store, Metrics& metrics,
+                         DecisionApiOptions options)
     : limiter_(limiter),
       readiness_(store, options.policies_ready),
       metrics_(metrics),

@@ -23,7 +23,6 @@
 #include "sluice/server/http/rate_limit_headers.h"
 #include "sluice/server/http/router.h"
 #include "sluice/service/limiter.h"
-#include "sluice/service/policy_lookup.h"
 #include "sluice/service/readiness.h"
 #include "sluice/store/store.h"
 
@@ -108,9 +107,9 @@ class DecisionApi {
  public:
   // Every reference must outlive the DecisionApi, which must outlive the routes it adds.
   // `store` is the one the limiter decides on (GET /readyz peeks it). Decisions carry the policy
-  // that made them (Decided::policy): `policies` is no longer read, and goes with its callers.
-  DecisionApi(service::Limiter& limiter, const service::PolicyLookup& policies, store::Store& store,
-              Metrics& metrics, DecisionApiOptions options = {});
+  // that made them (Decided::policy), so the API needs no policy lookup of its own.
+  DecisionApi(service::Limiter& limiter, store::Store& store, Metrics& metrics,
+              DecisionApiOptions options = {});
 
   void add_routes(Router& router);
 

@@ -62,7 +62,7 @@ class DecisionApiTest : public ::testing::Test {
                    "penalty": {"after": 1, "within": "10s", "block": "1m", "escalate": 1},
                    "retry_jitter": "50%"})")}),
         limiter_(store_, &store_, {.policies = &lookup_, .timers = &timers_}),
-        api_(limiter_, lookup_, store_, metrics_, {.clock = &clock_}) {
+        api_(limiter_, store_, metrics_, {.clock = &clock_}) {
     api_.add_routes(router_);
   }
 
@@ -495,7 +495,7 @@ TEST(DecisionApiCrossSiteTest, AllowCrossSiteAcceptsAnyContentTypeAndSite) {
           "window": "1m"}]})")});
   service::Limiter limiter(store, &store, {.policies = &lookup});
   Metrics metrics;
-  DecisionApi api(limiter, lookup, store, metrics, {.allow_cross_site = true});
+  DecisionApi api(limiter, store, metrics, {.allow_cross_site = true});
   Router router;
   api.add_routes(router);
   Router::Match match = router.match("POST", "/v1/acquire");
@@ -521,7 +521,7 @@ TEST(DecisionApiMetricsTest, MetricsArePublicBehindATokenOrOff) {
   Metrics metrics;
   const auto scrape = [&](const DecisionApiOptions& options,
                           std::vector<Header> headers) -> std::optional<Response> {
-    DecisionApi api(limiter, lookup, store, metrics, options);
+    DecisionApi api(limiter, store, metrics, options);
     Router router;
     api.add_routes(router);
     Router::Match match = router.match("GET", "/metrics");

@@ -67,7 +67,7 @@ class TestServer {
       : local_(SystemClock::instance()),
         lookup_(policies()),
         limiter_(store, &local_, with_lookup(limiter_options, lookup_)),
-        api_(limiter_, lookup_, store, metrics_, {.store_metrics = [this](std::string& out) {
+        api_(limiter_, store, metrics_, {.store_metrics = [this](std::string& out) {
                if (const HttpServer* server = started_.load()) {
                  write_connection_metrics(out, server->connection_stats());
                }
