@@ -43,7 +43,7 @@ class Server {
       : store_(SystemClock::instance()),
         lookup_(policy::policies_from_text(kPolicies).policies),
         limiter_(store_, &store_, {.policies = &lookup_}),
-        api_(limiter_, lookup_, store_, metrics_) {
+        api_(limiter_, store_, metrics_) {
     auto router = std::make_shared<http::Router>();
     api_.add_routes(*router);
     server_ = http::HttpServer::start({.port = 0,
