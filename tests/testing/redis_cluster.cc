@@ -72,28 +72,34 @@ StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::start(RedisClusterOptions 
   const int count = options.masters * (1 + options.replicas_per_master);
   for (int i = 0; i < count; ++i) {
     // The cluster bus listens on its own free port (by default port + 10 000, which may be taken
-    // or beyond 65535).
-    StatusOr<std::uint16_t> bus = RedisServer::pick_free_port();
-    if (!bus.ok()) return bus.status();
-    RedisServerOptions node;
-    node.extra_args = {"--cluster-port", std::to_string(*bus), "--cluster-enabled", "yes",
-                       "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
-                       std::to_string(options.node_timeout.count()),
-                       "--cluster-require-full-coverage", "no",
-                       // A replica of a killed master must not wait for data it cannot get.
-                       "--cluster-replica-validity-factor", "0"};
-    if (options.tls != nullptr) {
-      StatusOr<std::uint16_t> tls_port = RedisServer::pick_free_port();
-      if (!tls_port.ok()) return tls_port.status();
-      cluster->tls_ports_.push_back(*tls_port);
-      node.extra_args.insert(
-          node.extra_args.end(),
-          {"--tls-port", std::to_string(*tls_port), "--tls-cert-file", options.tls->server_cert,
-           "--tls-key-file", options.tls->server_key, "--tls-ca-cert-file", options.tls->ca_cert,
-           "--tls-auth-clients", "no", "--tls-cluster", "yes", "--tls-replication", "yes"});
+    // or beyond 65535). A picked port can be taken before redis binds it: the node is started
+    // again on new ports, the bus's included (RedisServer::start renews only the client port).
+    StatusOr<std::unique_ptr<RedisServer>> server = Status(StatusCode::kInternal, "not started");
+    std::uint16_t tls_port = 0;
+    for (int attempt = 0; attempt < 5 && !server.ok(); ++attempt) {
+      StatusOr<std::uint16_t> bus = RedisServer::pick_free_port();
+      if (!bus.ok()) return bus.status();
+      RedisServerOptions node;
+      node.extra_args = {"--cluster-port", std::to_string(*bus), "--cluster-enabled", "yes",
+                         "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
+                         std::to_string(options.node_timeout.count()),
+                         "--cluster-require-full-coverage", "no",
+                         // A replica of a killed master must not wait for data it cannot get.
+                         "--cluster-replica-validity-factor", "0"};
+      if (options.tls != nullptr) {
+        StatusOr<std::uint16_t> picked = RedisServer::pick_free_port();
+        if (!picked.ok()) return picked.status();
+        tls_port = *picked;
+        node.extra_args.insert(
+            node.extra_args.end(),
+            {"--tls-port", std::to_string(tls_port), "--tls-cert-file", options.tls->server_cert,
+             "--tls-key-file", options.tls->server_key, "--tls-ca-cert-file", options.tls->ca_cert,
+             "--tls-auth-clients", "no", "--tls-cluster", "yes", "--tls-replication", "yes"});
+      }
+      server = RedisServer::start(std::move(node));
     }
-    StatusOr<std::unique_ptr<RedisServer>> server = RedisServer::start(std::move(node));
     if (!server.ok()) return server.status();
+    if (options.tls != nullptr) cluster->tls_ports_.push_back(tls_port);
     cluster->nodes_.push_back(std::move(*server));
   }
   // `timeout`: redis-cli waits for the nodes to join forever when they cannot reach each other.
