@@ -604,6 +604,11 @@ TEST_F(ServerTest, AtTheConnectionCapANewConnectionReplacesTheLongestIdleOne) {
 // in the backlog is accepted and closed at once with the reserved descriptor (it learns now
 // instead of hanging), and once descriptors are free the port answers again within seconds.
 TEST_F(ServerTest, OutOfDescriptorsWaitingClientsAreToldAndThePortAnswersOnceTheyAreBack) {
+#if defined(__SANITIZE_THREAD__)
+  // Under TSan the one descriptor the reserve frees can be taken by another thread before the
+  // server's accept4 gets it (seen once in CI): the release and ASan runs hold this test.
+  GTEST_SKIP() << "descriptor exhaustion is not deterministic under the TSan runtime";
+#endif
   TestServer server(store_, {.io_threads = 1});
   test::DescriptorShortage shortage(/*room=*/4);  // for the clients only
   ASSERT_TRUE(shortage.ok());
