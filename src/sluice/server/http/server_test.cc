@@ -603,22 +603,22 @@ TEST_F(ServerTest, AtTheConnectionCapANewConnectionReplacesTheLongestIdleOne) {
 // Issue 32 H1, on the HTTP port too: out of descriptors, accept fails (EMFILE). A client waiting
 // in the backlog is accepted and closed at once with the reserved descriptor (it learns now
 // instead of hanging), and once descriptors are free the port answers again within seconds.
+// The clients' sockets are made before the shortage and only connected during it (connect takes
+// no descriptor), so the one descriptor the reserve frees cannot go to a client socket instead of
+// the server's accept: that race failed this test once in CI, and once under TSan.
 TEST_F(ServerTest, OutOfDescriptorsWaitingClientsAreToldAndThePortAnswersOnceTheyAreBack) {
-#if defined(__SANITIZE_THREAD__)
-  // Under TSan the one descriptor the reserve frees can be taken by another thread before the
-  // server's accept4 gets it (seen once in CI): the release and ASan runs hold this test.
-  GTEST_SKIP() << "descriptor exhaustion is not deterministic under the TSan runtime";
-#endif
   TestServer server(store_, {.io_threads = 1});
-  test::DescriptorShortage shortage(/*room=*/4);  // for the clients only
-  ASSERT_TRUE(shortage.ok());
   std::vector<RawConnection> waiting;
   for (int i = 0; i < 4; ++i) {
-    StatusOr<RawConnection> connection = RawConnection::open(server.port());
-    if (connection.ok()) waiting.push_back(std::move(*connection));
+    StatusOr<RawConnection> connection = RawConnection::unconnected();
+    ASSERT_TRUE(connection.ok()) << connection.status().to_string();
+    waiting.push_back(std::move(*connection));
   }
-  // The server may have accepted the first clients while descriptors were still free (those stay
-  // open, idle); a client still in the backlog when accept failed is the one told.
+  test::DescriptorShortage shortage(/*room=*/0);
+  ASSERT_TRUE(shortage.ok());
+  for (RawConnection& client : waiting) ASSERT_TRUE(client.connect(server.port()).ok());
+  // No descriptor is left for the server: every accept fails, and each client in the backlog is
+  // taken with the reserve and closed.
   const bool told = std::any_of(waiting.begin(), waiting.end(),
                                 [](RawConnection& client) { return client.closed_by_peer(1'500); });
   const std::uint64_t accept_errors = server.server().connection_stats().accept_errors;

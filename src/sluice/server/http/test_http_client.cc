@@ -21,28 +21,36 @@ std::optional<std::string> RawResponse::header(std::string_view name) const {
 }
 
 StatusOr<RawConnection> RawConnection::open(std::uint16_t port, std::uint8_t source_host) {
+  StatusOr<RawConnection> connection = unconnected(source_host);
+  if (!connection.ok()) return connection.status();
+  if (Status status = connection->connect(port); !status.ok()) return status;
+  return connection;
+}
+
+StatusOr<RawConnection> RawConnection::unconnected(std::uint8_t source_host) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return internal_error(std::string("socket: ") + std::strerror(errno));
+  RawConnection connection(fd);
   if (source_host != 1) {
     sockaddr_in source{};
     source.sin_family = AF_INET;
     source.sin_addr.s_addr = htonl((127u << 24) | source_host);
     if (::bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof source) != 0) {
-      const int error = errno;
-      ::close(fd);
-      return unavailable(std::string("bind: ") + std::strerror(error));
+      return unavailable(std::string("bind: ") + std::strerror(errno));
     }
   }
+  return connection;
+}
+
+Status RawConnection::connect(std::uint16_t port) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    const int error = errno;
-    ::close(fd);
-    return unavailable(std::string("connect: ") + std::strerror(error));
+  if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    return unavailable(std::string("connect: ") + std::strerror(errno));
   }
-  return RawConnection(fd);
+  return Status();
 }
 
 RawConnection::RawConnection(RawConnection&& other) noexcept

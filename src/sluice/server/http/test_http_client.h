@@ -26,6 +26,10 @@ class RawConnection {
   // Connects to 127.0.0.1:port from 127.0.0.<source_host> (Linux routes all of 127/8 locally),
   // so one test can be several client addresses.
   static StatusOr<RawConnection> open(std::uint16_t port, std::uint8_t source_host = 1);
+  // A socket not yet connected: a test that must not take descriptors later (while the process
+  // is out of them) makes its sockets first and connects them then.
+  static StatusOr<RawConnection> unconnected(std::uint8_t source_host = 1);
+  Status connect(std::uint16_t port);
   RawConnection(RawConnection&& other) noexcept;
   RawConnection& operator=(RawConnection&& other) noexcept;
   ~RawConnection();

@@ -49,6 +49,9 @@ void DescriptorReserve::close() {
 
 void DescriptorReserve::shed_one_waiting(tcp::acceptor& acceptor) {
   pollfd waiting{acceptor.native_handle(), POLLIN, 0};
+  // The reserve is lost when another thread took the descriptor it freed last time; it is taken
+  // again as soon as one is free.
+  open();
   if (fd_ < 0 || ::poll(&waiting, 1, 0) != 1) return;
   close();
   const int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
