@@ -191,12 +191,11 @@ class HttpServer::Impl {
   const HttpServerOptions& options() const { return options_; }
   const Router& router() const { return *router_; }
   bool draining() const { return workers_.draining(); }
-  void offload(std::function<void()> fn) {
-    if (pool_) {
-      asio::post(*pool_, std::move(fn));
-    } else {
-      fn();
-    }
+  // Queues fn on the admin pool; false when there is none (the caller runs it).
+  bool post_to_pool(std::function<void()>& fn) {
+    if (!pool_) return false;
+    asio::post(*pool_, std::move(fn));
+    return true;
   }
   void opened(const std::string& peer) { caps_.opened(peer); }
   void closed(const std::string& peer) { caps_.closed(peer); }
@@ -285,7 +284,22 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
     if (now >= deadline_) close();
   }
 
-  void close() {
+  // Closes the socket and detaches the transport of a request still being answered.
+  void close();
+
+  asio::any_io_executor executor() { return tcp_socket().get_executor(); }
+  Impl& server() { return server_; }
+  // The transport of the request being answered, told when the connection closes.
+  void answering_through(const std::shared_ptr<ConnectionTransport>& transport) {
+    transport_ = transport;
+  }
+
+  void write(Response response);
+
+ private:
+  static constexpr TimePoint kNever = TimePoint::max();
+
+  void close_socket() {
     if (closed_) return;
     closed_ = true;
     body_charge_.reset();
@@ -297,14 +311,6 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
     tcp_socket().shutdown(tcp::socket::shutdown_both, ec);
     tcp_socket().close(ec);
   }
-
-  asio::any_io_executor executor() { return tcp_socket().get_executor(); }
-  Impl& server() { return server_; }
-
-  void write(Response response);
-
- private:
-  static constexpr TimePoint kNever = TimePoint::max();
 
   void set_deadline(Micros timeout) {
     deadline_ = std::chrono::steady_clock::now() + micros(timeout);
@@ -372,35 +378,85 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   bool keep_alive_ = false;
   unsigned version_ = 11;
   std::int64_t started_ = 0;
+  std::weak_ptr<ConnectionTransport> transport_;
 };
 
-// What an Exchange calls back into; keeps the connection alive while a handler runs.
+// What an Exchange calls back into; keeps the connection alive while a handler runs. A handler
+// may answer on any thread and at any time, even after the server shut down (a password hash on
+// the admin API's work queue, a store's late answer): the connection detaches its transport when
+// it closes, and every server shuts its connections before its I/O contexts go, so a late call
+// finds no connection and does nothing instead of touching freed I/O state. On the connection's
+// own thread nothing can close it meanwhile; elsewhere the mutex holds close() back until the
+// call has handed its work to that thread.
 class HttpServer::Impl::ConnectionTransport final : public Transport {
  public:
-  explicit ConnectionTransport(std::shared_ptr<Connection> connection)
-      : connection_(std::move(connection)) {}
+  // Made on the connection's thread.
+  explicit ConnectionTransport(const std::shared_ptr<Connection>& connection)
+      : connection_(connection),
+        io_(connection->executor()),
+        io_thread_(std::this_thread::get_id()) {}
 
   void respond(Response response) override {
     if (responded_.exchange(true)) return;
-    asio::dispatch(connection_->executor(),
-                   [connection = connection_, response = std::move(response)]() mutable {
-                     connection->write(std::move(response));
-                   });
-  }
-
-  void after(std::chrono::microseconds delay, std::function<void()> fn) override {
-    auto timer = std::make_shared<asio::steady_timer>(connection_->executor(), delay);
-    timer->async_wait([timer, fn = std::move(fn)](error_code ec) {
-      if (!ec) fn();
+    with_connection([&](std::shared_ptr<Connection>& connection) {
+      // The last use: the write takes the transport's reference along.
+      asio::dispatch(
+          io_, [connection = std::move(connection), response = std::move(response)]() mutable {
+            connection->write(std::move(response));
+          });
     });
   }
 
-  void offload(std::function<void()> fn) override { connection_->server().offload(std::move(fn)); }
+  void after(std::chrono::microseconds delay, std::function<void()> fn) override {
+    with_connection([&](std::shared_ptr<Connection>&) {
+      auto timer = std::make_shared<asio::steady_timer>(io_, delay);
+      timer->async_wait([timer, fn = std::move(fn)](error_code ec) {
+        if (!ec) fn();
+      });
+    });
+  }
+
+  void offload(std::function<void()> fn) override {
+    bool run_here = false;
+    with_connection([&](std::shared_ptr<Connection>& connection) {
+      run_here = !connection->server().post_to_pool(fn);
+    });
+    if (run_here) fn();  // no pool: on this thread, with no lock held (fn answers through us)
+  }
+
+  // The connection closed (on its thread): later calls do nothing. Returns the transport's
+  // reference, which may be the last: the caller lets it go once it is done with the connection.
+  [[nodiscard]] std::shared_ptr<Connection> detach() {
+    std::lock_guard lock(mutex_);
+    return std::move(connection_);
+  }
 
  private:
-  std::shared_ptr<Connection> connection_;
+  template <typename Fn>
+  void with_connection(Fn&& fn) {
+    // Not io_.running_in_this_thread(): that reads the I/O context, which may be gone.
+    if (std::this_thread::get_id() == io_thread_) {
+      if (connection_) fn(connection_);
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    if (connection_) fn(connection_);
+  }
+
+  std::mutex mutex_;
+  std::shared_ptr<Connection> connection_;  // null once detached or answered
+  asio::any_io_executor io_;  // used only while connection_ is set (the server is alive)
+  std::thread::id io_thread_;
   std::atomic<bool> responded_{false};
 };
+
+void HttpServer::Impl::Connection::close() {
+  std::shared_ptr<Connection> last_reference;  // may be the transport's: kept until closed
+  if (std::shared_ptr<ConnectionTransport> transport = transport_.lock()) {
+    last_reference = transport->detach();
+  }
+  close_socket();
+}
 
 void HttpServer::Impl::Connection::next_request() {
   busy_ = false;
@@ -603,9 +659,10 @@ void HttpServer::Impl::Connection::handle(BeastRequest beast_request) {
     }
     return write(problem_response(404, "no such endpoint: " + path_));
   }
-  auto exchange = std::make_shared<Exchange>(
-      std::move(request), std::move(match.params),
-      std::make_shared<ConnectionTransport>(shared_from_this()), std::move(body_charge));
+  auto transport = std::make_shared<ConnectionTransport>(shared_from_this());
+  answering_through(transport);
+  auto exchange = std::make_shared<Exchange>(std::move(request), std::move(match.params),
+                                             std::move(transport), std::move(body_charge));
   try {
     (*match.handler)(exchange);
   } catch (const std::exception& e) {
