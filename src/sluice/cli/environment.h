@@ -33,9 +33,10 @@ struct Environment {
 };
 
 // The real thing: the SQL repositories (open_policy_repository / open_account_repository),
-// the system clock, std::cin/cout/cerr, $USER, and a per-user SQLite database at
-// $XDG_DATA_HOME/sluice/policies.db (default ~/.local/share/sluice/policies.db), whose
+// the system clock, the process's streams (which main chooses), $USER, and a per-user SQLite
+// database at $XDG_DATA_HOME/sluice/policies.db (default ~/.local/share/sluice/policies.db), whose
 // directory (mode 0700) and file (0600) are created when that default is used.
-std::shared_ptr<const Environment> default_environment();
+std::shared_ptr<const Environment> default_environment(std::istream& in, std::ostream& out,
+                                                       std::ostream& err);
 
 }  // namespace sluice::cli
