@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sluice/core/duration.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/store/store.h"
 
 namespace sluice::app {
@@ -14,6 +15,13 @@ namespace {
 
 using Setter = std::function<Status(Settings&, std::string_view)>;
 using Shower = std::function<std::string(const Settings&)>;
+
+// `result`, its error as InvalidArgument with `context` before the message.
+template <typename T>
+StatusOr<T> with_context(std::string_view context, StatusOr<T> result) {
+  if (result.ok()) return result;
+  return invalid_argument(std::string(context) + result.status().message());
+}
 
 StatusOr<bool> parse_bool(std::string_view text) {
   if (text == "true" || text == "1" || text == "yes" || text == "on") return true;
@@ -23,9 +31,8 @@ StatusOr<bool> parse_bool(std::string_view text) {
 
 Setter bool_setter(bool Settings::*field) {
   return [field](Settings& s, std::string_view text) -> Status {
-    StatusOr<bool> value = parse_bool(text);
-    if (!value.ok()) return value.status();
-    s.*field = *value;
+    SLUICE_ASSIGN_OR_RETURN(const bool value, parse_bool(text));
+    s.*field = value;
     return Status();
   };
 }
@@ -37,19 +44,17 @@ Shower bool_shower(bool Settings::*field) {
 template <typename T>
 Setter integer_setter(T Settings::*field, std::int64_t min, std::int64_t max) {
   return [field, min, max](Settings& s, std::string_view text) -> Status {
-    StatusOr<std::int64_t> value = parse_integer(text, min, max);
-    if (!value.ok()) return value.status();
-    s.*field = static_cast<T>(*value);
+    SLUICE_ASSIGN_OR_RETURN(const std::int64_t value, parse_integer(text, min, max));
+    s.*field = static_cast<T>(value);
     return Status();
   };
 }
 
 Setter duration_setter(Micros Settings::*field, bool allow_zero) {
   return [field, allow_zero](Settings& s, std::string_view text) -> Status {
-    StatusOr<Micros> value = parse_duration(text);
-    if (!value.ok()) return value.status();
-    if (!allow_zero && *value <= 0) return invalid_argument("must be greater than 0");
-    s.*field = *value;
+    SLUICE_ASSIGN_OR_RETURN(const Micros value, parse_duration(text));
+    if (!allow_zero && value <= 0) return invalid_argument("must be greater than 0");
+    s.*field = value;
     return Status();
   };
 }
@@ -145,9 +150,9 @@ const std::vector<Setting>& settings() {
         "gRPC: response_headers_to_add on answers: none (envoyproxy/ratelimit's default), "
         "x-ratelimit (x-ratelimit-limit/-remaining/-reset) or ratelimit (RateLimit-Limit/...)",
         [](Settings& s, std::string_view text) -> Status {
-          StatusOr<grpc_server::RlsHeaders> headers = grpc_server::parse_rls_headers(text);
-          if (!headers.ok()) return headers.status();
-          s.grpc_headers = *headers;
+          SLUICE_ASSIGN_OR_RETURN(const grpc_server::RlsHeaders headers,
+                                  grpc_server::parse_rls_headers(text));
+          s.grpc_headers = headers;
           return Status();
         },
         [](const Settings& s) {
@@ -235,9 +240,9 @@ const std::vector<Setting>& settings() {
             s.store_threads = -1;
             return Status();
           }
-          StatusOr<std::int64_t> value = parse_integer(text, 0, 1024);
-          if (!value.ok()) return invalid_argument("must be auto or " + value.status().message());
-          s.store_threads = static_cast<int>(*value);
+          SLUICE_ASSIGN_OR_RETURN(const std::int64_t value,
+                                  with_context("must be auto or ", parse_integer(text, 0, 1024)));
+          s.store_threads = static_cast<int>(value);
           return Status();
         },
         [](const Settings& s) {
@@ -337,9 +342,9 @@ const std::vector<Setting>& settings() {
     add(
         "metrics", "Who may read GET /metrics: public, token (Bearer metrics_token) or off",
         [](Settings& s, std::string_view text) -> Status {
-          StatusOr<http::MetricsAccess> access = http::parse_metrics_access(text);
-          if (!access.ok()) return access.status();
-          s.metrics = *access;
+          SLUICE_ASSIGN_OR_RETURN(const http::MetricsAccess access,
+                                  http::parse_metrics_access(text));
+          s.metrics = access;
           return Status();
         },
         [](const Settings& s) { return std::string(http::metrics_access_name(s.metrics)); });
@@ -352,9 +357,8 @@ const std::vector<Setting>& settings() {
         "(X-RateLimit-*), draft6 (RateLimit-Limit/-Remaining/-Reset), draft10 (RateLimit, "
         "RateLimit-Policy)",
         [](Settings& s, std::string_view text) -> Status {
-          StatusOr<http::HeaderSets> sets = http::parse_header_sets(text);
-          if (!sets.ok()) return sets.status();
-          s.rate_limit_headers = *sets;
+          SLUICE_ASSIGN_OR_RETURN(const http::HeaderSets sets, http::parse_header_sets(text));
+          s.rate_limit_headers = sets;
           return Status();
         },
         [](const Settings& s) { return http::format_header_sets(s.rate_limit_headers); });
@@ -418,12 +422,11 @@ const std::vector<Setting>& settings() {
     add(
         "reservation_max_ttl", "Reservations: the longest ttl_ms a reserve may ask for (up to 7d)",
         [](Settings& s, std::string_view text) -> Status {
-          StatusOr<Micros> value = parse_duration(text);
-          if (!value.ok()) return value.status();
-          if (*value <= 0 || *value > store::kMaxReservationTtl) {
+          SLUICE_ASSIGN_OR_RETURN(const Micros value, parse_duration(text));
+          if (value <= 0 || value > store::kMaxReservationTtl) {
             return invalid_argument("must be between 1us and 7d");
           }
-          s.reservation_max_ttl = *value;
+          s.reservation_max_ttl = value;
           return Status();
         },
         [](const Settings& s) { return format_duration(s.reservation_max_ttl); });
@@ -482,9 +485,9 @@ StatusOr<HostPort> split_listen(const std::string& listen) {
     port = listen.substr(colon + 1);
   }
   if (host.empty()) return invalid_argument("listen: the host is missing (use 0.0.0.0 for all)");
-  StatusOr<std::int64_t> number = parse_integer(port, 0, 65535);
-  if (!number.ok()) return invalid_argument("listen: port " + number.status().message());
-  return HostPort{.host = host, .port = static_cast<std::uint16_t>(*number)};
+  SLUICE_ASSIGN_OR_RETURN(const std::int64_t number,
+                          with_context("listen: port ", parse_integer(port, 0, 65535)));
+  return HostPort{.host = host, .port = static_cast<std::uint16_t>(number)};
 }
 
 Status check_settings(const Settings& s) {
