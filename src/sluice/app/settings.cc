@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sluice/core/duration.h"
+#include "sluice/core/invalid_input.h"
 #include "sluice/core/status_macros.h"
 #include "sluice/store/store.h"
 
@@ -15,13 +16,6 @@ namespace {
 
 using Setter = std::function<Status(Settings&, std::string_view)>;
 using Shower = std::function<std::string(const Settings&)>;
-
-// `result`, its error as InvalidArgument with `context` before the message.
-template <typename T>
-StatusOr<T> with_context(std::string_view context, StatusOr<T> result) {
-  if (result.ok()) return result;
-  return invalid_argument(std::string(context) + result.status().message());
-}
 
 StatusOr<bool> parse_bool(std::string_view text) {
   if (text == "true" || text == "1" || text == "yes" || text == "on") return true;
@@ -241,7 +235,7 @@ const std::vector<Setting>& settings() {
             return Status();
           }
           SLUICE_ASSIGN_OR_RETURN(const std::int64_t value,
-                                  with_context("must be auto or ", parse_integer(text, 0, 1024)));
+                                  invalid_input("must be auto or ", parse_integer(text, 0, 1024)));
           s.store_threads = static_cast<int>(value);
           return Status();
         },
@@ -486,7 +480,7 @@ StatusOr<HostPort> split_listen(const std::string& listen) {
   }
   if (host.empty()) return invalid_argument("listen: the host is missing (use 0.0.0.0 for all)");
   SLUICE_ASSIGN_OR_RETURN(const std::int64_t number,
-                          with_context("listen: port ", parse_integer(port, 0, 65535)));
+                          invalid_input("listen: port ", parse_integer(port, 0, 65535)));
   return HostPort{.host = host, .port = static_cast<std::uint16_t>(number)};
 }
 

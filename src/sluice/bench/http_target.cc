@@ -7,6 +7,7 @@
 #include "sluice/bench/http_async_target.h"
 #include "sluice/client/http_url.h"
 #include "sluice/client/remote_limiter.h"
+#include "sluice/core/invalid_input.h"
 #include "sluice/core/status_macros.h"
 
 namespace sluice::bench {
@@ -133,12 +134,12 @@ class HttpTarget final : public Target {
 }  // namespace
 
 StatusOr<std::unique_ptr<Target>> make_http_target(const HttpTargetOptions& options) {
-  StatusOr<HttpUrl> url = parse_http_url(options.url);
-  if (!url.ok())
-    return invalid_argument("--url \"" + options.url + "\": " + url.status().message());
+  SLUICE_ASSIGN_OR_RETURN(
+      const HttpUrl url,
+      invalid_input("--url \"" + options.url + "\": ", parse_http_url(options.url)));
   if (options.policy.empty()) return invalid_argument("--target http needs --policy NAME");
-  RemoteLimiterOptions client_options{.host = url->host,
-                                      .port = url->port,
+  RemoteLimiterOptions client_options{.host = url.host,
+                                      .port = url.port,
                                       .max_idle_connections = 1,
                                       .connect_timeout = options.connect_timeout,
                                       .request_timeout = options.request_timeout};
@@ -146,10 +147,10 @@ StatusOr<std::unique_ptr<Target>> make_http_target(const HttpTargetOptions& opti
                           RemoteLimiter::create(client_options));
   auto target = std::make_unique<HttpTarget>(options, client_options, std::move(client));
   if (Status status = target->prime(); !status.ok()) {
-    return Status(status.code(), format_http_url(*url) + ", policy \"" + options.policy +
+    return Status(status.code(), format_http_url(url) + ", policy \"" + options.policy +
                                      "\", app \"" + options.app + "\": " + status.message());
   }
-  if (options.asynchronous) return make_async_http_target(options, *url);
+  if (options.asynchronous) return make_async_http_target(options, url);
   return std::unique_ptr<Target>(std::move(target));
 }
 

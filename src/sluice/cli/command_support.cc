@@ -63,11 +63,6 @@ Status invalid_fields(std::string_view summary, const std::vector<algorithm::Fie
   return with_items(StatusCode::kInvalidArgument, summary, items);
 }
 
-Status invalid_input(std::string_view context, const Status& status) {
-  if (status.ok()) return status;
-  return invalid_argument(std::string(context) + status.message());
-}
-
 StatusOr<Session> open_session(const Environment& env, const CommonOptions& options, Need need) {
   Session session;
   session.url = options.policies_url.empty() ? env.default_policies_url : options.policies_url;

@@ -14,6 +14,7 @@
 #include "sluice/algorithm/validate.h"
 #include "sluice/auth/accounts.h"
 #include "sluice/cli/environment.h"
+#include "sluice/core/invalid_input.h"  // the commands' bad input: exit 2
 #include "sluice/policy/policy.h"
 #include "sluice/policy/repository.h"
 #include "sluice/status.h"
@@ -67,15 +68,6 @@ class Run {
 Status with_items(StatusCode code, std::string_view summary, const std::vector<std::string>& items);
 // InvalidArgument (exit 2): `summary`, then one "field: message" line per field error.
 Status invalid_fields(std::string_view summary, const std::vector<algorithm::FieldError>& errors);
-// `status` as InvalidArgument (exit 2) with `context` before its message: bad input to a command
-// whose documentation gives every failure of a step that one exit code. OK stays OK.
-Status invalid_input(std::string_view context, const Status& status);
-template <typename T>
-StatusOr<T> invalid_input(std::string_view context, StatusOr<T> result) {
-  if (result.ok()) return result;
-  return invalid_input(context, result.status());
-}
-
 // Where a command acts: the repositories it opened, and who it acts as.
 struct Session {
   std::string url;

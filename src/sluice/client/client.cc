@@ -12,6 +12,7 @@
 
 #include "sluice/client/http_url.h"
 #include "sluice/client/remote_limiter.h"
+#include "sluice/core/invalid_input.h"
 #include "sluice/core/status_macros.h"
 #include "sluice/core/work_queue.h"
 #include "sluice/db/stores.h"
@@ -179,12 +180,12 @@ class LocalImpl final : public Client::Impl {
 class RemoteImpl final : public Client::Impl {
  public:
   static StatusOr<std::shared_ptr<RemoteImpl>> open(const ClientOptions& options) {
-    StatusOr<HttpUrl> url = parse_http_url(options.store);
-    if (!url.ok()) return option_error("store", url.status().message());
+    SLUICE_ASSIGN_OR_RETURN(const HttpUrl url,
+                            invalid_input("store: ", parse_http_url(options.store)));
     SLUICE_ASSIGN_OR_RETURN(
         std::unique_ptr<RemoteLimiter> limiter,
-        RemoteLimiter::create({.host = url->host,
-                               .port = url->port,
+        RemoteLimiter::create({.host = url.host,
+                               .port = url.port,
                                .request_timeout = options.store_timeout.count()}));
     return std::shared_ptr<RemoteImpl>(new RemoteImpl(options.app, std::move(limiter)));
   }
