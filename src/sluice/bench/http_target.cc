@@ -134,9 +134,8 @@ class HttpTarget final : public Target {
 }  // namespace
 
 StatusOr<std::unique_ptr<Target>> make_http_target(const HttpTargetOptions& options) {
-  SLUICE_ASSIGN_OR_RETURN(
-      const HttpUrl url,
-      invalid_input("--url \"" + options.url + "\": ", parse_http_url(options.url)));
+  SLUICE_ASSIGN_OR_RETURN(const HttpUrl url, invalid_input("--url \"" + options.url + "\": ",
+                                                           parse_http_url(options.url)));
   if (options.policy.empty()) return invalid_argument("--target http needs --policy NAME");
   RemoteLimiterOptions client_options{.host = url.host,
                                       .port = url.port,

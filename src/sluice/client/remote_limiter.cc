@@ -92,6 +92,19 @@ std::string_view route_of(service::Operation operation) {
   return "acquire";
 }
 
+// Releases or renews `lease` through decide: whether it was live.
+StatusOr<bool> lease_was_live(RemoteLimiter& limiter, service::Operation operation,
+                              std::string_view policy, std::string_view app,
+                              std::string_view subject, std::string_view lease) {
+  SLUICE_ASSIGN_OR_RETURN(const service::Decision decision,
+                          limiter.decide({.app = std::string(app),
+                                          .policy = std::string(policy),
+                                          .operation = operation,
+                                          .subject = std::string(subject),
+                                          .lease = std::string(lease)}));
+  return decision.verdict.allowed;
+}
+
 std::string lease_target(std::string_view lease, std::string_view operation) {
   std::string target = "/v1/leases/";
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -341,24 +354,12 @@ StatusOr<std::vector<StatusOr<service::Decision>>> RemoteLimiter::try_acquire_ba
 
 StatusOr<bool> RemoteLimiter::release(std::string_view policy, std::string_view app,
                                       std::string_view subject, std::string_view lease) {
-  SLUICE_ASSIGN_OR_RETURN(const service::Decision decision,
-                          decide({.app = std::string(app),
-                                  .policy = std::string(policy),
-                                  .operation = service::Operation::kRelease,
-                                  .subject = std::string(subject),
-                                  .lease = std::string(lease)}));
-  return decision.verdict.allowed;
+  return lease_was_live(*this, service::Operation::kRelease, policy, app, subject, lease);
 }
 
 StatusOr<bool> RemoteLimiter::renew(std::string_view policy, std::string_view app,
                                     std::string_view subject, std::string_view lease) {
-  SLUICE_ASSIGN_OR_RETURN(const service::Decision decision,
-                          decide({.app = std::string(app),
-                                  .policy = std::string(policy),
-                                  .operation = service::Operation::kRenew,
-                                  .subject = std::string(subject),
-                                  .lease = std::string(lease)}));
-  return decision.verdict.allowed;
+  return lease_was_live(*this, service::Operation::kRenew, policy, app, subject, lease);
 }
 
 Status RemoteLimiter::ready() {
