@@ -13,6 +13,7 @@
 
 #include "sluice/core/clock.h"
 #include "sluice/core/connection_budget.h"
+#include "sluice/core/invalid_input.h"
 #include "sluice/core/log_throttle.h"
 #include "sluice/core/logger.h"
 #include "sluice/core/status_macros.h"
@@ -365,9 +366,7 @@ StatusOr<std::unique_ptr<RunningServer>> RunningServer::start(const Settings& se
   parts->settings = settings;
   // Load the TLS files now, before any database or Redis is opened: never start half-configured.
   if (std::optional<http::TlsOptions> tls = tls_options(settings)) {
-    if (Status status = http::check_tls_options(*tls); !status.ok()) {
-      return invalid_argument(status.message());
-    }
+    SLUICE_RETURN_IF_ERROR(invalid_input("", http::check_tls_options(*tls)));
   }
   SLUICE_ASSIGN_OR_RETURN(parts->policies, open_policies(settings, inputs));
   parts->lookup = std::make_unique<service::CachedPolicyLookup>(*parts->policies.cache);

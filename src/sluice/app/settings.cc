@@ -495,11 +495,9 @@ StatusOr<HostPort> split_listen(const std::string& listen) {
 }
 
 Status check_settings(const Settings& s) {
-  if (StatusOr<HostPort> listen = split_listen(s.listen); !listen.ok()) return listen.status();
+  SLUICE_RETURN_IF_ERROR(split_listen(s.listen).status());
   if (!s.grpc_listen.empty()) {
-    if (StatusOr<HostPort> grpc = split_listen(s.grpc_listen); !grpc.ok()) {
-      return invalid_argument("grpc-" + grpc.status().message());
-    }
+    SLUICE_RETURN_IF_ERROR(invalid_input("grpc-", split_listen(s.grpc_listen).status()));
   }
   if (s.admin_page_size > s.admin_max_page_size) {
     return invalid_argument("admin_page_size: must be at most admin_max_page_size (" +

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "sluice/core/invalid_input.h"
 #include "sluice/core/status_macros.h"
 #include "sluice/db/database_url.h"
 #include "sluice/policy/yaml_text.h"
@@ -35,9 +36,7 @@ const Setting* find_setting(std::string_view key) {
 Status apply(Settings& s, const Given& given) {
   if (given.setting->list) s.policy_files.clear();
   for (const std::string& value : given.values) {
-    if (Status status = given.setting->set(s, value); !status.ok()) {
-      return invalid_argument(given.where + ": " + status.message());
-    }
+    SLUICE_RETURN_IF_ERROR(invalid_input(given.where + ": ", given.setting->set(s, value)));
   }
   return Status();
 }

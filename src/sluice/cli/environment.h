@@ -1,6 +1,7 @@
-// What the `policy` and `admin` subcommands need from the outside world, injected so tests run
-// them against in-memory fakes with captured output: how to open the repositories, the clock,
-// the streams, who is running the command and where the default database lives.
+// What the `sluice` subcommands need from the outside world, injected so tests run them against
+// in-memory fakes with captured output: the streams every command writes to (its only output
+// place), and for `policy` and `admin` how to open the repositories, the clock, who is running
+// the command and where the default database lives.
 #pragma once
 
 #include <functional>

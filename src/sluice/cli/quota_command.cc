@@ -30,13 +30,32 @@ struct QuotaOptions {
   std::string reservation;  // settle
 };
 
-constexpr std::string_view kVerbs[] = {"charge", "refund", "reserve", "settle"};
-constexpr std::string_view kDone[] = {"charged ", "refunded", "reserved", "settled "};
+// One row per store::QuotaOperation, in its order: the subcommand, the word a decision that went
+// through starts with (padded to one width), and the help.
+struct QuotaCommand {
+  std::string_view verb;
+  std::string_view done;
+  std::string_view help;
+};
+constexpr QuotaCommand kQuotaCommands[] = {
+    {"charge", "charged ",
+     "Charge units after the fact (may go into debt down to the policy's max_debt)"},
+    {"refund", "refunded", "Give units back (capped at each limit's size)"},
+    {"reserve", "reserved",
+     "Reserve an estimate: charged now, settled later with the actual cost (needs --redis to "
+     "outlive the command)"},
+    {"settle", "settled ",
+     "Settle a reservation with the actual cost: the difference is charged or refunded"},
+};
+
+const QuotaCommand& command_of(store::QuotaOperation operation) {
+  return kQuotaCommands[static_cast<std::size_t>(operation)];
+}
 
 std::string describe(const service::Decision& d, store::QuotaOperation operation) {
   const algorithm::Verdict& v = d.verdict;
   std::ostringstream out;
-  out << (v.allowed ? kDone[static_cast<std::size_t>(operation)] : "refused ")
+  out << (v.allowed ? command_of(operation).done : "refused ")
       << "  balance=" << v.balance.value_or(0) << "/" << v.limit
       << "  reset_after=" << service::millis_rounded_up(v.reset_after) << "ms";
   if (!v.allowed && v.retry_after) {
@@ -83,15 +102,9 @@ Status run_quota(const Run& run, const QuotaOptions& options, store::QuotaOperat
 
 void add_quota_command(CLI::App& app, const std::shared_ptr<const Environment>& env,
                        store::QuotaOperation operation) {
-  static constexpr std::string_view kHelp[] = {
-      "Charge units after the fact (may go into debt down to the policy's max_debt)",
-      "Give units back (capped at each limit's size)",
-      "Reserve an estimate: charged now, settled later with the actual cost (needs --redis to "
-      "outlive the command)",
-      "Settle a reservation with the actual cost: the difference is charged or refunded"};
-  const auto index = static_cast<std::size_t>(operation);
   auto options = std::make_shared<QuotaOptions>();
-  CLI::App* command = app.add_subcommand(std::string(kVerbs[index]), std::string(kHelp[index]));
+  CLI::App* command = app.add_subcommand(std::string(command_of(operation).verb),
+                                         std::string(command_of(operation).help));
   command->add_option("--policy-file", options->policy_file, "Policy document (YAML or JSON)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -117,7 +130,7 @@ void add_quota_command(CLI::App& app, const std::shared_ptr<const Environment>& 
                       "On Redis: redis://[user:pass@]host:port/db (default: in memory, which "
                       "forgets the balance when the command ends)");
   command->callback([env, options, operation] {
-    const Run run(*env, std::string(kVerbs[static_cast<std::size_t>(operation)]));
+    const Run run(*env, std::string(command_of(operation).verb));
     env->exit(run.finish(run_quota(run, *options, operation)));
   });
 }
