@@ -145,14 +145,12 @@ const std::vector<Setting>& settings() {
         "gRPC: response_headers_to_add on answers: none (envoyproxy/ratelimit's default), "
         "x-ratelimit (x-ratelimit-limit/-remaining/-reset) or ratelimit (RateLimit-Limit/...)",
         [](Settings& s, std::string_view text) -> Status {
-          StatusOr<grpc_server::RlsHeaders> headers = grpc_server::parse_rls_headers(text);
+          StatusOr<wire::RlsHeaders> headers = wire::parse_rls_headers(text);
           if (!headers.ok()) return headers.status();
           s.grpc_headers = *headers;
           return Status();
         },
-        [](const Settings& s) {
-          return std::string(grpc_server::rls_headers_name(s.grpc_headers));
-        });
+        [](const Settings& s) { return std::string(wire::rls_headers_name(s.grpc_headers)); });
     add("grpc_health_interval",
         "gRPC: how often readiness (store and policy database) is probed for grpc.health.v1",
         duration_setter(&Settings::grpc_health_interval, false),
@@ -352,12 +350,12 @@ const std::vector<Setting>& settings() {
         "(X-RateLimit-*), draft6 (RateLimit-Limit/-Remaining/-Reset), draft10 (RateLimit, "
         "RateLimit-Policy)",
         [](Settings& s, std::string_view text) -> Status {
-          StatusOr<http::HeaderSets> sets = http::parse_header_sets(text);
+          StatusOr<wire::HeaderSets> sets = wire::parse_header_sets(text);
           if (!sets.ok()) return sets.status();
           s.rate_limit_headers = *sets;
           return Status();
         },
-        [](const Settings& s) { return http::format_header_sets(s.rate_limit_headers); });
+        [](const Settings& s) { return wire::format_header_sets(s.rate_limit_headers); });
     add("check_app_header", "GET /v1/check: header naming the app",
         string_setter(&Settings::check_app_header, false),
         [](const Settings& s) { return s.check_app_header; });

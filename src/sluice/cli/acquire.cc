@@ -12,8 +12,8 @@
 #include "sluice/cli/commands.h"
 #include "sluice/policy/document.h"
 #include "sluice/service/decision.h"
-#include "sluice/service/decision_json.h"
 #include "sluice/service/limiter.h"
+#include "sluice/wire/decision_json.h"
 
 namespace sluice::cli {
 namespace {
@@ -76,7 +76,7 @@ int run_acquire(const AcquireOptions& options) {
     }
     const service::Decision& decision = *result;
     if (options.json) {
-      std::cout << service::decision_json(decision) << "\n";
+      std::cout << wire::decision_json(decision) << "\n";
     } else {
       std::cout << "#" << (i + 1) << "  " << describe(decision) << "\n";
     }

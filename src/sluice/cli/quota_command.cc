@@ -13,9 +13,9 @@
 #include "sluice/core/duration.h"
 #include "sluice/policy/document.h"
 #include "sluice/service/decision.h"
-#include "sluice/service/decision_json.h"
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
+#include "sluice/wire/decision_json.h"
 
 namespace sluice::cli {
 namespace {
@@ -96,7 +96,7 @@ int run_quota(const QuotaOptions& options, store::QuotaOperation operation) {
     return result.status().code() == StatusCode::kNotFound ? 3 : 2;
   }
   if (options.json) {
-    std::cout << service::decision_json(*result) << "\n";
+    std::cout << wire::decision_json(*result) << "\n";
   } else {
     std::cout << describe(*result, operation) << "\n";
   }

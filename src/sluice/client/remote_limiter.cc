@@ -14,7 +14,7 @@
 #include <utility>  // before Asio: Boost 1.74 uses std::exchange without it (GCC 12)
 
 #include "sluice/core/http_status.h"
-#include "sluice/service/decision_json.h"
+#include "sluice/wire/decision_json.h"
 
 namespace sluice {
 namespace {
@@ -245,7 +245,7 @@ StatusOr<service::Decision> RemoteLimiter::acquire(std::string_view policy, std:
   if (wait > 0) body["wait_ms"] = wait / kMicrosPerMilli;
   StatusOr<json> answer = impl_->call(bhttp::verb::post, "/v1/acquire", body, wait);
   if (!answer.ok()) return answer.status();
-  return service::decision_from_json(*answer);
+  return wire::decision_from_json(*answer);
 }
 
 StatusOr<std::vector<StatusOr<service::Decision>>> RemoteLimiter::try_acquire_batch(
@@ -263,7 +263,7 @@ StatusOr<std::vector<StatusOr<service::Decision>>> RemoteLimiter::try_acquire_ba
   std::vector<StatusOr<service::Decision>> results;
   for (const json& item : (*answer)["decisions"]) {
     if (item.is_object() && item.contains("allowed")) {
-      results.push_back(service::decision_from_json(item));
+      results.push_back(wire::decision_from_json(item));
     } else if (item.is_object()) {
       results.push_back(problem_status(item));
     } else {
@@ -304,7 +304,7 @@ StatusOr<service::Decision> RemoteLimiter::quota(std::string_view operation,
   if (operation == "reserve") body["ttl_ms"] = (ttl + kMicrosPerMilli - 1) / kMicrosPerMilli;
   StatusOr<json> answer = impl_->call(bhttp::verb::post, "/v1/" + std::string(operation), body);
   if (!answer.ok()) return answer.status();
-  return service::decision_from_json(*answer);
+  return wire::decision_from_json(*answer);
 }
 
 Status RemoteLimiter::ready() {

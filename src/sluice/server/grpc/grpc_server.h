@@ -17,15 +17,15 @@
 #include <memory>
 #include <string>
 
-#include "sluice/server/grpc/rls_mapping.h"
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/status.h"
+#include "sluice/wire/rls_mapping.h"
 
 namespace sluice::grpc_server {
 
 struct RlsOptions {
-  RlsHeaders headers = RlsHeaders::kNone;
+  wire::RlsHeaders headers = wire::RlsHeaders::kNone;
   // Bound on each store call when the caller set no deadline (Envoy always sets one: the
   // filter's timeout, 20 ms by default). A caller's deadline shortens it, never lengthens it.
   Micros store_timeout = kMicrosPerSecond;

@@ -138,7 +138,7 @@ class GrpcTest : public ::testing::TestWithParam<Backend> {
         store, &memory_,
         service::LimiterOptions{.store_timeout = kMicrosPerSecond, .policies = &lookup_});
     StatusOr<std::unique_ptr<GrpcServer>> server =
-        GrpcServer::start({.rls = {.headers = RlsHeaders::kXRateLimit}}, *limiter_, lookup_);
+        GrpcServer::start({.rls = {.headers = wire::RlsHeaders::kXRateLimit}}, *limiter_, lookup_);
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(*server);
     channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),

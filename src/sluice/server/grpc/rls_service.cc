@@ -7,11 +7,15 @@
 #include <vector>
 
 #include "envoy/service/ratelimit/v3/rls.pb.h"
+#include "sluice/wire/rls_mapping.h"
 
 namespace sluice::grpc_server {
 namespace {
 
 namespace rls = envoy::service::ratelimit::v3;
+using wire::RlsCode;
+using wire::RlsHeaders;
+using wire::RlsStatus;
 
 // Time kept back from the caller's deadline for the answer's own trip — a tenth of what is left,
 // at least 2 ms (Envoy's default 20 ms timeout leaves the store 18 ms): a store that has not
@@ -40,9 +44,9 @@ void fill_response(const std::vector<RlsStatus>& statuses, RlsHeaders headers,
     over = over || status.code == RlsCode::kOverLimit;
   }
   response.set_overall_code(over ? rls::RateLimitResponse::OVER_LIMIT : rls::RateLimitResponse::OK);
-  for (RlsHeader& header : response_headers(statuses, headers)) {
+  for (wire::Header& header : wire::response_headers(statuses, headers)) {
     auto& added = *response.add_response_headers_to_add();
-    added.set_key(std::move(header.key));
+    added.set_key(std::move(header.name));
     added.set_value(std::move(header.value));
   }
 }
@@ -84,7 +88,7 @@ void fill_status(Pending& pending, std::size_t index, service::Decided& decided)
             ? invalid_argument(descriptor_field(index) + "." + std::string(status.message()))
             : status);
   } else if (decided.policy) {  // else nothing limits the descriptor: OK, no current limit
-    pending.statuses[index] = status_from_decision(*decided.decision, *decided.policy);
+    pending.statuses[index] = wire::status_from_decision(*decided.decision, *decided.policy);
   }
 }
 
@@ -122,10 +126,10 @@ void RlsService::should_rate_limit(std::string_view request_bytes, std::optional
   requests.reserve(static_cast<std::size_t>(request.descriptors_size()));
   for (int i = 0; i < request.descriptors_size(); ++i) {
     const auto& descriptor = request.descriptors(i);
-    StatusOr<std::int64_t> cost =
-        descriptor_cost(request.hits_addend(), descriptor.has_hits_addend()
-                                                   ? std::optional(descriptor.hits_addend().value())
-                                                   : std::nullopt);
+    StatusOr<std::int64_t> cost = wire::descriptor_cost(
+        request.hits_addend(), descriptor.has_hits_addend()
+                                   ? std::optional(descriptor.hits_addend().value())
+                                   : std::nullopt);
     if (!cost.ok()) {
       return reply(invalid_argument(descriptor_field(static_cast<std::size_t>(i)) + "." +
                                     std::string(cost.status().message())));
@@ -138,8 +142,9 @@ void RlsService::should_rate_limit(std::string_view request_bytes, std::optional
     if (descriptor.has_limit()) {
       const auto& requested = descriptor.limit();
       target.limit_override = service::DescriptorTarget::Override{
-          .limit = override_limit(requested.requests_per_unit(), requested.unit()),
-          .subject_suffix = override_subject("", requested.requests_per_unit(), requested.unit())};
+          .limit = wire::override_limit(requested.requests_per_unit(), requested.unit()),
+          .subject_suffix =
+              wire::override_subject("", requested.requests_per_unit(), requested.unit())};
     }
     requests.push_back({.app = request.domain(),
                         .descriptor = std::move(target),

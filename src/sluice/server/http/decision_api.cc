@@ -9,7 +9,7 @@
 #include "sluice/auth/secrets.h"
 #include "sluice/core/key.h"
 #include "sluice/server/http/json_fields.h"
-#include "sluice/service/decision_json.h"
+#include "sluice/wire/decision_json.h"
 
 namespace sluice::http {
 namespace {
@@ -229,10 +229,10 @@ service::DecisionRequest DecisionApi::to_request(AcquireInput input, const Reque
 
 Response DecisionApi::decision_response(const service::Decision& decision,
                                         const policy::Policy* policy) const {
-  Response response{.status = 200, .body = service::decision_json(decision)};
+  Response response{.status = 200, .body = wire::decision_json(decision)};
   if (policy != nullptr) {
     response.headers =
-        rate_limit_headers(decision, policy->limits, clock_.now(), options_.header_sets);
+        wire::rate_limit_headers(decision, policy->limits, clock_.now(), options_.header_sets);
   }
   return response;
 }
@@ -287,7 +287,7 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
   for (std::size_t i = 0; i < items.size(); ++i) {
     ParsedAcquire parsed = parse_acquire(items[i], 0);
     if (!parsed.input) {
-      refused[i] = problem_json(
+      refused[i] = wire::problem_json(
           400, "invalid acquire request at requests[" + std::to_string(i) + "]", parsed.errors);
       continue;
     }
@@ -308,10 +308,10 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
     }
     for (std::size_t j = 0; j < answers.size(); ++j) {
       const StatusOr<service::Decision>& answer = answers[j].decision;
-      texts[positions[j]] = answer.ok()
-                                ? service::decision_json(*answer)
-                                : dump_json(problem_json(http_status_for(answer.status().code()),
-                                                         answer.status().message()));
+      texts[positions[j]] =
+          answer.ok() ? wire::decision_json(*answer)
+                      : dump_json(wire::problem_json(http_status_for(answer.status().code()),
+                                                     answer.status().message()));
     }
     std::string out = "{\"decisions\":[";
     for (std::size_t i = 0; i < texts.size(); ++i) {
@@ -471,23 +471,22 @@ Response DecisionApi::check_response(const service::Decision& decision,
                                      int deny_status) const {
   Response response = decision_response(decision, policy);
   if (decision.verdict.allowed) return response;
-  const std::string item = policy_item_name(decision.policy, decision.limit_index);
-  const std::optional<std::int64_t> retry = retry_after_seconds(decision);
+  const std::string item = wire::policy_item_name(decision.policy, decision.limit_index);
+  const std::optional<std::int64_t> retry = wire::retry_after_seconds(decision);
   // The header may be spread by the policy's retry_jitter; the body keeps the exact time.
   const std::int64_t jitter = policy ? policy->retry_jitter_percent : 0;
   const std::optional<std::int64_t> retry_header =
-      jittered_retry_after_seconds(decision, jitter, jitter > 0 ? uniform_draw() : 0.0);
-  json problem = problem_json(
-      429,
+      wire::jittered_retry_after_seconds(decision, jitter, jitter > 0 ? uniform_draw() : 0.0);
+  json problem = wire::problem_json(
+      deny_status,
       retry
           ? "policy \"" + decision.policy + "\" allows this request again in " +
                 std::to_string(*retry) + " s"
           : "policy \"" + decision.policy + "\" can never grant a cost of " + std::to_string(cost),
       {}, kQuotaExceededTitle, kQuotaExceededType);
-  problem["status"] = deny_status;
   problem["violated-policies"] = json::array({item});
   response.status = deny_status;
-  response.content_type = std::string(kProblemJson);
+  response.content_type = std::string(wire::kProblemJson);
   response.body = dump_json(problem);
   if (retry_header) response.headers.push_back({"Retry-After", std::to_string(*retry_header)});
   return response;

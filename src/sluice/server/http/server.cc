@@ -631,7 +631,7 @@ void HttpServer::Impl::Connection::write(Response response) {
   head_.clear();
   head_.append(version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
   head_.append(std::to_string(status)).push_back(' ');
-  head_.append(reason_phrase(status)).append("\r\nDate: ").append(http_date());
+  head_.append(wire::reason_phrase(status)).append("\r\nDate: ").append(http_date());
   if (!response.content_type.empty()) {
     head_.append("\r\nContent-Type: ").append(response.content_type);
   }
