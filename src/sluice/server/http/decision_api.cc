@@ -28,13 +28,31 @@ constexpr std::string_view kQuotaExceededType =
 constexpr std::string_view kQuotaExceededTitle =
     "Request cannot be satisfied as assigned quota has been exceeded";
 
-// A decision request that could not be decided: the status's problem, and for an overloaded
-// server (max_pending decisions in flight) 503 with Retry-After, so clients back off instead of
-// queueing without bound.
-Response decision_error(const Status& status) {
+// Whether the answer to an overloaded server (max_pending decisions in flight) advises
+// Retry-After: acquire and check do, so clients back off instead of queueing without bound;
+// leases and quota operations answer the plain problem, as they always have.
+enum class OverloadRetry { kAdvised, kNotAdvised };
+
+// A decision request that could not be decided: the status's problem, and 503 with Retry-After
+// when the server is overloaded and `retry` advises it.
+Response decision_error(const Status& status, OverloadRetry retry = OverloadRetry::kAdvised) {
   Response response = status_response(status);
-  if (service::is_overloaded(status)) response.headers.push_back({"Retry-After", "1"});
+  if (retry == OverloadRetry::kAdvised && service::is_overloaded(status)) {
+    response.headers.push_back({"Retry-After", "1"});
+  }
   return response;
+}
+
+// The limiter's callback of one decision endpoint, the one place where the decision API turns
+// the limiter's error into a response: `respond(decided)` makes the response of a decision.
+template <typename Respond>
+service::Limiter::Done answer_decided(std::shared_ptr<Exchange> exchange, OverloadRetry retry,
+                                      Respond respond) {
+  return [exchange = std::move(exchange), retry,
+          respond = std::move(respond)](service::Decided decided) {
+    if (decided.decision.ok()) return exchange->respond(respond(decided));
+    exchange->respond(decision_error(decided.decision.status(), retry));
+  };
 }
 
 // The route's verb of a quota operation.
@@ -192,9 +210,9 @@ void DecisionApi::add_routes(Router& router) {
   router.add("POST", "/v1/acquire/batch",
              [this](auto exchange) { acquire_batch(std::move(exchange)); });
   router.add("POST", "/v1/leases/{lease}/release",
-             [this](auto exchange) { lease(std::move(exchange), true); });
+             [this](auto exchange) { lease(std::move(exchange), service::Operation::kRelease); });
   router.add("POST", "/v1/leases/{lease}/renew",
-             [this](auto exchange) { lease(std::move(exchange), false); });
+             [this](auto exchange) { lease(std::move(exchange), service::Operation::kRenew); });
   router.add("POST", "/v1/charge",
              [this](auto exchange) { quota(std::move(exchange), service::Operation::kCharge); });
   router.add("POST", "/v1/refund",
@@ -247,13 +265,11 @@ void DecisionApi::acquire(const std::shared_ptr<Exchange>& exchange) {
     return exchange->respond(invalid_request("invalid acquire request", parsed.errors));
   }
   exchange->discard_body();  // a wait may hold the exchange for up to max_wait
-  limiter_.decide(to_request(std::move(*parsed.input), exchange->request()),
-                  [this, exchange](service::Decided decided) {
-                    if (!decided.decision.ok()) {
-                      return exchange->respond(decision_error(decided.decision.status()));
-                    }
-                    exchange->respond(decision_response(*decided.decision, decided.policy.get()));
-                  });
+  limiter_.decide(
+      to_request(std::move(*parsed.input), exchange->request()),
+      answer_decided(exchange, OverloadRetry::kAdvised, [this](const service::Decided& decided) {
+        return decision_response(*decided.decision, decided.policy.get());
+      }));
 }
 
 void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
@@ -323,7 +339,8 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
   });
 }
 
-void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, bool release) {
+void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, service::Operation operation) {
+  const bool release = operation == service::Operation::kRelease;
   if (refused_cross_site(exchange)) return;
   Response error;
   std::optional<json> body = parse_json_body(exchange->request().body, error);
@@ -349,15 +366,13 @@ void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, bool release)
   limiter_.decide(
       {.app = std::move(input.app),
        .policy = std::move(input.policy),
-       .operation = release ? service::Operation::kRelease : service::Operation::kRenew,
+       .operation = operation,
        .subject = std::move(input.key),
        .lease = std::move(lease)},
-      [exchange, answer_field](service::Decided decided) {
-        if (!decided.decision.ok()) {
-          return exchange->respond(status_response(decided.decision.status()));
-        }
-        exchange->respond(json_response(200, {{answer_field, decided.decision->verdict.allowed}}));
-      });
+      answer_decided(
+          exchange, OverloadRetry::kNotAdvised, [answer_field](const service::Decided& decided) {
+            return json_response(200, {{answer_field, decided.decision->verdict.allowed}});
+          }));
 }
 
 void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange, service::Operation operation) {
@@ -397,20 +412,18 @@ void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange, service::Oper
   if (!errors.empty()) {
     return exchange->respond(invalid_request("invalid " + std::string(name) + " request", errors));
   }
-  limiter_.decide({.app = std::move(input.app),
-                   .policy = std::move(input.policy),
-                   .operation = operation,
-                   .subject = std::move(input.key),
-                   .cost = input.cost,
-                   .client = std::string(exchange->request().peer()),
-                   .reservation = std::move(reservation),
-                   .reservation_ttl = ttl_ms * kMicrosPerMilli},
-                  [this, exchange](service::Decided decided) {
-                    if (!decided.decision.ok()) {
-                      return exchange->respond(status_response(decided.decision.status()));
-                    }
-                    exchange->respond(decision_response(*decided.decision, decided.policy.get()));
-                  });
+  limiter_.decide(
+      {.app = std::move(input.app),
+       .policy = std::move(input.policy),
+       .operation = operation,
+       .subject = std::move(input.key),
+       .cost = input.cost,
+       .client = std::string(exchange->request().peer()),
+       .reservation = std::move(reservation),
+       .reservation_ttl = ttl_ms * kMicrosPerMilli},
+      answer_decided(exchange, OverloadRetry::kNotAdvised, [this](const service::Decided& decided) {
+        return decision_response(*decided.decision, decided.policy.get());
+      }));
 }
 
 void DecisionApi::check(const std::shared_ptr<Exchange>& exchange) {
@@ -457,13 +470,12 @@ void DecisionApi::check(const std::shared_ptr<Exchange>& exchange) {
   }
   if (!errors.empty()) return exchange->respond(invalid_request("invalid check request", errors));
   const std::int64_t cost = input.cost;
-  limiter_.decide(to_request(std::move(input), request), [this, exchange, cost,
-                                                          deny_status](service::Decided decided) {
-    if (!decided.decision.ok()) {
-      return exchange->respond(decision_error(decided.decision.status()));
-    }
-    exchange->respond(check_response(*decided.decision, decided.policy.get(), cost, deny_status));
-  });
+  limiter_.decide(to_request(std::move(input), request),
+                  answer_decided(exchange, OverloadRetry::kAdvised,
+                                 [this, cost, deny_status](const service::Decided& decided) {
+                                   return check_response(*decided.decision, decided.policy.get(),
+                                                         cost, deny_status);
+                                 }));
 }
 
 Response DecisionApi::check_response(const service::Decision& decision,

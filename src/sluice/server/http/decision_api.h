@@ -125,7 +125,8 @@ class DecisionApi {
 
   void acquire(const std::shared_ptr<Exchange>& exchange);
   void acquire_batch(const std::shared_ptr<Exchange>& exchange);
-  void lease(const std::shared_ptr<Exchange>& exchange, bool release);
+  // POST /v1/leases/{lease}/release (kRelease) and /renew (kRenew).
+  void lease(const std::shared_ptr<Exchange>& exchange, service::Operation operation);
   // POST /v1/charge and /v1/refund (docs/quotas.md): {"app", "policy", "key", "cost"} → 200 and
   // the decision with its "balance" (a charge refused for max_debt is allowed: false).
   void quota(const std::shared_ptr<Exchange>& exchange, service::Operation operation);
