@@ -333,7 +333,7 @@ Status RunningServer::Parts::start_grpc() {
       grpc_options(s, listen,
                    s.grpc_max_connections != 0 ? static_cast<std::size_t>(s.grpc_max_connections)
                                                : budget.grpc),
-      *backend->limiter, *lookup);
+      *backend->limiter);
   if (!started.ok()) return Status(StatusCode::kInternal, started.status().message());
   grpc = std::move(*started);
   for (const std::string& conflict : lookup->descriptors()->conflicts()) {

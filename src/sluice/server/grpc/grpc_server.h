@@ -18,7 +18,6 @@
 #include <string>
 
 #include "sluice/service/limiter.h"
-#include "sluice/service/policy_lookup.h"
 #include "sluice/status.h"
 #include "sluice/wire/rls_mapping.h"
 
@@ -81,11 +80,11 @@ struct GrpcServerOptions {
 
 class GrpcServer {
  public:
-  // Starts serving; the limiter and lookup must outlive the server. Health starts SERVING.
+  // Starts serving; the limiter (which matches the descriptors in its own lookup) must outlive
+  // the server. Health starts SERVING.
   // Errors: InvalidArgument naming the option, Unavailable when the address cannot be bound.
   static StatusOr<std::unique_ptr<GrpcServer>> start(GrpcServerOptions options,
-                                                     service::Limiter& limiter,
-                                                     const service::PolicyLookup& policies);
+                                                     service::Limiter& limiter);
   ~GrpcServer();  // shutdown()
   GrpcServer(const GrpcServer&) = delete;
   GrpcServer& operator=(const GrpcServer&) = delete;
