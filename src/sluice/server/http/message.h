@@ -1,6 +1,7 @@
-// The HTTP vocabulary handlers see, free of Beast and Asio so only server.cc pays for those
-// headers: Request, Response, problem+json responses (their bodies: wire/problem_json.h) and
-// Status errors as responses (the one mapping of codes to HTTP statuses: core/http_status.h).
+// The HTTP vocabulary handlers see, free of Beast and Asio so only the server's own files
+// (server_impl.h) pay for those headers: Request, Response, problem+json responses (their bodies:
+// wire/problem_json.h) and Status errors as responses (the one mapping of codes to HTTP statuses:
+// core/http_status.h).
 #pragma once
 
 #include <cstddef>
