@@ -23,6 +23,11 @@ double uniform_draw() {
 }
 
 constexpr int kMaxJsonDepth = 64;
+// The longest lease or reservation id a request may name; a longer one is refused before the
+// store is asked.
+constexpr std::size_t kMaxIdBytes = 128;
+// How long a reservation holds its units when the request names no ttl_ms.
+constexpr std::int64_t kDefaultReservationTtlMs = 60'000;
 constexpr std::string_view kQuotaExceededType =
     "https://iana.org/assignments/http-problem-types#quota-exceeded";
 constexpr std::string_view kQuotaExceededTitle =
@@ -356,7 +361,9 @@ void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, service::Oper
     reject_unknown(*body, {"app", "policy", "key"}, errors);
   }
   std::string lease(exchange->param("lease"));
-  if (lease.size() > 128) errors.push_back({"lease", "must be at most 128 bytes"});
+  if (lease.size() > kMaxIdBytes) {
+    errors.push_back({"lease", "must be at most " + std::to_string(kMaxIdBytes) + " bytes"});
+  }
   if (!errors.empty()) {
     return exchange->respond(
         invalid_request(release ? "invalid release request" : "invalid renew request", errors));
@@ -383,8 +390,8 @@ void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange, service::Oper
   if (!body) return exchange->respond(std::move(error));
   std::vector<FieldError> errors;
   AcquireInput input;
-  std::int64_t ttl_ms = 60'000;  // reserve
-  std::string reservation;       // settle
+  std::int64_t ttl_ms = kDefaultReservationTtlMs;  // reserve
+  std::string reservation;                         // settle
   if (!body->is_object()) {
     errors.push_back({"body", "must be a JSON object, not " + std::string(json_type(*body))});
   } else {
@@ -401,8 +408,9 @@ void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange, service::Oper
       reject_unknown(*body, {"app", "policy", "key", "cost", "ttl_ms"}, errors);
     } else if (operation == service::Operation::kSettle) {
       read_string(*body, "reservation", reservation, true, errors);
-      if (reservation.empty() || reservation.size() > 128) {
-        errors.push_back({"reservation", "must be the id reserve answered (1 to 128 bytes)"});
+      if (reservation.empty() || reservation.size() > kMaxIdBytes) {
+        errors.push_back({"reservation", "must be the id reserve answered (1 to " +
+                                             std::to_string(kMaxIdBytes) + " bytes)"});
       }
       reject_unknown(*body, {"app", "policy", "key", "cost", "reservation"}, errors);
     } else {
