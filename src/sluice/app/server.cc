@@ -345,7 +345,7 @@ Status RunningServer::Parts::start_grpc() {
                                            s.grpc_max_connections != 0
                                                ? static_cast<std::size_t>(s.grpc_max_connections)
                                                : budget.grpc),
-                              *backend->limiter, *lookup)));
+                              *backend->limiter)));
   for (const std::string& conflict : lookup->descriptors()->conflicts()) {
     log_warn("descriptor conflict", {{"detail", conflict}});
   }

@@ -149,14 +149,11 @@ const std::vector<Setting>& settings() {
         "gRPC: response_headers_to_add on answers: none (envoyproxy/ratelimit's default), "
         "x-ratelimit (x-ratelimit-limit/-remaining/-reset) or ratelimit (RateLimit-Limit/...)",
         [](Settings& s, std::string_view text) -> Status {
-          SLUICE_ASSIGN_OR_RETURN(const grpc_server::RlsHeaders headers,
-                                  grpc_server::parse_rls_headers(text));
+          SLUICE_ASSIGN_OR_RETURN(const wire::RlsHeaders headers, wire::parse_rls_headers(text));
           s.grpc_headers = headers;
           return Status();
         },
-        [](const Settings& s) {
-          return std::string(grpc_server::rls_headers_name(s.grpc_headers));
-        });
+        [](const Settings& s) { return std::string(wire::rls_headers_name(s.grpc_headers)); });
     add("grpc_health_interval",
         "gRPC: how often readiness (store and policy database) is probed for grpc.health.v1",
         duration_setter(&Settings::grpc_health_interval, Zero::kRefused),
@@ -360,11 +357,11 @@ const std::vector<Setting>& settings() {
         "(X-RateLimit-*), draft6 (RateLimit-Limit/-Remaining/-Reset), draft10 (RateLimit, "
         "RateLimit-Policy)",
         [](Settings& s, std::string_view text) -> Status {
-          SLUICE_ASSIGN_OR_RETURN(const http::HeaderSets sets, http::parse_header_sets(text));
+          SLUICE_ASSIGN_OR_RETURN(const wire::HeaderSets sets, wire::parse_header_sets(text));
           s.rate_limit_headers = sets;
           return Status();
         },
-        [](const Settings& s) { return http::format_header_sets(s.rate_limit_headers); });
+        [](const Settings& s) { return wire::format_header_sets(s.rate_limit_headers); });
     add("check_app_header", "GET /v1/check: header naming the app",
         string_setter(&Settings::check_app_header, Empty::kRefused),
         [](const Settings& s) { return s.check_app_header; });

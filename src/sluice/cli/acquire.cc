@@ -11,8 +11,8 @@
 #include "sluice/core/status_macros.h"
 #include "sluice/policy/document.h"
 #include "sluice/service/decision.h"
-#include "sluice/service/decision_json.h"
 #include "sluice/service/limiter.h"
+#include "sluice/wire/decision_json.h"
 
 namespace sluice::cli {
 namespace {
@@ -59,7 +59,7 @@ Status run_acquire(const Run& run, const AcquireOptions& options) {
                                                            .cost = options.cost})
                                                .decision));
     if (options.json) {
-      run.out() << service::decision_json(decision) << "\n";
+      run.out() << wire::decision_json(decision) << "\n";
     } else {
       run.out() << "#" << (i + 1) << "  " << describe(decision) << "\n";
     }

@@ -12,9 +12,9 @@
 #include "sluice/core/status_macros.h"
 #include "sluice/policy/document.h"
 #include "sluice/service/decision.h"
-#include "sluice/service/decision_json.h"
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
+#include "sluice/wire/decision_json.h"
 
 namespace sluice::cli {
 namespace {
@@ -93,7 +93,7 @@ Status run_quota(const Run& run, const QuotaOptions& options, store::QuotaOperat
                                      .reservation_ttl = ttl})
                          .decision));
   if (options.json) {
-    run.out() << service::decision_json(decision) << "\n";
+    run.out() << wire::decision_json(decision) << "\n";
   } else {
     run.out() << describe(decision, operation) << "\n";
   }

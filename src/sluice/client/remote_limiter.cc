@@ -15,7 +15,7 @@
 
 #include "sluice/core/http_status.h"
 #include "sluice/core/status_macros.h"
-#include "sluice/service/decision_json.h"
+#include "sluice/wire/decision_json.h"
 
 namespace sluice {
 namespace {
@@ -308,7 +308,7 @@ StatusOr<service::Decision> RemoteLimiter::decide(const service::DecisionRequest
       break;
   }
   SLUICE_ASSIGN_OR_RETURN(const json answer, impl_->call(bhttp::verb::post, target, body, wait));
-  return service::decision_from_json(answer);
+  return wire::decision_from_json(answer);
 }
 
 StatusOr<service::Decision> RemoteLimiter::try_acquire(std::string_view policy,
@@ -342,7 +342,7 @@ StatusOr<std::vector<StatusOr<service::Decision>>> RemoteLimiter::try_acquire_ba
   std::vector<StatusOr<service::Decision>> results;
   for (const json& item : answer["decisions"]) {
     if (item.is_object() && item.contains("allowed")) {
-      results.push_back(service::decision_from_json(item));
+      results.push_back(wire::decision_from_json(item));
     } else if (item.is_object()) {
       results.push_back(problem_status(item));
     } else {

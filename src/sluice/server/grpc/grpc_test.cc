@@ -18,6 +18,7 @@
 #include "sluice/policy/document.h"
 #include "sluice/server/grpc/grpc_server.h"
 #include "sluice/server/grpc/reflection.h"
+#include "sluice/service/policy_lookup.h"
 #include "sluice/store/memory/memory_store.h"
 #include "sluice/store/redis/redis_store.h"
 #include "testing/redis_server.h"
@@ -138,7 +139,7 @@ class GrpcTest : public ::testing::TestWithParam<Backend> {
         store, &memory_,
         service::LimiterOptions{.store_timeout = kMicrosPerSecond, .policies = &lookup_});
     StatusOr<std::unique_ptr<GrpcServer>> server =
-        GrpcServer::start({.rls = {.headers = RlsHeaders::kXRateLimit}}, *limiter_, lookup_);
+        GrpcServer::start({.rls = {.headers = wire::RlsHeaders::kXRateLimit}}, *limiter_);
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(*server);
     channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),
@@ -174,7 +175,7 @@ class GrpcTest : public ::testing::TestWithParam<Backend> {
     options.store_timeout = 10 * kMicrosPerSecond;
     options.policies = &lookup_;
     service::Limiter limiter(*redis_store_, &memory_, options);
-    StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start({}, limiter, lookup_);
+    StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start({}, limiter);
     StatusOr<std::unique_ptr<redis::Client>> pauser =
         redis::Client::create({.host = "127.0.0.1", .port = redis_server_->port()});
     if (!server.ok() || !pauser.ok() ||
@@ -503,7 +504,7 @@ TEST_P(GrpcTest, BeyondMaxPendingACallIsUnavailableAtOnce) {
   service::Limiter limiter(
       *redis_store_, &memory_,
       {.store_timeout = 10 * kMicrosPerSecond, .policies = &lookup_, .max_pending = 1});
-  StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start({}, limiter, lookup_);
+  StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start({}, limiter);
   ASSERT_TRUE(server.ok()) << server.status().to_string();
   auto stub = rls::RateLimitService::NewStub(grpc::CreateChannel(
       "127.0.0.1:" + std::to_string((*server)->port()), grpc::InsecureChannelCredentials()));
