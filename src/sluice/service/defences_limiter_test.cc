@@ -75,42 +75,27 @@ std::vector<policy::Policy> policies() {
 }
 
 // A pass-through to the real Redis store that counts the decisions asked of it.
-class CountingStore final : public store::Store {
+class CountingStore final : public store::DecisionPort {
  public:
-  explicit CountingStore(store::Store& inner) : inner_(inner) {}
-  StatusOr<Decision> acquire(const store::SubjectRef& ref, std::int64_t cost) override {
+  explicit CountingStore(store::DecisionPort& inner) : inner_(inner) {}
+  void acquire(const store::SubjectRef& ref, std::int64_t cost, Done done) override {
     ++calls;
-    return inner_.acquire(ref, cost);
+    inner_.acquire(ref, cost, std::move(done));
   }
-  void acquire_async(const store::SubjectRef& ref, std::int64_t cost,
-                     AcquireCallback done) override {
-    ++calls;
-    inner_.acquire_async(ref, cost, std::move(done));
+  void apply_quota(const store::SubjectRef& ref, const store::QuotaRequest& request,
+                   Done done) override {
+    inner_.apply_quota(ref, request, std::move(done));
+  }
+  void lease(const store::SubjectRef& ref, store::LeaseOperation operation, std::string_view lease,
+             LeaseDone done) override {
+    inner_.lease(ref, operation, lease, std::move(done));
   }
   bool answers_in_process() const override { return inner_.answers_in_process(); }
-  StatusOr<Decision> apply_quota(const store::SubjectRef& ref,
-                                 const store::QuotaRequest& request) override {
-    return inner_.apply_quota(ref, request);
-  }
-  void apply_quota_async(const store::SubjectRef& ref, const store::QuotaRequest& request,
-                         AcquireCallback done) override {
-    inner_.apply_quota_async(ref, request, std::move(done));
-  }
-  StatusOr<bool> release(const store::SubjectRef& ref, std::string_view lease) override {
-    return inner_.release(ref, lease);
-  }
-  StatusOr<bool> renew(const store::SubjectRef& ref, std::string_view lease) override {
-    return inner_.renew(ref, lease);
-  }
-  StatusOr<std::vector<algorithm::Verdict>> inspect(const store::SubjectRef& ref) override {
-    return inner_.inspect(ref);
-  }
-  Status reset(const store::SubjectRef& ref) override { return inner_.reset(ref); }
 
   std::atomic<int> calls{0};
 
  private:
-  store::Store& inner_;
+  store::DecisionPort& inner_;
 };
 
 // One acquire's answer: whether it came before acquire returned (always so for an answer made

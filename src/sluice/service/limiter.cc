@@ -153,7 +153,7 @@ struct Limiter::Batch {
   }
 };
 
-Limiter::Limiter(store::Store& store, store::Store* local, LimiterOptions options)
+Limiter::Limiter(store::DecisionPort& store, store::DecisionPort* local, LimiterOptions options)
     : store_(store),
       local_(local),
       options_(options),
@@ -377,7 +377,7 @@ void Limiter::run(const std::shared_ptr<Attempt>& attempt) {
   ask_store(attempt);
 }
 
-void Limiter::submit(const Attempt& attempt, store::Store::AcquireCallback done) {
+void Limiter::submit(const Attempt& attempt, store::DecisionPort::Done done) {
   const DecisionRequest& request = attempt.request;
   const policy::Policy& policy = *attempt.policy;
   store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = request.subject};
@@ -388,7 +388,7 @@ void Limiter::submit(const Attempt& attempt, store::Store::AcquireCallback done)
         return token_leases().acquire(policy, request.subject, request.cost, std::move(done));
       }
       ref.penalty = policy.penalty ? &*policy.penalty : nullptr;
-      return store_.acquire_async(ref, request.cost, std::move(done));
+      return store_.acquire(ref, request.cost, std::move(done));
     case Operation::kRelease:
     case Operation::kRenew: {
       // A lease operation's answer as a decision: allowed when the lease was live.
@@ -396,10 +396,10 @@ void Limiter::submit(const Attempt& attempt, store::Store::AcquireCallback done)
         if (!live.ok()) return done(live.status());
         done(Decision{.verdict = {.allowed = *live}});
       };
-      if (request.operation == Operation::kRelease) {
-        return store_.release_async(ref, request.lease, std::move(as_decision));
-      }
-      return store_.renew_async(ref, request.lease, std::move(as_decision));
+      return store_.lease(ref,
+                          request.operation == Operation::kRelease ? store::LeaseOperation::kRelease
+                                                                   : store::LeaseOperation::kRenew,
+                          request.lease, std::move(as_decision));
     }
     case Operation::kCharge:
     case Operation::kRefund:
@@ -407,13 +407,13 @@ void Limiter::submit(const Attempt& attempt, store::Store::AcquireCallback done)
     case Operation::kSettle:
       break;
   }
-  store_.apply_quota_async(ref,
-                           {.operation = quota_operation(request.operation),
-                            .cost = request.cost,
-                            .max_debt = policy.max_debt,
-                            .reservation = request.reservation,
-                            .reservation_ttl = request.reservation_ttl},
-                           std::move(done));
+  store_.apply_quota(ref,
+                     {.operation = quota_operation(request.operation),
+                      .cost = request.cost,
+                      .max_debt = policy.max_debt,
+                      .reservation = request.reservation,
+                      .reservation_ttl = request.reservation_ttl},
+                     std::move(done));
 }
 
 void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
@@ -635,7 +635,7 @@ Decision Limiter::degrade(const policy::Policy& policy, std::string_view subject
       if (policy.on_store_failure == policy::FailureMode::kSplit) {
         seed_split_share(ref, fraction);
       }
-      StatusOr<Decision> local = local_->acquire(ref, cost);
+      StatusOr<Decision> local = store::acquire_now(*local_, ref, cost);
       if (!local.ok()) break;
       decision.verdict = local->verdict;
       decision.limit_index = local->limit_index;
@@ -657,7 +657,8 @@ void Limiter::seed_split_share(const store::SubjectRef& ref, double fraction) {
   const std::int64_t share = std::min(seed_share(seen->used, fraction),
                                       algorithm::nominal_size(ref.limits[seen->limit_index]));
   // Best effort: a concurrency limit cannot be charged, and then nothing is seeded.
-  (void)local_->apply_quota(ref, {.operation = store::QuotaOperation::kCharge, .cost = share});
+  (void)store::apply_quota_now(*local_, ref,
+                               {.operation = store::QuotaOperation::kCharge, .cost = share});
 }
 
 LimiterStats Limiter::stats() const {

@@ -195,7 +195,7 @@ class Limiter {
  public:
   // `store` holds the shared state; `local` serves failure mode `local` (nullptr: such policies
   // fail open). Both must outlive the limiter; they may be the same object.
-  Limiter(store::Store& store, store::Store* local, LimiterOptions options = {});
+  Limiter(store::DecisionPort& store, store::DecisionPort* local, LimiterOptions options = {});
   ~Limiter();
   Limiter(const Limiter&) = delete;
   Limiter& operator=(const Limiter&) = delete;
@@ -278,7 +278,7 @@ class Limiter {
   // Asks the store for `attempt`'s operation, under a deadline when the call leaves the process.
   void ask_store(const std::shared_ptr<Attempt>& attempt);
   // Sends `attempt`'s operation to the store (or token leases); `done` gets the store's answer.
-  void submit(const Attempt& attempt, store::Store::AcquireCallback done);
+  void submit(const Attempt& attempt, store::DecisionPort::Done done);
   // The answer the defences give without the store: a cached denial, or a refusal of the open
   // circuit breaker (decided by the failure mode). Sets `probe` for the half-open probe.
   std::optional<StatusOr<Decision>> answer_from_defences(const policy::Policy& policy,
@@ -323,8 +323,8 @@ class Limiter {
     return policy.lease_tokens > 0 && cost > 0 && !store_.answers_in_process();
   }
 
-  store::Store& store_;
-  store::Store* local_;
+  store::DecisionPort& store_;
+  store::DecisionPort* local_;
   LimiterOptions options_;
   const Clock& steady_;  // the timers' clock: waits, deadlines and durations
   std::once_flag timers_started_;

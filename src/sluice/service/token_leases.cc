@@ -51,7 +51,7 @@ struct TokenLeases::Shard {
   std::unordered_map<std::string, std::shared_ptr<Lease>> leases;
 };
 
-TokenLeases::TokenLeases(store::Store& store, TimerQueue& timers)
+TokenLeases::TokenLeases(store::DecisionPort& store, TimerQueue& timers)
     : store_(store), timers_(timers), shards_(std::make_unique<Shard[]>(kShards)) {}
 
 TokenLeases::~TokenLeases() { expire_all(); }
@@ -114,10 +114,10 @@ void TokenLeases::acquire(const policy::Policy& policy, std::string_view subject
 void TokenLeases::start_take(const std::shared_ptr<Lease>& lease, std::int64_t least) {
   lease->taking = true;
   const std::uint64_t generation = ++lease->generation;
-  store_.take_tokens_async(lease->ref(), least, std::max(lease->lease_tokens, least),
-                           [this, lease, generation](StatusOr<store::TokenTake> taken) {
-                             on_taken(lease, generation, std::move(taken));
-                           });
+  store_.take_tokens(lease->ref(), least, std::max(lease->lease_tokens, least),
+                     [this, lease, generation](StatusOr<store::TokenTake> taken) {
+                       on_taken(lease, generation, std::move(taken));
+                     });
 }
 
 void TokenLeases::on_taken(const std::shared_ptr<Lease>& lease, std::uint64_t generation,
@@ -201,16 +201,15 @@ void TokenLeases::expire(const std::shared_ptr<Lease>& lease, std::uint64_t gene
 void TokenLeases::give_back(const std::shared_ptr<Lease>& lease, std::int64_t units,
                             Micros taken_at) {
   // `lease` keeps the ref's strings alive until the store answers.
-  store_.give_back_tokens_async(
-      lease->ref(), units, taken_at,
-      [counters = counters_, lease, units](StatusOr<Decision> given) {
-        if (given.ok()) {
-          counters->given_back.fetch_add(static_cast<std::uint64_t>(units),
-                                         std::memory_order_relaxed);
-        } else {
-          counters->give_back_errors.fetch_add(1, std::memory_order_relaxed);
-        }
-      });
+  store_.give_back_tokens(lease->ref(), units, taken_at,
+                          [counters = counters_, lease, units](StatusOr<Decision> given) {
+                            if (given.ok()) {
+                              counters->given_back.fetch_add(static_cast<std::uint64_t>(units),
+                                                             std::memory_order_relaxed);
+                            } else {
+                              counters->give_back_errors.fetch_add(1, std::memory_order_relaxed);
+                            }
+                          });
 }
 
 void TokenLeases::expire_all() {

@@ -1,8 +1,8 @@
 // TokenLeases: bounded-error token leasing for hot subjects (docs/defences.md "Token leasing for
 // hot keys"). For a policy with lease_tokens k, a node takes up to k units of a subject from the
-// store in one script call (Store::take_tokens_async, on the store's clock) and decides the
+// store in one script call (DecisionPort::take_tokens, on the store's clock) and decides the
 // next requests locally from them until they are spent or the policy's lease_period has passed;
-// then it gives the unused units back (Store::give_back_tokens_async). At most one take per
+// then it gives the unused units back (DecisionPort::give_back_tokens). At most one take per
 // subject is in flight per node, and a node never holds more than k unspent units of a subject,
 // so N nodes admit at most N·k units beyond what the store's algorithm admits over any interval
 // (the units they held when it began): the documented bound.
@@ -39,7 +39,7 @@ struct TokenLeaseStats {
 class TokenLeases {
  public:
   // `store` and `timers` must outlive this object; timers' clock times the leases.
-  TokenLeases(store::Store& store, TimerQueue& timers);
+  TokenLeases(store::DecisionPort& store, TimerQueue& timers);
   // Gives back every unspent unit (asynchronously, best effort) and drops the leases.
   ~TokenLeases();
   TokenLeases(const TokenLeases&) = delete;
@@ -73,7 +73,7 @@ class TokenLeases {
   void expire(const std::shared_ptr<Lease>& lease, std::uint64_t generation);
   void give_back(const std::shared_ptr<Lease>& lease, std::int64_t units, Micros taken_at);
 
-  store::Store& store_;
+  store::DecisionPort& store_;
   TimerQueue& timers_;
   std::unique_ptr<Shard[]> shards_;
   struct Counters {

@@ -109,8 +109,9 @@ class TokenLeasesTest : public testing::Test {
 
   std::int64_t stored_balance(std::string_view name, std::string_view subject) {
     const std::shared_ptr<const policy::Policy> policy = lookup_.find(name);
-    StatusOr<Decision> peek = redis_->apply_quota(
-        {.policy = policy->name, .limits = policy->limits, .subject = subject}, {.cost = 0});
+    StatusOr<Decision> peek = store::apply_quota_now(
+        *redis_, {.policy = policy->name, .limits = policy->limits, .subject = subject},
+        {.cost = 0});
     EXPECT_TRUE(peek.ok()) << peek.status().to_string();
     return peek.ok() ? peek->verdict.balance.value_or(-1) : -1;
   }

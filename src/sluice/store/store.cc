@@ -5,10 +5,14 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 
 #include "sluice/algorithm/quota.h"
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
+#include "sluice/core/rendezvous.h"
+#include "sluice/core/waiter.h"
 
 namespace sluice::store {
 
@@ -22,19 +26,20 @@ Status validate_subject_ref(const SubjectRef& ref) {
   return validate_subject(ref.subject);
 }
 
-StatusOr<DryRun> Store::dry_run(const SubjectRef& /*ref*/, std::int64_t /*cost*/) {
+StatusOr<DryRun> AdminInspector::dry_run(const SubjectRef& /*ref*/, std::int64_t /*cost*/) {
   return Status(StatusCode::kUnimplemented, "this store cannot decide a dry run");
 }
 
-StatusOr<std::vector<LimitLeases>> Store::leases(const SubjectRef& /*ref*/, std::size_t /*max*/) {
+StatusOr<std::vector<LimitLeases>> AdminInspector::leases(const SubjectRef& /*ref*/,
+                                                          std::size_t /*max*/) {
   return Status(StatusCode::kUnimplemented, "this store cannot list leases");
 }
 
-StatusOr<PenaltyStatus> Store::penalty(const SubjectRef& /*ref*/) {
+StatusOr<PenaltyStatus> AdminInspector::penalty(const SubjectRef& /*ref*/) {
   return Status(StatusCode::kUnimplemented, "this store has no penalty box");
 }
 
-StatusOr<bool> Store::lift_penalty(const SubjectRef& /*ref*/) {
+StatusOr<bool> AdminInspector::lift_penalty(const SubjectRef& /*ref*/) {
   return Status(StatusCode::kUnimplemented, "this store has no penalty box");
 }
 
@@ -103,20 +108,56 @@ Status too_many_reservations(const ReservationLimits& limits) {
                     "expire");
 }
 
-void Store::take_tokens_async(const SubjectRef& ref, std::int64_t least, std::int64_t most,
-                              TakeCallback done) {
+void DecisionPort::take_tokens(const SubjectRef& ref, std::int64_t least, std::int64_t most,
+                               TakeDone done) {
   (void)ref;
   (void)least;
   (void)most;
   done(Status(StatusCode::kUnimplemented, "this store has no token leases"));
 }
 
-void Store::give_back_tokens_async(const SubjectRef& ref, std::int64_t units, Micros taken_at,
-                                   AcquireCallback done) {
+void DecisionPort::give_back_tokens(const SubjectRef& ref, std::int64_t units, Micros taken_at,
+                                    Done done) {
   (void)ref;
   (void)units;
   (void)taken_at;
   done(Status(StatusCode::kUnimplemented, "this store has no token leases"));
+}
+
+namespace {
+
+// The answer of `submit`, which calls the port with a callback: at once from a store that
+// answers in process (no hand-off), else waited for on this thread.
+template <typename T, typename Submit>
+T wait_for(const DecisionPort& port, Submit submit) {
+  if (port.answers_in_process()) {
+    std::optional<T> answered;
+    submit([&answered](T answer) { answered.emplace(std::move(answer)); });
+    return *std::move(answered);
+  }
+  auto rendezvous = std::make_shared<Rendezvous<T>>();
+  submit([rendezvous](T answer) { rendezvous->deliver(std::move(answer)); });
+  return rendezvous->wait(kDefaultBlockingSpin);
+}
+
+}  // namespace
+
+StatusOr<Decision> acquire_now(DecisionPort& port, const SubjectRef& ref, std::int64_t cost) {
+  return wait_for<StatusOr<Decision>>(
+      port, [&](DecisionPort::Done done) { port.acquire(ref, cost, std::move(done)); });
+}
+
+StatusOr<bool> lease_now(DecisionPort& port, const SubjectRef& ref, LeaseOperation operation,
+                         std::string_view lease) {
+  return wait_for<StatusOr<bool>>(port, [&](DecisionPort::LeaseDone done) {
+    port.lease(ref, operation, lease, std::move(done));
+  });
+}
+
+StatusOr<Decision> apply_quota_now(DecisionPort& port, const SubjectRef& ref,
+                                   const QuotaRequest& request) {
+  return wait_for<StatusOr<Decision>>(
+      port, [&](DecisionPort::Done done) { port.apply_quota(ref, request, std::move(done)); });
 }
 
 // From OpenSSL's CSPRNG: a lease id is a capability (whoever knows it releases or renews the

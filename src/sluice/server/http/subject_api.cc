@@ -163,7 +163,8 @@ void AdminApi::release_subject_lease(Exchange& exchange, const Principal& caller
   const store::SubjectRef ref{
       .policy = stored->name, .limits = stored->limits, .subject = exchange.param("key")};
   if (Status s = store::validate_subject_ref(ref); !s.ok()) return respond_error(exchange, s);
-  StatusOr<bool> released = store_.release(ref, exchange.param("lease"));
+  StatusOr<bool> released =
+      store::lease_now(store_, ref, store::LeaseOperation::kRelease, exchange.param("lease"));
   if (!released.ok()) return respond_error(exchange, released.status());
   exchange.respond(json_response(200, {{"released", *released}}));
 }

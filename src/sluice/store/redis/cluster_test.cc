@@ -259,7 +259,7 @@ TEST_F(RedisClusterTest, MultiLimitDecisionsOverManySubjectsAreExactAndNeverCros
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     for (int s = 0; s < kSubjects; ++s) {
       const std::string subject = "user" + std::to_string(s);
-      store.acquire_async(ref(limits, subject), 1, [&](StatusOr<Decision> decision) {
+      store.acquire(ref(limits, subject), 1, [&](StatusOr<Decision> decision) {
         if (!decision.ok()) {
           std::lock_guard lock(mu);
           if (errors++ == 0) first_error = decision.status().to_string();
@@ -297,7 +297,7 @@ TEST_F(RedisClusterTest, ThreadsRacingOnOneKeyAdmitExactlyTheLimit) {
   for (int t = 0; t < 16; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 40; ++i) {
-        StatusOr<Decision> decision = store.acquire(ref(limits, "hot"), 1);
+        StatusOr<Decision> decision = store::acquire_now(store, ref(limits, "hot"), 1);
         if (!decision.ok()) {
           ++errors;
         } else if (decision->verdict.allowed) {
@@ -319,7 +319,7 @@ TEST_F(RedisClusterTest, EveryKeyExpiresOnEveryMaster) {
       algorithm::Gcra{.rate = 10, .period = kMicrosPerHour, .burst = 10},
       algorithm::SlidingWindow{.limit = 5, .window = 10 * kMicrosPerSecond}};
   for (int s = 0; s < 60; ++s) {
-    ASSERT_TRUE(store.acquire(ref(limits, "s" + std::to_string(s)), 1).ok());
+    ASSERT_TRUE(store::acquire_now(store, ref(limits, "s" + std::to_string(s)), 1).ok());
   }
   int keys = 0;
   for (std::size_t i = 0; i < cluster_->nodes().size(); ++i) {
@@ -356,7 +356,8 @@ TEST(RedisClusterTlsTest, DecidesOverTlsOnEveryMaster) {
   int allowed = 0;
   for (int attempt = 0; attempt < 3; ++attempt) {
     for (int s = 0; s < 50; ++s) {
-      StatusOr<Decision> decision = store.acquire(ref(limits, "tls" + std::to_string(s)), 1);
+      StatusOr<Decision> decision =
+          store::acquire_now(store, ref(limits, "tls" + std::to_string(s)), 1);
       ASSERT_TRUE(decision.ok()) << decision.status().to_string();
       if (decision->verdict.allowed) ++allowed;
     }
@@ -396,7 +397,7 @@ class Load {
       threads_.emplace_back([this, t, subjects] {
         for (int i = t; !stop_.load(std::memory_order_relaxed); i += 7) {
           const int s = i % subjects;
-          StatusOr<Decision> decision = store_.acquire(ref(limits_, subject(s)), 1);
+          StatusOr<Decision> decision = store::acquire_now(store_, ref(limits_, subject(s)), 1);
           std::lock_guard lock(mu_);
           Outcome& outcome = outcomes_[static_cast<std::size_t>(s)];
           if (!decision.ok()) {
@@ -600,7 +601,8 @@ TEST(RedisClusterFailoverTest, AKilledMastersSlotsFailOverWhileOtherSlotsNeverDe
   for (int t = 0; t < 8; ++t) {
     racers.emplace_back([&] {
       for (int i = 0; i < 20; ++i) {
-        StatusOr<Decision> decision = store.acquire(ref(tight, hot, "cluster.after"), 1);
+        StatusOr<Decision> decision =
+            store::acquire_now(store, ref(tight, hot, "cluster.after"), 1);
         if (!decision.ok()) {
           ++errors;
         } else if (decision->verdict.allowed) {

@@ -217,15 +217,7 @@ StatusOr<std::string> RedisStore::acquire_request(const SubjectRef& ref, std::in
                           ref.penalty);
 }
 
-StatusOr<Decision> RedisStore::acquire(const SubjectRef& ref, std::int64_t cost) {
-  std::string lease;
-  StatusOr<std::string> request = acquire_request(ref, cost, lease);
-  if (!request.ok()) return request.status();
-  return decision_in(evaluate(ref, ScriptOperation::kAcquire, std::move(*request)),
-                     ref.limits.size(), lease, ref.penalty != nullptr);
-}
-
-void RedisStore::acquire_async(const SubjectRef& ref, std::int64_t cost, AcquireCallback done) {
+void RedisStore::acquire(const SubjectRef& ref, std::int64_t cost, Done done) {
   std::string lease;
   StatusOr<std::string> request = acquire_request(ref, cost, lease);
   if (!request.ok()) {
@@ -277,40 +269,16 @@ StatusOr<bool> lease_answer(const StatusOr<redis::Reply>& reply) {
 
 }  // namespace
 
-StatusOr<bool> RedisStore::lease_operation(const SubjectRef& ref, std::string_view operation,
-                                           std::string_view lease) {
-  StatusOr<std::optional<LeaseCall>> call = lease_call(ref, operation, lease);
-  if (!call.ok()) return call.status();
-  if (!call->has_value()) return false;
-  return lease_answer(client_->eval_script(scripts_->get(ScriptOperation::kLease, ref.limits),
-                                           std::move((*call)->keys), std::move((*call)->args)));
-}
-
-void RedisStore::lease_operation_async(const SubjectRef& ref, std::string_view operation,
-                                       std::string_view lease, LeaseCallback done) {
-  StatusOr<std::optional<LeaseCall>> call = lease_call(ref, operation, lease);
+void RedisStore::lease(const SubjectRef& ref, LeaseOperation operation, std::string_view lease,
+                       LeaseDone done) {
+  StatusOr<std::optional<LeaseCall>> call =
+      lease_call(ref, operation == LeaseOperation::kRelease ? "release" : "renew", lease);
   if (!call.ok()) return done(call.status());
   if (!call->has_value()) return done(false);
   client_->async_eval_script(
       scripts_->get(ScriptOperation::kLease, ref.limits), std::move((*call)->keys),
       std::move((*call)->args),
       [done = std::move(done)](StatusOr<redis::Reply> reply) { done(lease_answer(reply)); });
-}
-
-void RedisStore::release_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) {
-  lease_operation_async(ref, "release", lease, std::move(done));
-}
-
-void RedisStore::renew_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) {
-  lease_operation_async(ref, "renew", lease, std::move(done));
-}
-
-StatusOr<bool> RedisStore::release(const SubjectRef& ref, std::string_view lease) {
-  return lease_operation(ref, "release", lease);
-}
-
-StatusOr<bool> RedisStore::renew(const SubjectRef& ref, std::string_view lease) {
-  return lease_operation(ref, "renew", lease);
 }
 
 StatusOr<std::vector<algorithm::Verdict>> RedisStore::inspect(const SubjectRef& ref) {

@@ -58,26 +58,20 @@ class RedisStore final : public Store {
   // Errors: InvalidArgument for bad input; Unavailable / DeadlineExceeded when Redis cannot be
   // reached in time (the caller's failure mode decides what that means); Internal for a reply
   // that is not what the script returns.
-  StatusOr<Decision> acquire(const SubjectRef& ref, std::int64_t cost) override;
-  // `done` runs on the client's I/O thread (after input errors: at once, on the caller's).
-  void acquire_async(const SubjectRef& ref, std::int64_t cost, AcquireCallback done) override;
+  // The decision port. Every `done` runs on the client's I/O thread (after input errors: at
+  // once, on the caller's).
+  void acquire(const SubjectRef& ref, std::int64_t cost, Done done) override;
   bool answers_in_process() const override { return false; }
-  StatusOr<bool> release(const SubjectRef& ref, std::string_view lease) override;
-  StatusOr<bool> renew(const SubjectRef& ref, std::string_view lease) override;
-  // `done` runs on the client's I/O thread (after input errors: at once, on the caller's).
-  void release_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) override;
-  void renew_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) override;
+  void lease(const SubjectRef& ref, LeaseOperation operation, std::string_view lease,
+             LeaseDone done) override;
   // Charge / refund in one call of the `quota` script (scripts/quota.lua; redis_store_quota.cc).
-  // `done` runs on the client's I/O thread (after input errors: at once, on the caller's).
-  StatusOr<Decision> apply_quota(const SubjectRef& ref, const QuotaRequest& request) override;
-  void apply_quota_async(const SubjectRef& ref, const QuotaRequest& request,
-                         AcquireCallback done) override;
+  void apply_quota(const SubjectRef& ref, const QuotaRequest& request, Done done) override;
   // Token leases: the `quota` script's take and give (redis_store_quota.cc), on Redis's clock.
-  // `done` runs on the client's I/O thread (after input errors: at once, on the caller's).
-  void take_tokens_async(const SubjectRef& ref, std::int64_t least, std::int64_t most,
-                         TakeCallback done) override;
-  void give_back_tokens_async(const SubjectRef& ref, std::int64_t units, Micros taken_at,
-                              AcquireCallback done) override;
+  void take_tokens(const SubjectRef& ref, std::int64_t least, std::int64_t most,
+                   TakeDone done) override;
+  void give_back_tokens(const SubjectRef& ref, std::int64_t units, Micros taken_at,
+                        Done done) override;
+  // The admin inspector.
   StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) override;
   Status reset(const SubjectRef& ref) override;
   // The `evaluate` script's inspect at `cost`: each limit decided on Redis's clock exactly as an
@@ -114,10 +108,7 @@ class RedisStore final : public Store {
   };
   StatusOr<std::optional<LeaseCall>> lease_call(const SubjectRef& ref, std::string_view operation,
                                                 std::string_view lease) const;
-  StatusOr<bool> lease_operation(const SubjectRef& ref, std::string_view operation,
-                                 std::string_view lease);
-  void lease_operation_async(const SubjectRef& ref, std::string_view operation,
-                             std::string_view lease, LeaseCallback done);
+
   // The penalty script's answer for `operation` ("show" or "lift").
   StatusOr<PenaltyStatus> penalty_operation(const SubjectRef& ref, std::string_view operation);
   // The client's time for calendar bounds (RedisStoreOptions::calendar_clock).

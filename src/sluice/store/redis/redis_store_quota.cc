@@ -139,8 +139,8 @@ StatusOr<TokenTake> take_answer(const StatusOr<redis::Reply>& reply, std::size_t
 
 }  // namespace
 
-void RedisStore::take_tokens_async(const SubjectRef& ref, std::int64_t least, std::int64_t most,
-                                   TakeCallback done) {
+void RedisStore::take_tokens(const SubjectRef& ref, std::int64_t least, std::int64_t most,
+                             TakeDone done) {
   if (Status status = algorithm::check_token_lease_limits(ref.limits); !status.ok())
     return done(status);
   if (least < 1 || most < least) {
@@ -159,8 +159,8 @@ void RedisStore::take_tokens_async(const SubjectRef& ref, std::int64_t least, st
       });
 }
 
-void RedisStore::give_back_tokens_async(const SubjectRef& ref, std::int64_t units, Micros taken_at,
-                                        AcquireCallback done) {
+void RedisStore::give_back_tokens(const SubjectRef& ref, std::int64_t units, Micros taken_at,
+                                  Done done) {
   if (Status status = algorithm::check_token_lease_limits(ref.limits); !status.ok())
     return done(status);
   const QuotaRequest request{.operation = QuotaOperation::kRefund, .cost = units};
@@ -192,18 +192,7 @@ StatusOr<std::vector<std::string>> RedisStore::quota_args(const SubjectRef& ref,
   return args;
 }
 
-StatusOr<Decision> RedisStore::apply_quota(const SubjectRef& ref, const QuotaRequest& request) {
-  StatusOr<std::vector<std::string>> args =
-      quota_args(ref, request, script_operation(request.operation));
-  if (!args.ok()) return args.status();
-  return quota_decision(
-      client_->eval_script(quota_script(options_.pinned_clock_for_tests != nullptr),
-                           quota_keys(ref, request), std::move(*args)),
-      ref.limits.size(), options_.reservations);
-}
-
-void RedisStore::apply_quota_async(const SubjectRef& ref, const QuotaRequest& request,
-                                   AcquireCallback done) {
+void RedisStore::apply_quota(const SubjectRef& ref, const QuotaRequest& request, Done done) {
   StatusOr<std::vector<std::string>> args =
       quota_args(ref, request, script_operation(request.operation));
   if (!args.ok()) return done(args.status());

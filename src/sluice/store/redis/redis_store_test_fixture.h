@@ -28,7 +28,7 @@ class RedisServerTest : public testing::Test {
 
   // The balance a quota peek (cost 0) reports; -999 999 when it fails (and the test fails).
   static std::int64_t balance(Store& store, const SubjectRef& ref) {
-    StatusOr<Decision> peek = store.apply_quota(ref, {.cost = 0});
+    StatusOr<Decision> peek = store::apply_quota_now(store, ref, {.cost = 0});
     EXPECT_TRUE(peek.ok()) << peek.status().to_string();
     return peek.ok() ? peek->verdict.balance.value_or(-999'999) : -999'999;
   }

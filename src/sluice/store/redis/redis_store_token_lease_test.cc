@@ -41,15 +41,15 @@ class RedisStoreTokenLeaseTest : public RedisServerTest {
   static StatusOr<TokenTake> take(Store& store, const SubjectRef& ref, std::int64_t least,
                                   std::int64_t most) {
     Rendezvous<StatusOr<TokenTake>> answer;
-    store.take_tokens_async(ref, least, most,
-                            [&](StatusOr<TokenTake> taken) { answer.deliver(std::move(taken)); });
+    store.take_tokens(ref, least, most,
+                      [&](StatusOr<TokenTake> taken) { answer.deliver(std::move(taken)); });
     return answer.wait();
   }
   static StatusOr<Decision> give(Store& store, const SubjectRef& ref, std::int64_t units,
                                  Micros taken_at) {
     Rendezvous<StatusOr<Decision>> answer;
-    store.give_back_tokens_async(
-        ref, units, taken_at, [&](StatusOr<Decision> given) { answer.deliver(std::move(given)); });
+    store.give_back_tokens(ref, units, taken_at,
+                           [&](StatusOr<Decision> given) { answer.deliver(std::move(given)); });
     return answer.wait();
   }
 
@@ -163,15 +163,15 @@ TEST(RedisStoreTokenLeaseClusterTest, TakesAndGivesBackOnEveryMaster) {
     SCOPED_TRACE(subject);
     const SubjectRef ref{.policy = "lease.cluster", .limits = bucket, .subject = subject};
     Rendezvous<StatusOr<TokenTake>> took;
-    (*store)->take_tokens_async(ref, 1, 4, [&](StatusOr<TokenTake> t) { took.deliver(t); });
+    (*store)->take_tokens(ref, 1, 4, [&](StatusOr<TokenTake> t) { took.deliver(t); });
     StatusOr<TokenTake> taken = took.wait();
     ASSERT_TRUE(taken.ok()) << taken.status().to_string();
     EXPECT_EQ(taken->taken, 4);
     Rendezvous<StatusOr<Decision>> gave;
-    (*store)->give_back_tokens_async(ref, 3, taken->taken_at,
-                                     [&](StatusOr<Decision> d) { gave.deliver(d); });
+    (*store)->give_back_tokens(ref, 3, taken->taken_at,
+                               [&](StatusOr<Decision> d) { gave.deliver(d); });
     ASSERT_TRUE(gave.wait().ok());
-    StatusOr<Decision> peek = (*store)->apply_quota(ref, {.cost = 0});
+    StatusOr<Decision> peek = store::apply_quota_now(*(*store), ref, {.cost = 0});
     ASSERT_TRUE(peek.ok()) << peek.status().to_string();
     EXPECT_EQ(peek->verdict.balance, 9);
   }

@@ -43,7 +43,7 @@ std::pair<int, int> race(RedisStore& store, const std::vector<algorithm::Limit>&
   for (int t = 0; t < threads; ++t) {
     racers.emplace_back([&] {
       for (int i = 0; i < each; ++i) {
-        StatusOr<Decision> decision = store.acquire(ref(limits, subject), 1);
+        StatusOr<Decision> decision = store::acquire_now(store, ref(limits, subject), 1);
         if (!decision.ok()) {
           ++errors;
         } else if (decision->verdict.allowed) {
@@ -82,7 +82,8 @@ TEST(RedisSentinelTest, DecisionsFollowTheMasterThroughAFailover) {
   for (int t = 0; t < 4; ++t) {
     load.emplace_back([&, t] {
       for (int i = 0; !stop.load(); ++i) {
-        StatusOr<Decision> decision = store.acquire(ref(loose, "load" + std::to_string(t)), 1);
+        StatusOr<Decision> decision =
+            store::acquire_now(store, ref(loose, "load" + std::to_string(t)), 1);
         if (!decision.ok()) {
           ++failed;
           last_failure = SteadyClock::now().time_since_epoch().count();
