@@ -10,6 +10,7 @@
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
 #include "sluice/core/rendezvous.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/policy/defence_fields.h"
 #include "sluice/service/rollout.h"
 #include "sluice/service/split_budget.h"
@@ -21,16 +22,6 @@ Status no_such_policy(std::string_view policy, std::string_view app) {
   return not_found("no such policy for this app: policy \"" + std::string(policy) +
                    "\" does not exist or does not list app \"" + std::string(app) + "\"");
 }
-
-}  // namespace
-
-bool is_store_outage(const Status& status) {
-  return status.code() == StatusCode::kUnavailable ||
-         status.code() == StatusCode::kDeadlineExceeded ||
-         status.code() == StatusCode::kResourceExhausted;
-}
-
-namespace {
 
 // The breaker's and the rollout counters' words for what the pipeline knows as flags.
 CircuitBreaker::Outcome breaker_outcome(const StatusOr<Decision>& stored) {
@@ -49,37 +40,6 @@ DefenceMetrics::RolloutOutcome rollout_outcome(const Decision& decision) {
   return decision.verdict.allowed ? DefenceMetrics::RolloutOutcome::kAllowed
                                   : DefenceMetrics::RolloutOutcome::kDenied;
 }
-
-}  // namespace
-
-bool is_store_refusal(const Status& status) {
-  return status.code() == StatusCode::kUnauthenticated ||
-         status.code() == StatusCode::kPermissionDenied;
-}
-
-Status circuit_open() {
-  return Status(StatusCode::kUnavailable,
-                "circuit open: the store failed repeatedly; not asked until a probe answers",
-                StatusDetail::kCircuitOpen);
-}
-
-bool is_circuit_open(const Status& status) { return status.detail() == StatusDetail::kCircuitOpen; }
-
-bool is_store_failure(const Status& status) {
-  switch (status.code()) {
-    case StatusCode::kUnavailable:
-    case StatusCode::kDeadlineExceeded:
-    case StatusCode::kResourceExhausted:
-    case StatusCode::kInternal:
-    case StatusCode::kUnauthenticated:  // the store's credentials, not the caller's
-    case StatusCode::kPermissionDenied:
-      return true;
-    default:
-      return false;
-  }
-}
-
-namespace {
 
 // Acquire and peek: the operations that decide (failure modes, defences, waits, metrics).
 bool deciding(Operation operation) {
@@ -101,6 +61,12 @@ store::QuotaOperation quota_operation(Operation operation) {
     default:
       return store::QuotaOperation::kCharge;
   }
+}
+
+// A lease operation's answer as a decision: allowed when the lease was live.
+StatusOr<Decision> lease_decision(const StatusOr<bool>& live) {
+  SLUICE_RETURN_IF_ERROR(live.status());
+  return Decision{.verdict = {.allowed = *live}};
 }
 
 // The answer for a descriptor that nothing limits (Envoy: OK, no current limit).
@@ -224,9 +190,7 @@ Status Limiter::resolve(Attempt& attempt) const {
     return {};
   }
   if (!request.descriptor) {
-    StatusOr<std::shared_ptr<const policy::Policy>> found = find(request.policy, request.app);
-    if (!found.ok()) return found.status();
-    attempt.policy = *std::move(found);
+    SLUICE_ASSIGN_OR_RETURN(attempt.policy, find(request.policy, request.app));
     return {};
   }
   if (options_.policies == nullptr) {
@@ -248,7 +212,7 @@ Status Limiter::resolve(Attempt& attempt) const {
     return {};
   }
   if (descriptor.limit_override && attempt.policy->descriptors->allow_override) {
-    if (!descriptor.limit_override->limit.ok()) return descriptor.limit_override->limit.status();
+    SLUICE_RETURN_IF_ERROR(descriptor.limit_override->limit.status());
     auto overridden = std::make_shared<policy::Policy>(*attempt.policy);
     overridden->limits = {*descriptor.limit_override->limit};
     attempt.policy = std::move(overridden);
@@ -391,10 +355,8 @@ void Limiter::submit(const Attempt& attempt, store::DecisionPort::Done done) {
       return store_.acquire(ref, request.cost, std::move(done));
     case Operation::kRelease:
     case Operation::kRenew: {
-      // A lease operation's answer as a decision: allowed when the lease was live.
-      auto as_decision = [done = std::move(done)](StatusOr<bool> live) {
-        if (!live.ok()) return done(live.status());
-        done(Decision{.verdict = {.allowed = *live}});
+      auto as_decision = [done = std::move(done)](const StatusOr<bool>& live) {
+        done(lease_decision(live));
       };
       return store_.lease(ref,
                           request.operation == Operation::kRelease ? store::LeaseOperation::kRelease
@@ -563,26 +525,6 @@ std::optional<StatusOr<Decision>> Limiter::decide_without_store(const policy::Po
   return Decision{.verdict = {.allowed = true}, .policy = policy.name, .mode = policy.mode};
 }
 
-StatusOr<Decision> Limiter::finish(const policy::Policy& policy, std::string_view subject,
-                                   std::int64_t cost, StatusOr<Decision> stored) {
-  Decision decision{.policy = policy.name, .mode = policy.mode};
-  if (stored.ok()) {
-    decision.verdict = stored->verdict;
-    decision.limit_index = stored->limit_index;
-    decision.lease = std::move(stored->lease);
-    if (policy.on_store_failure == policy::FailureMode::kSplit && local_ != nullptr) {
-      last_seen_.record(policy.name, subject, decision, steady_.now());
-    }
-  } else if (is_store_failure(stored.status())) {
-    count_store_error(stored.status());
-    decision = degrade(policy, subject, cost);
-  } else {
-    return stored.status();
-  }
-  apply_mode(policy, subject, decision);  // staged rollout and shadow mode
-  return decision;
-}
-
 StatusOr<Decision> Limiter::finish_operation(const Attempt& attempt, StatusOr<Decision> stored) {
   if (!stored.ok()) {
     if (is_store_failure(stored.status())) count_store_error(stored.status());
@@ -605,60 +547,6 @@ StatusOr<Decision> Limiter::finish_operation(const Attempt& attempt, StatusOr<De
   }
   apply_mode(policy, request.subject, decision);
   return decision;
-}
-
-void Limiter::count_store_error(const Status& status) {
-  if (is_circuit_open(status)) return;  // no store call was made
-  const bool refusal = is_store_refusal(status);
-  metrics_.record_store_error(refusal);
-  if (refusal && options_.on_store_refusal) options_.on_store_refusal(status);
-}
-
-Decision Limiter::degrade(const policy::Policy& policy, std::string_view subject,
-                          std::int64_t cost) {
-  Decision decision{.policy = policy.name, .mode = policy.mode, .degraded = true};
-  // The catalogue's nominal size: a degraded decision reports the `limit` the store's would.
-  decision.verdict.limit = algorithm::nominal_size(policy.limits.front());
-  switch (policy.on_store_failure) {
-    case policy::FailureMode::kFailClosed:
-      decision.verdict.retry_after = options_.fail_closed_retry_after;
-      return decision;
-    case policy::FailureMode::kLocal:
-    case policy::FailureMode::kSplit: {
-      if (local_ == nullptr) break;
-      const double fraction = policy.on_store_failure == policy::FailureMode::kSplit
-                                  ? split_fraction(options_.live_nodes, options_.local_fraction)
-                                  : options_.local_fraction;
-      std::vector<algorithm::Limit> scaled;
-      for (const auto& limit : policy.limits) scaled.push_back(scale_limit(limit, fraction));
-      const store::SubjectRef ref{.policy = policy.name, .limits = scaled, .subject = subject};
-      if (policy.on_store_failure == policy::FailureMode::kSplit) {
-        seed_split_share(ref, fraction);
-      }
-      StatusOr<Decision> local = store::acquire_now(*local_, ref, cost);
-      if (!local.ok()) break;
-      decision.verdict = local->verdict;
-      decision.limit_index = local->limit_index;
-      decision.lease = std::move(local->lease);
-      return decision;
-    }
-    case policy::FailureMode::kFailOpen:
-      break;
-  }
-  decision.verdict.allowed = true;
-  return decision;
-}
-
-void Limiter::seed_split_share(const store::SubjectRef& ref, double fraction) {
-  std::optional<SeenUsage> seen = last_seen_.take(ref.policy, ref.subject, steady_.now());
-  if (!seen || seen->limit_index >= ref.limits.size()) return;
-  // This node's share of what the deployment had used, at most its whole share (a charge that
-  // does not fit would charge nothing). Charged to every limit: conservative for the others.
-  const std::int64_t share = std::min(seed_share(seen->used, fraction),
-                                      algorithm::nominal_size(ref.limits[seen->limit_index]));
-  // Best effort: a concurrency limit cannot be charged, and then nothing is seeded.
-  (void)store::apply_quota_now(*local_, ref,
-                               {.operation = store::QuotaOperation::kCharge, .cost = share});
 }
 
 LimiterStats Limiter::stats() const {

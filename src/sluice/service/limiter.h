@@ -41,6 +41,7 @@
 #include "sluice/service/over_limit_cache.h"
 #include "sluice/service/pending_bound.h"
 #include "sluice/service/policy_lookup.h"
+#include "sluice/service/store_failure.h"
 #include "sluice/service/timer_queue.h"
 #include "sluice/service/token_leases.h"
 #include "sluice/store/store.h"
@@ -342,19 +343,5 @@ class Limiter {
   std::atomic<std::uint64_t> shadow_denied_{0};
   std::atomic<std::uint64_t> degraded_{0};
 };
-
-// True for the store errors a failure mode covers (unreachable, timed out, overloaded, broken
-// reply); false for the caller's own mistakes.
-bool is_store_failure(const Status& status);
-// True for the failures of a store that is down, slow or full — an outage, which the failure
-// modes cover; false for a store that is misconfigured (credentials refused, permissions
-// missing, a cluster node behind a single-server URL), which no waiting will fix.
-bool is_store_outage(const Status& status);
-// True for a store that refused the server's own credentials or permissions (NOAUTH, WRONGPASS,
-// NOPERM): at start a configuration error, while serving a revoked credential.
-bool is_store_refusal(const Status& status);
-// The status of a decision the open circuit breaker kept from the store (not a store error).
-Status circuit_open();
-bool is_circuit_open(const Status& status);
 
 }  // namespace sluice::service

@@ -66,6 +66,10 @@ struct Counters {
   std::atomic<std::uint64_t> map_refreshes{0};  // topology reads (CLUSTER SHARDS / SLOTS)
 };
 
+// Asio's duration for a time in microseconds; a time as errors show it ("250ms", "1500us").
+std::chrono::microseconds micros(Micros value);
+std::string millis_text(Micros value);
+
 inline void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by = 1) {
   counter.fetch_add(by, std::memory_order_relaxed);
 }
