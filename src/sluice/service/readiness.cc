@@ -6,6 +6,7 @@
 
 #include "sluice/core/clock.h"
 #include "sluice/core/rendezvous.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/decision.h"
 
 namespace sluice::service {
@@ -36,7 +37,7 @@ Status Readiness::check_policies() const { return policies_ready_ ? policies_rea
 Status Readiness::check() const {
   auto answer = std::make_shared<Rendezvous<Status>>();
   check_store([answer](const Status& store, Micros) { answer->deliver(store); });
-  if (Status store = answer->wait(); !store.ok()) return store;
+  SLUICE_RETURN_IF_ERROR(answer->wait());
   return check_policies();
 }
 

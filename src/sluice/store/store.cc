@@ -12,12 +12,13 @@
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
 #include "sluice/core/rendezvous.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/core/waiter.h"
 
 namespace sluice::store {
 
 Status validate_subject_ref(const SubjectRef& ref) {
-  if (Status status = validate_policy_name(ref.policy, "policy"); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(validate_policy_name(ref.policy, "policy"));
   if (ref.limits.empty()) return invalid_argument("limits: a policy needs at least one limit");
   if (ref.limits.size() > kMaxLimitsPerRef) {
     return invalid_argument("limits: a store decides at most " + std::to_string(kMaxLimitsPerRef) +
@@ -59,14 +60,14 @@ PenaltyStatus penalty_status(const algorithm::Penalty& penalty,
 }
 
 Status validate_penalty_ref(const SubjectRef& ref) {
-  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(validate_subject_ref(ref));
   if (ref.penalty == nullptr) return invalid_argument("penalty: the policy has no penalty box");
   return {};
 }
 
 Status validate_quota_request(const SubjectRef& ref, const QuotaRequest& request) {
-  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
-  if (Status status = algorithm::validate_cost(request.cost); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(validate_subject_ref(ref));
+  SLUICE_RETURN_IF_ERROR(algorithm::validate_cost(request.cost));
   if (request.max_debt < 0 || request.max_debt > algorithm::kMaxDebt) {
     return invalid_argument("max_debt: must be between 0 and " +
                             std::to_string(algorithm::kMaxDebt));

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -117,6 +118,20 @@ class RedisStore final : public Store {
   // (script_set.h quota_request), which take and give set apart from request.operation.
   StatusOr<std::vector<std::string>> quota_args(const SubjectRef& ref, const QuotaRequest& request,
                                                 QuotaScriptOperation operation) const;
+  // A token batch's ARGV (take or give): quota_args with `bound` (take's least, give's
+  // taken_at) after the request; InvalidArgument for limits that cannot batch tokens.
+  StatusOr<std::vector<std::string>> token_batch_args(const SubjectRef& ref,
+                                                      const QuotaRequest& request,
+                                                      QuotaScriptOperation operation,
+                                                      std::int64_t bound) const;
+  // take_tokens' ARGV, after checking 1 <= least <= most.
+  StatusOr<std::vector<std::string>> take_args(const SubjectRef& ref, std::int64_t least,
+                                               std::int64_t most) const;
+  // Runs the quota script with `args` and hands its reply to `answer` (on the I/O thread); an
+  // error in `args` is handed to `answer` instead, at once: every quota answer has one way out.
+  void run_quota_script(const SubjectRef& ref, const QuotaRequest& request,
+                        StatusOr<std::vector<std::string>> args,
+                        std::function<void(const StatusOr<redis::Reply>&)> answer);
   // One decision's ARGV for an unbatched `evaluate` call; counts it in batch_stats.
   std::vector<std::string> unbatched_args(std::string request);
   // Sends one decision's request (script_set.h) and returns its part of the reply.
