@@ -629,9 +629,10 @@ class Differential {
       request.operation = QuotaOperation::kReserve;
       request.cost = std::max<std::int64_t>(1, request.cost);  // a reserve of 0 is refused
       id = "res-" + std::to_string(held.size());
-      request.reservation_ttl = chance(rng_, 0.5)
-                                    ? std::min(random_duration(rng_), kMaxReservationTtl)
-                                    : uniform(rng_, longest_duration(limits_), kMaxReservationTtl);
+      request.reservation_ttl =
+          chance(rng_, 0.5) ? std::min(random_duration(rng_), kMaxReservationTtl)
+                            : uniform(rng_, std::min(longest_duration(limits_), kMaxReservationTtl),
+                                      kMaxReservationTtl);
       held.push_back(id);
     } else {  // mostly a recent one; sometimes one settled or expired already
       const auto count = static_cast<std::int64_t>(held.size());
@@ -959,7 +960,12 @@ TEST_F(RedisStoreTest, DecidesFieldForFieldLikeTheMemoryStoreOnRandomSequences) 
 }
 
 // Parameters at the edge of what validation accepts (found discrepancy B before validation got
-// its 100-year horizon). Slower to generate, so not part of the default run.
+// its 100-year horizon). Slower to generate, so not part of the default run. Not a copy of the
+// enabled run above: 30 % of its limits are extreme_limit's, which no enabled test draws.
+// Disabled also because it fails today (issue 33, November 2026): with the reservation TTLs
+// clamped to kMaxReservationTtl, seed 20240886 finds a quota charge on a leaky bucket of
+// period ~1.9e15 µs that memory decides and Redis answers Internal ("unexpected script reply of
+// 56 bytes"): a discrepancy to fix in the stores, not in this test.
 TEST_F(RedisStoreTest, DISABLED_DecidesLikeTheMemoryStoreWithParametersAtTheEdgeOfValidation) {
   run_differential(*client_, {.edge_of_validation = true});
 }
