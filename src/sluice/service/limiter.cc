@@ -91,7 +91,7 @@ struct Limiter::Attempt {
   Micros wait_until = 0;  // steady clock: no retry is scheduled past it
   Micros asked_at = 0;    // steady clock: when the store was last asked
   bool probe = false;     // the last store call is the circuit breaker's half-open probe
-  bool by_lease = false;  // the last store call went through token leases
+  bool by_batch = false;  // the last store call went through token leases
   // The deadline race of the store call in flight: its answer and its deadline each try to
   // close call `open_call` (numbered by `calls`, which only the asking thread writes); the first
   // wins. A late answer of an earlier call (the deadline came first, then a retry) finds another
@@ -146,14 +146,14 @@ TimerQueue& Limiter::timers() {
   return *own_timers_;
 }
 
-TokenLeases& Limiter::token_leases() {
+TokenBatches& Limiter::token_batches() {
   std::call_once(leases_started_,
-                 [this] { leases_ = std::make_unique<TokenLeases>(store_, timers()); });
-  return *leases_;
+                 [this] { batches_ = std::make_unique<TokenBatches>(store_, timers()); });
+  return *batches_;
 }
 
-TokenLeaseStats Limiter::token_lease_stats() const {
-  return leases_ ? leases_->stats() : TokenLeaseStats{};
+TokenBatchStats Limiter::token_batch_stats() const {
+  return batches_ ? batches_->stats() : TokenBatchStats{};
 }
 
 StatusOr<std::shared_ptr<const policy::Policy>> Limiter::find(std::string_view name,
@@ -337,7 +337,7 @@ void Limiter::run(const std::shared_ptr<Attempt>& attempt) {
           decide_without_store(policy, request.app, request.cost)) {
     return answer(*attempt, *std::move(early));
   }
-  if (request.operation == Operation::kReserve) request.reservation = store::new_lease_id();
+  if (request.operation == Operation::kReserve) request.reservation = store::new_unique_id();
   ask_store(attempt);
 }
 
@@ -348,8 +348,8 @@ void Limiter::submit(const Attempt& attempt, store::DecisionPort::Done done) {
   switch (request.operation) {
     case Operation::kAcquire:
     case Operation::kPeek:
-      if (attempt.by_lease) {
-        return token_leases().acquire(policy, request.subject, request.cost, std::move(done));
+      if (attempt.by_batch) {
+        return token_batches().acquire(policy, request.subject, request.cost, std::move(done));
       }
       ref.penalty = policy.penalty ? &*policy.penalty : nullptr;
       return store_.acquire(ref, request.cost, std::move(done));
@@ -381,10 +381,10 @@ void Limiter::submit(const Attempt& attempt, store::DecisionPort::Done done) {
 void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
   const DecisionRequest& request = attempt->request;
   const bool decides = deciding(request.operation);
-  attempt->by_lease = decides && leased(*attempt->policy, request.cost);
-  if (attempt->by_lease) {
+  attempt->by_batch = decides && batched(*attempt->policy, request.cost);
+  if (attempt->by_batch) {
     if (std::optional<Decision> spent =
-            token_leases().try_spend(*attempt->policy, request.subject, request.cost)) {
+            token_batches().try_spend(*attempt->policy, request.subject, request.cost)) {
       return on_stored(attempt, *std::move(spent));
     }
   }
@@ -461,7 +461,7 @@ void Limiter::observe_store(const policy::Policy& policy, std::string_view subje
 
 void Limiter::on_store_answer(const std::shared_ptr<Attempt>& attempt, StatusOr<Decision> stored) {
   const DecisionRequest& request = attempt->request;
-  if (attempt->by_lease) {
+  if (attempt->by_batch) {
     // A lease's take may answer requests that waited for a take sent before they were asked:
     // its retry point is not theirs, so the over-limit cache (exact only from the asking
     // instant) keeps out of it; the breaker still counts the outcome.

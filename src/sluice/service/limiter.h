@@ -43,7 +43,7 @@
 #include "sluice/service/policy_lookup.h"
 #include "sluice/service/store_failure.h"
 #include "sluice/service/timer_queue.h"
-#include "sluice/service/token_leases.h"
+#include "sluice/service/token_batches.h"
 #include "sluice/store/store.h"
 
 namespace sluice::service {
@@ -255,8 +255,8 @@ class Limiter {
   BreakerState circuit_breaker_state() const { return breaker_.state(); }
 
   LimiterStats stats() const;
-  // Token leasing (policies with lease_tokens, token_leases.h): takes, units, local decisions.
-  TokenLeaseStats token_lease_stats() const;
+  // Token leasing (policies with lease_tokens, token_batches.h): takes, units, local decisions.
+  TokenBatchStats token_batch_stats() const;
   const DecisionMetrics& metrics() const { return metrics_; }
 
  private:
@@ -317,10 +317,10 @@ class Limiter {
   }
   TimerQueue& timers();
   // The token leases of policies with lease_tokens, made on first need.
-  TokenLeases& token_leases();
+  TokenBatches& token_batches();
   // Whether a decision of `cost` units goes through token leases: a policy with lease_tokens, a
   // store that leaves the process, and units to spend (a peek, cost 0, asks the store).
-  bool leased(const policy::Policy& policy, std::int64_t cost) const {
+  bool batched(const policy::Policy& policy, std::int64_t cost) const {
     return policy.lease_tokens > 0 && cost > 0 && !store_.answers_in_process();
   }
 
@@ -331,8 +331,8 @@ class Limiter {
   std::once_flag timers_started_;
   std::unique_ptr<TimerQueue> own_timers_;
   std::once_flag leases_started_;
-  std::unique_ptr<TokenLeases> leases_;  // after own_timers_: destroyed first
-  LastSeenUsage last_seen_;              // failure mode split: each subject's usage, to seed
+  std::unique_ptr<TokenBatches> batches_;  // after own_timers_: destroyed first
+  LastSeenUsage last_seen_;                // failure mode split: each subject's usage, to seed
   DecisionMetrics metrics_;
   bool bounded_ = false;             // any bound of pending_bound_ is set
   PendingBound pending_bound_;       // after metrics_: counts into its pending gauge

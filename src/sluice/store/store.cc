@@ -164,7 +164,7 @@ StatusOr<Decision> apply_quota_now(DecisionPort& port, const SubjectRef& ref,
 // From OpenSSL's CSPRNG: a lease id is a capability (whoever knows it releases or renews the
 // lease), and the mt19937_64 used before was seeded with 32 bits and continued the same sequence
 // in both processes after a fork. OpenSSL reseeds after a fork.
-std::string new_lease_id() {
+std::string new_unique_id() {
   std::array<unsigned char, 16> bytes{};
   if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
     // store.h promises an id, not an error; a guessable one would be worse than stopping. The

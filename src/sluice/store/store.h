@@ -66,7 +66,7 @@ struct QuotaRequest {
   std::int64_t cost = 0;
   std::int64_t max_debt = 0;
   // kReserve and kSettle: the reservation's id, 1 to 128 bytes (reserve: a new one, e.g.
-  // new_lease_id()).
+  // new_unique_id()).
   std::string_view reservation;
   // kReserve: how long the reservation may be settled, 1 µs to kMaxReservationTtl.
   Micros reservation_ttl = 0;
@@ -98,7 +98,7 @@ Status too_many_reservations(const ReservationLimits& limits);
 Status validate_quota_request(const SubjectRef& ref, const QuotaRequest& request);
 
 // 128 random bits as 32 hex digits: unique across processes without coordination.
-std::string new_lease_id();
+std::string new_unique_id();
 
 // What acquire would decide now for a cost, without recording it (AdminInspector::dry_run).
 struct DryRun {
@@ -179,7 +179,7 @@ class DecisionPort {
   // the debt bound is a successful decision (allowed false). Errors: validate_quota_request's.
   virtual void apply_quota(const SubjectRef& ref, const QuotaRequest& request, Done done) = 0;
 
-  // Token leases (service/token_leases.h, docs/defences.md): takes min(most, what every limit
+  // Token batches (service/token_batches.h, docs/defences.md): takes min(most, what every limit
   // holds) units for the subject in one atomic step, on the store's clock, when that is at least
   // `least` (1 <= least <= most); else takes nothing and answers the denial a charge of `least`
   // would get. Errors: as apply_quota's (limits must be token buckets, GCRA, fixed or sliding

@@ -131,7 +131,7 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
   SLUICE_RETURN_IF_ERROR(algorithm::validate_cost(cost));
   const Micros now = clock_.now();
   const std::string lease =
-      cost > 0 && algorithm::uses_leases(ref.limits) ? new_lease_id() : std::string();
+      cost > 0 && algorithm::uses_leases(ref.limits) ? new_unique_id() : std::string();
   const std::string_view key = key_of(ref);
   const std::uint64_t hash = std::hash<std::string_view>{}(key);
   Shard& shard = shard_for(hash);

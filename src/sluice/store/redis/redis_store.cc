@@ -209,7 +209,7 @@ StatusOr<std::string> RedisStore::acquire_request(const SubjectRef& ref, std::in
                                                   std::string& lease) const {
   SLUICE_RETURN_IF_ERROR(validate_subject_ref(ref));
   SLUICE_RETURN_IF_ERROR(algorithm::validate_cost(cost));
-  if (cost > 0 && algorithm::uses_leases(ref.limits)) lease = new_lease_id();
+  if (cost > 0 && algorithm::uses_leases(ref.limits)) lease = new_unique_id();
   return decision_request(ScriptOperation::kAcquire, ref.limits, cost, calendar_now(), lease,
                           ref.penalty);
 }

@@ -303,7 +303,7 @@ struct CapturedCall {
   std::vector<std::string> for_subject(std::string subject_key) const {
     std::vector<std::string> out = args;
     out[key] = std::move(subject_key);
-    if (lease) out[*lease].replace(out[*lease].size() - lease_size, lease_size, new_lease_id());
+    if (lease) out[*lease].replace(out[*lease].size() - lease_size, lease_size, new_unique_id());
     return out;
   }
 };

@@ -28,7 +28,7 @@ using algorithm::TokenBucket;
 constexpr Micros kHour = 3600 * kMicrosPerSecond;
 constexpr Micros kEpoch = 1'700'000'000'000'000;  // a realistic µs timestamp, window-aligned
 
-class RedisStoreTokenLeaseTest : public RedisServerTest {
+class RedisStoreTokenBatchTest : public RedisServerTest {
  protected:
   void SetUp() override {
     RedisServerTest::SetUp();
@@ -58,7 +58,7 @@ class RedisStoreTokenLeaseTest : public RedisServerTest {
   std::unique_ptr<RedisStore> pinned_;
 };
 
-TEST_F(RedisStoreTokenLeaseTest, TakesUpToMostAndNeverMoreThanTheBucketHolds) {
+TEST_F(RedisStoreTokenBatchTest, TakesUpToMostAndNeverMoreThanTheBucketHolds) {
   const Limit bucket[] = {TokenBucket{.capacity = 10, .refill = 1, .period = kHour}};
   const SubjectRef ref{.policy = "lease.take", .limits = bucket, .subject = "hot"};
   struct Step {
@@ -82,7 +82,7 @@ TEST_F(RedisStoreTokenLeaseTest, TakesUpToMostAndNeverMoreThanTheBucketHolds) {
   EXPECT_GT(*refused->decision.verdict.retry_after, 0);
 }
 
-TEST_F(RedisStoreTokenLeaseTest, TakeBelowLeastRefusesAndTakesNothing) {
+TEST_F(RedisStoreTokenBatchTest, TakeBelowLeastRefusesAndTakesNothing) {
   const Limit bucket[] = {TokenBucket{.capacity = 10, .refill = 1, .period = kHour}};
   const SubjectRef ref{.policy = "lease.least", .limits = bucket, .subject = "hot"};
   ASSERT_EQ(take(*store_, ref, 7, 7)->taken, 7);
@@ -93,7 +93,7 @@ TEST_F(RedisStoreTokenLeaseTest, TakeBelowLeastRefusesAndTakesNothing) {
   EXPECT_EQ(balance(*store_, ref), 3);
 }
 
-TEST_F(RedisStoreTokenLeaseTest, TakeIsBoundedByTheTightestLimit) {
+TEST_F(RedisStoreTokenBatchTest, TakeIsBoundedByTheTightestLimit) {
   const Limit limits[] = {TokenBucket{.capacity = 100, .refill = 1, .period = kHour},
                           Gcra{.rate = 1, .period = kHour, .burst = 4},
                           SlidingWindow{.limit = 50, .window = kHour}};
@@ -104,7 +104,7 @@ TEST_F(RedisStoreTokenLeaseTest, TakeIsBoundedByTheTightestLimit) {
   EXPECT_EQ(take(*store_, ref, 1, 20)->taken, 0);
 }
 
-TEST_F(RedisStoreTokenLeaseTest, GiveBackNeverFillsABucketBeyondCapacity) {
+TEST_F(RedisStoreTokenBatchTest, GiveBackNeverFillsABucketBeyondCapacity) {
   const Limit bucket[] = {TokenBucket{.capacity = 10, .refill = 1, .period = kHour}};
   const SubjectRef ref{.policy = "lease.give", .limits = bucket, .subject = "hot"};
   StatusOr<TokenTake> taken = take(*store_, ref, 1, 6);
@@ -115,7 +115,7 @@ TEST_F(RedisStoreTokenLeaseTest, GiveBackNeverFillsABucketBeyondCapacity) {
   EXPECT_EQ(balance(*store_, ref), 10);
 }
 
-TEST_F(RedisStoreTokenLeaseTest, WindowGiveBackOnlyInTheWindowTheUnitsCameFrom) {
+TEST_F(RedisStoreTokenBatchTest, WindowGiveBackOnlyInTheWindowTheUnitsCameFrom) {
   const Limit fixed[] = {FixedWindow{.limit = 10, .window = kMicrosPerSecond}};
   const Limit sliding[] = {SlidingWindow{.limit = 10, .window = kMicrosPerSecond}};
   for (const auto& [name, limits] : {std::pair{"fixed", std::span<const Limit>(fixed)},
@@ -136,7 +136,7 @@ TEST_F(RedisStoreTokenLeaseTest, WindowGiveBackOnlyInTheWindowTheUnitsCameFrom) 
   }
 }
 
-TEST_F(RedisStoreTokenLeaseTest, RefusesAlgorithmsThatCannotBeLeased) {
+TEST_F(RedisStoreTokenBatchTest, RefusesAlgorithmsThatCannotBeLeased) {
   const Limit leaky[] = {LeakyBucket{.rate = 1, .period = kMicrosPerSecond, .max_delay = 0}};
   const SubjectRef ref{.policy = "lease.leaky", .limits = leaky, .subject = "hot"};
   StatusOr<TokenTake> taken = take(*store_, ref, 1, 5);
@@ -151,7 +151,7 @@ TEST_F(RedisStoreTokenLeaseTest, RefusesAlgorithmsThatCannotBeLeased) {
 // On a Redis Cluster the take and the give-back are routed by the subject's hash slot like every
 // call of the subject (its keys share one "{policy:subject}" tag), and the heartbeat's one key
 // by its own tag: subjects on every master lease and give back as on one server.
-TEST(RedisStoreTokenLeaseClusterTest, TakesAndGivesBackOnEveryMaster) {
+TEST(RedisStoreTokenBatchClusterTest, TakesAndGivesBackOnEveryMaster) {
   StatusOr<std::unique_ptr<test::RedisCluster>> cluster =
       test::RedisCluster::start({.masters = 3, .replicas_per_master = 0});
   ASSERT_TRUE(cluster.ok()) << cluster.status().to_string();
