@@ -66,11 +66,11 @@ struct Redis {
       StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start();
       if (!server.ok()) std::abort();
       r.server = std::move(*server);
-      StatusOr<std::unique_ptr<redis::Client>> client =
-          redis::Client::create({.port = r.server->port(), .connections = 2});
+      StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+          redis::Multiplexer::create({.port = r.server->port(), .connections = 2});
       if (!client.ok()) std::abort();
-      r.store =
-          std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
+      r.store = std::make_unique<store::RedisStore>(
+          std::shared_ptr<redis::Multiplexer>(std::move(*client)));
       return r;
     }();
     return redis;

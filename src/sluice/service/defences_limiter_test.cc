@@ -113,13 +113,13 @@ class DefencesLimiterTest : public testing::Test {
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(*server);
     // The client's own timeout is long: the limiter's deadlines, on the manual clock, decide.
-    StatusOr<std::unique_ptr<redis::Client>> client =
-        redis::Client::create({.port = server_->port(),
-                               .connect_timeout = 200 * kMicrosPerMilli,
-                               .command_timeout = 30 * kMicrosPerSecond});
+    StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+        redis::Multiplexer::create({.port = server_->port(),
+                                    .connect_timeout = 200 * kMicrosPerMilli,
+                                    .command_timeout = 30 * kMicrosPerSecond});
     ASSERT_TRUE(client.ok()) << client.status().to_string();
-    redis_ =
-        std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
+    redis_ = std::make_unique<store::RedisStore>(
+        std::shared_ptr<redis::Multiplexer>(std::move(*client)));
     counting_ = std::make_unique<CountingStore>(*redis_);
     make_limiter({});
   }

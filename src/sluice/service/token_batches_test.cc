@@ -65,11 +65,11 @@ class TokenBatchesTest : public testing::Test {
     StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start();
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(*server);
-    StatusOr<std::unique_ptr<redis::Client>> client =
-        redis::Client::create({.port = server_->port(), .connect_timeout = 200 * kMicrosPerMilli});
+    StatusOr<std::unique_ptr<redis::Multiplexer>> client = redis::Multiplexer::create(
+        {.port = server_->port(), .connect_timeout = 200 * kMicrosPerMilli});
     ASSERT_TRUE(client.ok()) << client.status().to_string();
     redis_ = std::make_unique<store::RedisStore>(
-        std::shared_ptr<redis::Client>(std::move(*client)),
+        std::shared_ptr<redis::Multiplexer>(std::move(*client)),
         store::RedisStoreOptions{.pinned_clock_for_tests = &clock_});
     for (int i = 0; i < kNodes; ++i) {
       nodes_.push_back(

@@ -85,11 +85,12 @@ StatusOr<Decision> decision_in(const StatusOr<std::string>& bytes, std::size_t l
 }  // namespace
 
 StatusOr<std::unique_ptr<RedisStore>> RedisStore::open(std::string_view url,
-                                                       redis::ClientOptions base,
+                                                       redis::MultiplexerOptions base,
                                                        RedisStoreOptions options) {
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<redis::Client> client,
-                          redis::Client::open(url, std::move(base)));
-  return std::make_unique<RedisStore>(std::shared_ptr<redis::Client>(std::move(client)), options);
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<redis::Multiplexer> client,
+                          redis::Multiplexer::open(url, std::move(base)));
+  return std::make_unique<RedisStore>(std::shared_ptr<redis::Multiplexer>(std::move(client)),
+                                      options);
 }
 
 Status RedisStore::check_configuration() {
@@ -119,7 +120,7 @@ Status RedisStore::check_configuration() {
 }
 
 std::string RedisStore::address() const {
-  const redis::ClientOptions& options = client_->options();
+  const redis::MultiplexerOptions& options = client_->options();
   if (!options.sentinels.empty()) {
     std::string sentinels = "master \"" + options.sentinel_master + "\" of sentinels ";
     for (std::size_t i = 0; i < options.sentinels.size(); ++i) {
@@ -139,7 +140,7 @@ std::string RedisStore::address() const {
          "/" + std::to_string(options.db);
 }
 
-RedisStore::RedisStore(std::shared_ptr<redis::Client> client, RedisStoreOptions options)
+RedisStore::RedisStore(std::shared_ptr<redis::Multiplexer> client, RedisStoreOptions options)
     : client_(std::move(client)),
       options_(options),
       scripts_(std::make_unique<ScriptSet>(options.pinned_clock_for_tests != nullptr)) {

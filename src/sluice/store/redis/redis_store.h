@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "sluice/core/clock.h"
-#include "sluice/store/redis/client.h"
 #include "sluice/store/redis/decision_batcher.h"
+#include "sluice/store/redis/multiplexer.h"
 #include "sluice/store/redis/script_set.h"
 #include "sluice/store/store.h"
 
@@ -45,12 +45,12 @@ struct RedisStoreOptions {
 
 class RedisStore final : public Store {
  public:
-  RedisStore(std::shared_ptr<redis::Client> client, RedisStoreOptions options = {});
+  RedisStore(std::shared_ptr<redis::Multiplexer> client, RedisStoreOptions options = {});
   // A store on the Redis of `url` (redis://[user:password@]host:port/db): its client takes the
   // URL's address, credentials and database over `base`. InvalidArgument naming what is wrong
-  // with the URL. Succeeds while Redis is down, as redis::Client::create does.
+  // with the URL. Succeeds while Redis is down, as redis::Multiplexer::create does.
   static StatusOr<std::unique_ptr<RedisStore>> open(std::string_view url,
-                                                    redis::ClientOptions base = {},
+                                                    redis::MultiplexerOptions base = {},
                                                     RedisStoreOptions options = {});
   ~RedisStore() override;
   // Before the store is used (sluice serve sets its settings after opening it).
@@ -96,7 +96,7 @@ class RedisStore final : public Store {
   // credentials: how messages name this Redis.
   std::string address() const;
 
-  redis::Client& client() { return *client_; }
+  redis::Multiplexer& client() { return *client_; }
   // Decisions sent to Redis and the script calls that carried them (equal without batching).
   DecisionBatchStats batch_stats() const;
 
@@ -141,7 +141,7 @@ class RedisStore final : public Store {
   StatusOr<std::string> acquire_request(const SubjectRef& ref, std::int64_t cost,
                                         std::string& lease) const;
 
-  std::shared_ptr<redis::Client> client_;
+  std::shared_ptr<redis::Multiplexer> client_;
   RedisStoreOptions options_;
   std::unique_ptr<ScriptSet> scripts_;
   // Whether the client routes by hash slot (Redis Cluster): then decisions batch per slot.

@@ -6,7 +6,8 @@
 //    (utime + stime, 10 ms ticks) and /proc/<pid>/schedstat (main thread, ns) over a run that
 //    keeps Redis saturated with pipelined async calls. INCR and a plain GCRA script run in the
 //    same process through the same driver as the yardsticks.
-// 2. Client overhead: decisions/s and p50/p99 of RedisStore::acquire from 1, 10 and 100 threads,
+// 2. Multiplexer overhead: decisions/s and p50/p99 of RedisStore::acquire from 1, 10 and 100
+// threads,
 //    next to redis-benchmark sending EVALSHA of the very same script and arguments.
 // 3. Memory: MEMORY USAGE of one key per algorithm, and used_memory per subject over 20 000.
 //
@@ -54,7 +55,7 @@ using algorithm::Limit;
 using SteadyClock = std::chrono::steady_clock;
 
 std::unique_ptr<test::RedisServer> g_server;
-std::shared_ptr<redis::Client> g_client;
+std::shared_ptr<redis::Multiplexer> g_client;
 std::unique_ptr<RedisStore> g_store;
 std::unique_ptr<RedisStore> g_unbatched_store;  // max_batch 1: one script call per decision
 double g_min_time = 0.5;  // seconds, from --benchmark_min_time; scales the fixed-length parts
@@ -1160,8 +1161,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   store::g_server = std::move(*server);
-  StatusOr<std::unique_ptr<redis::Client>> client =
-      redis::Client::create({.port = store::g_server->port()});
+  StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+      redis::Multiplexer::create({.port = store::g_server->port()});
   if (!client.ok()) {
     std::fprintf(stderr, "client: %s\n", client.status().to_string().c_str());
     return 1;

@@ -84,16 +84,19 @@ std::unique_ptr<RedisServer> start_server() {
   return server.ok() ? std::move(*server) : nullptr;
 }
 
-std::shared_ptr<redis::Client> make_client(std::uint16_t port, redis::ClientOptions options = {}) {
+std::shared_ptr<redis::Multiplexer> make_client(std::uint16_t port,
+                                                redis::MultiplexerOptions options = {}) {
   options.host = "127.0.0.1";
   options.port = port;
-  StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::create(std::move(options));
+  StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+      redis::Multiplexer::create(std::move(options));
   EXPECT_TRUE(client.ok()) << client.status().to_string();
-  return client.ok() ? std::shared_ptr<redis::Client>(std::move(*client)) : nullptr;
+  return client.ok() ? std::shared_ptr<redis::Multiplexer>(std::move(*client)) : nullptr;
 }
 
 // Polls until PING succeeds: the only waiting these tests do, for a server to come (back) up.
-bool wait_until_answering(redis::Client& client, std::chrono::milliseconds limit = kWaitLimit) {
+bool wait_until_answering(redis::Multiplexer& client,
+                          std::chrono::milliseconds limit = kWaitLimit) {
   const auto deadline = SteadyClock::now() + limit;
   while (SteadyClock::now() < deadline) {
     StatusOr<Reply> reply = client.command({"PING"});
@@ -108,21 +111,21 @@ std::chrono::milliseconds elapsed_since(SteadyClock::time_point start) {
 }
 
 // The reply of a test-side command, recording a failure when the call itself failed.
-Reply run(redis::Client& client, std::vector<std::string> args) {
+Reply run(redis::Multiplexer& client, std::vector<std::string> args) {
   StatusOr<Reply> reply = client.command(std::move(args));
   if (reply.ok()) return std::move(*reply);
   ADD_FAILURE() << reply.status().to_string();
   return Reply::error("(call failed) " + reply.status().to_string());
 }
 
-std::int64_t run_integer(redis::Client& client, std::vector<std::string> args) {
+std::int64_t run_integer(redis::Multiplexer& client, std::vector<std::string> args) {
   const Reply reply = run(client, std::move(args));
   EXPECT_TRUE(reply.is_integer()) << reply.debug_string();
   return reply.is_integer() ? reply.as_integer() : -100;
 }
 
 // Every key in the database (SCAN, so the server is never blocked).
-std::vector<std::string> all_keys(redis::Client& client) {
+std::vector<std::string> all_keys(redis::Multiplexer& client) {
   std::vector<std::string> keys;
   std::string cursor = "0";
   do {
@@ -228,7 +231,7 @@ struct Snapshot {
   std::vector<KeySnapshot> keys;
 };
 
-Snapshot snapshot(redis::Client& client, const std::vector<std::string>& keys, bool persist) {
+Snapshot snapshot(redis::Multiplexer& client, const std::vector<std::string>& keys, bool persist) {
   Snapshot out{.keys = std::vector<KeySnapshot>(keys.size())};
   StatusOr<Reply> reply =
       client.eval_script(snapshot_script(), keys, {persist ? "persist" : "read"});
@@ -453,7 +456,8 @@ constexpr ReservationLimits kEveryReservationTtl{.max_ttl = kMaxReservationTtl};
 class Differential {
  public:
   Differential(std::uint64_t seed, std::size_t index, const GeneratorOptions& options,
-               RedisStore& redis, redis::Client& client, ManualClock& clock, Coverage& coverage)
+               RedisStore& redis, redis::Multiplexer& client, ManualClock& clock,
+               Coverage& coverage)
       : rng_(seed),
         seed_(seed),
         redis_(redis),
@@ -860,7 +864,7 @@ class Differential {
   Rng rng_;
   std::uint64_t seed_;
   RedisStore& redis_;
-  redis::Client& client_;
+  redis::Multiplexer& client_;
   ManualClock& clock_;
   Coverage& coverage_;
   MemoryStore memory_;
@@ -896,7 +900,7 @@ class RedisStoreTest : public ::testing::Test {
   }
 
   static RedisServer* server_;
-  std::shared_ptr<redis::Client> client_;
+  std::shared_ptr<redis::Multiplexer> client_;
 };
 
 RedisServer* RedisStoreTest::server_ = nullptr;
@@ -907,12 +911,12 @@ std::uint64_t env_or(const char* name, std::uint64_t fallback) {
   return value != nullptr ? std::strtoull(value, nullptr, 10) : fallback;
 }
 
-Coverage run_differential(redis::Client& client, const GeneratorOptions& options) {
+Coverage run_differential(redis::Multiplexer& client, const GeneratorOptions& options) {
   const std::uint64_t base_seed = env_or("SLUICE_DIFFERENTIAL_SEED", 20'240'611);
   const std::uint64_t sequences = env_or("SLUICE_DIFFERENTIAL_SEQUENCES", 300);
   constexpr int kOperations = 40;
   ManualClock clock(kEpoch);
-  RedisStore redis_store(std::shared_ptr<redis::Client>(&client, [](redis::Client*) {}),
+  RedisStore redis_store(std::shared_ptr<redis::Multiplexer>(&client, [](redis::Multiplexer*) {}),
                          {.pinned_clock_for_tests = &clock, .reservations = kEveryReservationTtl});
   Coverage coverage;
   int failures = 0;
@@ -1127,8 +1131,9 @@ bool read_all(int fd, void* data, std::size_t size, int timeout_ms) {
                              int result_fd) {
   ChildResult result;
   {
-    std::shared_ptr<redis::Client> client;
-    if (StatusOr<std::unique_ptr<redis::Client>> made = redis::Client::create({.port = port});
+    std::shared_ptr<redis::Multiplexer> client;
+    if (StatusOr<std::unique_ptr<redis::Multiplexer>> made =
+            redis::Multiplexer::create({.port = port});
         made.ok()) {
       client = std::move(*made);
     }
@@ -1194,7 +1199,7 @@ TEST_P(RedisStoreRaceTest, ProcessesAndThreadsRacingOnOneKeyAdmitExactlyTheLimit
   const RaceCase& c = GetParam();
   ASSERT_TRUE(algorithm::validate_limit(c.limits[0], "limits[0]").empty());
   {  // No client may be alive in this process while it forks (its I/O thread would be lost).
-    std::shared_ptr<redis::Client> client = make_client(server_->port());
+    std::shared_ptr<redis::Multiplexer> client = make_client(server_->port());
     ASSERT_NE(client, nullptr);
     ASSERT_TRUE(run(*client, {"FLUSHALL"}).is_status());
   }
@@ -1899,7 +1904,7 @@ TEST(RedisStoreFaultTest, FailsFastWithUnavailableWhenRedisIsAbsentAtStart) {
 TEST(RedisStoreFaultTest, KilledMidLoadFailsWithUnavailableOrDeadlineThenRecoversAfterRestart) {
   std::unique_ptr<RedisServer> server = start_server();
   ASSERT_NE(server, nullptr);
-  std::shared_ptr<redis::Client> client =
+  std::shared_ptr<redis::Multiplexer> client =
       make_client(server->port(), {.connect_timeout = 500 * kMicrosPerMilli,
                                    .command_timeout = 500 * kMicrosPerMilli,
                                    .reconnect_backoff_max = 50 * kMicrosPerMilli});
@@ -1996,10 +2001,10 @@ TEST_F(RedisStoreTest, ReloadsItsScriptsTransparentlyAfterScriptFlush) {
 TEST(RedisStoreFaultTest, StalledServerGivesDeadlineExceededWithinBoundThenRecovers) {
   std::unique_ptr<RedisServer> server = start_server();
   ASSERT_NE(server, nullptr);
-  std::shared_ptr<redis::Client> client = make_client(
+  std::shared_ptr<redis::Multiplexer> client = make_client(
       server->port(),
       {.command_timeout = 100 * kMicrosPerMilli, .reconnect_backoff_max = 50 * kMicrosPerMilli});
-  std::shared_ptr<redis::Client> staller = make_client(server->port());
+  std::shared_ptr<redis::Multiplexer> staller = make_client(server->port());
   ASSERT_TRUE(client != nullptr && staller != nullptr);
   ASSERT_TRUE(wait_until_answering(*client) && wait_until_answering(*staller));
   RedisStore store(client);

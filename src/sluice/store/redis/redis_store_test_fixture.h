@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "sluice/store/redis/client.h"
+#include "sluice/store/redis/multiplexer.h"
 #include "sluice/store/store.h"
 #include "testing/redis_server.h"
 
@@ -20,10 +20,10 @@ class RedisServerTest : public testing::Test {
     StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start();
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(*server);
-    StatusOr<std::unique_ptr<redis::Client>> client =
-        redis::Client::create({.port = server_->port()});
+    StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+        redis::Multiplexer::create({.port = server_->port()});
     ASSERT_TRUE(client.ok()) << client.status().to_string();
-    client_ = std::shared_ptr<redis::Client>(std::move(*client));
+    client_ = std::shared_ptr<redis::Multiplexer>(std::move(*client));
   }
 
   // The balance a quota peek (cost 0) reports; -999 999 when it fails (and the test fails).
@@ -34,7 +34,7 @@ class RedisServerTest : public testing::Test {
   }
 
   std::unique_ptr<test::RedisServer> server_;
-  std::shared_ptr<redis::Client> client_;
+  std::shared_ptr<redis::Multiplexer> client_;
 };
 
 }  // namespace sluice::store

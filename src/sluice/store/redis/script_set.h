@@ -27,7 +27,7 @@
 #include "sluice/algorithm/penalty.h"
 #include "sluice/core/clock.h"
 #include "sluice/status.h"
-#include "sluice/store/redis/client.h"
+#include "sluice/store/redis/multiplexer.h"
 
 namespace sluice::store {
 
