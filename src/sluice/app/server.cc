@@ -26,9 +26,9 @@
 #include "sluice/server/http/server.h"
 #include "sluice/service/backend.h"
 #include "sluice/service/decision_history.h"
-#include "sluice/service/lease_metrics.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/service/readiness.h"
+#include "sluice/service/token_batch_metrics.h"
 
 namespace sluice::app {
 namespace {
@@ -118,7 +118,7 @@ service::BackendOptions backend_options(const Settings& s) {
                                       static_cast<std::size_t>(s.reservations_per_subject)}},
       .redis = {.connections = s.redis_connections, .command_timeout = s.redis_timeout},
       .check_redis = true,
-      .heartbeat = store::NodeHeartbeatOptions{.node_id = s.node_id.empty() ? store::new_lease_id()
+      .heartbeat = store::NodeHeartbeatOptions{.node_id = s.node_id.empty() ? store::new_unique_id()
                                                                             : s.node_id,
                                                .ttl = s.heartbeat_ttl},
       .limiter = {.local_fraction = s.local_fraction,
@@ -270,8 +270,8 @@ void RunningServer::Parts::add_routes() {
           .store_metrics =
               [this](std::string& out) {
                 http::write_memory_store_metrics(out, backend->memory->stats());
-                service::write_lease_metrics(out, backend->limiter->token_lease_stats(),
-                                             backend->live_nodes());
+                service::write_token_batch_metrics(out, backend->limiter->token_batch_stats(),
+                                                   backend->live_nodes());
                 if (const http::HttpServer* running = http_server.load()) {
                   http::write_connection_metrics(out, running->connection_stats());
                 }

@@ -119,8 +119,8 @@ class LimiterTarget final : public Target {
   }
 
   // Wait for every connection so the first measured second is not carried by fewer of them.
-  static Status wait_for_connections(redis::Client& client) {
-    const redis::ClientOptions& client_options = client.options();
+  static Status wait_for_connections(redis::Multiplexer& client) {
+    const redis::MultiplexerOptions& client_options = client.options();
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::microseconds(client_options.connect_timeout);
     // A cluster client also waits for its slot map.

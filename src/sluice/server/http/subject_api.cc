@@ -156,7 +156,9 @@ Status AdminApi::release_subject_lease(Exchange& exchange, const Principal& call
   const store::SubjectRef ref{
       .policy = stored.name, .limits = stored.limits, .subject = exchange.param("key")};
   SLUICE_RETURN_IF_ERROR(store::validate_subject_ref(ref));
-  SLUICE_ASSIGN_OR_RETURN(bool released, store_.release(ref, exchange.param("lease")));
+  SLUICE_ASSIGN_OR_RETURN(
+      bool released,
+      store::lease_now(store_, ref, store::LeaseOperation::kRelease, exchange.param("lease")));
   return respond_with(exchange, json_response(200, {{"released", released}}));
 }
 
