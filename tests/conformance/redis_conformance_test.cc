@@ -33,12 +33,12 @@ sluice::test::RedisServer* RedisConformanceTest::server_ = nullptr;
 
 TEST_P(RedisConformanceTest, ReplaysTraceExactly) {
   ASSERT_NE(server_, nullptr);
-  StatusOr<std::unique_ptr<redis::Client>> client =
-      redis::Client::create({.port = server_->port()});
+  StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+      redis::Multiplexer::create({.port = server_->port()});
   ASSERT_TRUE(client.ok()) << client.status().to_string();
   ASSERT_TRUE((*client)->command({"FLUSHALL"}).ok());
   ManualClock clock(0);
-  store::RedisStore store(std::shared_ptr<redis::Client>(std::move(*client)),
+  store::RedisStore store(std::shared_ptr<redis::Multiplexer>(std::move(*client)),
                           {.pinned_clock_for_tests = &clock});
   const std::vector<std::string> problems =
       replay(load_trace(GetParam()), store, [&](Micros now) { clock.set(now); });

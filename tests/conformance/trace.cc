@@ -103,7 +103,7 @@ std::vector<std::string> replay(const json& trace, store::Store& store,
     const std::string op = step.value("op", std::string("acquire"));
     json actual;
     if (op == "acquire") {
-      StatusOr<Decision> decision = store.acquire(ref, step.value("cost", 1));
+      StatusOr<Decision> decision = store::acquire_now(store, ref, step.value("cost", 1));
       if (!decision.ok()) {
         problems.push_back(where + ": error " + decision.status().to_string());
         continue;
@@ -125,7 +125,7 @@ std::vector<std::string> replay(const json& trace, store::Store& store,
           .max_debt = policy.max_debt,
           .reservation = reservation,
           .reservation_ttl = step.value("ttl", Micros{60'000'000})};
-      StatusOr<Decision> decision = store.apply_quota(ref, request);
+      StatusOr<Decision> decision = store::apply_quota_now(store, ref, request);
       if (!decision.ok()) {
         // A step may expect the error: {"error": "FAILED_PRECONDITION"} (status_code_name).
         if (step.value("expect", json::object()).contains("error")) {
@@ -140,7 +140,9 @@ std::vector<std::string> replay(const json& trace, store::Store& store,
     } else if (op == "release" || op == "renew") {
       const auto lease = leases.find(step.value("lease_of", std::size_t{0}));
       const std::string id = lease != leases.end() ? lease->second : "no-such-lease";
-      StatusOr<bool> done = op == "release" ? store.release(ref, id) : store.renew(ref, id);
+      StatusOr<bool> done = op == "release"
+                                ? store::lease_now(store, ref, store::LeaseOperation::kRelease, id)
+                                : store::lease_now(store, ref, store::LeaseOperation::kRenew, id);
       if (!done.ok()) {
         problems.push_back(where + ": error " + done.status().to_string());
         continue;

@@ -1,4 +1,4 @@
-// Which algorithms token leases serve (service/token_leases.h, docs/defences.md "Token leasing
+// Which algorithms token leases serve (service/token_batches.h, docs/defences.md "Token leasing
 // for hot keys"): those whose units are spent and counted, so that units taken now and spent a
 // moment later are the same admissions.
 #pragma once

@@ -2,6 +2,7 @@
 
 #include "sluice/auth/passwords.h"
 #include "sluice/core/logger.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/db/database_url.h"
 
 namespace sluice::app {
@@ -19,36 +20,49 @@ std::vector<std::string> names_of(const std::vector<policy::Policy>& policies) {
 // Imports --policy-file documents, or the demo policies into a database that never held any.
 Status seed_policies(policy::PolicyRepository& policies, const ServePoliciesOptions& options) {
   if (!options.imported.empty()) {
-    if (Status s = policies.import(options.imported, "policy-file"); !s.ok()) return s;
+    SLUICE_RETURN_IF_ERROR(policies.import(options.imported, "policy-file"));
     log_info("imported policy files", {{"policies", names_of(options.imported)}});
     return {};
   }
-  StatusOr<std::int64_t> revision = policies.revision();
-  if (!revision.ok()) return revision.status();
-  if (*revision != 0) return {};  // policies were managed here before, even if none are left
-  if (Status s = policies.import(options.demo, "sluice (first start)"); !s.ok()) return s;
+  SLUICE_ASSIGN_OR_RETURN(const std::int64_t revision, policies.revision());
+  if (revision != 0) return {};  // policies were managed here before, even if none are left
+  SLUICE_RETURN_IF_ERROR(policies.import(options.demo, "sluice (first start)"));
   log_info("first start: added the demo policies", {{"policies", names_of(options.demo)}});
   return {};
 }
 
 // Without any admin nobody could sign in to manage anything: make one and say its password once.
 Status ensure_admin(auth::AccountRepository& accounts) {
-  StatusOr<std::size_t> admins = accounts.count_admins();
-  if (!admins.ok()) return admins.status();
-  if (*admins > 0) return {};
-  StatusOr<std::string> password = auth::generate_password();
-  if (!password.ok()) return password.status();
-  StatusOr<std::string> hash = auth::hash_password(*password);
-  if (!hash.ok()) return hash.status();
+  SLUICE_ASSIGN_OR_RETURN(const std::size_t admins, accounts.count_admins());
+  if (admins > 0) return {};
+  SLUICE_ASSIGN_OR_RETURN(const std::string password, auth::generate_password());
+  SLUICE_ASSIGN_OR_RETURN(const std::string hash, auth::hash_password(password));
   Status created = accounts.create_user({.name = std::string(kFirstAdmin), .admin = true},
-                                        auth::mark_one_time(*hash));
+                                        auth::mark_one_time(hash));
   if (created.code() == StatusCode::kAlreadyExists) return {};  // another server was first
-  if (!created.ok()) return created;
+  SLUICE_RETURN_IF_ERROR(created);
   log_info("created the first admin; its one-time password is shown only now",
            {{"user", kFirstAdmin},
-            {"password", *password},
+            {"password", password},
             {"change_with", "PUT /v1/users/admin/password or sluice admin user password"}});
   return {};
+}
+
+// open_serve_policies at `url`, its errors not yet located.
+StatusOr<ServePolicies> open_at(const PolicyDatabase& database, const std::string& url,
+                                const ServePoliciesOptions& options) {
+  ServePolicies opened;
+  SLUICE_ASSIGN_OR_RETURN(opened.policies, database.open_policies(url));
+  SLUICE_ASSIGN_OR_RETURN(opened.accounts, database.open_accounts(url));
+  SLUICE_RETURN_IF_ERROR(seed_policies(*opened.policies, options));
+  SLUICE_RETURN_IF_ERROR(ensure_admin(*opened.accounts));
+  SLUICE_ASSIGN_OR_RETURN(
+      opened.cache,
+      policy::PolicyCache::open(opened.policies, {.poll_interval = options.poll_interval}));
+  log_info("policies loaded", {{"database", db::redact_database_url(url)},
+                               {"revision", opened.cache->snapshot()->revision},
+                               {"count", opened.cache->snapshot()->policies.size()}});
+  return opened;
 }
 
 }  // namespace
@@ -59,26 +73,11 @@ StatusOr<ServePolicies> open_serve_policies(const PolicyDatabase& database,
   if (url.empty()) {
     return invalid_argument("policies: no default database location ($HOME is unknown); set one");
   }
-  const auto located = [&url](const Status& s) {
-    return Status(s.code(), "policies " + db::redact_database_url(url) + ": " + s.message());
-  };
-  ServePolicies opened;
-  StatusOr<std::shared_ptr<policy::PolicyRepository>> policies = database.open_policies(url);
-  if (!policies.ok()) return located(policies.status());
-  opened.policies = std::move(*policies);
-  StatusOr<std::shared_ptr<auth::AccountRepository>> accounts = database.open_accounts(url);
-  if (!accounts.ok()) return located(accounts.status());
-  opened.accounts = std::move(*accounts);
-  if (Status s = seed_policies(*opened.policies, options); !s.ok()) return located(s);
-  if (Status s = ensure_admin(*opened.accounts); !s.ok()) return located(s);
-  StatusOr<std::unique_ptr<policy::PolicyCache>> cache =
-      policy::PolicyCache::open(opened.policies, {.poll_interval = options.poll_interval});
-  if (!cache.ok()) return located(cache.status());
-  opened.cache = std::move(*cache);
-  log_info("policies loaded", {{"database", db::redact_database_url(url)},
-                               {"revision", opened.cache->snapshot()->revision},
-                               {"count", opened.cache->snapshot()->policies.size()}});
-  return opened;
+  StatusOr<ServePolicies> opened = open_at(database, url, options);
+  if (opened.ok()) return opened;
+  // Every error names the database (without its password).
+  const Status& error = opened.status();
+  return Status(error.code(), "policies " + db::redact_database_url(url) + ": " + error.message());
 }
 
 }  // namespace sluice::app

@@ -13,8 +13,10 @@
 
 #include "sluice/core/clock.h"
 #include "sluice/core/connection_budget.h"
+#include "sluice/core/invalid_input.h"
 #include "sluice/core/log_throttle.h"
 #include "sluice/core/logger.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/policy/policy_files.h"
 #include "sluice/server/grpc/grpc_server.h"
 #include "sluice/server/http/admin_api.h"
@@ -24,9 +26,9 @@
 #include "sluice/server/http/server.h"
 #include "sluice/service/backend.h"
 #include "sluice/service/decision_history.h"
-#include "sluice/service/lease_metrics.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/service/readiness.h"
+#include "sluice/service/token_batch_metrics.h"
 
 namespace sluice::app {
 namespace {
@@ -116,7 +118,7 @@ service::BackendOptions backend_options(const Settings& s) {
                                       static_cast<std::size_t>(s.reservations_per_subject)}},
       .redis = {.connections = s.redis_connections, .command_timeout = s.redis_timeout},
       .check_redis = true,
-      .heartbeat = store::NodeHeartbeatOptions{.node_id = s.node_id.empty() ? store::new_lease_id()
+      .heartbeat = store::NodeHeartbeatOptions{.node_id = s.node_id.empty() ? store::new_unique_id()
                                                                             : s.node_id,
                                                .ttl = s.heartbeat_ttl},
       .limiter = {.local_fraction = s.local_fraction,
@@ -179,8 +181,21 @@ grpc_server::GrpcServerOptions grpc_options(const Settings& s, const HostPort& l
 
 // A server that cannot start: InvalidArgument stays (a setting), anything else is Internal.
 Status start_error(const Status& status) {
-  if (status.code() == StatusCode::kInvalidArgument) return status;
+  if (status.ok() || status.code() == StatusCode::kInvalidArgument) return status;
   return Status(StatusCode::kInternal, status.message());
+}
+template <typename T>
+StatusOr<T> start_error(StatusOr<T> started) {
+  if (started.ok()) return started;
+  return start_error(started.status());
+}
+
+// A gRPC server that cannot start is Internal whatever the cause: its settings were checked
+// before it starts.
+template <typename T>
+StatusOr<T> internal_if_error(StatusOr<T> started) {
+  if (started.ok()) return started;
+  return Status(StatusCode::kInternal, started.status().message());
 }
 
 }  // namespace
@@ -229,10 +244,7 @@ Status RunningServer::Parts::open_backend_for(const ServeInputs& inputs) {
            {"refused_calls", *count}});
     }
   };
-  StatusOr<std::unique_ptr<service::Backend>> opened =
-      service::open_backend(settings.redis, std::move(options));
-  if (!opened.ok()) return opened.status();
-  backend = std::move(*opened);
+  SLUICE_ASSIGN_OR_RETURN(backend, service::open_backend(settings.redis, std::move(options)));
   if (!backend->unanswered_at_start.ok() && inputs.warn) {
     inputs.warn(backend->unanswered_warning(
         "until it does, each policy's on_store_failure decides and /readyz answers 503"));
@@ -258,8 +270,8 @@ void RunningServer::Parts::add_routes() {
           .store_metrics =
               [this](std::string& out) {
                 http::write_memory_store_metrics(out, backend->memory->stats());
-                service::write_lease_metrics(out, backend->limiter->token_lease_stats(),
-                                             backend->live_nodes());
+                service::write_token_batch_metrics(out, backend->limiter->token_batch_stats(),
+                                                   backend->live_nodes());
                 if (const http::HttpServer* running = http_server.load()) {
                   http::write_connection_metrics(out, running->connection_stats());
                 }
@@ -310,9 +322,7 @@ Status RunningServer::Parts::start_http() {
   options.on_response = [this](std::string_view route, int status, Micros duration) {
     metrics.record_http(route, status, duration);
   };
-  StatusOr<std::unique_ptr<http::HttpServer>> started = http::HttpServer::start(options, router);
-  if (!started.ok()) return start_error(started.status());
-  server = std::move(*started);
+  SLUICE_ASSIGN_OR_RETURN(server, start_error(http::HttpServer::start(options, router)));
   http_server.store(server.get());
   log_info("listening", {{"address", listen.host + ":" + std::to_string(server->port())},
                          {"max_connections", server->max_connections()},
@@ -329,13 +339,13 @@ Status RunningServer::Parts::start_grpc() {
   const Settings& s = settings;
   const ConnectionBudget budget = connection_budget(descriptor_limit(), true);
   const HostPort listen = *split_listen(s.grpc_listen);
-  StatusOr<std::unique_ptr<grpc_server::GrpcServer>> started = grpc_server::GrpcServer::start(
-      grpc_options(s, listen,
-                   s.grpc_max_connections != 0 ? static_cast<std::size_t>(s.grpc_max_connections)
+  SLUICE_ASSIGN_OR_RETURN(grpc,
+                          internal_if_error(grpc_server::GrpcServer::start(
+                              grpc_options(s, listen,
+                                           s.grpc_max_connections != 0
+                                               ? static_cast<std::size_t>(s.grpc_max_connections)
                                                : budget.grpc),
-      *backend->limiter, *lookup);
-  if (!started.ok()) return Status(StatusCode::kInternal, started.status().message());
-  grpc = std::move(*started);
+                              *backend->limiter)));
   for (const std::string& conflict : lookup->descriptors()->conflicts()) {
     log_warn("descriptor conflict", {{"detail", conflict}});
   }
@@ -356,21 +366,17 @@ StatusOr<std::unique_ptr<RunningServer>> RunningServer::start(const Settings& se
   parts->settings = settings;
   // Load the TLS files now, before any database or Redis is opened: never start half-configured.
   if (std::optional<http::TlsOptions> tls = tls_options(settings)) {
-    if (Status status = http::check_tls_options(*tls); !status.ok()) {
-      return invalid_argument(status.message());
-    }
+    SLUICE_RETURN_IF_ERROR(invalid_input("", http::check_tls_options(*tls)));
   }
-  StatusOr<ServePolicies> policies = open_policies(settings, inputs);
-  if (!policies.ok()) return policies.status();
-  parts->policies = std::move(*policies);
+  SLUICE_ASSIGN_OR_RETURN(parts->policies, open_policies(settings, inputs));
   parts->lookup = std::make_unique<service::CachedPolicyLookup>(*parts->policies.cache);
-  if (Status status = parts->open_backend_for(inputs); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(parts->open_backend_for(inputs));
   parts->add_routes();
   // From here on a failure stops what started (the destructor).
   auto running = std::unique_ptr<RunningServer>(new RunningServer(std::move(parts)));
-  if (Status status = running->parts_->start_http(); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(running->parts_->start_http());
   if (!settings.grpc_listen.empty()) {
-    if (Status status = running->parts_->start_grpc(); !status.ok()) return status;
+    SLUICE_RETURN_IF_ERROR(running->parts_->start_grpc());
   }
   return running;
 }

@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "sluice/core/duration.h"
+#include "sluice/core/invalid_input.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/store/store.h"
 
 namespace sluice::app {
@@ -23,9 +25,8 @@ StatusOr<bool> parse_bool(std::string_view text) {
 
 Setter bool_setter(bool Settings::*field) {
   return [field](Settings& s, std::string_view text) -> Status {
-    StatusOr<bool> value = parse_bool(text);
-    if (!value.ok()) return value.status();
-    s.*field = *value;
+    SLUICE_ASSIGN_OR_RETURN(const bool value, parse_bool(text));
+    s.*field = value;
     return Status();
   };
 }
@@ -37,26 +38,28 @@ Shower bool_shower(bool Settings::*field) {
 template <typename T>
 Setter integer_setter(T Settings::*field, std::int64_t min, std::int64_t max) {
   return [field, min, max](Settings& s, std::string_view text) -> Status {
-    StatusOr<std::int64_t> value = parse_integer(text, min, max);
-    if (!value.ok()) return value.status();
-    s.*field = static_cast<T>(*value);
+    SLUICE_ASSIGN_OR_RETURN(const std::int64_t value, parse_integer(text, min, max));
+    s.*field = static_cast<T>(value);
     return Status();
   };
 }
 
-Setter duration_setter(Micros Settings::*field, bool allow_zero) {
-  return [field, allow_zero](Settings& s, std::string_view text) -> Status {
-    StatusOr<Micros> value = parse_duration(text);
-    if (!value.ok()) return value.status();
-    if (!allow_zero && *value <= 0) return invalid_argument("must be greater than 0");
-    s.*field = *value;
+// Whether a setting may be 0 (a duration) or empty (a string).
+enum class Zero : std::uint8_t { kRefused, kAllowed };
+enum class Empty : std::uint8_t { kRefused, kAllowed };
+
+Setter duration_setter(Micros Settings::*field, Zero zero) {
+  return [field, zero](Settings& s, std::string_view text) -> Status {
+    SLUICE_ASSIGN_OR_RETURN(const Micros value, parse_duration(text));
+    if (zero == Zero::kRefused && value <= 0) return invalid_argument("must be greater than 0");
+    s.*field = value;
     return Status();
   };
 }
 
-Setter string_setter(std::string Settings::*field, bool allow_empty) {
-  return [field, allow_empty](Settings& s, std::string_view text) -> Status {
-    if (!allow_empty && text.empty()) return invalid_argument("must not be empty");
+Setter string_setter(std::string Settings::*field, Empty empty) {
+  return [field, empty](Settings& s, std::string_view text) -> Status {
+    if (empty == Empty::kRefused && text.empty()) return invalid_argument("must not be empty");
     s.*field = std::string(text);
     return Status();
   };
@@ -84,11 +87,12 @@ const std::vector<Setting>& settings() {
       t.push_back({key, env, std::move(help), set, show, list});
     };
     add("listen", "Address to serve on: HOST:PORT ([v6]:PORT for IPv6; port 0 picks one)",
-        string_setter(&Settings::listen, false), [](const Settings& s) { return s.listen; });
+        string_setter(&Settings::listen, Empty::kRefused),
+        [](const Settings& s) { return s.listen; });
     add("grpc_listen",
         "Also serve Envoy's Rate Limit Service v3 (gRPC), grpc.health.v1 and reflection on "
         "HOST:PORT (empty: no gRPC; see docs/envoy.md)",
-        string_setter(&Settings::grpc_listen, true),
+        string_setter(&Settings::grpc_listen, Empty::kAllowed),
         [](const Settings& s) { return s.grpc_listen; });
     add("grpc_max_message_bytes", "gRPC: largest request message (bytes)",
         integer_setter(&Settings::grpc_max_message_bytes, 1024, 64 << 20),
@@ -103,8 +107,8 @@ const std::vector<Setting>& settings() {
           [field](const Settings& s) { return std::to_string(s.*field); });
     };
     const auto grpc_duration = [&](const std::string& key, const std::string& help,
-                                   Micros Settings::*field, bool allow_zero) {
-      add(key, "gRPC: " + help, duration_setter(field, allow_zero),
+                                   Micros Settings::*field, Zero zero) {
+      add(key, "gRPC: " + help, duration_setter(field, zero),
           [field](const Settings& s) { return format_duration(s.*field); });
     };
     grpc_integer("grpc_io_threads", "threads serving connections", &Settings::grpc_io_threads, 1,
@@ -117,14 +121,14 @@ const std::vector<Setting>& settings() {
                  "open connections from one client address at most (0: half the cap)",
                  &Settings::grpc_max_connections_per_peer, 0, 1'000'000);
     grpc_duration("grpc_handshake_timeout", "time for a new connection's HTTP/2 preface",
-                  &Settings::grpc_handshake_timeout, false);
+                  &Settings::grpc_handshake_timeout, Zero::kRefused);
     grpc_duration("grpc_idle_timeout",
                   "a connection with no call open (or a write that does not move) this long closes",
-                  &Settings::grpc_idle_timeout, false);
+                  &Settings::grpc_idle_timeout, Zero::kRefused);
     grpc_duration("grpc_stream_timeout", "time for a call's whole request to arrive, else reset",
-                  &Settings::grpc_stream_timeout, false);
+                  &Settings::grpc_stream_timeout, Zero::kRefused);
     grpc_duration("grpc_max_connection_age", "GOAWAY to connections older than this (0: never)",
-                  &Settings::grpc_max_connection_age, true);
+                  &Settings::grpc_max_connection_age, Zero::kAllowed);
     grpc_integer("grpc_max_header_list_bytes", "request header list and header block (bytes)",
                  &Settings::grpc_max_header_list_bytes, 64, 1 << 20);
     grpc_integer("grpc_max_connection_buffer_bytes",
@@ -145,34 +149,33 @@ const std::vector<Setting>& settings() {
         "gRPC: response_headers_to_add on answers: none (envoyproxy/ratelimit's default), "
         "x-ratelimit (x-ratelimit-limit/-remaining/-reset) or ratelimit (RateLimit-Limit/...)",
         [](Settings& s, std::string_view text) -> Status {
-          StatusOr<grpc_server::RlsHeaders> headers = grpc_server::parse_rls_headers(text);
-          if (!headers.ok()) return headers.status();
-          s.grpc_headers = *headers;
+          SLUICE_ASSIGN_OR_RETURN(const wire::RlsHeaders headers, wire::parse_rls_headers(text));
+          s.grpc_headers = headers;
           return Status();
         },
-        [](const Settings& s) {
-          return std::string(grpc_server::rls_headers_name(s.grpc_headers));
-        });
+        [](const Settings& s) { return std::string(wire::rls_headers_name(s.grpc_headers)); });
     add("grpc_health_interval",
         "gRPC: how often readiness (store and policy database) is probed for grpc.health.v1",
-        duration_setter(&Settings::grpc_health_interval, false),
+        duration_setter(&Settings::grpc_health_interval, Zero::kRefused),
         [](const Settings& s) { return format_duration(s.grpc_health_interval); });
     add("threads", "I/O threads (0: one per core)", integer_setter(&Settings::threads, 0, 256),
         [](const Settings& s) { return std::to_string(s.threads); });
     add("redis",
         "Decide on Redis: redis://[user:pass@]host:port/db, redis+cluster://h1:p1,h2:p2, "
         "redis+sentinel://s1:p1/MASTER, rediss… for TLS (empty: in-memory store)",
-        string_setter(&Settings::redis, true), [](const Settings& s) { return s.redis; });
+        string_setter(&Settings::redis, Empty::kAllowed),
+        [](const Settings& s) { return s.redis; });
     add("policies",
         "Policy and account database: sqlite:///path.db, sqlite::memory:, "
         "mysql://user:pass@host:port/db or postgresql://user:pass@host:port/db (empty: the "
         "per-user SQLite file of `sluice policy`, ~/.local/share/sluice/policies.db)",
-        string_setter(&Settings::policies, true), [](const Settings& s) { return s.policies; });
+        string_setter(&Settings::policies, Empty::kAllowed),
+        [](const Settings& s) { return s.policies; });
     add("policy_poll", "How often the policy database is polled for changes",
-        duration_setter(&Settings::policy_poll, false),
+        duration_setter(&Settings::policy_poll, Zero::kRefused),
         [](const Settings& s) { return format_duration(s.policy_poll); });
     add("session_ttl", "Admin API: lifetime of a password login's session cookie",
-        duration_setter(&Settings::session_ttl, false),
+        duration_setter(&Settings::session_ttl, Zero::kRefused),
         [](const Settings& s) { return format_duration(s.session_ttl); });
     add("secure_cookies",
         "Admin API: mark session cookies Secure (set when clients reach Sluice over HTTPS)",
@@ -187,7 +190,7 @@ const std::vector<Setting>& settings() {
         integer_setter(&Settings::password_change_burst, 1, 1'000'000),
         [](const Settings& s) { return std::to_string(s.password_change_burst); });
     add("password_change_interval", "Admin API: refill of password_change_burst",
-        duration_setter(&Settings::password_change_interval, false),
+        duration_setter(&Settings::password_change_interval, Zero::kRefused),
         [](const Settings& s) { return format_duration(s.password_change_interval); });
     add("max_sessions", "Admin API: login sessions in memory at most (full: the oldest ends)",
         integer_setter(&Settings::max_sessions, 1, 100'000'000),
@@ -235,9 +238,9 @@ const std::vector<Setting>& settings() {
             s.store_threads = -1;
             return Status();
           }
-          StatusOr<std::int64_t> value = parse_integer(text, 0, 1024);
-          if (!value.ok()) return invalid_argument("must be auto or " + value.status().message());
-          s.store_threads = static_cast<int>(*value);
+          SLUICE_ASSIGN_OR_RETURN(const std::int64_t value,
+                                  invalid_input("must be auto or ", parse_integer(text, 0, 1024)));
+          s.store_threads = static_cast<int>(value);
           return Status();
         },
         [](const Settings& s) {
@@ -260,13 +263,13 @@ const std::vector<Setting>& settings() {
         integer_setter(&Settings::small_body_bytes, 0, 1 << 20),
         [](const Settings& s) { return std::to_string(s.small_body_bytes); });
     add("read_timeout", "Time to receive a whole request once it started, and to send a response",
-        duration_setter(&Settings::read_timeout, false),
+        duration_setter(&Settings::read_timeout, Zero::kRefused),
         [](const Settings& s) { return format_duration(s.read_timeout); });
     add("idle_timeout", "How long a keep-alive connection may wait for its next request",
-        duration_setter(&Settings::idle_timeout, false),
+        duration_setter(&Settings::idle_timeout, Zero::kRefused),
         [](const Settings& s) { return format_duration(s.idle_timeout); });
     add("first_request_timeout", "How long a new connection may wait before sending anything",
-        duration_setter(&Settings::first_request_timeout, false),
+        duration_setter(&Settings::first_request_timeout, Zero::kRefused),
         [](const Settings& s) { return format_duration(s.first_request_timeout); });
     add("max_connections",
         "Open HTTP connections at most; at the cap a new one replaces the longest idle (0: the "
@@ -280,29 +283,31 @@ const std::vector<Setting>& settings() {
         [](const Settings& s) { return std::to_string(s.max_connections_per_peer); });
     add("shutdown_timeout",
         "On SIGTERM/SIGINT: how long in-flight requests may take before connections are cut",
-        duration_setter(&Settings::shutdown_timeout, true),
+        duration_setter(&Settings::shutdown_timeout, Zero::kAllowed),
         [](const Settings& s) { return format_duration(s.shutdown_timeout); });
     add("tls_cert",
         "HTTPS: PEM certificate chain (server certificate first); with tls_key, the HTTP port "
         "serves TLS 1.2+ only (default: plain HTTP)",
-        string_setter(&Settings::tls_cert, true), [](const Settings& s) { return s.tls_cert; });
+        string_setter(&Settings::tls_cert, Empty::kAllowed),
+        [](const Settings& s) { return s.tls_cert; });
     add("tls_key", "HTTPS: the certificate's PEM private key (unencrypted; keep it mode 0600)",
-        string_setter(&Settings::tls_key, true), [](const Settings& s) { return s.tls_key; });
+        string_setter(&Settings::tls_key, Empty::kAllowed),
+        [](const Settings& s) { return s.tls_key; });
     add("tls_client_ca",
         "HTTPS: require client certificates signed by a CA in this PEM file (default: none "
         "asked)",
-        string_setter(&Settings::tls_client_ca, true),
+        string_setter(&Settings::tls_client_ca, Empty::kAllowed),
         [](const Settings& s) { return s.tls_client_ca; });
     add("tls_handshake_timeout",
         "HTTPS: how long a new connection may take to finish its handshake",
-        duration_setter(&Settings::tls_handshake_timeout, false),
+        duration_setter(&Settings::tls_handshake_timeout, Zero::kRefused),
         [](const Settings& s) { return format_duration(s.tls_handshake_timeout); });
     add("hsts_max_age",
         "HTTPS: Strict-Transport-Security max-age sent on every response over TLS (0: none)",
-        duration_setter(&Settings::hsts_max_age, true),
+        duration_setter(&Settings::hsts_max_age, Zero::kAllowed),
         [](const Settings& s) { return format_duration(s.hsts_max_age); });
     add("max_wait", "Largest wait_ms a POST /v1/acquire may ask for",
-        duration_setter(&Settings::max_wait, true),
+        duration_setter(&Settings::max_wait, Zero::kAllowed),
         [](const Settings& s) { return format_duration(s.max_wait); });
     add("max_batch", "Most requests in one POST /v1/acquire/batch",
         integer_setter(&Settings::max_batch, 1, 100'000),
@@ -337,14 +342,14 @@ const std::vector<Setting>& settings() {
     add(
         "metrics", "Who may read GET /metrics: public, token (Bearer metrics_token) or off",
         [](Settings& s, std::string_view text) -> Status {
-          StatusOr<http::MetricsAccess> access = http::parse_metrics_access(text);
-          if (!access.ok()) return access.status();
-          s.metrics = *access;
+          SLUICE_ASSIGN_OR_RETURN(const http::MetricsAccess access,
+                                  http::parse_metrics_access(text));
+          s.metrics = access;
           return Status();
         },
         [](const Settings& s) { return std::string(http::metrics_access_name(s.metrics)); });
     add("metrics_token", "metrics: token: the bearer token GET /metrics must present",
-        string_setter(&Settings::metrics_token, true),
+        string_setter(&Settings::metrics_token, Empty::kAllowed),
         [](const Settings& s) { return s.metrics_token; });
     add(
         "rate_limit_headers",
@@ -352,23 +357,22 @@ const std::vector<Setting>& settings() {
         "(X-RateLimit-*), draft6 (RateLimit-Limit/-Remaining/-Reset), draft10 (RateLimit, "
         "RateLimit-Policy)",
         [](Settings& s, std::string_view text) -> Status {
-          StatusOr<http::HeaderSets> sets = http::parse_header_sets(text);
-          if (!sets.ok()) return sets.status();
-          s.rate_limit_headers = *sets;
+          SLUICE_ASSIGN_OR_RETURN(const wire::HeaderSets sets, wire::parse_header_sets(text));
+          s.rate_limit_headers = sets;
           return Status();
         },
-        [](const Settings& s) { return http::format_header_sets(s.rate_limit_headers); });
+        [](const Settings& s) { return wire::format_header_sets(s.rate_limit_headers); });
     add("check_app_header", "GET /v1/check: header naming the app",
-        string_setter(&Settings::check_app_header, false),
+        string_setter(&Settings::check_app_header, Empty::kRefused),
         [](const Settings& s) { return s.check_app_header; });
     add("check_policy_header", "GET /v1/check: header naming the policy",
-        string_setter(&Settings::check_policy_header, false),
+        string_setter(&Settings::check_policy_header, Empty::kRefused),
         [](const Settings& s) { return s.check_policy_header; });
     add("check_key_header", "GET /v1/check: header carrying the subject (key)",
-        string_setter(&Settings::check_key_header, false),
+        string_setter(&Settings::check_key_header, Empty::kRefused),
         [](const Settings& s) { return s.check_key_header; });
     add("check_cost_header", "GET /v1/check: optional header carrying the cost (default 1)",
-        string_setter(&Settings::check_cost_header, false),
+        string_setter(&Settings::check_cost_header, Empty::kRefused),
         [](const Settings& s) { return s.check_cost_header; });
     add("check_deny_status",
         "GET /v1/check: status of a denial (nginx auth_request passes only 401/403; see "
@@ -399,11 +403,12 @@ const std::vector<Setting>& settings() {
     add("node_id",
         "Failure mode `split`: this node's id in the Redis heartbeat set (default: random per "
         "start; docs/defences.md)",
-        string_setter(&Settings::node_id, true), [](const Settings& s) { return s.node_id; });
+        string_setter(&Settings::node_id, Empty::kAllowed),
+        [](const Settings& s) { return s.node_id; });
     add("heartbeat_ttl",
         "Failure mode `split`: a node stops counting as live this long after its last heartbeat "
         "(beats every ttl/3)",
-        duration_setter(&Settings::heartbeat_ttl, false),
+        duration_setter(&Settings::heartbeat_ttl, Zero::kRefused),
         [](const Settings& s) { return format_duration(s.heartbeat_ttl); });
     add("memory_max_keys",
         "In-memory store: most records held (a subject's limit states, penalty box and "
@@ -418,12 +423,11 @@ const std::vector<Setting>& settings() {
     add(
         "reservation_max_ttl", "Reservations: the longest ttl_ms a reserve may ask for (up to 7d)",
         [](Settings& s, std::string_view text) -> Status {
-          StatusOr<Micros> value = parse_duration(text);
-          if (!value.ok()) return value.status();
-          if (*value <= 0 || *value > store::kMaxReservationTtl) {
+          SLUICE_ASSIGN_OR_RETURN(const Micros value, parse_duration(text));
+          if (value <= 0 || value > store::kMaxReservationTtl) {
             return invalid_argument("must be between 1us and 7d");
           }
-          s.reservation_max_ttl = *value;
+          s.reservation_max_ttl = value;
           return Status();
         },
         [](const Settings& s) { return format_duration(s.reservation_max_ttl); });
@@ -436,7 +440,7 @@ const std::vector<Setting>& settings() {
         integer_setter(&Settings::redis_connections, 1, 64),
         [](const Settings& s) { return std::to_string(s.redis_connections); });
     add("redis_timeout", "Redis: per-command timeout (then the policy's on_store_failure decides)",
-        duration_setter(&Settings::redis_timeout, false),
+        duration_setter(&Settings::redis_timeout, Zero::kRefused),
         [](const Settings& s) { return format_duration(s.redis_timeout); });
     add("over_limit_cache_entries",
         "Redis: subjects the local over-limit cache holds as denied until the retry point Redis "
@@ -450,7 +454,7 @@ const std::vector<Setting>& settings() {
         [](const Settings& s) { return std::to_string(s.breaker_failures); });
     add("breaker_open_for",
         "Redis: how long the circuit breaker stays open before one probe call tries Redis again",
-        duration_setter(&Settings::breaker_open_for, false),
+        duration_setter(&Settings::breaker_open_for, Zero::kRefused),
         [](const Settings& s) { return format_duration(s.breaker_open_for); });
     return t;
   }();
@@ -482,17 +486,15 @@ StatusOr<HostPort> split_listen(const std::string& listen) {
     port = listen.substr(colon + 1);
   }
   if (host.empty()) return invalid_argument("listen: the host is missing (use 0.0.0.0 for all)");
-  StatusOr<std::int64_t> number = parse_integer(port, 0, 65535);
-  if (!number.ok()) return invalid_argument("listen: port " + number.status().message());
-  return HostPort{.host = host, .port = static_cast<std::uint16_t>(*number)};
+  SLUICE_ASSIGN_OR_RETURN(const std::int64_t number,
+                          invalid_input("listen: port ", parse_integer(port, 0, 65535)));
+  return HostPort{.host = host, .port = static_cast<std::uint16_t>(number)};
 }
 
 Status check_settings(const Settings& s) {
-  if (StatusOr<HostPort> listen = split_listen(s.listen); !listen.ok()) return listen.status();
+  SLUICE_RETURN_IF_ERROR(split_listen(s.listen).status());
   if (!s.grpc_listen.empty()) {
-    if (StatusOr<HostPort> grpc = split_listen(s.grpc_listen); !grpc.ok()) {
-      return invalid_argument("grpc-" + grpc.status().message());
-    }
+    SLUICE_RETURN_IF_ERROR(invalid_input("grpc-", split_listen(s.grpc_listen).status()));
   }
   if (s.admin_page_size > s.admin_max_page_size) {
     return invalid_argument("admin_page_size: must be at most admin_max_page_size (" +

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "sluice/server/grpc/grpc_server.h"
-#include "sluice/server/grpc/rls_mapping.h"
 #include "sluice/server/http/decision_api.h"
-#include "sluice/server/http/rate_limit_headers.h"
 #include "sluice/status.h"
 #include "sluice/time.h"
+#include "sluice/wire/rate_limit_headers.h"
+#include "sluice/wire/rls_mapping.h"
 
 namespace sluice::app {
 
@@ -46,7 +46,7 @@ struct Settings {
   std::int64_t grpc_max_outbound_bytes = as_setting(kGrpcDefaults.max_outbound_bytes);
   std::int64_t grpc_max_descriptors = as_setting(kGrpcDefaults.rls.max_descriptors);
   bool grpc_reflection = kGrpcDefaults.reflection;
-  grpc_server::RlsHeaders grpc_headers = kGrpcDefaults.rls.headers;
+  wire::RlsHeaders grpc_headers = kGrpcDefaults.rls.headers;
   Micros grpc_health_interval = 1 * kMicrosPerSecond;
   int threads = 0;
   std::string redis;
@@ -92,7 +92,7 @@ struct Settings {
   bool allow_cross_site_decisions = false;  // issue 32 L2
   http::MetricsAccess metrics = http::MetricsAccess::kPublic;
   std::string metrics_token;
-  http::HeaderSets rate_limit_headers;
+  wire::HeaderSets rate_limit_headers;
   std::string check_app_header = "X-Sluice-App";
   std::string check_policy_header = "X-Sluice-Policy";
   std::string check_key_header = "X-Sluice-Key";

@@ -9,6 +9,8 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "sluice/core/invalid_input.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/db/database_url.h"
 #include "sluice/policy/yaml_text.h"
 
@@ -34,9 +36,7 @@ const Setting* find_setting(std::string_view key) {
 Status apply(Settings& s, const Given& given) {
   if (given.setting->list) s.policy_files.clear();
   for (const std::string& value : given.values) {
-    if (Status status = given.setting->set(s, value); !status.ok()) {
-      return invalid_argument(given.where + ": " + status.message());
-    }
+    SLUICE_RETURN_IF_ERROR(invalid_input(given.where + ": ", given.setting->set(s, value)));
   }
   return Status();
 }
@@ -145,19 +145,19 @@ StatusOr<Settings> load_settings(const SettingSources& sources) {
   std::string config = sources.config_file;
   if (config.empty()) config = sources.environment("SLUICE_CONFIG").value_or("");
   Settings s;
-  const auto apply_all = [&s](const std::vector<Given>& given) {
+  const auto apply_all = [&s](const std::vector<Given>& given) -> Status {
     for (const Given& one : given) {
-      if (Status status = apply(s, one); !status.ok()) return status;
+      SLUICE_RETURN_IF_ERROR(apply(s, one));
     }
     return Status();
   };
   if (!config.empty()) {
     const FileSettings file = from_file(config);
-    if (Status status = apply_all(file.given); !status.ok()) return status;
-    if (!file.error.ok()) return file.error;
+    SLUICE_RETURN_IF_ERROR(apply_all(file.given));
+    SLUICE_RETURN_IF_ERROR(file.error);
   }
-  if (Status status = apply_all(from_environment(sources.environment)); !status.ok()) return status;
-  if (Status status = apply_all(from_flags(sources.flags)); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(apply_all(from_environment(sources.environment)));
+  SLUICE_RETURN_IF_ERROR(apply_all(from_flags(sources.flags)));
   return s;
 }
 

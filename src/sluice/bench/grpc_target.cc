@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "envoy/service/ratelimit/v3/rls.grpc.pb.h"
+#include "sluice/core/status_macros.h"
 
 namespace sluice::bench {
 namespace {
@@ -17,6 +18,12 @@ namespace {
 namespace rls = envoy::service::ratelimit::v3;
 
 constexpr std::string_view kPrimeSubject = "sluice-bench-prime";
+
+// A gRPC status as ours: the codes are numbered alike (include/sluice/status.h).
+Status from_grpc(const grpc::Status& status) {
+  if (status.ok()) return {};
+  return {static_cast<StatusCode>(status.error_code()), status.error_message()};
+}
 
 std::shared_ptr<grpc::Channel> connect(const std::string& address) {
   grpc::ChannelArguments arguments;
@@ -153,10 +160,7 @@ class GrpcTarget final : public Target {
   Status prime() {
     auto stub = rls::RateLimitService::NewStub(connect(options_.address));
     rls::RateLimitResponse response;
-    const grpc::Status status = shared_.call(*stub, kPrimeSubject, 0, response);
-    if (!status.ok()) {
-      return Status(static_cast<StatusCode>(status.error_code()), status.error_message());
-    }
+    SLUICE_RETURN_IF_ERROR(from_grpc(shared_.call(*stub, kPrimeSubject, 0, response)));
     if (response.statuses_size() != 1 || !response.statuses(0).has_current_limit()) {
       return not_found("descriptor [{" + options_.descriptor_key + "}] matches no limited policy");
     }

@@ -20,7 +20,7 @@
 #include "sluice/client/remote_limiter.h"
 #include "sluice/core/json_text.h"
 #include "sluice/core/mutex.h"
-#include "sluice/service/decision_json.h"
+#include "sluice/wire/decision_json.h"
 
 namespace sluice::bench {
 namespace {
@@ -177,7 +177,7 @@ class AsyncHttpTarget final : public Target {
       return {.verdict = Verdict::kError};
     }
     const nlohmann::json parsed = nlohmann::json::parse(response.body(), nullptr, false);
-    StatusOr<service::Decision> decision = service::decision_from_json(parsed);
+    StatusOr<service::Decision> decision = wire::decision_from_json(parsed);
     if (!decision.ok()) {
       first_error_.remember(decision.status().to_string());
       return {.verdict = Verdict::kError};

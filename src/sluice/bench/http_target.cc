@@ -6,7 +6,9 @@
 #include "sluice/bench/http_async_target.h"
 #include "sluice/client/http_url.h"
 #include "sluice/client/remote_limiter.h"
+#include "sluice/core/invalid_input.h"
 #include "sluice/core/mutex.h"
+#include "sluice/core/status_macros.h"
 
 namespace sluice::bench {
 namespace {
@@ -24,14 +26,19 @@ class Shared {
       : policy_(options.policy), app_(options.app), cost_(options.cost) {}
 
   Outcome decide(RemoteLimiter& client, std::string_view subject) {
-    StatusOr<service::Decision> decision = client.try_acquire(policy_, app_, subject, cost_);
+    StatusOr<service::Decision> decision = client.decide(
+        {.app = app_, .policy = policy_, .subject = std::string(subject), .cost = cost_});
     if (!decision.ok()) {
       remember(decision.status());
       return {.verdict = Verdict::kError};
     }
     if (decision->lease) {
       // Concurrency limits: give the lease back at once, as a request that completed would.
-      (void)client.release(policy_, app_, subject, *decision->lease);
+      (void)client.decide({.app = app_,
+                           .policy = policy_,
+                           .operation = service::Operation::kRelease,
+                           .subject = std::string(subject),
+                           .lease = *decision->lease});
     }
     return {.verdict = decision->verdict.allowed ? Verdict::kAllowed : Verdict::kDenied,
             .degraded = decision->degraded};
@@ -103,10 +110,12 @@ class HttpTarget final : public Target {
   std::string first_error() const override { return shared_.first_error(); }
 
   Status prime() {
-    StatusOr<service::Decision> decision =
-        client_->try_acquire(options_.policy, options_.app, kPrimeSubject, 0);
-    if (!decision.ok()) return decision.status();
-    if (decision->degraded) return unavailable("the server's store did not answer a decision");
+    SLUICE_ASSIGN_OR_RETURN(const service::Decision decision,
+                            client_->decide({.app = options_.app,
+                                             .policy = options_.policy,
+                                             .subject = std::string(kPrimeSubject),
+                                             .cost = 0}));
+    if (decision.degraded) return unavailable("the server's store did not answer a decision");
     return {};
   }
 
@@ -125,23 +134,22 @@ class HttpTarget final : public Target {
 }  // namespace
 
 StatusOr<std::unique_ptr<Target>> make_http_target(const HttpTargetOptions& options) {
-  StatusOr<HttpUrl> url = parse_http_url(options.url);
-  if (!url.ok())
-    return invalid_argument("--url \"" + options.url + "\": " + url.status().message());
+  SLUICE_ASSIGN_OR_RETURN(const HttpUrl url, invalid_input("--url \"" + options.url + "\": ",
+                                                           parse_http_url(options.url)));
   if (options.policy.empty()) return invalid_argument("--target http needs --policy NAME");
-  RemoteLimiterOptions client_options{.host = url->host,
-                                      .port = url->port,
+  RemoteLimiterOptions client_options{.host = url.host,
+                                      .port = url.port,
                                       .max_idle_connections = 1,
                                       .connect_timeout = options.connect_timeout,
                                       .request_timeout = options.request_timeout};
-  StatusOr<std::unique_ptr<RemoteLimiter>> client = RemoteLimiter::create(client_options);
-  if (!client.ok()) return client.status();
-  auto target = std::make_unique<HttpTarget>(options, client_options, std::move(*client));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RemoteLimiter> client,
+                          RemoteLimiter::create(client_options));
+  auto target = std::make_unique<HttpTarget>(options, client_options, std::move(client));
   if (Status status = target->prime(); !status.ok()) {
-    return Status(status.code(), format_http_url(*url) + ", policy \"" + options.policy +
+    return Status(status.code(), format_http_url(url) + ", policy \"" + options.policy +
                                      "\", app \"" + options.app + "\": " + status.message());
   }
-  if (options.asynchronous) return make_async_http_target(options, *url);
+  if (options.asynchronous) return make_async_http_target(options, url);
   return std::unique_ptr<Target>(std::move(target));
 }
 

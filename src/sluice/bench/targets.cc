@@ -10,6 +10,7 @@
 
 #include "sluice/algorithm/evaluate.h"
 #include "sluice/bench/http_target.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/service/backend.h"
 #include "sluice/service/limiter.h"
 #include "sluice/store/redis/redis_store.h"
@@ -40,9 +41,8 @@ std::string_view target_kind_name(TargetKind kind) {
 }
 
 std::string redacted_redis_url(std::string_view url) {
-  StatusOr<redis::RedisUrl> parsed = redis::parse_redis_url(url);
-  if (!parsed.ok()) return "(invalid redis URL)";
-  return redis::redacted_url(*parsed);
+  const StatusOr<redis::RedisUrl> parsed = redis::parse_redis_url(url);
+  return parsed.ok() ? redis::redacted_url(*parsed) : std::string("(invalid redis URL)");
 }
 
 Status check_target_flags(TargetKind kind, const std::vector<std::string>& given) {
@@ -103,25 +103,24 @@ class LimiterTarget final : public Target {
 
   // The backend: the memory store, or Redis with every connection ready.
   Status open(const TargetOptions& options) {
-    StatusOr<std::unique_ptr<service::Backend>> opened = service::open_backend(
-        options.kind == TargetKind::kRedis ? options.redis_url : "memory:",
-        // Bounded in subjects only: the load's key count sizes the store, as before it had a
-        // byte bound too.
-        {.memory = {.max_keys = options.memory_max_keys,
-                    .max_bytes = std::numeric_limits<std::size_t>::max()},
-         .redis = {.connections = options.redis_connections,
-                   .io_threads = options.redis_io_threads},
-         .limiter = {.over_limit_cache_entries = options.over_limit_cache_entries}});
-    if (!opened.ok()) return opened.status();
-    backend_ = std::move(*opened);
+    SLUICE_ASSIGN_OR_RETURN(
+        backend_, service::open_backend(
+                      options.kind == TargetKind::kRedis ? options.redis_url : "memory:",
+                      // Bounded in subjects only: the load's key count sizes the store, as before
+                      // it had a byte bound too.
+                      {.memory = {.max_keys = options.memory_max_keys,
+                                  .max_bytes = std::numeric_limits<std::size_t>::max()},
+                       .redis = {.connections = options.redis_connections,
+                                 .io_threads = options.redis_io_threads},
+                       .limiter = {.over_limit_cache_entries = options.over_limit_cache_entries}}));
     limiter_ = backend_->limiter.get();
     redis_ = backend_->redis.get();
     return redis_ ? wait_for_connections(redis_->client()) : Status();
   }
 
   // Wait for every connection so the first measured second is not carried by fewer of them.
-  static Status wait_for_connections(redis::Client& client) {
-    const redis::ClientOptions& client_options = client.options();
+  static Status wait_for_connections(redis::Multiplexer& client) {
+    const redis::MultiplexerOptions& client_options = client.options();
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::microseconds(client_options.connect_timeout);
     // A cluster client also waits for its slot map.
@@ -131,17 +130,14 @@ class LimiterTarget final : public Target {
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    StatusOr<redis::Reply> pong = client.command({"PING"});
-    if (!pong.ok()) return pong.status();
-    return {};
+    return client.command({"PING"}).status();
   }
 
   // One decision on a subject the load never uses: loads the script, checks the app.
   Status prime() {
-    StatusOr<service::Decision> decision =
-        limiter_->block_on(request("sluice-bench-prime", 0)).decision;
-    if (!decision.ok()) return decision.status();
-    if (decision->degraded) return unavailable("the store did not answer the first decision");
+    SLUICE_ASSIGN_OR_RETURN(const service::Decision decision,
+                            limiter_->block_on(request("sluice-bench-prime", 0)).decision);
+    if (decision.degraded) return unavailable("the store did not answer the first decision");
     return {};
   }
 
@@ -219,8 +215,8 @@ StatusOr<std::unique_ptr<Target>> make_target(const TargetOptions& options) {
     return invalid_argument("target redis needs a --redis URL");
   }
   auto target = std::make_unique<LimiterTarget>(options);
-  if (Status status = target->open(options); !status.ok()) return status;
-  if (Status status = target->prime(); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(target->open(options));
+  SLUICE_RETURN_IF_ERROR(target->prime());
   return std::unique_ptr<Target>(std::move(target));
 }
 

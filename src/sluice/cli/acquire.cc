@@ -1,8 +1,6 @@
 // `sluice acquire`: decide requests against a policy, on the in-memory store or on Redis
 // (--redis URL), through the same Limiter the server uses, and print each decision.
 #include <CLI/CLI.hpp>
-#include <fstream>
-#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -10,10 +8,11 @@
 #include "sluice/cli/backend_at_start.h"
 #include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/policy/document.h"
 #include "sluice/service/decision.h"
-#include "sluice/service/decision_json.h"
 #include "sluice/service/limiter.h"
+#include "sluice/wire/decision_json.h"
 
 namespace sluice::cli {
 namespace {
@@ -43,50 +42,34 @@ std::string describe(const service::Decision& d) {
   return out.str();
 }
 
-int run_acquire(const AcquireOptions& options) {
-  std::ifstream file(options.policy_file);
-  if (!file) {
-    print_to_user("acquire", "cannot read --policy-file " + options.policy_file);
-    return 2;
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  policy::ParsedPolicy parsed = policy::policy_from_text(text.str());
-  if (!parsed.policy) {
-    print_to_user("acquire", "invalid policy in " + options.policy_file + ": " +
-                                 policy::join_errors(parsed.errors));
-    return 2;
-  }
-  const auto policy = std::make_shared<const policy::Policy>(*std::move(parsed.policy));
-  BackendAtStart opened =
-      open_backend_at_start("acquire", options.redis_url, {.url_name = "--redis"},
+Status run_acquire(const Run& run, const AcquireOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(policy::Policy read, read_policy_file(options.policy_file));
+  const auto policy = std::make_shared<const policy::Policy>(std::move(read));
+  SLUICE_ASSIGN_OR_RETURN(
+      const std::unique_ptr<service::Backend> backend,
+      open_backend_at_start(run, options.redis_url, {.url_name = "--redis"},
                             "deciding by the policy's on_store_failure: " +
-                                std::string(policy::failure_mode_name(policy->on_store_failure)));
-  if (opened.exit_code != 0) return opened.exit_code;
-  service::Limiter& limiter = *opened.backend->limiter;
+                                std::string(policy::failure_mode_name(policy->on_store_failure))));
   for (int i = 0; i < options.count; ++i) {
-    StatusOr<service::Decision> result =
-        limiter
-            .block_on(
-                {.app = options.app, .held = policy, .subject = options.key, .cost = options.cost})
-            .decision;
-    if (!result.ok()) {
-      std::cerr << "sluice acquire: " << result.status().to_string() << "\n";
-      return result.status().code() == StatusCode::kNotFound ? 3 : 2;
-    }
-    const service::Decision& decision = *result;
+    SLUICE_ASSIGN_OR_RETURN(const service::Decision decision,
+                            decision_error(backend->limiter
+                                               ->block_on({.app = options.app,
+                                                           .held = policy,
+                                                           .subject = options.key,
+                                                           .cost = options.cost})
+                                               .decision));
     if (options.json) {
-      std::cout << service::decision_json(decision) << "\n";
+      run.out() << wire::decision_json(decision) << "\n";
     } else {
-      std::cout << "#" << (i + 1) << "  " << describe(decision) << "\n";
+      run.out() << "#" << (i + 1) << "  " << describe(decision) << "\n";
     }
   }
-  return 0;
+  return {};
 }
 
 }  // namespace
 
-void add_acquire_command(CLI::App& app) {
+void add_acquire_command(CLI::App& app, std::shared_ptr<const Environment> env) {
   auto options = std::make_shared<AcquireOptions>();
   CLI::App* command =
       app.add_subcommand("acquire", "Ask for permission under a policy and print the decision(s)");
@@ -105,7 +88,10 @@ void add_acquire_command(CLI::App& app) {
       "--redis", options->redis_url,
       "Decide on Redis: redis://[user:pass@]host:port/db, redis+cluster://h1:p1,h2:p2, "
       "redis+sentinel://s1:p1,s2:p2/MASTER, rediss… for TLS (default: in memory)");
-  command->callback([options] { set_exit_code(run_acquire(*options)); });
+  command->callback([env, options] {
+    const Run run(*env, "acquire");
+    env->exit(run.finish(run_acquire(run, *options)));
+  });
 }
 
 }  // namespace sluice::cli

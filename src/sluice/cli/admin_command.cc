@@ -4,7 +4,6 @@
 // and never stored: only their hashes are. Without --as the command acts as the operator; with
 // --as USER it applies that user's permissions (docs/authorization.md). Exit codes: docs/cli.md.
 #include <CLI/CLI.hpp>
-#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "sluice/auth/account_json.h"
@@ -14,6 +13,7 @@
 #include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
 #include "sluice/core/duration.h"
+#include "sluice/core/status_macros.h"
 
 namespace sluice::cli {
 namespace {
@@ -47,17 +47,28 @@ Status authorize_tokens(const Session& session, std::string_view owner) {
   return session.as ? auth::authorize_tokens(*session.as, owner) : Status{};
 }
 
-// A password for `user`: one line of standard input, checked for strength, or a generated one
-// (then `generated` is set and the caller prints it once).
-StatusOr<std::string> choose_password(const Run& run, const AdminOptions& options,
-                                      const std::string& user, bool& generated) {
-  generated = !options.password_stdin;
-  if (generated) return auth::generate_password();
+// A new password for `user`: one line of standard input, checked for strength, or a generated
+// one, which the caller prints once and stores as one-time (the console asks for a new one at
+// the first login).
+struct NewPassword {
   std::string password;
-  std::getline(*run.env().in, password);
-  if (!password.empty() && password.back() == '\r') password.pop_back();
-  if (Status s = auth::check_password_strength(password, user); !s.ok()) return s;
-  return password;
+  std::string stored_hash;
+  bool generated = false;
+};
+
+StatusOr<NewPassword> choose_password(const Run& run, const AdminOptions& options,
+                                      const std::string& user) {
+  NewPassword chosen{.generated = !options.password_stdin};
+  if (chosen.generated) {
+    SLUICE_ASSIGN_OR_RETURN(chosen.password, auth::generate_password());
+  } else {
+    std::getline(*run.env().in, chosen.password);
+    if (!chosen.password.empty() && chosen.password.back() == '\r') chosen.password.pop_back();
+    SLUICE_RETURN_IF_ERROR(auth::check_password_strength(chosen.password, user));
+  }
+  SLUICE_ASSIGN_OR_RETURN(const std::string hash, auth::hash_password(chosen.password));
+  chosen.stored_hash = chosen.generated ? auth::mark_one_time(hash) : hash;
+  return chosen;
 }
 
 void print_secret(const Run& run, std::string_view what, const std::string& secret) {
@@ -65,51 +76,47 @@ void print_secret(const Run& run, std::string_view what, const std::string& secr
   run.out() << secret << "\n";
 }
 
-int run_init(const Run& run, const AdminOptions& options) {
-  const std::string name = options.user.empty() ? "admin" : options.user;
-  if (Status s = validate_user_name(name, "--user"); !s.ok()) return run.fail(s);
-  StatusOr<Session> session =
-      open_session(run.env(), {.policies_url = options.common.policies_url}, Need::kAccounts);
-  if (!session.ok()) return run.fail(session.status());
-  StatusOr<std::size_t> admins = session->accounts->count_admins();
-  if (!admins.ok()) return run.fail(admins.status());
-  if (*admins > 0) {
-    return run.fail({StatusCode::kFailedPrecondition,
-                     "refused: the database already has " + std::to_string(*admins) +
-                         " admin(s); an admin adds users with `sluice admin user add`"});
-  }
-  StatusOr<std::string> password = auth::generate_password();
-  if (!password.ok()) return run.fail(password.status());
-  StatusOr<std::string> hash = auth::hash_password(*password);
-  if (!hash.ok()) return run.fail(hash.status());
-  const User user{.name = name, .admin = true, .created_at = now(run.env())};
-  // One-time: the web console asks for a new password at the first login.
-  if (Status s = session->accounts->create_user(user, auth::mark_one_time(*hash)); !s.ok()) {
-    return run.fail(s);
-  }
-  run.note() << "created admin user " << name << "\n";
-  print_secret(run, "its one-time password", *password);
-  return kExitOk;
+// A session that may do `operation` (always, acting as the operator).
+StatusOr<Session> open_admin_session(const Run& run, const AdminOptions& options,
+                                     auth::AdminOperation operation) {
+  SLUICE_ASSIGN_OR_RETURN(Session session,
+                          open_session(run.env(), options.common, Need::kAccounts));
+  SLUICE_RETURN_IF_ERROR(authorize_admin(session, operation));
+  return session;
 }
 
-int run_user_add(const Run& run, const AdminOptions& options) {
-  if (Status s = validate_user_name(options.user, "user"); !s.ok()) return run.fail(s);
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
-  if (!session.ok()) return run.fail(session.status());
-  if (Status s = authorize_admin(*session, auth::AdminOperation::kManageUsers); !s.ok()) {
-    return run.fail(s);
+Status run_init(const Run& run, const AdminOptions& options) {
+  const std::string name = options.user.empty() ? "admin" : options.user;
+  SLUICE_RETURN_IF_ERROR(validate_user_name(name, "--user"));
+  SLUICE_ASSIGN_OR_RETURN(
+      const Session session,
+      open_session(run.env(), {.policies_url = options.common.policies_url}, Need::kAccounts));
+  SLUICE_ASSIGN_OR_RETURN(const std::size_t admins, session.accounts->count_admins());
+  if (admins > 0) {
+    return {StatusCode::kFailedPrecondition,
+            "refused: the database already has " + std::to_string(admins) +
+                " admin(s); an admin adds users with `sluice admin user add`"};
   }
-  bool generated = false;
-  StatusOr<std::string> password = choose_password(run, options, options.user, generated);
-  if (!password.ok()) return run.fail(password.status());
-  StatusOr<std::string> hash = auth::hash_password(*password);
-  if (!hash.ok()) return run.fail(hash.status());
+  SLUICE_ASSIGN_OR_RETURN(const std::string password, auth::generate_password());
+  SLUICE_ASSIGN_OR_RETURN(const std::string hash, auth::hash_password(password));
+  const User user{.name = name, .admin = true, .created_at = now(run.env())};
+  // One-time: the web console asks for a new password at the first login.
+  SLUICE_RETURN_IF_ERROR(session.accounts->create_user(user, auth::mark_one_time(hash)));
+  run.note() << "created admin user " << name << "\n";
+  print_secret(run, "its one-time password", password);
+  return {};
+}
+
+Status run_user_add(const Run& run, const AdminOptions& options) {
+  SLUICE_RETURN_IF_ERROR(validate_user_name(options.user, "user"));
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_admin_session(run, options, auth::AdminOperation::kManageUsers));
+  SLUICE_ASSIGN_OR_RETURN(const NewPassword chosen, choose_password(run, options, options.user));
   const User user{.name = options.user, .admin = options.admin, .created_at = now(run.env())};
-  const std::string stored = generated ? auth::mark_one_time(*hash) : *hash;
-  if (Status s = session->accounts->create_user(user, stored); !s.ok()) return run.fail(s);
+  SLUICE_RETURN_IF_ERROR(session.accounts->create_user(user, chosen.stored_hash));
   run.note() << "created " << (options.admin ? "admin " : "") << "user " << options.user << "\n";
-  if (generated) print_secret(run, "its one-time password", *password);
-  return kExitOk;
+  if (chosen.generated) print_secret(run, "its one-time password", chosen.password);
+  return {};
 }
 
 std::string roles_text(const User& user) {
@@ -120,194 +127,173 @@ std::string roles_text(const User& user) {
   return text.empty() ? "-" : text;
 }
 
-int run_user_list(const Run& run, const AdminOptions& options) {
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
-  if (!session.ok()) return run.fail(session.status());
-  if (Status s = authorize_admin(*session, auth::AdminOperation::kManageUsers); !s.ok()) {
-    return run.fail(s);
-  }
-  StatusOr<std::vector<User>> users = session->accounts->list_users();
-  if (!users.ok()) return run.fail(users.status());
+Status run_user_list(const Run& run, const AdminOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_admin_session(run, options, auth::AdminOperation::kManageUsers));
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<User> users, session.accounts->list_users());
   if (options.format == "json") {
     json list = json::array();
-    for (const User& user : *users) list.push_back(auth::user_to_json(user));
+    for (const User& user : users) list.push_back(auth::user_to_json(user));
     run.out() << list.dump(2) << "\n";
-    return kExitOk;
+    return {};
   }
   std::vector<std::vector<std::string>> rows = {{"NAME", "ADMIN", "ROLES", "CREATED"}};
-  for (const User& user : *users) {
+  for (const User& user : users) {
     rows.push_back(
         {user.name, user.admin ? "yes" : "no", roles_text(user), format_time(user.created_at)});
   }
   run.out() << format_table(rows);
-  return kExitOk;
+  return {};
 }
 
-int run_user_delete(const Run& run, const AdminOptions& options) {
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
-  if (!session.ok()) return run.fail(session.status());
-  if (Status s = authorize_admin(*session, auth::AdminOperation::kManageUsers); !s.ok()) {
-    return run.fail(s);
-  }
-  if (Status s = session->accounts->delete_user(options.user); !s.ok()) return run.fail(s);
+Status run_user_delete(const Run& run, const AdminOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_admin_session(run, options, auth::AdminOperation::kManageUsers));
+  SLUICE_RETURN_IF_ERROR(session.accounts->delete_user(options.user));
   run.out() << "deleted user " << options.user << " (and their tokens)\n";
-  return kExitOk;
+  return {};
 }
 
-int run_user_password(const Run& run, const AdminOptions& options) {
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
-  if (!session.ok()) return run.fail(session.status());
-  if (session->as && session->as->name != options.user) {
-    if (Status s = authorize_admin(*session, auth::AdminOperation::kManageUsers); !s.ok()) {
-      return run.fail(s);
-    }
+Status run_user_password(const Run& run, const AdminOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_session(run.env(), options.common, Need::kAccounts));
+  if (session.as && session.as->name != options.user) {
+    SLUICE_RETURN_IF_ERROR(authorize_admin(session, auth::AdminOperation::kManageUsers));
   }
-  if (StatusOr<User> user = session->accounts->get_user(options.user); !user.ok()) {
-    return run.fail(user.status());
-  }
-  bool generated = false;
-  StatusOr<std::string> password = choose_password(run, options, options.user, generated);
-  if (!password.ok()) return run.fail(password.status());
-  StatusOr<std::string> hash = auth::hash_password(*password);
-  if (!hash.ok()) return run.fail(hash.status());
-  const std::string stored = generated ? auth::mark_one_time(*hash) : *hash;
+  SLUICE_RETURN_IF_ERROR(session.accounts->get_user(options.user).status());
+  SLUICE_ASSIGN_OR_RETURN(const NewPassword chosen, choose_password(run, options, options.user));
   // One transaction for the password and the tokens: none made with the old one survives.
-  StatusOr<std::size_t> revoked = session->accounts->change_password_hash(
-      options.user, stored,
-      options.keep_tokens ? auth::TokenRevocation::kKeep : auth::TokenRevocation::kRevokeAll);
-  if (!revoked.ok()) return run.fail(revoked.status());
+  SLUICE_ASSIGN_OR_RETURN(
+      const std::size_t revoked,
+      session.accounts->change_password_hash(
+          options.user, chosen.stored_hash,
+          options.keep_tokens ? auth::TokenRevocation::kKeep : auth::TokenRevocation::kRevokeAll));
   run.note() << "set the password of " << options.user << "\n";
   if (!options.keep_tokens) {
-    run.note() << "revoked " << *revoked << " API token" << (*revoked == 1 ? "" : "s") << " of "
+    run.note() << "revoked " << revoked << " API token" << (revoked == 1 ? "" : "s") << " of "
                << options.user << " (--keep-tokens keeps them)\n";
   }
-  if (generated) print_secret(run, "the new one-time password", *password);
-  return kExitOk;
+  if (chosen.generated) print_secret(run, "the new one-time password", chosen.password);
+  return {};
 }
 
-int run_role_set(const Run& run, const AdminOptions& options) {
+Status run_role_set(const Run& run, const AdminOptions& options) {
   const std::optional<Role> role = auth::parse_role(options.role);  // "none": no role
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
-  if (!session.ok()) return run.fail(session.status());
-  if (Status s = authorize_admin(*session, auth::AdminOperation::kManageRoles); !s.ok()) {
-    return run.fail(s);
-  }
-  if (Status s = session->accounts->set_role(options.user, options.app, role); !s.ok()) {
-    return run.fail(s);
-  }
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_admin_session(run, options, auth::AdminOperation::kManageRoles));
+  SLUICE_RETURN_IF_ERROR(session.accounts->set_role(options.user, options.app, role));
   if (role) {
     run.out() << options.user << " is now " << options.role << " of app " << options.app << "\n";
   } else {
     run.out() << options.user << " has no role on app " << options.app << " any more\n";
   }
-  return kExitOk;
+  return {};
 }
 
-int run_app_add(const Run& run, const AdminOptions& options) {
-  if (Status s = validate_app_name(options.app, "app"); !s.ok()) return run.fail(s);
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
-  if (!session.ok()) return run.fail(session.status());
-  if (Status s = authorize_admin(*session, auth::AdminOperation::kManageApps); !s.ok()) {
-    return run.fail(s);
-  }
+Status run_app_add(const Run& run, const AdminOptions& options) {
+  SLUICE_RETURN_IF_ERROR(validate_app_name(options.app, "app"));
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_admin_session(run, options, auth::AdminOperation::kManageApps));
   const auth::App app{
       .name = options.app, .description = options.description, .created_at = now(run.env())};
-  if (Status s = session->accounts->create_app(app); !s.ok()) return run.fail(s);
+  SLUICE_RETURN_IF_ERROR(session.accounts->create_app(app));
   run.out() << "created app " << options.app << "\n";
-  return kExitOk;
+  return {};
 }
 
-int run_app_list(const Run& run, const AdminOptions& options) {
+Status run_app_list(const Run& run, const AdminOptions& options) {
   // Any user may list apps: the names are needed to write policies and are not secret.
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
-  if (!session.ok()) return run.fail(session.status());
-  StatusOr<std::vector<auth::App>> apps = session->accounts->list_apps();
-  if (!apps.ok()) return run.fail(apps.status());
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_session(run.env(), options.common, Need::kAccounts));
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<auth::App> apps, session.accounts->list_apps());
   if (options.format == "json") {
     json list = json::array();
-    for (const auth::App& app : *apps) list.push_back(auth::app_to_json(app));
+    for (const auth::App& app : apps) list.push_back(auth::app_to_json(app));
     run.out() << list.dump(2) << "\n";
-    return kExitOk;
+    return {};
   }
   std::vector<std::vector<std::string>> rows = {{"NAME", "CREATED", "DESCRIPTION"}};
-  for (const auth::App& app : *apps) {
+  for (const auth::App& app : apps) {
     rows.push_back({app.name, format_time(app.created_at), app.description});
   }
   run.out() << format_table(rows);
-  return kExitOk;
+  return {};
 }
 
-int run_token_create(const Run& run, const AdminOptions& options) {
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
-  if (!session.ok()) return run.fail(session.status());
-  const std::string owner = !options.user.empty() ? options.user
-                            : session->as         ? session->as->name
-                                                  : std::string();
-  if (owner.empty()) {
-    return run.fail(invalid_argument("--user: required (whose token is it?) unless --as is given"));
-  }
-  if (Status s = authorize_tokens(*session, owner); !s.ok()) return run.fail(s);
-  const Micros created = now(run.env());
-  std::optional<Micros> expires_at;
+// When a token made at `created` expires: --expires-in or --expires-at, or never.
+StatusOr<std::optional<Micros>> token_expiry(const AdminOptions& options, Micros created) {
   if (!options.expires_in.empty() && !options.expires_at.empty()) {
-    return run.fail(invalid_argument("--expires-at: give --expires-in or --expires-at, not both"));
+    return invalid_argument("--expires-at: give --expires-in or --expires-at, not both");
   }
   if (!options.expires_in.empty()) {
-    StatusOr<Micros> duration = parse_duration(options.expires_in);
-    if (!duration.ok()) {
-      return run.fail(invalid_argument("--expires-in: " + duration.status().message()));
+    SLUICE_ASSIGN_OR_RETURN(const Micros duration,
+                            invalid_input("--expires-in: ", parse_duration(options.expires_in)));
+    if (duration <= 0 || duration > kMaxTimestamp - created) {
+      return invalid_argument("--expires-in: must be positive and end by the year 9999");
     }
-    if (*duration <= 0 || *duration > kMaxTimestamp - created) {
-      return run.fail(invalid_argument("--expires-in: must be positive and end by the year 9999"));
-    }
-    expires_at = created + *duration;
-  } else if (!options.expires_at.empty()) {
-    StatusOr<Micros> instant = parse_timestamp(options.expires_at);
-    if (!instant.ok()) {
-      return run.fail(invalid_argument("--expires-at: " + instant.status().message()));
-    }
-    if (*instant <= created)
-      return run.fail(invalid_argument("--expires-at: must be in the future"));
-    expires_at = *instant;
+    return std::optional<Micros>(created + duration);
   }
-  StatusOr<auth::IssuedToken> issued =
-      auth::create_token(*session->accounts, owner, options.description, created, expires_at);
-  if (!issued.ok()) return run.fail(issued.status());
-  run.note() << "created token " << issued->record.id << " for " << owner;
-  if (expires_at) run.note() << ", expires " << format_timestamp(*expires_at);
-  run.note() << "\n";
-  print_secret(run, "the token", issued->token);
-  return kExitOk;
+  if (!options.expires_at.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(const Micros instant,
+                            invalid_input("--expires-at: ", parse_timestamp(options.expires_at)));
+    if (instant <= created) return invalid_argument("--expires-at: must be in the future");
+    return std::optional<Micros>(instant);
+  }
+  return std::optional<Micros>();
 }
 
-int run_token_list(const Run& run, const AdminOptions& options) {
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
-  if (!session.ok()) return run.fail(session.status());
-  std::vector<std::string> owners;
-  if (!options.user.empty()) {
-    if (Status s = authorize_tokens(*session, options.user); !s.ok()) return run.fail(s);
-    if (StatusOr<User> user = session->accounts->get_user(options.user); !user.ok()) {
-      return run.fail(user.status());
-    }
-    owners.push_back(options.user);
-  } else if (session->as && !session->as->admin) {
-    owners.push_back(session->as->name);  // a user's own tokens
-  } else {
-    StatusOr<std::vector<User>> users = session->accounts->list_users();
-    if (!users.ok()) return run.fail(users.status());
-    for (const User& user : *users) owners.push_back(user.name);
+Status run_token_create(const Run& run, const AdminOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_session(run.env(), options.common, Need::kAccounts));
+  const std::string owner = !options.user.empty() ? options.user
+                            : session.as          ? session.as->name
+                                                  : std::string();
+  if (owner.empty()) {
+    return invalid_argument("--user: required (whose token is it?) unless --as is given");
   }
+  SLUICE_RETURN_IF_ERROR(authorize_tokens(session, owner));
+  const Micros created = now(run.env());
+  SLUICE_ASSIGN_OR_RETURN(const std::optional<Micros> expires_at, token_expiry(options, created));
+  SLUICE_ASSIGN_OR_RETURN(
+      const auth::IssuedToken issued,
+      auth::create_token(*session.accounts, owner, options.description, created, expires_at));
+  run.note() << "created token " << issued.record.id << " for " << owner;
+  if (expires_at) run.note() << ", expires " << format_timestamp(*expires_at);
+  run.note() << "\n";
+  print_secret(run, "the token", issued.token);
+  return {};
+}
+
+// Whose tokens `token list` shows: --user's, a non-admin's own, or everyone's.
+StatusOr<std::vector<std::string>> token_owners(const Session& session,
+                                                const AdminOptions& options) {
+  if (!options.user.empty()) {
+    SLUICE_RETURN_IF_ERROR(authorize_tokens(session, options.user));
+    SLUICE_RETURN_IF_ERROR(session.accounts->get_user(options.user).status());
+    return std::vector<std::string>{options.user};
+  }
+  if (session.as && !session.as->admin) return std::vector<std::string>{session.as->name};
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<User> users, session.accounts->list_users());
+  std::vector<std::string> owners;
+  for (const User& user : users) owners.push_back(user.name);
+  return owners;
+}
+
+Status run_token_list(const Run& run, const AdminOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_session(run.env(), options.common, Need::kAccounts));
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<std::string> owners, token_owners(session, options));
   std::vector<auth::TokenRecord> tokens;
   for (const std::string& owner : owners) {
-    StatusOr<std::vector<auth::TokenRecord>> some = session->accounts->list_tokens(owner);
-    if (!some.ok()) return run.fail(some.status());
-    tokens.insert(tokens.end(), some->begin(), some->end());
+    SLUICE_ASSIGN_OR_RETURN(const std::vector<auth::TokenRecord> some,
+                            session.accounts->list_tokens(owner));
+    tokens.insert(tokens.end(), some.begin(), some.end());
   }
   if (options.format == "json") {
     json list = json::array();
     for (const auth::TokenRecord& token : tokens) list.push_back(auth::token_to_json(token));
     run.out() << list.dump(2) << "\n";
-    return kExitOk;
+    return {};
   }
   std::vector<std::vector<std::string>> rows = {
       {"ID", "USER", "CREATED", "EXPIRES", "DESCRIPTION"}};
@@ -321,21 +307,20 @@ int run_token_list(const Run& run, const AdminOptions& options) {
         {token.id, token.user, format_time(token.created_at), expires, token.description});
   }
   run.out() << format_table(rows);
-  return kExitOk;
+  return {};
 }
 
-int run_token_revoke(const Run& run, const AdminOptions& options) {
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kAccounts);
-  if (!session.ok()) return run.fail(session.status());
+Status run_token_revoke(const Run& run, const AdminOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_session(run.env(), options.common, Need::kAccounts));
   // Accept the whole token too: its id is the part after "sluice_".
   std::string id = options.token_id;
   if (StatusOr<auth::ParsedToken> parsed = auth::parse_token(id); parsed.ok()) id = parsed->id;
-  StatusOr<auth::TokenRecord> token = session->accounts->get_token(id);
-  if (!token.ok()) return run.fail(token.status());
-  if (Status s = authorize_tokens(*session, token->user); !s.ok()) return run.fail(s);
-  if (Status s = session->accounts->delete_token(id); !s.ok()) return run.fail(s);
-  run.out() << "revoked token " << id << " of " << token->user << "\n";
-  return kExitOk;
+  SLUICE_ASSIGN_OR_RETURN(const auth::TokenRecord token, session.accounts->get_token(id));
+  SLUICE_RETURN_IF_ERROR(authorize_tokens(session, token.user));
+  SLUICE_RETURN_IF_ERROR(session.accounts->delete_token(id));
+  run.out() << "revoked token " << id << " of " << token.user << "\n";
+  return {};
 }
 
 }  // namespace
@@ -357,11 +342,11 @@ void add_admin_command(CLI::App& app, std::shared_ptr<const Environment> env) {
 
   const auto leaf = [&](CLI::App* parent, const std::string& name, const std::string& label,
                         const std::string& description,
-                        int (*body)(const Run&, const AdminOptions&)) {
+                        Status (*body)(const Run&, const AdminOptions&)) {
     CLI::App* command = parent->add_subcommand(name, description);
     command->callback([env, options, label, body] {
       const Run run(*env, "admin " + label);
-      env->exit(body(run, *options));
+      env->exit(run.finish(body(run, *options)));
     });
     return command;
   };

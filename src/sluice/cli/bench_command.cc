@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
-#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -24,6 +23,7 @@
 #include "sluice/cli/commands.h"
 #include "sluice/client/http_url.h"
 #include "sluice/core/duration.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/policy/document.h"
 #include "sluice/version.h"
 
@@ -60,11 +60,6 @@ struct BenchOptions {
   std::vector<std::string> given;  // the flags set on the command line, for check_target_flags
 };
 
-int fail(const std::string& message) {
-  print_to_user("bench", message);
-  return 2;
-}
-
 // The policy from --policy-file, or one limit of --algorithm built from --limit and --window.
 StatusOr<policy::Policy> bench_policy(const BenchOptions& options) {
   std::string text;
@@ -75,9 +70,9 @@ StatusOr<policy::Policy> bench_policy(const BenchOptions& options) {
     buffer << file.rdbuf();
     text = buffer.str();
   } else {
-    StatusOr<Micros> window = parse_duration(options.window);
-    if (!window.ok()) return invalid_argument("--window: " + window.status().message());
-    const std::string w = format_duration(*window);
+    SLUICE_ASSIGN_OR_RETURN(const Micros window,
+                            invalid_input("--window: ", parse_duration(options.window)));
+    const std::string w = format_duration(window);
     const std::int64_t l = options.limit;
     nlohmann::json limit = {{"algorithm", options.algorithm}};
     const std::string& a = options.algorithm;
@@ -102,6 +97,13 @@ StatusOr<policy::Policy> bench_policy(const BenchOptions& options) {
   if (!parsed.policy)
     return invalid_argument("invalid policy: " + policy::join_errors(parsed.errors));
   return std::move(*parsed.policy);
+}
+
+// A target that cannot be made is bad usage too (exit 2), reported with its code's name.
+StatusOr<std::unique_ptr<bench::Target>> reachable(
+    StatusOr<std::unique_ptr<bench::Target>> target) {
+  if (target.ok()) return target;
+  return invalid_argument(target.status().to_string());
 }
 
 // 20000 -> "20000", 2.5 -> "2.5".
@@ -132,7 +134,8 @@ std::string cpu_model() {
   return "unknown";
 }
 
-void draw_progress(const bench::Progress& p) {
+// One line of progress on the note stream, drawn over the last one.
+void draw_progress(const Run& run, const bench::Progress& p) {
   constexpr int kWidth = 30;
   const double fraction =
       p.total_ns > 0
@@ -142,61 +145,58 @@ void draw_progress(const bench::Progress& p) {
   std::string bar(static_cast<std::size_t>(filled), '#');
   bar.append(static_cast<std::size_t>(kWidth - filled), '.');
   const double seconds = static_cast<double>(p.elapsed_ns) / 1e9;
-  std::fprintf(stderr, "\r\033[Kthreads %-4d [%s] %5.1f/%.1fs  %.0f decisions/s", p.threads,
-               bar.c_str(), seconds, static_cast<double>(p.total_ns) / 1e9,
-               seconds > 0 ? static_cast<double>(p.decisions) / seconds : 0.0);
-  std::fflush(stderr);
+  char line[160];
+  std::snprintf(line, sizeof line, "\r\033[Kthreads %-4d [%s] %5.1f/%.1fs  %.0f decisions/s",
+                p.threads, bar.c_str(), seconds, static_cast<double>(p.total_ns) / 1e9,
+                seconds > 0 ? static_cast<double>(p.decisions) / seconds : 0.0);
+  run.note() << line << std::flush;
 }
 
-int run_bench(const BenchOptions& options) {
-  // ---- options -------------------------------------------------------------------------------
-  StatusOr<Micros> duration = parse_duration(options.duration);
-  if (!duration.ok() || *duration <= 0) {
-    return fail("--duration: " + (duration.ok() ? std::string("must be greater than 0")
-                                                : duration.status().message()));
-  }
-  StatusOr<Micros> warmup = parse_duration(options.warmup);
-  if (!warmup.ok()) return fail("--warmup: " + warmup.status().message());
-  StatusOr<bench::DistributionSpec> distribution = bench::parse_distribution(options.distribution);
-  if (!distribution.ok()) return fail(distribution.status().message());
+Status run_bench(const Run& run, const BenchOptions& options) {
+  // ---- options: every error is bad usage (exit 2) ---------------------------------------------
+  SLUICE_ASSIGN_OR_RETURN(const Micros duration,
+                          invalid_input("--duration: ", parse_duration(options.duration)));
+  if (duration <= 0) return invalid_argument("--duration: must be greater than 0");
+  SLUICE_ASSIGN_OR_RETURN(const Micros warmup,
+                          invalid_input("--warmup: ", parse_duration(options.warmup)));
+  SLUICE_ASSIGN_OR_RETURN(const bench::DistributionSpec distribution,
+                          invalid_input("", bench::parse_distribution(options.distribution)));
   std::string target_name = options.target;
   if (target_name.empty()) {
     target_name = !options.redis_url.empty() ? "redis" : !options.url.empty() ? "http" : "memory";
   }
-  StatusOr<bench::TargetKind> kind = bench::parse_target_kind(target_name);
-  if (!kind.ok()) return fail(kind.status().message());
-  const bool http = *kind == bench::TargetKind::kHttp;
-  const bool grpc = *kind == bench::TargetKind::kGrpc;
-  if (Status status = bench::check_target_flags(*kind, options.given); !status.ok()) {
-    return fail(status.message());
-  }
+  SLUICE_ASSIGN_OR_RETURN(const bench::TargetKind kind,
+                          invalid_input("", bench::parse_target_kind(target_name)));
+  const bool http = kind == bench::TargetKind::kHttp;
+  const bool grpc = kind == bench::TargetKind::kGrpc;
+  SLUICE_RETURN_IF_ERROR(invalid_input("", bench::check_target_flags(kind, options.given)));
   const bool open = options.mode == "open";
   const bool async = options.mode == "async";
-  if (async && *kind == bench::TargetKind::kMemory) {
-    return fail(
+  if (async && kind == bench::TargetKind::kMemory) {
+    return invalid_argument(
         "--mode async is for --target redis, http and grpc: their callers are requests in "
         "flight on the client, where the memory target answers on the calling thread");
   }
   if (open && options.rate <= 0 && options.rate_per_thread <= 0) {
-    return fail("--mode open needs --rate (total per second) or --rate-per-thread");
+    return invalid_argument("--mode open needs --rate (total per second) or --rate-per-thread");
   }
   if (!open && (options.rate > 0 || options.rate_per_thread > 0)) {
-    return fail("--rate and --rate-per-thread are for --mode open");
+    return invalid_argument("--rate and --rate-per-thread are for --mode open");
   }
   // An http run decides with the server's policy: only its name is known here.
-  StatusOr<policy::Policy> policy =
+  SLUICE_ASSIGN_OR_RETURN(
+      const policy::Policy policy,
       http   ? StatusOr<policy::Policy>(policy::Policy{.name = options.server_policy})
       : grpc ? StatusOr<policy::Policy>(policy::Policy{.name = "(the one matching descriptor [{" +
                                                                options.descriptor + "}])"})
-             : bench_policy(options);
-  if (!policy.ok()) return fail(policy.status().message());
+             : invalid_input("", bench_policy(options)));
 
   bench::TargetOptions target_options{
-      .kind = *kind,
+      .kind = kind,
       .redis_url = options.redis_url,
       .redis_connections = options.connections,
       .redis_io_threads = options.io_threads,
-      .policy = *policy,
+      .policy = policy,
       .http_url = options.url,
       .server_policy = options.server_policy,
       .app = options.app,
@@ -204,13 +204,13 @@ int run_bench(const BenchOptions& options) {
       .memory_max_keys = std::max<std::size_t>(1'000'000, 2 * options.keys),
       .asynchronous = async,
       .over_limit_cache_entries = options.over_limit_cache_entries};
-  StatusOr<std::unique_ptr<bench::Target>> target =
-      grpc ? bench::make_grpc_target({.address = options.url,
-                                      .domain = options.app,
-                                      .descriptor_key = options.descriptor,
-                                      .cost = options.cost})
-           : bench::make_target(target_options);
-  if (!target.ok()) return fail(target.status().to_string());
+  SLUICE_ASSIGN_OR_RETURN(
+      const std::unique_ptr<bench::Target> target,
+      reachable(grpc ? bench::make_grpc_target({.address = options.url,
+                                                .domain = options.app,
+                                                .descriptor_key = options.descriptor,
+                                                .cost = options.cost})
+                     : bench::make_target(target_options)));
 
   // ---- load points ---------------------------------------------------------------------------
   const bool progress = !options.no_progress && ::isatty(STDERR_FILENO) == 1;
@@ -221,19 +221,19 @@ int run_bench(const BenchOptions& options) {
   for (const int threads : options.threads) {
     bench::LoadOptions load{
         .threads = threads,
-        .duration_ns = *duration * 1'000,
-        .warmup_ns = *warmup * 1'000,
+        .duration_ns = duration * 1'000,
+        .warmup_ns = warmup * 1'000,
         .mode = mode,
         .rate_per_thread =
             options.rate_per_thread > 0 ? options.rate_per_thread : options.rate / threads,
-        .distribution = *distribution,
+        .distribution = distribution,
         .keys = options.keys,
         .key_prefix = options.key_prefix,
         .seed = options.seed,
     };
-    if (progress) load.on_progress = draw_progress;
-    results.push_back(bench::run_load(**target, load));
-    if (progress) std::fprintf(stderr, "\r\033[K");
+    if (progress) load.on_progress = [&run](const bench::Progress& p) { draw_progress(run, p); };
+    results.push_back(bench::run_load(*target, load));
+    if (progress) run.note() << "\r\033[K" << std::flush;
   }
 
   // ---- report --------------------------------------------------------------------------------
@@ -246,8 +246,8 @@ int run_bench(const BenchOptions& options) {
   // make_target has parsed the URL by now.
   const std::string server_url =
       http ? format_http_url(*parse_http_url(options.url)) : std::string();
-  std::string target_description(bench::target_kind_name(*kind));
-  if (*kind == bench::TargetKind::kRedis) {
+  std::string target_description(bench::target_kind_name(kind));
+  if (kind == bench::TargetKind::kRedis) {
     target_description = bench::redacted_redis_url(options.redis_url) + " (" +
                          std::to_string(options.connections) + " connections)";
   } else if (http) {
@@ -260,8 +260,8 @@ int run_bench(const BenchOptions& options) {
   if (options.json) {
     nlohmann::json points = nlohmann::json::array();
     for (const bench::LoadResult& r : results) points.push_back(bench::result_to_json(r, mode));
-    nlohmann::json target_json = {{"kind", bench::target_kind_name(*kind)}};
-    if (*kind == bench::TargetKind::kRedis) {
+    nlohmann::json target_json = {{"kind", bench::target_kind_name(kind)}};
+    if (kind == bench::TargetKind::kRedis) {
       target_json["url"] = bench::redacted_redis_url(options.redis_url);
       target_json["connections"] = options.connections;
       target_json["io_threads"] = options.io_threads;
@@ -281,58 +281,63 @@ int run_bench(const BenchOptions& options) {
         {"target", target_json},
         // http: {"name": ...} only; the limits are the server's.
         {"policy",
-         http || grpc ? nlohmann::json{{"name", policy->name}} : policy::policy_to_json(*policy)},
+         http || grpc ? nlohmann::json{{"name", policy.name}} : policy::policy_to_json(policy)},
         {"app", options.app},
         {"cost", options.cost},
         {"keys", options.keys},
         {"key_prefix", options.key_prefix},
-        {"distribution", bench::format_distribution(*distribution)},
+        {"distribution", bench::format_distribution(distribution)},
         {"seed", options.seed},
         {"mode", options.mode},
-        {"duration_s", static_cast<double>(*duration) / 1e6},
-        {"warmup_s", static_cast<double>(*warmup) / 1e6},
+        {"duration_s", static_cast<double>(duration) / 1e6},
+        {"warmup_s", static_cast<double>(warmup) / 1e6},
         {"points", points}};
     if (open) {
       report["rate"] = options.rate_per_thread > 0
                            ? nlohmann::json{{"per_thread", options.rate_per_thread}}
                            : nlohmann::json{{"total", options.rate}};
     }
-    if (errors > 0) report["first_error"] = (*target)->first_error();
-    std::cout << report.dump(2) << "\n";
+    if (errors > 0) report["first_error"] = target->first_error();
+    run.out() << report.dump(2) << "\n";
   } else {
-    std::cout << "sluice bench: target " << target_description << "; policy " << policy->name
+    run.out() << "sluice bench: target " << target_description << "; policy " << policy.name
               << " (";
-    if (http || grpc) std::cout << "the server's";
-    for (std::size_t i = 0; i < policy->limits.size(); ++i) {
-      std::cout << (i > 0 ? ", " : "") << policy::limit_to_json(policy->limits[i]).dump();
+    if (http || grpc) run.out() << "the server's";
+    for (std::size_t i = 0; i < policy.limits.size(); ++i) {
+      run.out() << (i > 0 ? ", " : "") << policy::limit_to_json(policy.limits[i]).dump();
     }
-    std::cout << "); " << options.keys << " keys, " << bench::format_distribution(*distribution)
+    run.out() << "); " << options.keys << " keys, " << bench::format_distribution(distribution)
               << "; " << (open ? "open" : "closed") << " loop";
     if (open) {
-      std::cout << " at "
+      run.out() << " at "
                 << (options.rate_per_thread > 0 ? compact(options.rate_per_thread) + "/s per thread"
                                                 : compact(options.rate) + "/s in total")
                 << ", latency from the intended send time";
     }
-    std::cout << "; " << format_duration(*duration) << " per point";
-    if (*warmup > 0) std::cout << " after " << format_duration(*warmup) << " of warm-up";
-    std::cout << "\n\n" << bench::format_table(results, mode);
+    run.out() << "; " << format_duration(duration) << " per point";
+    if (warmup > 0) run.out() << " after " << format_duration(warmup) << " of warm-up";
+    run.out() << "\n\n" << bench::format_table(results, mode);
   }
+  // Failed or degraded decisions end the run with exit 1 (docs/cli.md); each is one line, the
+  // last of them the run's error.
+  std::vector<std::string> failures;
   if (errors > 0) {
-    print_to_user("bench", std::to_string(errors) +
-                               " decisions failed; the first: " + (*target)->first_error());
+    failures.push_back(std::to_string(errors) +
+                       " decisions failed; the first: " + target->first_error());
   }
   if (degraded > 0) {
-    print_to_user("bench", std::to_string(degraded) +
-                               " decisions were degraded (store unreachable; decided by "
-                               "on_store_failure)");
+    failures.push_back(std::to_string(degraded) +
+                       " decisions were degraded (store unreachable; decided by "
+                       "on_store_failure)");
   }
-  return errors > 0 || degraded > 0 ? 1 : 0;
+  if (failures.empty()) return {};
+  for (std::size_t i = 0; i + 1 < failures.size(); ++i) run.warn(failures[i]);
+  return {StatusCode::kUnknown, failures.back()};
 }
 
 }  // namespace
 
-void add_bench_command(CLI::App& app) {
+void add_bench_command(CLI::App& app, std::shared_ptr<const Environment> env) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* command = app.add_subcommand(
       "bench", "Load the decision service from N threads; report decisions/s and latencies");
@@ -448,7 +453,7 @@ void add_bench_command(CLI::App& app) {
   command->add_flag("--json", options->json, "One JSON document on stdout");
   command->add_flag("--no-progress", options->no_progress,
                     "No progress bar (it is drawn on stderr only when that is a terminal)");
-  command->callback([options, command] {
+  command->callback([env, options, command] {
     // Which flags were set, not their values: a default --algorithm is fine for http, a given one
     // is a mistake worth naming.
     options->given.clear();
@@ -457,7 +462,8 @@ void add_bench_command(CLI::App& app) {
           "--io-threads", "--url", "--policy", "--descriptor"}) {
       if (command->count(flag) > 0) options->given.emplace_back(flag);
     }
-    set_exit_code(run_bench(*options));
+    const Run run(*env, "bench");
+    env->exit(run.finish(run_bench(run, *options)));
   });
 }
 

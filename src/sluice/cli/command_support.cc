@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <fstream>
-#include <iostream>
 #include <iterator>
 #include <sstream>
 
 #include "sluice/core/duration.h"
 #include "sluice/core/key.h"
+#include "sluice/core/status_macros.h"
+#include "sluice/policy/document.h"
 
 namespace sluice::cli {
 
@@ -36,22 +37,30 @@ int exit_code_for(StatusCode code) {
   }
 }
 
-void print_to_user(std::string_view command, std::string_view message) {
-  std::cerr << "sluice " << command << ": " << message << "\n";
+void Run::warn(std::string_view message) const {
+  *env_.err << "sluice " << command_ << ": " << message << "\n";
 }
 
-int Run::fail(const Status& status) const {
-  *env_.err << "sluice " << command_ << ": " << status.message() << "\n";
+int Run::finish(const Status& status) const {
+  if (status.ok()) return kExitOk;
+  warn(status.message());
   return exit_code_for(status.code());
 }
 
-int Run::fail_fields(std::string_view summary,
-                     const std::vector<algorithm::FieldError>& errors) const {
-  *env_.err << "sluice " << command_ << ": " << summary << "\n";
+Status with_items(StatusCode code, std::string_view summary,
+                  const std::vector<std::string>& items) {
+  std::string message(summary);
+  for (const std::string& item : items) message += "\n  " + item;
+  return {code, std::move(message)};
+}
+
+Status invalid_fields(std::string_view summary, const std::vector<algorithm::FieldError>& errors) {
+  std::vector<std::string> items;
+  items.reserve(errors.size());
   for (const algorithm::FieldError& error : errors) {
-    *env_.err << "  " << (error.field.empty() ? "" : error.field + ": ") << error.message << "\n";
+    items.push_back((error.field.empty() ? "" : error.field + ": ") + error.message);
   }
-  return kExitInvalid;
+  return with_items(StatusCode::kInvalidArgument, summary, items);
 }
 
 StatusOr<Session> open_session(const Environment& env, const CommonOptions& options, Need need) {
@@ -59,14 +68,10 @@ StatusOr<Session> open_session(const Environment& env, const CommonOptions& opti
   session.url = options.policies_url.empty() ? env.default_policies_url : options.policies_url;
   if (session.url.empty()) return invalid_argument("--policies: no database URL given");
   if (need != Need::kAccounts) {
-    auto policies = env.open_policies(session.url);
-    if (!policies.ok()) return policies.status();
-    session.policies = std::move(*policies);
+    SLUICE_ASSIGN_OR_RETURN(session.policies, env.open_policies(session.url));
   }
   if (need != Need::kPolicies || !options.as_user.empty()) {
-    auto accounts = env.open_accounts(session.url);
-    if (!accounts.ok()) return accounts.status();
-    session.accounts = std::move(*accounts);
+    SLUICE_ASSIGN_OR_RETURN(session.accounts, env.open_accounts(session.url));
   }
   if (options.as_user.empty()) {
     session.actor = "cli:" + (env.login.empty() ? std::string("unknown") : env.login);
@@ -81,6 +86,25 @@ StatusOr<Session> open_session(const Environment& env, const CommonOptions& opti
   session.as = std::move(*user);
   session.actor = session.as->name;
   return session;
+}
+
+StatusOr<policy::Policy> read_policy_file(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return invalid_argument("cannot read --policy-file " + path);
+  std::stringstream text;
+  text << file.rdbuf();
+  policy::ParsedPolicy parsed = policy::policy_from_text(text.str());
+  if (!parsed.policy) {
+    return invalid_argument("invalid policy in " + path + ": " +
+                            policy::join_errors(parsed.errors));
+  }
+  return *std::move(parsed.policy);
+}
+
+Status decision_error(const Status& status) {
+  return {
+      status.code() == StatusCode::kNotFound ? StatusCode::kNotFound : StatusCode::kInvalidArgument,
+      status.to_string()};
 }
 
 StatusOr<std::string> read_input(const Environment& env, const std::string& path) {

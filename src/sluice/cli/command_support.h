@@ -1,6 +1,7 @@
-// Helpers shared by the `policy` and `admin` subcommands: the exit codes of docs/cli.md, input
-// files, time and table formatting, and the session (repositories, acting user, audit actor)
-// each command runs in.
+// Helpers shared by the `sluice` subcommands: the exit codes of docs/cli.md, the one place a
+// command's error becomes its message and exit code (Run::finish), input files, time and table
+// formatting, and the session (repositories, acting user, audit actor) the `policy` and `admin`
+// subcommands run in.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,8 @@
 #include "sluice/algorithm/validate.h"
 #include "sluice/auth/accounts.h"
 #include "sluice/cli/environment.h"
+#include "sluice/core/invalid_input.h"  // the commands' bad input: exit 2
+#include "sluice/policy/policy.h"
 #include "sluice/policy/repository.h"
 #include "sluice/status.h"
 
@@ -37,31 +40,34 @@ struct CommonOptions {
   std::string as_user;       // empty: act as the operator (no authorization checks)
 };
 
-// Prints "sluice <command>: <message>" on stderr: what the commands that run without an
-// Environment (serve, acquire, the quota commands, bench) tell their user. A command's output,
-// not a log line (docs/decisions.md); the running server logs through core/logger.h.
-void print_to_user(std::string_view command, std::string_view message);
-
-// A command's run: prints errors prefixed with the command's name and sets the exit code.
+// A command's run: its output streams, and the one place its error is told to its user. What a
+// command prints is its output, not a log line (docs/decisions.md); the running server logs
+// through core/logger.h.
 class Run {
  public:
   Run(const Environment& env, std::string command) : env_(env), command_(std::move(command)) {}
 
   std::ostream& out() const { return *env_.out; }
-  // Progress and notes for humans; data goes to out().
+  // Progress, warnings and notes for humans; data goes to out().
   std::ostream& note() const { return *env_.err; }
   const Environment& env() const { return env_; }
 
-  // Prints "sluice <command>: <message>" and returns the status's exit code.
-  int fail(const Status& status) const;
-  // Prints the summary, then every field error on its own line; returns kExitInvalid.
-  int fail_fields(std::string_view summary, const std::vector<algorithm::FieldError>& errors) const;
+  // Prints "sluice <command>: <message>" on the note stream: a warning that does not end the run.
+  void warn(std::string_view message) const;
+  // The exit code of a command's body: kExitOk for OK; otherwise prints "sluice <command>:
+  // <message>" (a message of several lines as it is) and returns the exit code of its code.
+  int finish(const Status& status) const;
 
  private:
   const Environment& env_;
   std::string command_;
 };
 
+// An error of `code` whose message is `summary` followed by one indented line per item: how a
+// command reports everything wrong with its input at once.
+Status with_items(StatusCode code, std::string_view summary, const std::vector<std::string>& items);
+// InvalidArgument (exit 2): `summary`, then one "field: message" line per field error.
+Status invalid_fields(std::string_view summary, const std::vector<algorithm::FieldError>& errors);
 // Where a command acts: the repositories it opened, and who it acts as.
 struct Session {
   std::string url;
@@ -76,6 +82,19 @@ enum class Need { kPolicies, kAccounts, kBoth };
 // Opens what the command needs; with --as also the accounts, to load the user (NotFound for
 // an unknown one is reported as PermissionDenied: acting as nobody grants nothing).
 StatusOr<Session> open_session(const Environment& env, const CommonOptions& options, Need need);
+
+// The policy document of --policy-file PATH (`sluice acquire` and the quota commands):
+// InvalidArgument when it cannot be read or is invalid, naming every field error on one line.
+StatusOr<policy::Policy> read_policy_file(const std::string& path);
+
+// A decision's error as `sluice acquire` and the quota commands report it: the status with its
+// code's name, exit 3 (NotFound) or 2 (any other).
+Status decision_error(const Status& status);
+template <typename T>
+StatusOr<T> decision_error(StatusOr<T> result) {
+  if (result.ok()) return result;
+  return decision_error(result.status());
+}
 
 // The whole of FILE, or of standard input for "-". InvalidArgument naming the file otherwise.
 StatusOr<std::string> read_input(const Environment& env, const std::string& path);

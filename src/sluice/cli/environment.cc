@@ -8,9 +8,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
 
 #include "sluice/cli/commands.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/db/stores.h"
 
 namespace sluice::cli {
@@ -52,7 +52,8 @@ Status make_directories(const std::string& path) {
 
 }  // namespace
 
-std::shared_ptr<const Environment> default_environment() {
+std::shared_ptr<const Environment> default_environment(std::istream& in, std::ostream& out,
+                                                       std::ostream& err) {
   auto env = std::make_shared<Environment>();
   const std::string directory = data_directory();
   env->default_policies_url = directory.empty() ? "" : "sqlite://" + directory + "/policies.db";
@@ -61,7 +62,7 @@ std::shared_ptr<const Environment> default_environment() {
   // (created empty here, which SQLite takes as a new database; its journals copy the mode).
   const auto prepare = [directory, default_url](const std::string& url) -> Status {
     if (url != default_url || directory.empty()) return {};
-    if (Status s = make_directories(directory); !s.ok()) return s;
+    SLUICE_RETURN_IF_ERROR(make_directories(directory));
     const std::string file = directory + "/policies.db";
     const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0) {
@@ -73,22 +74,22 @@ std::shared_ptr<const Environment> default_environment() {
   };
   env->open_policies =
       [prepare](const std::string& url) -> StatusOr<std::shared_ptr<policy::PolicyRepository>> {
-    if (Status s = prepare(url); !s.ok()) return s;
-    StatusOr<std::unique_ptr<policy::PolicyRepository>> opened = db::open_policy_repository(url);
-    if (!opened.ok()) return opened.status();
-    return std::shared_ptr<policy::PolicyRepository>(std::move(*opened));
+    SLUICE_RETURN_IF_ERROR(prepare(url));
+    SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<policy::PolicyRepository> opened,
+                            db::open_policy_repository(url));
+    return opened;
   };
   env->open_accounts =
       [prepare](const std::string& url) -> StatusOr<std::shared_ptr<auth::AccountRepository>> {
-    if (Status s = prepare(url); !s.ok()) return s;
-    StatusOr<std::unique_ptr<auth::AccountRepository>> opened = db::open_account_repository(url);
-    if (!opened.ok()) return opened.status();
-    return std::shared_ptr<auth::AccountRepository>(std::move(*opened));
+    SLUICE_RETURN_IF_ERROR(prepare(url));
+    SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<auth::AccountRepository> opened,
+                            db::open_account_repository(url));
+    return opened;
   };
   env->clock = &SystemClock::instance();
-  env->in = &std::cin;
-  env->out = &std::cout;
-  env->err = &std::cerr;
+  env->in = &in;
+  env->out = &out;
+  env->err = &err;
   env->login = login_name();
   env->exit = [](int code) { set_exit_code(code); };
   return env;

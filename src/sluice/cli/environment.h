@@ -1,6 +1,7 @@
-// What the `policy` and `admin` subcommands need from the outside world, injected so tests run
-// them against in-memory fakes with captured output: how to open the repositories, the clock,
-// the streams, who is running the command and where the default database lives.
+// What the `sluice` subcommands need from the outside world, injected so tests run them against
+// in-memory fakes with captured output: the streams every command writes to (its only output
+// place), and for `policy` and `admin` how to open the repositories, the clock, who is running
+// the command and where the default database lives.
 #pragma once
 
 #include <functional>
@@ -33,9 +34,10 @@ struct Environment {
 };
 
 // The real thing: the SQL repositories (open_policy_repository / open_account_repository),
-// the system clock, std::cin/cout/cerr, $USER, and a per-user SQLite database at
-// $XDG_DATA_HOME/sluice/policies.db (default ~/.local/share/sluice/policies.db), whose
+// the system clock, the process's streams (which main chooses), $USER, and a per-user SQLite
+// database at $XDG_DATA_HOME/sluice/policies.db (default ~/.local/share/sluice/policies.db), whose
 // directory (mode 0700) and file (0600) are created when that default is used.
-std::shared_ptr<const Environment> default_environment();
+std::shared_ptr<const Environment> default_environment(std::istream& in, std::ostream& out,
+                                                       std::ostream& err);
 
 }  // namespace sluice::cli

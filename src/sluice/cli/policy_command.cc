@@ -5,7 +5,6 @@
 // as the actor. Exit codes: docs/cli.md.
 #include <CLI/CLI.hpp>
 #include <fstream>
-#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -14,6 +13,7 @@
 #include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
 #include "sluice/core/duration.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/policy/describe.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/envoy_import.h"
@@ -108,168 +108,145 @@ StatusOr<std::vector<Policy>> readable_policies(const Session& session, const st
   return policies;
 }
 
-int run_list(const Run& run, const PolicyOptions& options) {
+Status run_list(const Run& run, const PolicyOptions& options) {
   const std::string format = options.format.empty() ? "table" : options.format;
-  if (Status s = check_format(format, {"table", "yaml", "json"}); !s.ok()) return run.fail(s);
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
-  if (!session.ok()) return run.fail(session.status());
-  StatusOr<std::vector<Policy>> policies = readable_policies(*session, options.app);
-  if (!policies.ok()) return run.fail(policies.status());
+  SLUICE_RETURN_IF_ERROR(check_format(format, {"table", "yaml", "json"}));
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_session(run.env(), options.common, Need::kPolicies));
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<Policy> policies,
+                          readable_policies(session, options.app));
   if (format != "table") {
     json list = json::array();
-    for (const Policy& p : *policies) list.push_back(policy::policy_to_json(p));
+    for (const Policy& p : policies) list.push_back(policy::policy_to_json(p));
     run.out() << render(list, format);
-    return kExitOk;
+    return {};
   }
-  if (policies->empty()) {
+  if (policies.empty()) {
     run.note() << "no policies" << (options.app.empty() ? "" : " for app " + options.app) << "\n";
-    return kExitOk;
+    return {};
   }
   std::vector<std::vector<std::string>> rows = {
       {"NAME", "VERSION", "MODE", "ENABLED", "APPS", "LIMITS"}};
-  for (const Policy& p : *policies) {
+  for (const Policy& p : policies) {
     rows.push_back({p.name, std::to_string(p.version), std::string(policy::mode_name(p.mode)),
                     p.enabled ? "yes" : "no", join(p.apps, ","),
                     policy::describe_limits(p.limits)});
   }
   run.out() << format_table(rows);
-  return kExitOk;
+  return {};
 }
 
-int run_get(const Run& run, const PolicyOptions& options) {
+Status run_get(const Run& run, const PolicyOptions& options) {
   const std::string format = options.format.empty() ? "yaml" : options.format;
-  if (Status s = check_format(format, {"yaml", "json"}); !s.ok()) return run.fail(s);
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
-  if (!session.ok()) return run.fail(session.status());
-  StatusOr<Policy> policy = session->policies->get(options.name);
-  if (!policy.ok()) return run.fail(policy.status());
-  if (Status s =
-          authorize(*session, auth::Operation::kRead, {.before = policy->apps}, options.name);
-      !s.ok()) {
-    return run.fail(s);
-  }
-  run.out() << render(policy::policy_to_json(*policy), format);
-  return kExitOk;
+  SLUICE_RETURN_IF_ERROR(check_format(format, {"yaml", "json"}));
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_session(run.env(), options.common, Need::kPolicies));
+  SLUICE_ASSIGN_OR_RETURN(const Policy policy, session.policies->get(options.name));
+  SLUICE_RETURN_IF_ERROR(
+      authorize(session, auth::Operation::kRead, {.before = policy.apps}, options.name));
+  run.out() << render(policy::policy_to_json(policy), format);
+  return {};
 }
 
-// Reads the one policy document of --file / FILE.
-StatusOr<Policy> read_document(const Run& run, const std::string& file, int& exit_code) {
-  StatusOr<std::string> text = read_input(run.env(), file);
-  if (!text.ok()) {
-    exit_code = run.fail(text.status());
-    return text.status();
-  }
-  policy::ParsedPolicy parsed = policy::policy_from_text(*text);
-  if (!parsed.policy) {
-    exit_code = run.fail_fields("invalid policy document " + file + ":", parsed.errors);
-    return invalid_argument("invalid document");
-  }
+// Reads the one policy document of --file / FILE; an invalid one names every field.
+StatusOr<Policy> read_document(const Run& run, const std::string& file) {
+  SLUICE_ASSIGN_OR_RETURN(const std::string text, read_input(run.env(), file));
+  policy::ParsedPolicy parsed = policy::policy_from_text(text);
+  if (!parsed.policy) return invalid_fields("invalid policy document " + file + ":", parsed.errors);
   return std::move(*parsed.policy);
 }
 
-int run_create(const Run& run, const PolicyOptions& options) {
-  int exit_code = kExitOk;
-  StatusOr<Policy> policy = read_document(run, options.file, exit_code);
-  if (!policy.ok()) return exit_code;
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
-  if (!session.ok()) return run.fail(session.status());
-  if (Status s =
-          authorize(*session, auth::Operation::kCreate, {.after = policy->apps}, policy->name);
-      !s.ok()) {
-    return run.fail(s);
-  }
-  StatusOr<Policy> created = session->policies->create(std::move(*policy), session->actor);
-  if (!created.ok()) return run.fail(created.status());
-  run.out() << "created policy " << created->name << " (version " << created->version << ")\n";
-  return kExitOk;
+Status run_create(const Run& run, const PolicyOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(Policy policy, read_document(run, options.file));
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_session(run.env(), options.common, Need::kPolicies));
+  SLUICE_RETURN_IF_ERROR(
+      authorize(session, auth::Operation::kCreate, {.after = policy.apps}, policy.name));
+  SLUICE_ASSIGN_OR_RETURN(const Policy created,
+                          session.policies->create(std::move(policy), session.actor));
+  run.out() << "created policy " << created.name << " (version " << created.version << ")\n";
+  return {};
 }
 
-int run_update(const Run& run, const PolicyOptions& options) {
-  int exit_code = kExitOk;
-  StatusOr<Policy> policy = read_document(run, options.file, exit_code);
-  if (!policy.ok()) return exit_code;
-  std::int64_t expected = options.version;
-  if (expected != 0 && policy->version != 0 && expected != policy->version) {
-    return run.fail(invalid_argument("version: --version " + std::to_string(expected) +
-                                     " and the document's version " +
-                                     std::to_string(policy->version) + " disagree"));
+// The version an update must find: --version or the document's, which must agree.
+StatusOr<std::int64_t> expected_version(std::int64_t flag, const Policy& policy) {
+  if (flag != 0 && policy.version != 0 && flag != policy.version) {
+    return invalid_argument("version: --version " + std::to_string(flag) +
+                            " and the document's version " + std::to_string(policy.version) +
+                            " disagree");
   }
-  if (expected == 0) expected = policy->version;
+  const std::int64_t expected = flag != 0 ? flag : policy.version;
   if (expected <= 0) {
-    return run.fail(invalid_argument(
+    return invalid_argument(
         "version: required, as --version N or the document's version field: the version you "
         "edited, so a change made meanwhile is not overwritten (see `sluice policy get " +
-        policy->name + "`)"));
+        policy.name + "`)");
   }
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
-  if (!session.ok()) return run.fail(session.status());
-  StatusOr<Policy> current = session->policies->get(policy->name);
-  if (!current.ok()) return run.fail(current.status());
-  if (Status s = authorize(*session, auth::Operation::kUpdate,
-                           {.before = current->apps, .after = policy->apps}, policy->name);
-      !s.ok()) {
-    return run.fail(s);
-  }
-  StatusOr<Policy> updated =
-      session->policies->update(std::move(*policy), expected, session->actor);
-  if (!updated.ok()) return run.fail(updated.status());
-  run.out() << "updated policy " << updated->name << " to version " << updated->version << "\n";
-  return kExitOk;
+  return expected;
 }
 
-int run_delete(const Run& run, const PolicyOptions& options) {
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
-  if (!session.ok()) return run.fail(session.status());
-  StatusOr<Policy> current = session->policies->get(options.name);
-  if (!current.ok()) return run.fail(current.status());
-  if (Status s =
-          authorize(*session, auth::Operation::kDelete, {.before = current->apps}, options.name);
-      !s.ok()) {
-    return run.fail(s);
-  }
+Status run_update(const Run& run, const PolicyOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(Policy policy, read_document(run, options.file));
+  SLUICE_ASSIGN_OR_RETURN(const std::int64_t expected, expected_version(options.version, policy));
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_session(run.env(), options.common, Need::kPolicies));
+  SLUICE_ASSIGN_OR_RETURN(const Policy current, session.policies->get(policy.name));
+  SLUICE_RETURN_IF_ERROR(authorize(session, auth::Operation::kUpdate,
+                                   {.before = current.apps, .after = policy.apps}, policy.name));
+  SLUICE_ASSIGN_OR_RETURN(const Policy updated,
+                          session.policies->update(std::move(policy), expected, session.actor));
+  run.out() << "updated policy " << updated.name << " to version " << updated.version << "\n";
+  return {};
+}
+
+Status run_delete(const Run& run, const PolicyOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_session(run.env(), options.common, Need::kPolicies));
+  SLUICE_ASSIGN_OR_RETURN(const Policy current, session.policies->get(options.name));
+  SLUICE_RETURN_IF_ERROR(
+      authorize(session, auth::Operation::kDelete, {.before = current.apps}, options.name));
   // Without --version, the version just read: a change committed in between still conflicts.
-  const std::int64_t expected = options.version != 0 ? options.version : current->version;
-  if (Status s = session->policies->remove(options.name, expected, session->actor); !s.ok()) {
-    return run.fail(s);
-  }
+  const std::int64_t expected = options.version != 0 ? options.version : current.version;
+  SLUICE_RETURN_IF_ERROR(session.policies->remove(options.name, expected, session.actor));
   run.out() << "deleted policy " << options.name << " (was version " << expected << ")\n";
-  return kExitOk;
+  return {};
 }
 
-int run_history(const Run& run, const PolicyOptions& options) {
+// The apps a policy's history is readable by: the policy's as it is now or, once deleted, as it
+// last was.
+StatusOr<std::vector<std::string>> apps_of_history(
+    const Session& session, const std::string& name,
+    const std::vector<policy::PolicyChange>& history) {
+  StatusOr<Policy> current = session.policies->get(name);
+  if (current.ok()) return std::move(current->apps);
+  if (current.status().code() == StatusCode::kNotFound) return policy::last_listed_apps(history);
+  return current.status();
+}
+
+Status run_history(const Run& run, const PolicyOptions& options) {
   const std::string format = options.format.empty() ? "table" : options.format;
-  if (Status s = check_format(format, {"table", "yaml", "json"}); !s.ok()) return run.fail(s);
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
-  if (!session.ok()) return run.fail(session.status());
-  StatusOr<std::vector<policy::PolicyChange>> history = session->policies->history(options.name);
-  if (!history.ok()) return run.fail(history.status());
-  if (history->empty()) {
-    return run.fail(not_found("no policy named " + options.name + " and no history for one"));
+  SLUICE_RETURN_IF_ERROR(check_format(format, {"table", "yaml", "json"}));
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_session(run.env(), options.common, Need::kPolicies));
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<policy::PolicyChange> history,
+                          session.policies->history(options.name));
+  if (history.empty()) {
+    return not_found("no policy named " + options.name + " and no history for one");
   }
-  // Read permission follows the policy as it is now or, once deleted, as it last was.
-  std::vector<std::string> apps;
-  StatusOr<Policy> current = session->policies->get(options.name);
-  if (current.ok()) {
-    apps = current->apps;
-  } else if (current.status().code() == StatusCode::kNotFound) {
-    apps = policy::last_listed_apps(*history);
-  } else {
-    return run.fail(current.status());
-  }
-  if (Status s = authorize(*session, auth::Operation::kRead, {.before = apps}, options.name);
-      !s.ok()) {
-    return run.fail(s);
-  }
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<std::string> apps,
+                          apps_of_history(session, options.name, history));
+  SLUICE_RETURN_IF_ERROR(
+      authorize(session, auth::Operation::kRead, {.before = apps}, options.name));
   if (format != "table") {
     json list = json::array();
-    for (const policy::PolicyChange& change : *history) {
+    for (const policy::PolicyChange& change : history) {
       list.push_back(policy::change_to_json(change));
     }
     run.out() << render(list, format);
-    return kExitOk;
+    return {};
   }
   std::vector<std::vector<std::string>> rows = {{"ID", "AT", "ACTION", "VERSION", "ACTOR"}};
-  for (const policy::PolicyChange& change : *history) {
+  for (const policy::PolicyChange& change : history) {
     rows.push_back(
         {std::to_string(change.id), format_time(change.at),
          std::string(policy::change_action_name(change.action)),
@@ -277,86 +254,86 @@ int run_history(const Run& run, const PolicyOptions& options) {
          change.actor});
   }
   run.out() << format_table(rows);
-  return kExitOk;
+  return {};
 }
 
-int run_export(const Run& run, const PolicyOptions& options) {
+Status run_export(const Run& run, const PolicyOptions& options) {
   const std::string format = options.format.empty() ? "yaml" : options.format;
-  if (Status s = check_format(format, {"yaml", "json"}); !s.ok()) return run.fail(s);
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
-  if (!session.ok()) return run.fail(session.status());
-  StatusOr<std::vector<Policy>> policies = readable_policies(*session, options.app);
-  if (!policies.ok()) return run.fail(policies.status());
+  SLUICE_RETURN_IF_ERROR(check_format(format, {"yaml", "json"}));
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_session(run.env(), options.common, Need::kPolicies));
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<Policy> policies,
+                          readable_policies(session, options.app));
   json list = json::array();
-  for (const Policy& p : *policies) list.push_back(policy::policy_to_json(p));
+  for (const Policy& p : policies) list.push_back(policy::policy_to_json(p));
   const std::string text = render(list, format);
   if (options.output.empty() || options.output == "-") {
     run.out() << text;
-  } else {
-    std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
-    file << text;
-    file.close();
-    if (!file) return run.fail(invalid_argument("--output: cannot write " + options.output));
-    run.note() << "exported " << policies->size() << " policies to " << options.output << "\n";
+    return {};
   }
-  return kExitOk;
+  std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) return invalid_argument("--output: cannot write " + options.output);
+  run.note() << "exported " << policies.size() << " policies to " << options.output << "\n";
+  return {};
 }
 
-int run_import(const Run& run, const PolicyOptions& options) {
-  StatusOr<std::string> text = read_input(run.env(), options.file);
-  if (!text.ok()) return run.fail(text.status());
-  std::vector<Policy> policies;
-  if (options.import_format == "envoy") {
-    policy::EnvoyImport converted = policy::import_envoy_config(*text);
-    for (const algorithm::FieldError& warning : converted.warnings) {
-      run.note() << "warning: " << (warning.field.empty() ? "" : warning.field + ": ")
-                 << warning.message << "\n";
-    }
-    if (!converted.errors.empty()) {
-      return run.fail_fields(
-          "the envoy config in " + options.file + " cannot be imported; nothing was imported:",
-          converted.errors);
-    }
-    if (!converted.warnings.empty() && !options.allow_lossy) {
-      return run.fail(invalid_argument(
-          std::to_string(converted.warnings.size()) +
-          " part(s) of the envoy config cannot be represented (warnings above); nothing was "
-          "imported. Re-run with --allow-lossy to import the rest."));
-    }
-    policies = std::move(converted.policies);
-  } else {
-    policy::ParsedPolicies parsed = policy::policies_from_text(*text);
+// The policies of an import file, in either of its formats; the envoy import's warnings are
+// printed as notes.
+StatusOr<std::vector<Policy>> policies_to_import(const Run& run, const PolicyOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(const std::string text, read_input(run.env(), options.file));
+  if (options.import_format != "envoy") {
+    policy::ParsedPolicies parsed = policy::policies_from_text(text);
     if (!parsed.errors.empty()) {
-      return run.fail_fields("invalid policy documents in " + options.file +
-                                 " (fields are prefixed with the document's index, from 0); "
-                                 "nothing was imported:",
-                             parsed.errors);
+      return invalid_fields("invalid policy documents in " + options.file +
+                                " (fields are prefixed with the document's index, from 0); "
+                                "nothing was imported:",
+                            parsed.errors);
     }
-    policies = std::move(parsed.policies);
+    return std::move(parsed.policies);
   }
+  policy::EnvoyImport converted = policy::import_envoy_config(text);
+  for (const algorithm::FieldError& warning : converted.warnings) {
+    run.note() << "warning: " << (warning.field.empty() ? "" : warning.field + ": ")
+               << warning.message << "\n";
+  }
+  if (!converted.errors.empty()) {
+    return invalid_fields(
+        "the envoy config in " + options.file + " cannot be imported; nothing was imported:",
+        converted.errors);
+  }
+  if (!converted.warnings.empty() && !options.allow_lossy) {
+    return invalid_argument(
+        std::to_string(converted.warnings.size()) +
+        " part(s) of the envoy config cannot be represented (warnings above); nothing was "
+        "imported. Re-run with --allow-lossy to import the rest.");
+  }
+  return std::move(converted.policies);
+}
 
-  StatusOr<Session> session = open_session(run.env(), options.common, Need::kPolicies);
-  if (!session.ok()) return run.fail(session.status());
-  StatusOr<std::vector<Policy>> existing = session->policies->list();
-  if (!existing.ok()) return run.fail(existing.status());
+Status run_import(const Run& run, const PolicyOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<Policy> policies, policies_to_import(run, options));
+  SLUICE_ASSIGN_OR_RETURN(const Session session,
+                          open_session(run.env(), options.common, Need::kPolicies));
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<Policy> existing, session.policies->list());
   std::map<std::string, const Policy*, std::less<>> by_name;
-  for (const Policy& p : *existing) by_name[p.name] = &p;
+  for (const Policy& p : existing) by_name[p.name] = &p;
 
   std::vector<std::string> denials;
   std::size_t created = 0;
   for (const Policy& p : policies) {
     const auto it = by_name.find(p.name);
     const Status s = it == by_name.end()
-                         ? authorize(*session, auth::Operation::kCreate, {.after = p.apps}, p.name)
-                         : authorize(*session, auth::Operation::kUpdate,
+                         ? authorize(session, auth::Operation::kCreate, {.after = p.apps}, p.name)
+                         : authorize(session, auth::Operation::kUpdate,
                                      {.before = it->second->apps, .after = p.apps}, p.name);
     if (!s.ok()) denials.push_back(s.message());
     if (it == by_name.end()) ++created;
   }
   if (!denials.empty()) {
-    run.note() << "sluice policy import: permission denied; nothing was imported:\n";
-    for (const std::string& denial : denials) run.note() << "  " << denial << "\n";
-    return kExitPermission;
+    return with_items(StatusCode::kPermissionDenied,
+                      "permission denied; nothing was imported:", denials);
   }
   if (options.dry_run) {
     for (const Policy& p : policies) {
@@ -367,14 +344,12 @@ int run_import(const Run& run, const PolicyOptions& options) {
     }
     run.out() << "dry run: " << policies.size() << " policies (" << created << " new, "
               << policies.size() - created << " updated), nothing changed\n";
-    return kExitOk;
+    return {};
   }
-  if (Status s = session->policies->import(policies, session->actor); !s.ok()) {
-    return run.fail(s);
-  }
+  SLUICE_RETURN_IF_ERROR(session.policies->import(policies, session.actor));
   run.out() << "imported " << policies.size() << " policies (" << created << " new, "
             << policies.size() - created << " updated)\n";
-  return kExitOk;
+  return {};
 }
 
 }  // namespace
@@ -399,11 +374,11 @@ void add_policy_command(CLI::App& app, std::shared_ptr<const Environment> env) {
 
   // Adds a leaf subcommand whose callback runs `body` and reports its exit code.
   const auto leaf = [&](const std::string& name, const std::string& description,
-                        int (*body)(const Run&, const PolicyOptions&)) {
+                        Status (*body)(const Run&, const PolicyOptions&)) {
     CLI::App* command = group->add_subcommand(name, description);
     command->callback([env, options, name, body] {
       const Run run(*env, "policy " + name);
-      env->exit(body(run, *options));
+      env->exit(run.finish(body(run, *options)));
     });
     return command;
   };

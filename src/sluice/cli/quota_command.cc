@@ -2,8 +2,6 @@
 // (docs/quotas.md) on one subject of a policy, on the in-memory store or on Redis (--redis URL),
 // through the same Limiter the server uses, printing the decision with its balance.
 #include <CLI/CLI.hpp>
-#include <fstream>
-#include <iostream>
 #include <sstream>
 
 #include "sluice/algorithm/validate.h"
@@ -11,11 +9,12 @@
 #include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
 #include "sluice/core/duration.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/policy/document.h"
 #include "sluice/service/decision.h"
-#include "sluice/service/decision_json.h"
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
+#include "sluice/wire/decision_json.h"
 
 namespace sluice::cli {
 namespace {
@@ -31,13 +30,32 @@ struct QuotaOptions {
   std::string reservation;  // settle
 };
 
-constexpr std::string_view kVerbs[] = {"charge", "refund", "reserve", "settle"};
-constexpr std::string_view kDone[] = {"charged ", "refunded", "reserved", "settled "};
+// One row per store::QuotaOperation, in its order: the subcommand, the word a decision that went
+// through starts with (padded to one width), and the help.
+struct QuotaCommand {
+  std::string_view verb;
+  std::string_view done;
+  std::string_view help;
+};
+constexpr QuotaCommand kQuotaCommands[] = {
+    {"charge", "charged ",
+     "Charge units after the fact (may go into debt down to the policy's max_debt)"},
+    {"refund", "refunded", "Give units back (capped at each limit's size)"},
+    {"reserve", "reserved",
+     "Reserve an estimate: charged now, settled later with the actual cost (needs --redis to "
+     "outlive the command)"},
+    {"settle", "settled ",
+     "Settle a reservation with the actual cost: the difference is charged or refunded"},
+};
+
+const QuotaCommand& command_of(store::QuotaOperation operation) {
+  return kQuotaCommands[static_cast<std::size_t>(operation)];
+}
 
 std::string describe(const service::Decision& d, store::QuotaOperation operation) {
   const algorithm::Verdict& v = d.verdict;
   std::ostringstream out;
-  out << (v.allowed ? kDone[static_cast<std::size_t>(operation)] : "refused ")
+  out << (v.allowed ? command_of(operation).done : "refused ")
       << "  balance=" << v.balance.value_or(0) << "/" << v.limit
       << "  reset_after=" << service::millis_rounded_up(v.reset_after) << "ms";
   if (!v.allowed && v.retry_after) {
@@ -50,69 +68,43 @@ std::string describe(const service::Decision& d, store::QuotaOperation operation
   return out.str();
 }
 
-int run_quota(const QuotaOptions& options, store::QuotaOperation operation) {
-  const std::string verb(kVerbs[static_cast<std::size_t>(operation)]);
-  const std::string command = "sluice " + verb;
+Status run_quota(const Run& run, const QuotaOptions& options, store::QuotaOperation operation) {
   Micros ttl = 0;
   if (operation == store::QuotaOperation::kReserve) {
-    StatusOr<Micros> parsed = parse_duration(options.ttl);
-    if (!parsed.ok()) {
-      print_to_user(verb, "--ttl: " + parsed.status().message());
-      return 2;
-    }
-    ttl = *parsed;
+    SLUICE_ASSIGN_OR_RETURN(ttl, invalid_input("--ttl: ", parse_duration(options.ttl)));
   }
-  std::ifstream file(options.policy_file);
-  if (!file) {
-    print_to_user(verb, "cannot read --policy-file " + options.policy_file);
-    return 2;
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  policy::ParsedPolicy parsed = policy::policy_from_text(text.str());
-  if (!parsed.policy) {
-    print_to_user(verb, "invalid policy in " + options.policy_file + ": " +
-                            policy::join_errors(parsed.errors));
-    return 2;
-  }
-  const std::string name = parsed.policy->name;
-  const service::StaticPolicyLookup lookup({*std::move(parsed.policy)});
-  BackendAtStart opened = open_backend_at_start(
-      verb, options.redis_url, {.url_name = "--redis", .limiter = {.policies = &lookup}},
-      "charges and refunds fail until it answers");
-  if (opened.exit_code != 0) return opened.exit_code;
-  service::Limiter& limiter = *opened.backend->limiter;
-  StatusOr<service::Decision> result = limiter
-                                           .block_on({.app = options.app,
-                                                      .policy = name,
-                                                      .operation = service::operation_of(operation),
-                                                      .subject = options.key,
-                                                      .cost = options.cost,
-                                                      .reservation = options.reservation,
-                                                      .reservation_ttl = ttl})
-                                           .decision;
-  if (!result.ok()) {
-    std::cerr << command << ": " << result.status().to_string() << "\n";
-    return result.status().code() == StatusCode::kNotFound ? 3 : 2;
-  }
+  SLUICE_ASSIGN_OR_RETURN(policy::Policy policy, read_policy_file(options.policy_file));
+  const std::string name = policy.name;
+  const service::StaticPolicyLookup lookup({std::move(policy)});
+  SLUICE_ASSIGN_OR_RETURN(
+      const std::unique_ptr<service::Backend> backend,
+      open_backend_at_start(run, options.redis_url,
+                            {.url_name = "--redis", .limiter = {.policies = &lookup}},
+                            "charges and refunds fail until it answers"));
+  SLUICE_ASSIGN_OR_RETURN(
+      const service::Decision decision,
+      decision_error(backend->limiter
+                         ->block_on({.app = options.app,
+                                     .policy = name,
+                                     .operation = service::operation_of(operation),
+                                     .subject = options.key,
+                                     .cost = options.cost,
+                                     .reservation = options.reservation,
+                                     .reservation_ttl = ttl})
+                         .decision));
   if (options.json) {
-    std::cout << service::decision_json(*result) << "\n";
+    run.out() << wire::decision_json(decision) << "\n";
   } else {
-    std::cout << describe(*result, operation) << "\n";
+    run.out() << describe(decision, operation) << "\n";
   }
-  return 0;
+  return {};
 }
 
-void add_quota_command(CLI::App& app, store::QuotaOperation operation) {
-  static constexpr std::string_view kHelp[] = {
-      "Charge units after the fact (may go into debt down to the policy's max_debt)",
-      "Give units back (capped at each limit's size)",
-      "Reserve an estimate: charged now, settled later with the actual cost (needs --redis to "
-      "outlive the command)",
-      "Settle a reservation with the actual cost: the difference is charged or refunded"};
-  const auto index = static_cast<std::size_t>(operation);
+void add_quota_command(CLI::App& app, const std::shared_ptr<const Environment>& env,
+                       store::QuotaOperation operation) {
   auto options = std::make_shared<QuotaOptions>();
-  CLI::App* command = app.add_subcommand(std::string(kVerbs[index]), std::string(kHelp[index]));
+  CLI::App* command = app.add_subcommand(std::string(command_of(operation).verb),
+                                         std::string(command_of(operation).help));
   command->add_option("--policy-file", options->policy_file, "Policy document (YAML or JSON)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -137,16 +129,19 @@ void add_quota_command(CLI::App& app, store::QuotaOperation operation) {
   command->add_option("--redis", options->redis_url,
                       "On Redis: redis://[user:pass@]host:port/db (default: in memory, which "
                       "forgets the balance when the command ends)");
-  command->callback([options, operation] { set_exit_code(run_quota(*options, operation)); });
+  command->callback([env, options, operation] {
+    const Run run(*env, std::string(command_of(operation).verb));
+    env->exit(run.finish(run_quota(run, *options, operation)));
+  });
 }
 
 }  // namespace
 
-void add_quota_commands(CLI::App& app) {
-  add_quota_command(app, store::QuotaOperation::kCharge);
-  add_quota_command(app, store::QuotaOperation::kRefund);
-  add_quota_command(app, store::QuotaOperation::kReserve);
-  add_quota_command(app, store::QuotaOperation::kSettle);
+void add_quota_commands(CLI::App& app, std::shared_ptr<const Environment> env) {
+  add_quota_command(app, env, store::QuotaOperation::kCharge);
+  add_quota_command(app, env, store::QuotaOperation::kRefund);
+  add_quota_command(app, env, store::QuotaOperation::kReserve);
+  add_quota_command(app, env, store::QuotaOperation::kSettle);
 }
 
 }  // namespace sluice::cli

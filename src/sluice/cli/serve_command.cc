@@ -8,7 +8,6 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
-#include <iostream>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,6 +19,7 @@
 #include "sluice/cli/command_support.h"
 #include "sluice/cli/commands.h"
 #include "sluice/cli/environment.h"
+#include "sluice/core/status_macros.h"
 
 namespace sluice::cli {
 
@@ -34,14 +34,7 @@ struct ServeCommand {
   std::map<std::string, CLI::Option*> options;
 };
 
-// What the command prints for its user before it serves (its errors and warnings): its output,
-// not a log line.
-int fail(const Status& status) {
-  print_to_user("serve", status.message());
-  return exit_code_for(status.code());
-}
-
-int run_serve(const ServeCommand& command) {
+Status run_serve(const Run& run, const ServeCommand& command) {
   // Signals are taken by sigwait at the end: block them before any thread starts (the policy
   // poller, admin workers, I/O threads), so every thread inherits the mask and a SIGTERM can
   // only reach sigwait, never kill the process from a thread with the default action.
@@ -54,30 +47,31 @@ int run_serve(const ServeCommand& command) {
   for (const auto& [key, option] : command.options) {
     if (option->count() > 0) sources.flags[key] = command.flags.at(key);
   }
-  StatusOr<app::Settings> settings = app::load_settings(sources);
-  if (!settings.ok()) return fail(invalid_argument(settings.status().message()));
+  SLUICE_ASSIGN_OR_RETURN(const app::Settings settings,
+                          invalid_input("", app::load_settings(sources)));
   if (command.print_config) {
-    std::cout << app::print_settings(*settings);
-    return 0;
+    run.out() << app::print_settings(settings);
+    return {};
   }
-  if (Status status = app::check_settings(*settings); !status.ok()) return fail(status);
-  const std::shared_ptr<const Environment> env = default_environment();
-  StatusOr<std::unique_ptr<app::RunningServer>> server = app::RunningServer::start(
-      *settings, {.database = {.open_policies = env->open_policies,
-                               .open_accounts = env->open_accounts,
-                               .default_url = env->default_policies_url},
-                  .demo_policies = demo_policies(),
-                  .warn = [](std::string_view warning) { print_to_user("serve", warning); }});
-  if (!server.ok()) return fail(server.status());
+  SLUICE_RETURN_IF_ERROR(app::check_settings(settings));
+  const Environment& env = run.env();
+  SLUICE_ASSIGN_OR_RETURN(
+      const std::unique_ptr<app::RunningServer> server,
+      app::RunningServer::start(settings,
+                                {.database = {.open_policies = env.open_policies,
+                                              .open_accounts = env.open_accounts,
+                                              .default_url = env.default_policies_url},
+                                 .demo_policies = demo_policies(),
+                                 .warn = [&run](std::string_view warning) { run.warn(warning); }}));
   int signal_number = 0;
   sigwait(&signals, &signal_number);
-  (*server)->stop(signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
-  return 0;
+  server->stop(signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+  return {};
 }
 
 }  // namespace
 
-void add_serve_command(CLI::App& app) {
+void add_serve_command(CLI::App& app, std::shared_ptr<const Environment> env) {
   auto command = std::make_shared<ServeCommand>();
   CLI::App* serve = app.add_subcommand(
       "serve",
@@ -95,7 +89,10 @@ void add_serve_command(CLI::App& app) {
     if (!setting.list) option->expected(1);
     command->options[setting.key] = option;
   }
-  serve->callback([command] { set_exit_code(run_serve(*command)); });
+  serve->callback([env, command] {
+    const Run run(*env, "serve");
+    env->exit(run.finish(run_serve(run, *command)));
+  });
 }
 
 }  // namespace sluice::cli

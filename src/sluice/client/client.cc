@@ -11,7 +11,9 @@
 
 #include "sluice/client/http_url.h"
 #include "sluice/client/remote_limiter.h"
+#include "sluice/core/invalid_input.h"
 #include "sluice/core/mutex.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/core/work_queue.h"
 #include "sluice/db/stores.h"
 #include "sluice/policy/policy_cache.h"
@@ -63,9 +65,8 @@ class Client::Impl {
                                  std::string_view subject, std::string_view lease) {
     DecisionRequest made = request(operation, policy, subject);
     made.lease = std::string(lease);
-    StatusOr<Decision> decision = block_on(std::move(made));
-    if (!decision.ok()) return decision.status();
-    return decision->verdict.allowed;
+    SLUICE_ASSIGN_OR_RETURN(const Decision decision, block_on(std::move(made)));
+    return decision.verdict.allowed;
   }
 
   // `done`, counted as in flight until it has run.
@@ -128,30 +129,27 @@ class LocalImpl final : public Client::Impl {
   static StatusOr<std::shared_ptr<LocalImpl>> open(const ClientOptions& options) {
     auto impl = std::shared_ptr<LocalImpl>(new LocalImpl(options.app));
     if (!options.policy_database.empty()) {
-      StatusOr<std::unique_ptr<policy::PolicyRepository>> repository =
-          db::open_policy_repository(options.policy_database);
-      if (!repository.ok()) return repository.status();
-      StatusOr<std::unique_ptr<policy::PolicyCache>> cache = policy::PolicyCache::open(
-          std::move(*repository), {.poll_interval = options.policy_refresh});
-      if (!cache.ok()) return cache.status();
-      impl->cache_ = std::move(*cache);
+      SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<policy::PolicyRepository> repository,
+                              db::open_policy_repository(options.policy_database));
+      SLUICE_ASSIGN_OR_RETURN(impl->cache_,
+                              policy::PolicyCache::open(std::move(repository),
+                                                        {.poll_interval = options.policy_refresh}));
       impl->lookup_ = std::make_unique<service::CachedPolicyLookup>(*impl->cache_);
     } else {
-      StatusOr<std::vector<policy::Policy>> policies = policies_from(options);
-      if (!policies.ok()) return policies.status();
-      impl->lookup_ = std::make_unique<service::StaticPolicyLookup>(std::move(*policies));
+      SLUICE_ASSIGN_OR_RETURN(std::vector<policy::Policy> policies, policies_from(options));
+      impl->lookup_ = std::make_unique<service::StaticPolicyLookup>(std::move(policies));
     }
-    StatusOr<std::unique_ptr<service::Backend>> backend = service::open_backend(
-        options.store, {.url_name = "store",
-                        .redis = {.blocking_spin = options.blocking_spin.count(),
-                                  .command_timeout = options.store_timeout.count()},
-                        .limiter = {.local_fraction = options.local_fraction,
-                                    .store_timeout = options.store_timeout.count(),
-                                    .blocking_spin = options.blocking_spin.count(),
-                                    .policies = impl->lookup_.get(),
-                                    .timers = &impl->timers()}});
-    if (!backend.ok()) return backend.status();
-    impl->backend_ = std::move(*backend);
+    SLUICE_ASSIGN_OR_RETURN(
+        impl->backend_,
+        service::open_backend(options.store,
+                              {.url_name = "store",
+                               .redis = {.blocking_spin = options.blocking_spin.count(),
+                                         .command_timeout = options.store_timeout.count()},
+                               .limiter = {.local_fraction = options.local_fraction,
+                                           .store_timeout = options.store_timeout.count(),
+                                           .blocking_spin = options.blocking_spin.count(),
+                                           .policies = impl->lookup_.get(),
+                                           .timers = &impl->timers()}}));
     impl->limiter_ = impl->backend_->limiter.get();
     return impl;
   }
@@ -182,12 +180,14 @@ class LocalImpl final : public Client::Impl {
 class RemoteImpl final : public Client::Impl {
  public:
   static StatusOr<std::shared_ptr<RemoteImpl>> open(const ClientOptions& options) {
-    StatusOr<HttpUrl> url = parse_http_url(options.store);
-    if (!url.ok()) return option_error("store", url.status().message());
-    StatusOr<std::unique_ptr<RemoteLimiter>> limiter = RemoteLimiter::create(
-        {.host = url->host, .port = url->port, .request_timeout = options.store_timeout.count()});
-    if (!limiter.ok()) return limiter.status();
-    return std::shared_ptr<RemoteImpl>(new RemoteImpl(options.app, std::move(*limiter)));
+    SLUICE_ASSIGN_OR_RETURN(const HttpUrl url,
+                            invalid_input("store: ", parse_http_url(options.store)));
+    SLUICE_ASSIGN_OR_RETURN(
+        std::unique_ptr<RemoteLimiter> limiter,
+        RemoteLimiter::create({.host = url.host,
+                               .port = url.port,
+                               .request_timeout = options.store_timeout.count()}));
+    return std::shared_ptr<RemoteImpl>(new RemoteImpl(options.app, std::move(limiter)));
   }
 
   ~RemoteImpl() override { stop_timers(); }
@@ -203,35 +203,7 @@ class RemoteImpl final : public Client::Impl {
                                          "server")});
     }
   }
-  // The server's route for each operation.
-  StatusOr<Decision> block_on(DecisionRequest request) override {
-    const DecisionRequest& r = request;
-    switch (r.operation) {
-      case Operation::kAcquire:
-      case Operation::kPeek: {
-        const std::int64_t cost = r.operation == Operation::kPeek ? 0 : r.cost;
-        if (r.wait == 0) return remote_->try_acquire(r.policy, r.app, r.subject, cost);
-        return remote_->acquire(r.policy, r.app, r.subject, cost, r.wait);
-      }
-      case Operation::kRelease:
-      case Operation::kRenew: {
-        StatusOr<bool> live = r.operation == Operation::kRelease
-                                  ? remote_->release(r.policy, r.app, r.subject, r.lease)
-                                  : remote_->renew(r.policy, r.app, r.subject, r.lease);
-        if (!live.ok()) return live.status();
-        return Decision{.verdict = {.allowed = *live}};
-      }
-      case Operation::kCharge:
-        return quota("charge", r);
-      case Operation::kRefund:
-        return quota("refund", r);
-      case Operation::kReserve:
-        return quota("reserve", r);
-      case Operation::kSettle:
-        return quota("settle", r);
-    }
-    return internal_error("unknown operation");
-  }
+  StatusOr<Decision> block_on(DecisionRequest request) override { return remote_->decide(request); }
 
  private:
   // Threads for asynchronous calls, and how many may wait for one.
@@ -240,11 +212,6 @@ class RemoteImpl final : public Client::Impl {
 
   RemoteImpl(std::string app, std::unique_ptr<RemoteLimiter> remote)
       : Impl(std::move(app)), remote_(std::move(remote)) {}
-
-  StatusOr<Decision> quota(std::string_view route, const DecisionRequest& request) {
-    return remote_->quota(route, request.policy, request.app, request.subject, request.cost,
-                          request.reservation, request.reservation_ttl);
-  }
 
   std::unique_ptr<RemoteLimiter> remote_;
   WorkQueue work_{kThreads, kQueued};  // last: its threads stop before remote_ goes
@@ -283,15 +250,13 @@ Status check_options(const ClientOptions& options) {
 }  // namespace
 
 StatusOr<Client> Client::open(ClientOptions options) {
-  if (Status status = check_options(options); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(check_options(options));
   if (options.store.starts_with("http://")) {
-    StatusOr<std::shared_ptr<RemoteImpl>> remote = RemoteImpl::open(options);
-    if (!remote.ok()) return remote.status();
-    return Client(std::move(*remote));
+    SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<RemoteImpl> remote, RemoteImpl::open(options));
+    return Client(std::move(remote));
   }
-  StatusOr<std::shared_ptr<LocalImpl>> local = LocalImpl::open(options);
-  if (!local.ok()) return local.status();
-  return Client(std::move(*local));
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<LocalImpl> local, LocalImpl::open(options));
+  return Client(std::move(local));
 }
 
 Client::Client(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -325,9 +290,8 @@ void Client::acquire_async(std::string_view policy, std::string_view subject,
 
 StatusOr<Lease> Client::lease(std::string_view policy, std::string_view subject,
                               std::chrono::microseconds max_wait, std::int64_t cost) {
-  StatusOr<Decision> decision = acquire(policy, subject, max_wait, cost);
-  if (!decision.ok()) return decision.status();
-  return Lease(impl_, std::string(policy), std::string(subject), std::move(*decision));
+  SLUICE_ASSIGN_OR_RETURN(Decision decision, acquire(policy, subject, max_wait, cost));
+  return Lease(impl_, std::string(policy), std::string(subject), std::move(decision));
 }
 
 StatusOr<bool> Client::release(std::string_view policy, std::string_view subject,

@@ -14,7 +14,8 @@
 
 #include "sluice/core/http_status.h"
 #include "sluice/core/mutex.h"
-#include "sluice/service/decision_json.h"
+#include "sluice/core/status_macros.h"
+#include "sluice/wire/decision_json.h"
 
 namespace sluice {
 namespace {
@@ -66,6 +67,42 @@ Status problem_status(const json& problem) {
     }
   }
   return {status_code_for_http(status), detail};
+}
+
+// The route of each operation under /v1/ (a lease's under /v1/leases/{lease}/): the quota
+// operations' are their names, as `sluice charge|refund|reserve|settle` (docs/quotas.md).
+std::string_view route_of(service::Operation operation) {
+  switch (operation) {
+    case service::Operation::kAcquire:
+    case service::Operation::kPeek:
+      return "acquire";
+    case service::Operation::kRelease:
+      return "release";
+    case service::Operation::kRenew:
+      return "renew";
+    case service::Operation::kCharge:
+      return "charge";
+    case service::Operation::kRefund:
+      return "refund";
+    case service::Operation::kReserve:
+      return "reserve";
+    case service::Operation::kSettle:
+      return "settle";
+  }
+  return "acquire";
+}
+
+// Releases or renews `lease` through decide: whether it was live.
+StatusOr<bool> lease_was_live(RemoteLimiter& limiter, service::Operation operation,
+                              std::string_view policy, std::string_view app,
+                              std::string_view subject, std::string_view lease) {
+  SLUICE_ASSIGN_OR_RETURN(const service::Decision decision,
+                          limiter.decide({.app = std::string(app),
+                                          .policy = std::string(policy),
+                                          .operation = operation,
+                                          .subject = std::string(subject),
+                                          .lease = std::string(lease)}));
+  return decision.verdict.allowed;
 }
 
 std::string lease_target(std::string_view lease, std::string_view operation) {
@@ -174,15 +211,14 @@ class RemoteLimiter::Impl {
 
   StatusOr<json> call(bhttp::verb method, const std::string& target, const json& body,
                       Micros extra_time = 0) {
-    StatusOr<bhttp::response<bhttp::string_body>> response = round_trip(
-        method, target,
-        body.is_null() ? std::string() : body.dump(-1, ' ', false, json::error_handler_t::replace),
-        extra_time);
-    if (!response.ok()) return response.status();
-    if (response->result_int() < 200 || response->result_int() >= 300) {
-      return error_from(*response);
-    }
-    json parsed = json::parse(response->body(), nullptr, false);
+    SLUICE_ASSIGN_OR_RETURN(
+        const bhttp::response<bhttp::string_body> response,
+        round_trip(method, target,
+                   body.is_null() ? std::string()
+                                  : body.dump(-1, ' ', false, json::error_handler_t::replace),
+                   extra_time));
+    if (response.result_int() < 200 || response.result_int() >= 300) return error_from(response);
+    json parsed = json::parse(response.body(), nullptr, false);
     if (parsed.is_discarded()) {
       return internal_error("sluice server: answer to " + target + " is not JSON");
     }
@@ -226,8 +262,53 @@ StatusOr<std::unique_ptr<RemoteLimiter>> RemoteLimiter::create(RemoteLimiterOpti
   if (options.connect_timeout <= 0) return invalid_argument("connect_timeout: must be positive");
   if (options.request_timeout <= 0) return invalid_argument("request_timeout: must be positive");
   auto impl = std::make_unique<Impl>(std::move(options));
-  if (Status status = impl->resolve(); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(impl->resolve());
   return std::unique_ptr<RemoteLimiter>(new RemoteLimiter(std::move(impl)));
+}
+
+StatusOr<service::Decision> RemoteLimiter::decide(const service::DecisionRequest& request) {
+  if (request.held || request.descriptor) {
+    return invalid_argument("a remote server decides by policy name: it holds the policies");
+  }
+  json body = {{"app", request.app}, {"policy", request.policy}, {"key", request.subject}};
+  std::string target = "/v1/" + std::string(route_of(request.operation));
+  Micros wait = 0;
+  switch (request.operation) {
+    case service::Operation::kAcquire:
+    case service::Operation::kPeek:
+      wait = request.wait;
+      body["cost"] = request.operation == service::Operation::kPeek ? 0 : request.cost;
+      // The API takes whole milliseconds; round down so the server never waits past `wait`.
+      if (wait > 0) body["wait_ms"] = wait / kMicrosPerMilli;
+      break;
+    case service::Operation::kRelease:
+    case service::Operation::kRenew: {
+      const std::string_view field =
+          request.operation == service::Operation::kRelease ? "released" : "renewed";
+      SLUICE_ASSIGN_OR_RETURN(
+          json answer, impl_->call(bhttp::verb::post,
+                                   lease_target(request.lease, route_of(request.operation)), body));
+      if (!answer.contains(field) || !answer[field].is_boolean()) {
+        return internal_error("sluice server: " + std::string(route_of(request.operation)) +
+                              " answer has no \"" + std::string(field) + "\"");
+      }
+      return service::Decision{.verdict = {.allowed = answer[field].get<bool>()}};
+    }
+    case service::Operation::kReserve:
+      body["cost"] = request.cost;
+      body["ttl_ms"] = (request.reservation_ttl + kMicrosPerMilli - 1) / kMicrosPerMilli;
+      break;
+    case service::Operation::kSettle:
+      body["cost"] = request.cost;
+      body["reservation"] = request.reservation;
+      break;
+    case service::Operation::kCharge:
+    case service::Operation::kRefund:
+      body["cost"] = request.cost;
+      break;
+  }
+  SLUICE_ASSIGN_OR_RETURN(const json answer, impl_->call(bhttp::verb::post, target, body, wait));
+  return wire::decision_from_json(answer);
 }
 
 StatusOr<service::Decision> RemoteLimiter::try_acquire(std::string_view policy,
@@ -240,12 +321,11 @@ StatusOr<service::Decision> RemoteLimiter::try_acquire(std::string_view policy,
 StatusOr<service::Decision> RemoteLimiter::acquire(std::string_view policy, std::string_view app,
                                                    std::string_view subject, std::int64_t cost,
                                                    Micros wait) {
-  json body = {{"app", app}, {"policy", policy}, {"key", subject}, {"cost", cost}};
-  // The API takes whole milliseconds; round down so the server never waits past `wait`.
-  if (wait > 0) body["wait_ms"] = wait / kMicrosPerMilli;
-  StatusOr<json> answer = impl_->call(bhttp::verb::post, "/v1/acquire", body, wait);
-  if (!answer.ok()) return answer.status();
-  return service::decision_from_json(*answer);
+  return decide({.app = std::string(app),
+                 .policy = std::string(policy),
+                 .subject = std::string(subject),
+                 .cost = cost,
+                 .wait = wait});
 }
 
 StatusOr<std::vector<StatusOr<service::Decision>>> RemoteLimiter::try_acquire_batch(
@@ -254,16 +334,15 @@ StatusOr<std::vector<StatusOr<service::Decision>>> RemoteLimiter::try_acquire_ba
   for (const RemoteAcquire& r : requests) {
     items.push_back({{"app", r.app}, {"policy", r.policy}, {"key", r.key}, {"cost", r.cost}});
   }
-  StatusOr<json> answer =
-      impl_->call(bhttp::verb::post, "/v1/acquire/batch", {{"requests", std::move(items)}});
-  if (!answer.ok()) return answer.status();
-  if (!answer->contains("decisions") || !(*answer)["decisions"].is_array()) {
+  SLUICE_ASSIGN_OR_RETURN(json answer, impl_->call(bhttp::verb::post, "/v1/acquire/batch",
+                                                   {{"requests", std::move(items)}}));
+  if (!answer.contains("decisions") || !answer["decisions"].is_array()) {
     return internal_error("sluice server: batch answer has no decisions list");
   }
   std::vector<StatusOr<service::Decision>> results;
-  for (const json& item : (*answer)["decisions"]) {
+  for (const json& item : answer["decisions"]) {
     if (item.is_object() && item.contains("allowed")) {
-      results.push_back(service::decision_from_json(item));
+      results.push_back(wire::decision_from_json(item));
     } else if (item.is_object()) {
       results.push_back(problem_status(item));
     } else {
@@ -275,36 +354,12 @@ StatusOr<std::vector<StatusOr<service::Decision>>> RemoteLimiter::try_acquire_ba
 
 StatusOr<bool> RemoteLimiter::release(std::string_view policy, std::string_view app,
                                       std::string_view subject, std::string_view lease) {
-  StatusOr<json> answer = impl_->call(bhttp::verb::post, lease_target(lease, "release"),
-                                      {{"app", app}, {"policy", policy}, {"key", subject}});
-  if (!answer.ok()) return answer.status();
-  if (!answer->contains("released") || !(*answer)["released"].is_boolean()) {
-    return internal_error("sluice server: release answer has no \"released\"");
-  }
-  return (*answer)["released"].get<bool>();
+  return lease_was_live(*this, service::Operation::kRelease, policy, app, subject, lease);
 }
 
 StatusOr<bool> RemoteLimiter::renew(std::string_view policy, std::string_view app,
                                     std::string_view subject, std::string_view lease) {
-  StatusOr<json> answer = impl_->call(bhttp::verb::post, lease_target(lease, "renew"),
-                                      {{"app", app}, {"policy", policy}, {"key", subject}});
-  if (!answer.ok()) return answer.status();
-  if (!answer->contains("renewed") || !(*answer)["renewed"].is_boolean()) {
-    return internal_error("sluice server: renew answer has no \"renewed\"");
-  }
-  return (*answer)["renewed"].get<bool>();
-}
-
-StatusOr<service::Decision> RemoteLimiter::quota(std::string_view operation,
-                                                 std::string_view policy, std::string_view app,
-                                                 std::string_view subject, std::int64_t cost,
-                                                 std::string_view reservation, Micros ttl) {
-  json body = {{"app", app}, {"policy", policy}, {"key", subject}, {"cost", cost}};
-  if (operation == "settle") body["reservation"] = reservation;
-  if (operation == "reserve") body["ttl_ms"] = (ttl + kMicrosPerMilli - 1) / kMicrosPerMilli;
-  StatusOr<json> answer = impl_->call(bhttp::verb::post, "/v1/" + std::string(operation), body);
-  if (!answer.ok()) return answer.status();
-  return service::decision_from_json(*answer);
+  return lease_was_live(*this, service::Operation::kRenew, policy, app, subject, lease);
 }
 
 Status RemoteLimiter::ready() {

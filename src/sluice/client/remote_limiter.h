@@ -1,8 +1,8 @@
 // RemoteLimiter: a C++ client of the decision API of `sluice serve` (DESIGN.md §5 "usable ... as
-// a client of a remote server"), with the shape of service::Limiter — try_acquire / release /
-// renew — except that policies are named, not passed: the server holds them. Blocking calls over
-// a pool of keep-alive HTTP/1.1 connections (Beast, pimpl). Thread-safe: each call borrows an
-// idle connection or opens one.
+// a client of a remote server"), with the shape of service::Limiter — one decide over a
+// DecisionRequest — except that policies are named, not passed: the server holds them. Blocking
+// calls over a pool of keep-alive HTTP/1.1 connections (Beast, pimpl). Thread-safe: each call
+// borrows an idle connection or opens one.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sluice/service/decision.h"
+#include "sluice/service/limiter.h"
 #include "sluice/status.h"
 #include "sluice/time.h"
 
@@ -56,32 +57,33 @@ class RemoteLimiter {
   RemoteLimiter(const RemoteLimiter&) = delete;
   RemoteLimiter& operator=(const RemoteLimiter&) = delete;
 
-  // POST /v1/acquire. A denial is a decision. Errors as the server maps them: NotFound "no such
-  // policy for this app", InvalidArgument, Unavailable (server unreachable or store down),
-  // DeadlineExceeded (no answer within request_timeout).
-  StatusOr<service::Decision> try_acquire(std::string_view policy, std::string_view app,
-                                          std::string_view subject, std::int64_t cost);
-  // As try_acquire, but the server retries (without holding a thread) until the request is
-  // allowed or `wait` passes, and returns the last decision.
-  StatusOr<service::Decision> acquire(std::string_view policy, std::string_view app,
-                                      std::string_view subject, std::int64_t cost, Micros wait);
+  // The one call, shaped as service::Limiter's: `request` (app, policy, subject, cost, ...) goes
+  // to the route of its operation — POST /v1/acquire (acquire, with `wait` rounded down to whole
+  // milliseconds: the server retries, holding no thread, until allowed or the wait passes; peek:
+  // cost 0), /v1/leases/{lease}/release and /renew (verdict.allowed: the lease was live), or
+  // /v1/charge, /refund, /reserve (with `reservation_ttl`) and /settle (with `reservation`),
+  // docs/quotas.md. A denial is a decision. Errors as the server maps them: NotFound "no such
+  // policy for this app" (also an unknown, settled or expired reservation), InvalidArgument,
+  // Unavailable (server unreachable or store down), DeadlineExceeded (no answer within
+  // request_timeout plus the wait). The server holds the policies: a request naming a held policy
+  // or a descriptor is InvalidArgument; store_timeout and client are the server's own.
+  StatusOr<service::Decision> decide(const service::DecisionRequest& request);
+
   // POST /v1/acquire/batch: one result per request, in order.
   StatusOr<std::vector<StatusOr<service::Decision>>> try_acquire_batch(
       const std::vector<RemoteAcquire>& requests);
 
-  // POST /v1/leases/{lease}/release and /renew.
+  // Positional forms of decide, kept for their callers. Their order (policy, app, ...) is not
+  // DecisionRequest's (app, policy, ...): new code passes a DecisionRequest, whose designated
+  // fields cannot be swapped.
+  StatusOr<service::Decision> try_acquire(std::string_view policy, std::string_view app,
+                                          std::string_view subject, std::int64_t cost);
+  StatusOr<service::Decision> acquire(std::string_view policy, std::string_view app,
+                                      std::string_view subject, std::int64_t cost, Micros wait);
   StatusOr<bool> release(std::string_view policy, std::string_view app, std::string_view subject,
                          std::string_view lease);
   StatusOr<bool> renew(std::string_view policy, std::string_view app, std::string_view subject,
                        std::string_view lease);
-
-  // POST /v1/<operation> for "charge", "refund", "reserve" (with `ttl`) or "settle" (with
-  // `reservation`), docs/quotas.md: the decision with its balance (and reserve's reservation id).
-  // Errors as try_acquire's; NotFound also for an unknown, settled or expired reservation.
-  StatusOr<service::Decision> quota(std::string_view operation, std::string_view policy,
-                                    std::string_view app, std::string_view subject,
-                                    std::int64_t cost, std::string_view reservation = {},
-                                    Micros ttl = 0);
 
   // GET /readyz: OK when the server and its store answer.
   Status ready();

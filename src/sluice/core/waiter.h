@@ -6,8 +6,8 @@
 // call when the result arrives before the waiter went to sleep. Linux futexes.
 //
 // A waiter alone in the process (no other blocked caller) may spin a while before it sleeps
-// (redis::ClientOptions::blocking_spin, service::LimiterOptions::blocking_spin): a lone caller is
-// the latency case (one caller, one call in flight), where the futex wake-up and the scheduler's
+// (redis::MultiplexerOptions::blocking_spin, service::LimiterOptions::blocking_spin): a lone caller
+// is the latency case (one caller, one call in flight), where the futex wake-up and the scheduler's
 // hand-back add a second wake-up to the round trip's one (the I/O thread's). With other waiters
 // the cores are better left to them and to the I/O thread, so only the first waiter spins. A
 // waiter that never spins (spin 0: a wait for room, which a timer ends) sleeps at once and is not

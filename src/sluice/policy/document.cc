@@ -1,6 +1,6 @@
+// Policy documents read: policy_from_json checks every field of one document at once and
+// reports each problem with its field; join_errors puts those errors on one line.
 #include "sluice/policy/document.h"
-
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
@@ -19,13 +19,19 @@
 #include "sluice/core/status_macros.h"
 #include "sluice/policy/defence_fields.h"
 #include "sluice/policy/quota_document.h"
-#include "sluice/policy/yaml_text.h"
 
 namespace sluice::policy {
 namespace {
 
 using algorithm::Limit;
 using nlohmann::json;
+
+// Whether a document must hold a field: a missing required one is an error ("is required").
+enum class Field : std::uint8_t { kRequired, kOptional };
+
+Field presence_of(const algorithm::Parameter& parameter) {
+  return parameter.required ? Field::kRequired : Field::kOptional;
+}
 
 // Reads typed fields out of a JSON object, recording an error per bad field.
 class FieldReader {
@@ -50,8 +56,8 @@ class FieldReader {
     }
   }
 
-  std::optional<std::int64_t> integer(std::string_view key, bool required = true) {
-    const json* value = find(key, required);
+  std::optional<std::int64_t> integer(std::string_view key, Field field = Field::kRequired) {
+    const json* value = find(key, field);
     if (value == nullptr) return std::nullopt;
     // nlohmann stores every non-negative integer as unsigned and is_number_integer() is true for
     // those too, so test the range first or values above INT64_MAX would wrap to negatives.
@@ -65,8 +71,8 @@ class FieldReader {
     return std::nullopt;
   }
 
-  std::optional<Micros> duration(std::string_view key, bool required = true) {
-    const json* value = find(key, required);
+  std::optional<Micros> duration(std::string_view key, Field field = Field::kRequired) {
+    const json* value = find(key, field);
     if (value == nullptr) return std::nullopt;
     if (!value->is_string()) {
       fail(key, "must be a duration string such as \"250ms\", \"1s\" or \"5m\"");
@@ -83,7 +89,7 @@ class FieldReader {
   // An instant: ISO 8601 text as people read it ("2026-11-24T09:15:02.123456Z") or
   // microseconds since the epoch as programs write it. Optional.
   std::optional<Micros> timestamp(std::string_view key) {
-    const json* value = find(key, false);
+    const json* value = find(key, Field::kOptional);
     if (value == nullptr) return std::nullopt;
     if (value->is_string()) {
       StatusOr<Micros> parsed = parse_timestamp(value->get<std::string>());
@@ -91,14 +97,14 @@ class FieldReader {
       fail(key, parsed.status().message());
       return std::nullopt;
     }
-    if (value->is_number_integer()) return integer(key, false);
+    if (value->is_number_integer()) return integer(key, Field::kOptional);
     fail(key,
          "must be a time such as \"2026-11-24T09:15:02.123456Z\" or microseconds since the epoch");
     return std::nullopt;
   }
 
-  std::optional<std::string> string(std::string_view key, bool required = true) {
-    const json* value = find(key, required);
+  std::optional<std::string> string(std::string_view key, Field field = Field::kRequired) {
+    const json* value = find(key, field);
     if (value == nullptr) return std::nullopt;
     if (value->is_string()) return value->get<std::string>();
     fail(key, "must be a string");
@@ -106,7 +112,7 @@ class FieldReader {
   }
 
   std::optional<bool> boolean(std::string_view key) {
-    const json* value = find(key, false);
+    const json* value = find(key, Field::kOptional);
     if (value == nullptr) return std::nullopt;
     if (value->is_boolean()) return value->get<bool>();
     fail(key, "must be true or false");
@@ -123,7 +129,7 @@ class FieldReader {
     return choice(key, std::span(names.begin(), names.size()));
   }
   std::optional<std::size_t> choice(std::string_view key, std::span<const std::string_view> names) {
-    std::optional<std::string> text = string(key, false);
+    std::optional<std::string> text = string(key, Field::kOptional);
     if (!text) return std::nullopt;
     const auto it = std::find(names.begin(), names.end(), *text);
     if (it != names.end()) return static_cast<std::size_t>(it - names.begin());
@@ -134,10 +140,10 @@ class FieldReader {
     return std::nullopt;
   }
 
-  const json* find(std::string_view key, bool required) {
+  const json* find(std::string_view key, Field field) {
     const auto it = object_.find(key);
     if (it != object_.end() && !it->is_null()) return &*it;
-    if (required) fail(key, "is required");
+    if (field == Field::kRequired) fail(key, "is required");
     return nullptr;
   }
 
@@ -152,10 +158,10 @@ std::optional<std::int64_t> read_parameter(FieldReader& r, const algorithm::Para
   std::optional<std::int64_t> value;
   switch (parameter.type) {
     case algorithm::ParameterType::kCount:
-      value = r.integer(parameter.name, parameter.required);
+      value = r.integer(parameter.name, presence_of(parameter));
       break;
     case algorithm::ParameterType::kDuration:
-      value = r.duration(parameter.name, parameter.required);
+      value = r.duration(parameter.name, presence_of(parameter));
       break;
     case algorithm::ParameterType::kChoice:
       if (const auto index = r.choice(parameter.name, parameter.choices)) {
@@ -207,7 +213,7 @@ std::optional<Limit> read_limit(const json& document, const std::string& prefix,
 
 std::vector<std::string> read_apps(FieldReader& r, std::vector<FieldError>& errors) {
   std::vector<std::string> apps;
-  const json* value = r.find("apps", true);
+  const json* value = r.find("apps", Field::kRequired);
   if (value == nullptr) return apps;
   if (!value->is_array() || value->empty()) {
     r.fail("apps", "must be a non-empty list of app names (or [\"*\"] for any app)");
@@ -228,254 +234,10 @@ std::vector<std::string> read_apps(FieldReader& r, std::vector<FieldError>& erro
   return apps;
 }
 
-bool is_decimal_integer(std::string_view text) {
-  if (!text.empty() && text.front() == '-') text.remove_prefix(1);
-  if (text.empty() || (text.size() > 1 && text.front() == '0')) return false;
-  return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-// YAML aliases share a node, and JSON copies it: `b: [*a, *a]` doubles `a`, so a few hundred
-// bytes of nested aliases expand to gigabytes. The conversion stops past this many values, far
-// more than any policy file holds (500 policies of a few limits are ~20 000).
-constexpr std::size_t kMaxYamlValues = 200'000;
-
-// Converts one YAML node; `budget` is the number of values still allowed.
-StatusOr<json> yaml_to_json(const YAML::Node& node, std::size_t& budget) {
-  if (budget == 0) {
-    return invalid_argument("not valid YAML: more than " + std::to_string(kMaxYamlValues) +
-                            " values once aliases are expanded");
-  }
-  --budget;
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      json object = json::object();
-      for (const auto& item : node) {
-        if (!item.first.IsScalar()) {
-          return invalid_argument("not valid YAML: the key at line " +
-                                  std::to_string(item.first.Mark().line + 1) +
-                                  " is not text (a policy document's keys are field names)");
-        }
-        SLUICE_ASSIGN_OR_RETURN(json value, yaml_to_json(item.second, budget));
-        object[item.first.Scalar()] = std::move(value);
-      }
-      return object;
-    }
-    case YAML::NodeType::Sequence: {
-      json array = json::array();
-      for (const auto& item : node) {
-        SLUICE_ASSIGN_OR_RETURN(json value, yaml_to_json(item, budget));
-        array.push_back(std::move(value));
-      }
-      return array;
-    }
-    case YAML::NodeType::Scalar: {
-      // YAML 1.2 core schema, strictly: decimal integers (no octal "010", no "0x10"), true/false
-      // and null; everything else — and anything quoted — is a string.
-      const std::string& text = node.Scalar();
-      if (node.Tag() == "!") return json(text);
-      if (is_decimal_integer(text)) {
-        // Beyond a double's range JSON has no number for it: it stays text, and the field's
-        // check says what it should be.
-        json number = json::parse(text, nullptr, /*allow_exceptions=*/false);
-        return number.is_discarded() ? json(text) : number;
-      }
-      if (text == "true" || text == "false") return json(text == "true");
-      if (text == "null" || text == "~") return json(nullptr);
-      return json(text);
-    }
-    default:
-      return json(nullptr);
-  }
-}
-
-// A cursor over text, for the hand-written matchers below (std::regex recursed once per
-// character and overflowed the stack on a 100 000-character description).
-class Scanner {
- public:
-  explicit Scanner(std::string_view text) : text_(text) {}
-
-  bool at_end() const { return position_ == text_.size(); }
-  bool take(char c) {
-    if (at_end() || text_[position_] != c) return false;
-    ++position_;
-    return true;
-  }
-  bool take_one_of(std::string_view chars) {
-    if (at_end() || chars.find(text_[position_]) == std::string_view::npos) return false;
-    ++position_;
-    return true;
-  }
-  bool take_word(std::string_view word) {
-    if (text_.substr(position_, word.size()) != word) return false;
-    position_ += word.size();
-    return true;
-  }
-  // Takes up to `most` characters from `chars`; returns how many.
-  std::size_t take_run(std::string_view chars, std::size_t most = std::string_view::npos) {
-    std::size_t taken = 0;
-    while (taken < most && take_one_of(chars)) ++taken;
-    return taken;
-  }
-
- private:
-  std::string_view text_;
-  std::size_t position_ = 0;
-};
-
-constexpr std::string_view kDigits = "0123456789";
-constexpr std::string_view kDigitsOrUnderscore = "0123456789_";
-
-// [-+]?(\.[0-9_]+|[0-9][0-9_]*(\.[0-9_]*)?)(e[-+]?[0-9]+)? — decimal and float.
-bool is_decimal(std::string_view text) {
-  Scanner s(text);
-  s.take_one_of("-+");
-  if (s.take('.')) {
-    if (s.take_run(kDigitsOrUnderscore) == 0) return false;
-  } else {
-    if (!s.take_one_of(kDigits)) return false;
-    s.take_run(kDigitsOrUnderscore);
-    if (s.take('.')) s.take_run(kDigitsOrUnderscore);
-  }
-  if (s.take('e')) {
-    s.take_one_of("-+");
-    if (s.take_run(kDigits) == 0) return false;
-  }
-  return s.at_end();
-}
-
-// [-+]?0[xob][0-9a-f_]+ — hexadecimal, octal, binary.
-bool is_prefixed_integer(std::string_view text) {
-  Scanner s(text);
-  s.take_one_of("-+");
-  return s.take('0') && s.take_one_of("xob") && s.take_run("0123456789abcdef_") > 0 && s.at_end();
-}
-
-// [-+]?\.(inf|nan) — infinity and not-a-number.
-bool is_special_float(std::string_view text) {
-  Scanner s(text);
-  s.take_one_of("-+");
-  return s.take('.') && (s.take_word("inf") || s.take_word("nan")) && s.at_end();
-}
-
-// [-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)? — YAML 1.1 sexagesimal ("1:30").
-bool is_sexagesimal(std::string_view text) {
-  Scanner s(text);
-  s.take_one_of("-+");
-  if (!s.take_one_of(kDigits)) return false;
-  s.take_run(kDigitsOrUnderscore);
-  std::size_t groups = 0;
-  while (s.take(':')) {
-    // One digit, or two whose first is 0-5. Taking the second whenever allowed loses no match:
-    // a digit can start neither another group nor the fraction.
-    if (s.take_one_of("012345")) {
-      s.take_one_of(kDigits);
-    } else if (!s.take_one_of(kDigits)) {
-      return false;
-    }
-    ++groups;
-  }
-  if (groups == 0) return false;
-  if (s.take('.')) s.take_run(kDigitsOrUnderscore);
-  return s.at_end();
-}
-
-// [0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.* — dates and timestamps.
-bool starts_with_date(std::string_view text) {
-  Scanner s(text);
-  return s.take_run(kDigits, 4) == 4 && s.take('-') && s.take_run(kDigits, 2) > 0 && s.take('-') &&
-         s.take_one_of(kDigits);
-}
-
-}  // namespace
-
-bool yaml_would_misread(std::string_view text) {
-  if (text.empty()) return true;
-  std::string lower;
-  for (const char c : text) lower.push_back(static_cast<char>(std::tolower(c)));
-  for (std::string_view word : {"true", "false", "null", "~", "yes", "no", "on", "off", "y", "n"}) {
-    if (lower == word) return true;
-  }
-  // Numbers in any YAML 1.1 or 1.2 spelling ("42", "-1.5e3", "0x1F", "0o17", "1_000", ".inf",
-  // "1:30" sexagesimal) and dates, so every YAML reader sees a string. "1s" stays plain.
-  return is_decimal(lower) || is_prefixed_integer(lower) || is_special_float(lower) ||
-         is_sexagesimal(lower) || starts_with_date(lower);
-}
-
-namespace {
-
-void emit_yaml(YAML::Emitter& out, const json& value) {
-  switch (value.type()) {
-    case json::value_t::object: {
-      // Document order, not json's alphabetical one: what a reader looks for first comes first.
-      static constexpr std::string_view kLeading[] = {
-          "id",          "name",      "policy",  "action",           "actor",      "at",
-          "description", "apps",      "mode",    "on_store_failure", "enabled",    "descriptors",
-          "limits",      "algorithm", "version", "created_by",       "created_at", "updated_by",
-          "updated_at",  "old",       "new"};
-      std::vector<std::string> keys;
-      for (std::string_view key : kLeading) {
-        if (value.contains(key)) keys.emplace_back(key);
-      }
-      for (const auto& [key, item] : value.items()) {
-        if (std::find(std::begin(kLeading), std::end(kLeading), key) == std::end(kLeading)) {
-          keys.push_back(key);
-        }
-      }
-      out << YAML::BeginMap;
-      for (const std::string& key : keys) {
-        out << YAML::Key;
-        if (yaml_would_misread(key)) out << YAML::DoubleQuoted;
-        out << key << YAML::Value;
-        emit_yaml(out, value.at(key));
-      }
-      out << YAML::EndMap;
-      break;
-    }
-    case json::value_t::array:
-      out << YAML::BeginSeq;
-      for (const json& item : value) emit_yaml(out, item);
-      out << YAML::EndSeq;
-      break;
-    case json::value_t::string: {
-      const auto& text = value.get_ref<const std::string&>();
-      if (yaml_would_misread(text)) out << YAML::DoubleQuoted;
-      out << text;
-      break;
-    }
-    case json::value_t::boolean:
-      out << (value.get<bool>() ? "true" : "false");
-      break;
-    case json::value_t::number_integer:
-      out << value.get<std::int64_t>();
-      break;
-    case json::value_t::number_unsigned:
-      out << value.get<std::uint64_t>();
-      break;
-    case json::value_t::number_float:
-      out << value.get<double>();
-      break;
-    default:
-      out << YAML::Null;
-      break;
-  }
-}
-
-// Prefixes each error of document `index` with "[index]".
-void append_indexed(std::vector<FieldError>& errors, std::size_t index,
-                    const std::vector<FieldError>& document_errors) {
-  const std::string prefix = "[" + std::to_string(index) + "]";
-  for (const FieldError& error : document_errors) {
-    errors.push_back({.field = error.field.empty() ? prefix : prefix + "." + error.field,
-                      .message = error.message});
-  }
-}
-
-}  // namespace
-
 // lease_tokens / lease_period (docs/defences.md "Token leasing for hot keys").
 void read_lease_fields(FieldReader& r, Policy& policy) {
-  policy.lease_tokens = r.integer("lease_tokens", false).value_or(0);
-  policy.lease_period = r.duration("lease_period", false).value_or(kDefaultLeasePeriod);
+  policy.lease_tokens = r.integer("lease_tokens", Field::kOptional).value_or(0);
+  policy.lease_period = r.duration("lease_period", Field::kOptional).value_or(kDefaultLeasePeriod);
   if (policy.lease_tokens < 0 || policy.lease_tokens > kMaxLeaseTokens) {
     r.fail("lease_tokens", "must be between 0 (off) and " + std::to_string(kMaxLeaseTokens));
   } else if (policy.lease_tokens > 0) {
@@ -487,6 +249,8 @@ void read_lease_fields(FieldReader& r, Policy& policy) {
     r.fail("lease_period", "must be between 1ms and 60s");
   }
 }
+
+}  // namespace
 
 ParsedPolicy policy_from_json(const json& document, const DocumentOptions& options) {
   ParsedPolicy result;
@@ -510,7 +274,7 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
       r.fail("name", status.message().substr(std::string_view("name: ").size()));
     }
   }
-  policy.description = r.string("description", false).value_or("");
+  policy.description = r.string("description", Field::kOptional).value_or("");
   if (policy.description.size() > options.max_description_bytes) {
     r.fail("description", "must be at most " + std::to_string(options.max_description_bytes) +
                               " bytes (got " + std::to_string(policy.description.size()) + ")");
@@ -521,17 +285,17 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
   policy.on_store_failure = static_cast<FailureMode>(
       r.choice("on_store_failure", {"fail_open", "fail_closed", "local", "split"}).value_or(0));
   policy.enabled = r.boolean("enabled").value_or(true);
-  if (const json* section = r.find("descriptors", false)) {
+  if (const json* section = r.find("descriptors", Field::kOptional)) {
     policy.descriptors = descriptor_section_from_json(*section, "descriptors", errors);
   }
   const bool unlimited = policy.descriptors && policy.descriptors->unlimited;
   if (unlimited) {
     // Envoy's `unlimited: true` node: matched, never limited, so limits would never apply.
-    if (const json* limits = r.find("limits", false);
+    if (const json* limits = r.find("limits", Field::kOptional);
         limits != nullptr && !(limits->is_array() && limits->empty())) {
       r.fail("limits", "must be absent (or empty) when descriptors.unlimited is true");
     }
-  } else if (const json* limits = r.find("limits", true)) {
+  } else if (const json* limits = r.find("limits", Field::kRequired)) {
     if (!limits->is_array() || limits->empty()) {
       r.fail("limits", "must be a non-empty list of limits");
     } else if (limits->size() > options.max_limits) {
@@ -548,7 +312,7 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
       }
     }
   }
-  policy.max_debt = r.integer("max_debt", false).value_or(0);
+  policy.max_debt = r.integer("max_debt", Field::kOptional).value_or(0);
   {
     std::vector<FieldError> invalid =
         algorithm::validate_max_debt(policy.max_debt, policy.limits, options.limits);
@@ -556,10 +320,10 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
   }
   read_defence_fields(document, policy, errors);
   read_lease_fields(r, policy);
-  if (const json* penalty = r.find("penalty", false)) {
+  if (const json* penalty = r.find("penalty", Field::kOptional)) {
     policy.penalty = penalty_from_json(*penalty, errors);
   }
-  if (const json* jitter = r.find("retry_jitter", false)) {
+  if (const json* jitter = r.find("retry_jitter", Field::kOptional)) {
     policy.retry_jitter_percent = retry_jitter_from_json(*jitter, errors).value_or(0);
   }
   if (policy.penalty) {
@@ -577,9 +341,9 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
     }
   }
   if (options.allow_audit_fields) {
-    policy.version = r.integer("version", false).value_or(0);
-    policy.created_by = r.string("created_by", false).value_or("");
-    policy.updated_by = r.string("updated_by", false).value_or("");
+    policy.version = r.integer("version", Field::kOptional).value_or(0);
+    policy.created_by = r.string("created_by", Field::kOptional).value_or("");
+    policy.updated_by = r.string("updated_by", Field::kOptional).value_or("");
     policy.created_at = r.timestamp("created_at").value_or(0);
     policy.updated_at = r.timestamp("updated_at").value_or(0);
   } else {
@@ -590,148 +354,6 @@ ParsedPolicy policy_from_json(const json& document, const DocumentOptions& optio
   }
   if (errors.empty()) result.policy = std::move(policy);
   return result;
-}
-
-ParsedPolicy policy_from_text(std::string_view text, const DocumentOptions& options) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && text[first] == '{') {
-    json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (document.is_discarded()) {
-      return {.errors = {{.field = "", .message = "not valid JSON"}}};
-    }
-    return policy_from_json(document, options);
-  }
-  StatusOr<std::vector<YAML::Node>> documents = load_yaml_documents(text);
-  if (!documents.ok()) return {.errors = {{.field = "", .message = documents.status().message()}}};
-  std::size_t budget = kMaxYamlValues;
-  const StatusOr<json> document =
-      yaml_to_json(documents->empty() ? YAML::Node() : documents->front(), budget);
-  if (!document.ok()) return {.errors = {{.field = "", .message = document.status().message()}}};
-  return policy_from_json(*document, options);
-}
-
-ParsedPolicies policies_from_text(std::string_view text, const DocumentOptions& options) {
-  ParsedPolicies result;
-  std::vector<json> documents;
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) {
-    result.errors.push_back({.field = "", .message = "no policy documents found"});
-    return result;
-  }
-  if (text[first] == '{' || text[first] == '[') {
-    json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (parsed.is_discarded()) {
-      result.errors.push_back({.field = "", .message = "not valid JSON"});
-      return result;
-    }
-    documents.push_back(std::move(parsed));
-  } else {
-    StatusOr<std::vector<YAML::Node>> nodes = load_yaml_documents(text);
-    if (!nodes.ok()) {
-      result.errors.push_back({.field = "", .message = nodes.status().message()});
-      return result;
-    }
-    std::size_t budget = kMaxYamlValues;
-    for (const YAML::Node& node : *nodes) {
-      StatusOr<json> document = yaml_to_json(node, budget);
-      if (!document.ok()) {
-        result.errors.push_back({.field = "", .message = document.status().message()});
-        return result;
-      }
-      documents.push_back(std::move(*document));
-    }
-  }
-  if (documents.empty()) {
-    result.errors.push_back({.field = "", .message = "no policy documents found"});
-    return result;
-  }
-  // One document holding a list: the list is the policies.
-  if (documents.size() == 1 && documents.front().is_array()) {
-    json list = std::move(documents.front());
-    documents.assign(list.begin(), list.end());
-  }
-  std::map<std::string, std::size_t, std::less<>> first_index;
-  for (std::size_t i = 0; i < documents.size(); ++i) {
-    ParsedPolicy parsed = policy_from_json(documents[i], options);
-    append_indexed(result.errors, i, parsed.errors);
-    if (!parsed.policy) continue;
-    const auto [it, inserted] = first_index.emplace(parsed.policy->name, i);
-    if (!inserted) {
-      append_indexed(
-          result.errors, i,
-          {{.field = "name",
-            .message = "duplicates the policy of document [" + std::to_string(it->second) + "]"}});
-      continue;
-    }
-    result.policies.push_back(std::move(*parsed.policy));
-  }
-  if (!result.errors.empty()) result.policies.clear();
-  return result;
-}
-
-std::string json_to_yaml(const json& value) {
-  YAML::Emitter out;
-  out.SetIndent(2);
-  emit_yaml(out, value);
-  std::string text = out.c_str();
-  if (text.empty() || text.back() != '\n') text.push_back('\n');
-  return text;
-}
-
-json limit_to_json(const Limit& limit) {
-  const algorithm::Algorithm& row = algorithm::algorithm_of(limit);
-  json out = {{"algorithm", row.name}};
-  const auto values = algorithm::parameter_values(limit);
-  for (std::size_t i = 0; i < row.parameters.size(); ++i) {
-    const algorithm::Parameter& parameter = row.parameters[i];
-    if (!values[i]) continue;  // an optional parameter left unset
-    const std::string name(parameter.name);
-    switch (parameter.type) {
-      case algorithm::ParameterType::kCount:
-        out[name] = *values[i];
-        break;
-      case algorithm::ParameterType::kDuration:
-        out[name] = format_duration(*values[i]);
-        break;
-      case algorithm::ParameterType::kChoice:
-        out[name] = parameter.choices[static_cast<std::size_t>(*values[i])];
-        break;
-    }
-  }
-  if (const algorithm::Calendar* calendar = algorithm::calendar_of(limit)) {
-    calendar_to_json(*calendar, out);
-  }
-  return out;
-}
-
-json policy_to_json(const Policy& policy) {
-  json limits = json::array();
-  for (const Limit& limit : policy.limits) limits.push_back(limit_to_json(limit));
-  json document = {{"name", policy.name},
-                   {"description", policy.description},
-                   {"apps", policy.apps},
-                   {"mode", mode_name(policy.mode)},
-                   {"on_store_failure", failure_mode_name(policy.on_store_failure)},
-                   {"enabled", policy.enabled},
-                   {"limits", limits},
-                   {"version", policy.version},
-                   {"created_by", policy.created_by},
-                   {"updated_by", policy.updated_by},
-                   {"created_at", policy.created_at},
-                   {"updated_at", policy.updated_at}};
-  if (policy.descriptors) document["descriptors"] = descriptor_section_to_json(*policy.descriptors);
-  // Only when set, so documents of policies that never charge stay as they were.
-  if (policy.max_debt != 0) document["max_debt"] = policy.max_debt;
-  write_defence_fields(policy, document);
-  if (policy.lease_tokens != 0) document["lease_tokens"] = policy.lease_tokens;
-  if (policy.lease_period != kDefaultLeasePeriod) {
-    document["lease_period"] = format_duration(policy.lease_period);
-  }
-  if (policy.penalty) document["penalty"] = penalty_to_json(*policy.penalty);
-  if (policy.retry_jitter_percent != 0) {
-    document["retry_jitter"] = std::to_string(policy.retry_jitter_percent) + "%";
-  }
-  return document;
 }
 
 std::string join_errors(const std::vector<FieldError>& errors) {

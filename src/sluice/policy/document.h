@@ -1,6 +1,8 @@
 // Policy documents: the JSON/YAML shape of DESIGN.md §5a, read and written. Reading validates
 // everything at once and reports every problem with its field ("limits[1].window: must be
-// greater than 0"); unknown fields are errors, never silently dropped.
+// greater than 0"); unknown fields are errors, never silently dropped. Reading one document is
+// document.cc, text of one or many document_text.cc, writing document_write.cc; the YAML of
+// the JSON model is yaml_json.h.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -11,6 +13,7 @@
 
 #include "sluice/algorithm/validate.h"
 #include "sluice/policy/policy.h"
+#include "sluice/policy/yaml_json.h"  // json_to_yaml, for the documents' YAML
 
 namespace sluice::policy {
 
@@ -53,15 +56,6 @@ ParsedPolicies policies_from_text(std::string_view text, const DocumentOptions& 
 
 nlohmann::json policy_to_json(const Policy& policy);
 nlohmann::json limit_to_json(const algorithm::Limit& limit);
-
-// Block-style YAML for a JSON value. Strings YAML would read as something else ("", "true",
-// "null", "0123", "42", "yes") are double-quoted, so policy_from_text / policies_from_text read
-// back exactly the value written.
-std::string json_to_yaml(const nlohmann::json& value);
-// True when a YAML 1.1 or 1.2 reader would take `text`, written as a plain scalar, for something
-// other than that string (a boolean, null, a number in any spelling, a date): json_to_yaml quotes
-// it. Linear in the length of `text`.
-bool yaml_would_misread(std::string_view text);
 
 // "limits[1].window: must be greater than 0; name: must not be empty"
 std::string join_errors(const std::vector<FieldError>& errors);

@@ -39,7 +39,7 @@ struct Policy {
   // How far below zero a charge after the fact may take each limit's balance, in cost units
   // (algorithm/quota.h, docs/quotas.md). 0: a charge never goes into debt.
   std::int64_t max_debt = 0;
-  // Token leasing for hot subjects (service/token_leases.h, docs/defences.md): a node takes up to
+  // Token leasing for hot subjects (service/token_batches.h, docs/defences.md): a node takes up to
   // this many units per store call and spends them locally for at most `lease_period`, giving
   // back what is unused. 0: off (every decision asks the store).
   std::int64_t lease_tokens = 0;

@@ -16,7 +16,7 @@
 #include "sluice/service/limiter.h"
 #include "sluice/status.h"
 #include "sluice/store/memory/memory_store.h"
-#include "sluice/store/redis/client.h"
+#include "sluice/store/redis/multiplexer.h"
 #include "sluice/store/redis/node_heartbeat.h"
 #include "sluice/store/redis/redis_store.h"
 
@@ -30,7 +30,7 @@ struct BackendOptions {
   // and `split` decide on otherwise. Its reservation limits apply to the Redis store too.
   store::MemoryStoreOptions memory;
   // The Redis client's options; the URL's address, credentials and database override them.
-  redis::ClientOptions redis;
+  redis::MultiplexerOptions redis;
   // Ask Redis once at start (RedisStore::check_configuration), so that a configuration error —
   // credentials refused, permissions missing, a cluster node behind a redis:// URL — stops the
   // caller instead of passing for an outage (see Backend::unanswered_at_start).

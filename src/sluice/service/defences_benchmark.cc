@@ -32,34 +32,27 @@ constexpr int kInFlight = 128;
 constexpr int kBatch = 2'000;  // decisions per benchmark iteration
 
 // A pass-through to the Redis store that counts the decisions asked of it.
-class CountingStore final : public store::Store {
+class CountingStore final : public store::DecisionPort {
  public:
-  explicit CountingStore(store::Store& inner) : inner_(inner) {}
-  StatusOr<Decision> acquire(const store::SubjectRef& ref, std::int64_t cost) override {
+  explicit CountingStore(store::DecisionPort& inner) : inner_(inner) {}
+  void acquire(const store::SubjectRef& ref, std::int64_t cost, Done done) override {
     calls.fetch_add(1, std::memory_order_relaxed);
-    return inner_.acquire(ref, cost);
+    inner_.acquire(ref, cost, std::move(done));
   }
-  void acquire_async(const store::SubjectRef& ref, std::int64_t cost,
-                     AcquireCallback done) override {
-    calls.fetch_add(1, std::memory_order_relaxed);
-    inner_.acquire_async(ref, cost, std::move(done));
+  void apply_quota(const store::SubjectRef& ref, const store::QuotaRequest& request,
+                   Done done) override {
+    inner_.apply_quota(ref, request, std::move(done));
+  }
+  void lease(const store::SubjectRef& ref, store::LeaseOperation operation, std::string_view lease,
+             LeaseDone done) override {
+    inner_.lease(ref, operation, lease, std::move(done));
   }
   bool answers_in_process() const override { return inner_.answers_in_process(); }
-  StatusOr<bool> release(const store::SubjectRef& ref, std::string_view lease) override {
-    return inner_.release(ref, lease);
-  }
-  StatusOr<bool> renew(const store::SubjectRef& ref, std::string_view lease) override {
-    return inner_.renew(ref, lease);
-  }
-  StatusOr<std::vector<algorithm::Verdict>> inspect(const store::SubjectRef& ref) override {
-    return inner_.inspect(ref);
-  }
-  Status reset(const store::SubjectRef& ref) override { return inner_.reset(ref); }
 
   std::atomic<std::int64_t> calls{0};
 
  private:
-  store::Store& inner_;
+  store::DecisionPort& inner_;
 };
 
 // One redis-server and store for the whole process, stopped (by PID) when it exits.
@@ -73,11 +66,11 @@ struct Redis {
       StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start();
       if (!server.ok()) std::abort();
       r.server = std::move(*server);
-      StatusOr<std::unique_ptr<redis::Client>> client =
-          redis::Client::create({.port = r.server->port(), .connections = 2});
+      StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+          redis::Multiplexer::create({.port = r.server->port(), .connections = 2});
       if (!client.ok()) std::abort();
-      r.store =
-          std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
+      r.store = std::make_unique<store::RedisStore>(
+          std::shared_ptr<redis::Multiplexer>(std::move(*client)));
       return r;
     }();
     return redis;

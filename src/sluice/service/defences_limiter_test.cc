@@ -75,42 +75,27 @@ std::vector<policy::Policy> policies() {
 }
 
 // A pass-through to the real Redis store that counts the decisions asked of it.
-class CountingStore final : public store::Store {
+class CountingStore final : public store::DecisionPort {
  public:
-  explicit CountingStore(store::Store& inner) : inner_(inner) {}
-  StatusOr<Decision> acquire(const store::SubjectRef& ref, std::int64_t cost) override {
+  explicit CountingStore(store::DecisionPort& inner) : inner_(inner) {}
+  void acquire(const store::SubjectRef& ref, std::int64_t cost, Done done) override {
     ++calls;
-    return inner_.acquire(ref, cost);
+    inner_.acquire(ref, cost, std::move(done));
   }
-  void acquire_async(const store::SubjectRef& ref, std::int64_t cost,
-                     AcquireCallback done) override {
-    ++calls;
-    inner_.acquire_async(ref, cost, std::move(done));
+  void apply_quota(const store::SubjectRef& ref, const store::QuotaRequest& request,
+                   Done done) override {
+    inner_.apply_quota(ref, request, std::move(done));
+  }
+  void lease(const store::SubjectRef& ref, store::LeaseOperation operation, std::string_view lease,
+             LeaseDone done) override {
+    inner_.lease(ref, operation, lease, std::move(done));
   }
   bool answers_in_process() const override { return inner_.answers_in_process(); }
-  StatusOr<Decision> apply_quota(const store::SubjectRef& ref,
-                                 const store::QuotaRequest& request) override {
-    return inner_.apply_quota(ref, request);
-  }
-  void apply_quota_async(const store::SubjectRef& ref, const store::QuotaRequest& request,
-                         AcquireCallback done) override {
-    inner_.apply_quota_async(ref, request, std::move(done));
-  }
-  StatusOr<bool> release(const store::SubjectRef& ref, std::string_view lease) override {
-    return inner_.release(ref, lease);
-  }
-  StatusOr<bool> renew(const store::SubjectRef& ref, std::string_view lease) override {
-    return inner_.renew(ref, lease);
-  }
-  StatusOr<std::vector<algorithm::Verdict>> inspect(const store::SubjectRef& ref) override {
-    return inner_.inspect(ref);
-  }
-  Status reset(const store::SubjectRef& ref) override { return inner_.reset(ref); }
 
   std::atomic<int> calls{0};
 
  private:
-  store::Store& inner_;
+  store::DecisionPort& inner_;
 };
 
 // One acquire's answer: whether it came before acquire returned (always so for an answer made
@@ -128,13 +113,13 @@ class DefencesLimiterTest : public testing::Test {
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(*server);
     // The client's own timeout is long: the limiter's deadlines, on the manual clock, decide.
-    StatusOr<std::unique_ptr<redis::Client>> client =
-        redis::Client::create({.port = server_->port(),
-                               .connect_timeout = 200 * kMicrosPerMilli,
-                               .command_timeout = 30 * kMicrosPerSecond});
+    StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+        redis::Multiplexer::create({.port = server_->port(),
+                                    .connect_timeout = 200 * kMicrosPerMilli,
+                                    .command_timeout = 30 * kMicrosPerSecond});
     ASSERT_TRUE(client.ok()) << client.status().to_string();
-    redis_ =
-        std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
+    redis_ = std::make_unique<store::RedisStore>(
+        std::shared_ptr<redis::Multiplexer>(std::move(*client)));
     counting_ = std::make_unique<CountingStore>(*redis_);
     make_limiter({});
   }

@@ -40,12 +40,12 @@ TEST(LimitAgreementTest, StoreAndFailureModesReportTheCataloguesLimit) {
   // Nothing listens on the port: every store call fails, and the failure mode decides.
   StatusOr<std::uint16_t> port = test::RedisServer::pick_free_port();
   ASSERT_TRUE(port.ok()) << port.status().to_string();
-  StatusOr<std::unique_ptr<redis::Client>> client =
-      redis::Client::create({.port = *port,
-                             .connect_timeout = 50 * kMicrosPerMilli,
-                             .command_timeout = 50 * kMicrosPerMilli});
+  StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+      redis::Multiplexer::create({.port = *port,
+                                  .connect_timeout = 50 * kMicrosPerMilli,
+                                  .command_timeout = 50 * kMicrosPerMilli});
   ASSERT_TRUE(client.ok()) << client.status().to_string();
-  store::RedisStore unreachable(std::shared_ptr<redis::Client>(std::move(*client)));
+  store::RedisStore unreachable(std::shared_ptr<redis::Multiplexer>(std::move(*client)));
   store::MemoryStore local(clock);
   Limiter degraded(unreachable, &local, LimiterOptions{.local_fraction = 1.0});
 

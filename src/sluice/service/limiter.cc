@@ -10,6 +10,7 @@
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
 #include "sluice/core/rendezvous.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/policy/defence_fields.h"
 #include "sluice/service/rollout.h"
 #include "sluice/service/split_budget.h"
@@ -21,16 +22,6 @@ Status no_such_policy(std::string_view policy, std::string_view app) {
   return not_found("no such policy for this app: policy \"" + std::string(policy) +
                    "\" does not exist or does not list app \"" + std::string(app) + "\"");
 }
-
-}  // namespace
-
-bool is_store_outage(const Status& status) {
-  return status.code() == StatusCode::kUnavailable ||
-         status.code() == StatusCode::kDeadlineExceeded ||
-         status.code() == StatusCode::kResourceExhausted;
-}
-
-namespace {
 
 // The breaker's and the rollout counters' words for what the pipeline knows as flags.
 CircuitBreaker::Outcome breaker_outcome(const StatusOr<Decision>& stored) {
@@ -49,37 +40,6 @@ DefenceMetrics::RolloutOutcome rollout_outcome(const Decision& decision) {
   return decision.verdict.allowed ? DefenceMetrics::RolloutOutcome::kAllowed
                                   : DefenceMetrics::RolloutOutcome::kDenied;
 }
-
-}  // namespace
-
-bool is_store_refusal(const Status& status) {
-  return status.code() == StatusCode::kUnauthenticated ||
-         status.code() == StatusCode::kPermissionDenied;
-}
-
-Status circuit_open() {
-  return Status(StatusCode::kUnavailable,
-                "circuit open: the store failed repeatedly; not asked until a probe answers",
-                StatusDetail::kCircuitOpen);
-}
-
-bool is_circuit_open(const Status& status) { return status.detail() == StatusDetail::kCircuitOpen; }
-
-bool is_store_failure(const Status& status) {
-  switch (status.code()) {
-    case StatusCode::kUnavailable:
-    case StatusCode::kDeadlineExceeded:
-    case StatusCode::kResourceExhausted:
-    case StatusCode::kInternal:
-    case StatusCode::kUnauthenticated:  // the store's credentials, not the caller's
-    case StatusCode::kPermissionDenied:
-      return true;
-    default:
-      return false;
-  }
-}
-
-namespace {
 
 // Acquire and peek: the operations that decide (failure modes, defences, waits, metrics).
 bool deciding(Operation operation) {
@@ -101,6 +61,12 @@ store::QuotaOperation quota_operation(Operation operation) {
     default:
       return store::QuotaOperation::kCharge;
   }
+}
+
+// A lease operation's answer as a decision: allowed when the lease was live.
+StatusOr<Decision> lease_decision(const StatusOr<bool>& live) {
+  SLUICE_RETURN_IF_ERROR(live.status());
+  return Decision{.verdict = {.allowed = *live}};
 }
 
 // The answer for a descriptor that nothing limits (Envoy: OK, no current limit).
@@ -125,7 +91,7 @@ struct Limiter::Attempt {
   Micros wait_until = 0;  // steady clock: no retry is scheduled past it
   Micros asked_at = 0;    // steady clock: when the store was last asked
   bool probe = false;     // the last store call is the circuit breaker's half-open probe
-  bool by_lease = false;  // the last store call went through token leases
+  bool by_batch = false;  // the last store call went through token leases
   // The deadline race of the store call in flight: its answer and its deadline each try to
   // close call `open_call` (numbered by `calls`, which only the asking thread writes); the first
   // wins. A late answer of an earlier call (the deadline came first, then a retry) finds another
@@ -153,7 +119,7 @@ struct Limiter::Batch {
   }
 };
 
-Limiter::Limiter(store::Store& store, store::Store* local, LimiterOptions options)
+Limiter::Limiter(store::DecisionPort& store, store::DecisionPort* local, LimiterOptions options)
     : store_(store),
       local_(local),
       options_(options),
@@ -180,14 +146,14 @@ TimerQueue& Limiter::timers() {
   return *own_timers_;
 }
 
-TokenLeases& Limiter::token_leases() {
+TokenBatches& Limiter::token_batches() {
   std::call_once(leases_started_,
-                 [this] { leases_ = std::make_unique<TokenLeases>(store_, timers()); });
-  return *leases_;
+                 [this] { batches_ = std::make_unique<TokenBatches>(store_, timers()); });
+  return *batches_;
 }
 
-TokenLeaseStats Limiter::token_lease_stats() const {
-  return leases_ ? leases_->stats() : TokenLeaseStats{};
+TokenBatchStats Limiter::token_batch_stats() const {
+  return batches_ ? batches_->stats() : TokenBatchStats{};
 }
 
 StatusOr<std::shared_ptr<const policy::Policy>> Limiter::find(std::string_view name,
@@ -224,9 +190,7 @@ Status Limiter::resolve(Attempt& attempt) const {
     return {};
   }
   if (!request.descriptor) {
-    StatusOr<std::shared_ptr<const policy::Policy>> found = find(request.policy, request.app);
-    if (!found.ok()) return found.status();
-    attempt.policy = *std::move(found);
+    SLUICE_ASSIGN_OR_RETURN(attempt.policy, find(request.policy, request.app));
     return {};
   }
   if (options_.policies == nullptr) {
@@ -248,7 +212,7 @@ Status Limiter::resolve(Attempt& attempt) const {
     return {};
   }
   if (descriptor.limit_override && attempt.policy->descriptors->allow_override) {
-    if (!descriptor.limit_override->limit.ok()) return descriptor.limit_override->limit.status();
+    SLUICE_RETURN_IF_ERROR(descriptor.limit_override->limit.status());
     auto overridden = std::make_shared<policy::Policy>(*attempt.policy);
     overridden->limits = {*descriptor.limit_override->limit};
     attempt.policy = std::move(overridden);
@@ -373,33 +337,31 @@ void Limiter::run(const std::shared_ptr<Attempt>& attempt) {
           decide_without_store(policy, request.app, request.cost)) {
     return answer(*attempt, *std::move(early));
   }
-  if (request.operation == Operation::kReserve) request.reservation = store::new_lease_id();
+  if (request.operation == Operation::kReserve) request.reservation = store::new_unique_id();
   ask_store(attempt);
 }
 
-void Limiter::submit(const Attempt& attempt, store::Store::AcquireCallback done) {
+void Limiter::submit(const Attempt& attempt, store::DecisionPort::Done done) {
   const DecisionRequest& request = attempt.request;
   const policy::Policy& policy = *attempt.policy;
   store::SubjectRef ref{.policy = policy.name, .limits = policy.limits, .subject = request.subject};
   switch (request.operation) {
     case Operation::kAcquire:
     case Operation::kPeek:
-      if (attempt.by_lease) {
-        return token_leases().acquire(policy, request.subject, request.cost, std::move(done));
+      if (attempt.by_batch) {
+        return token_batches().acquire(policy, request.subject, request.cost, std::move(done));
       }
       ref.penalty = policy.penalty ? &*policy.penalty : nullptr;
-      return store_.acquire_async(ref, request.cost, std::move(done));
+      return store_.acquire(ref, request.cost, std::move(done));
     case Operation::kRelease:
     case Operation::kRenew: {
-      // A lease operation's answer as a decision: allowed when the lease was live.
-      auto as_decision = [done = std::move(done)](StatusOr<bool> live) {
-        if (!live.ok()) return done(live.status());
-        done(Decision{.verdict = {.allowed = *live}});
+      auto as_decision = [done = std::move(done)](const StatusOr<bool>& live) {
+        done(lease_decision(live));
       };
-      if (request.operation == Operation::kRelease) {
-        return store_.release_async(ref, request.lease, std::move(as_decision));
-      }
-      return store_.renew_async(ref, request.lease, std::move(as_decision));
+      return store_.lease(ref,
+                          request.operation == Operation::kRelease ? store::LeaseOperation::kRelease
+                                                                   : store::LeaseOperation::kRenew,
+                          request.lease, std::move(as_decision));
     }
     case Operation::kCharge:
     case Operation::kRefund:
@@ -407,22 +369,22 @@ void Limiter::submit(const Attempt& attempt, store::Store::AcquireCallback done)
     case Operation::kSettle:
       break;
   }
-  store_.apply_quota_async(ref,
-                           {.operation = quota_operation(request.operation),
-                            .cost = request.cost,
-                            .max_debt = policy.max_debt,
-                            .reservation = request.reservation,
-                            .reservation_ttl = request.reservation_ttl},
-                           std::move(done));
+  store_.apply_quota(ref,
+                     {.operation = quota_operation(request.operation),
+                      .cost = request.cost,
+                      .max_debt = policy.max_debt,
+                      .reservation = request.reservation,
+                      .reservation_ttl = request.reservation_ttl},
+                     std::move(done));
 }
 
 void Limiter::ask_store(const std::shared_ptr<Attempt>& attempt) {
   const DecisionRequest& request = attempt->request;
   const bool decides = deciding(request.operation);
-  attempt->by_lease = decides && leased(*attempt->policy, request.cost);
-  if (attempt->by_lease) {
+  attempt->by_batch = decides && batched(*attempt->policy, request.cost);
+  if (attempt->by_batch) {
     if (std::optional<Decision> spent =
-            token_leases().try_spend(*attempt->policy, request.subject, request.cost)) {
+            token_batches().try_spend(*attempt->policy, request.subject, request.cost)) {
       return on_stored(attempt, *std::move(spent));
     }
   }
@@ -499,7 +461,7 @@ void Limiter::observe_store(const policy::Policy& policy, std::string_view subje
 
 void Limiter::on_store_answer(const std::shared_ptr<Attempt>& attempt, StatusOr<Decision> stored) {
   const DecisionRequest& request = attempt->request;
-  if (attempt->by_lease) {
+  if (attempt->by_batch) {
     // A lease's take may answer requests that waited for a take sent before they were asked:
     // its retry point is not theirs, so the over-limit cache (exact only from the asking
     // instant) keeps out of it; the breaker still counts the outcome.
@@ -563,26 +525,6 @@ std::optional<StatusOr<Decision>> Limiter::decide_without_store(const policy::Po
   return Decision{.verdict = {.allowed = true}, .policy = policy.name, .mode = policy.mode};
 }
 
-StatusOr<Decision> Limiter::finish(const policy::Policy& policy, std::string_view subject,
-                                   std::int64_t cost, StatusOr<Decision> stored) {
-  Decision decision{.policy = policy.name, .mode = policy.mode};
-  if (stored.ok()) {
-    decision.verdict = stored->verdict;
-    decision.limit_index = stored->limit_index;
-    decision.lease = std::move(stored->lease);
-    if (policy.on_store_failure == policy::FailureMode::kSplit && local_ != nullptr) {
-      last_seen_.record(policy.name, subject, decision, steady_.now());
-    }
-  } else if (is_store_failure(stored.status())) {
-    count_store_error(stored.status());
-    decision = degrade(policy, subject, cost);
-  } else {
-    return stored.status();
-  }
-  apply_mode(policy, subject, decision);  // staged rollout and shadow mode
-  return decision;
-}
-
 StatusOr<Decision> Limiter::finish_operation(const Attempt& attempt, StatusOr<Decision> stored) {
   if (!stored.ok()) {
     if (is_store_failure(stored.status())) count_store_error(stored.status());
@@ -605,59 +547,6 @@ StatusOr<Decision> Limiter::finish_operation(const Attempt& attempt, StatusOr<De
   }
   apply_mode(policy, request.subject, decision);
   return decision;
-}
-
-void Limiter::count_store_error(const Status& status) {
-  if (is_circuit_open(status)) return;  // no store call was made
-  const bool refusal = is_store_refusal(status);
-  metrics_.record_store_error(refusal);
-  if (refusal && options_.on_store_refusal) options_.on_store_refusal(status);
-}
-
-Decision Limiter::degrade(const policy::Policy& policy, std::string_view subject,
-                          std::int64_t cost) {
-  Decision decision{.policy = policy.name, .mode = policy.mode, .degraded = true};
-  // The catalogue's nominal size: a degraded decision reports the `limit` the store's would.
-  decision.verdict.limit = algorithm::nominal_size(policy.limits.front());
-  switch (policy.on_store_failure) {
-    case policy::FailureMode::kFailClosed:
-      decision.verdict.retry_after = options_.fail_closed_retry_after;
-      return decision;
-    case policy::FailureMode::kLocal:
-    case policy::FailureMode::kSplit: {
-      if (local_ == nullptr) break;
-      const double fraction = policy.on_store_failure == policy::FailureMode::kSplit
-                                  ? split_fraction(options_.live_nodes, options_.local_fraction)
-                                  : options_.local_fraction;
-      std::vector<algorithm::Limit> scaled;
-      for (const auto& limit : policy.limits) scaled.push_back(scale_limit(limit, fraction));
-      const store::SubjectRef ref{.policy = policy.name, .limits = scaled, .subject = subject};
-      if (policy.on_store_failure == policy::FailureMode::kSplit) {
-        seed_split_share(ref, fraction);
-      }
-      StatusOr<Decision> local = local_->acquire(ref, cost);
-      if (!local.ok()) break;
-      decision.verdict = local->verdict;
-      decision.limit_index = local->limit_index;
-      decision.lease = std::move(local->lease);
-      return decision;
-    }
-    case policy::FailureMode::kFailOpen:
-      break;
-  }
-  decision.verdict.allowed = true;
-  return decision;
-}
-
-void Limiter::seed_split_share(const store::SubjectRef& ref, double fraction) {
-  std::optional<SeenUsage> seen = last_seen_.take(ref.policy, ref.subject, steady_.now());
-  if (!seen || seen->limit_index >= ref.limits.size()) return;
-  // This node's share of what the deployment had used, at most its whole share (a charge that
-  // does not fit would charge nothing). Charged to every limit: conservative for the others.
-  const std::int64_t share = std::min(seed_share(seen->used, fraction),
-                                      algorithm::nominal_size(ref.limits[seen->limit_index]));
-  // Best effort: a concurrency limit cannot be charged, and then nothing is seeded.
-  (void)local_->apply_quota(ref, {.operation = store::QuotaOperation::kCharge, .cost = share});
 }
 
 LimiterStats Limiter::stats() const {

@@ -41,8 +41,9 @@
 #include "sluice/service/over_limit_cache.h"
 #include "sluice/service/pending_bound.h"
 #include "sluice/service/policy_lookup.h"
+#include "sluice/service/store_failure.h"
 #include "sluice/service/timer_queue.h"
-#include "sluice/service/token_leases.h"
+#include "sluice/service/token_batches.h"
 #include "sluice/store/store.h"
 
 namespace sluice::service {
@@ -195,7 +196,7 @@ class Limiter {
  public:
   // `store` holds the shared state; `local` serves failure mode `local` (nullptr: such policies
   // fail open). Both must outlive the limiter; they may be the same object.
-  Limiter(store::Store& store, store::Store* local, LimiterOptions options = {});
+  Limiter(store::DecisionPort& store, store::DecisionPort* local, LimiterOptions options = {});
   ~Limiter();
   Limiter(const Limiter&) = delete;
   Limiter& operator=(const Limiter&) = delete;
@@ -254,8 +255,8 @@ class Limiter {
   BreakerState circuit_breaker_state() const { return breaker_.state(); }
 
   LimiterStats stats() const;
-  // Token leasing (policies with lease_tokens, token_leases.h): takes, units, local decisions.
-  TokenLeaseStats token_lease_stats() const;
+  // Token leasing (policies with lease_tokens, token_batches.h): takes, units, local decisions.
+  TokenBatchStats token_batch_stats() const;
   const DecisionMetrics& metrics() const { return metrics_; }
 
  private:
@@ -278,7 +279,7 @@ class Limiter {
   // Asks the store for `attempt`'s operation, under a deadline when the call leaves the process.
   void ask_store(const std::shared_ptr<Attempt>& attempt);
   // Sends `attempt`'s operation to the store (or token leases); `done` gets the store's answer.
-  void submit(const Attempt& attempt, store::Store::AcquireCallback done);
+  void submit(const Attempt& attempt, store::DecisionPort::Done done);
   // The answer the defences give without the store: a cached denial, or a refusal of the open
   // circuit breaker (decided by the failure mode). Sets `probe` for the half-open probe.
   std::optional<StatusOr<Decision>> answer_from_defences(const policy::Policy& policy,
@@ -316,22 +317,22 @@ class Limiter {
   }
   TimerQueue& timers();
   // The token leases of policies with lease_tokens, made on first need.
-  TokenLeases& token_leases();
+  TokenBatches& token_batches();
   // Whether a decision of `cost` units goes through token leases: a policy with lease_tokens, a
   // store that leaves the process, and units to spend (a peek, cost 0, asks the store).
-  bool leased(const policy::Policy& policy, std::int64_t cost) const {
+  bool batched(const policy::Policy& policy, std::int64_t cost) const {
     return policy.lease_tokens > 0 && cost > 0 && !store_.answers_in_process();
   }
 
-  store::Store& store_;
-  store::Store* local_;
+  store::DecisionPort& store_;
+  store::DecisionPort* local_;
   LimiterOptions options_;
   const Clock& steady_;  // the timers' clock: waits, deadlines and durations
   std::once_flag timers_started_;
   std::unique_ptr<TimerQueue> own_timers_;
   std::once_flag leases_started_;
-  std::unique_ptr<TokenLeases> leases_;  // after own_timers_: destroyed first
-  LastSeenUsage last_seen_;              // failure mode split: each subject's usage, to seed
+  std::unique_ptr<TokenBatches> batches_;  // after own_timers_: destroyed first
+  LastSeenUsage last_seen_;                // failure mode split: each subject's usage, to seed
   DecisionMetrics metrics_;
   bool bounded_ = false;             // any bound of pending_bound_ is set
   PendingBound pending_bound_;       // after metrics_: counts into its pending gauge
@@ -342,19 +343,5 @@ class Limiter {
   std::atomic<std::uint64_t> shadow_denied_{0};
   std::atomic<std::uint64_t> degraded_{0};
 };
-
-// True for the store errors a failure mode covers (unreachable, timed out, overloaded, broken
-// reply); false for the caller's own mistakes.
-bool is_store_failure(const Status& status);
-// True for the failures of a store that is down, slow or full — an outage, which the failure
-// modes cover; false for a store that is misconfigured (credentials refused, permissions
-// missing, a cluster node behind a single-server URL), which no waiting will fix.
-bool is_store_outage(const Status& status);
-// True for a store that refused the server's own credentials or permissions (NOAUTH, WRONGPASS,
-// NOPERM): at start a configuration error, while serving a revoked credential.
-bool is_store_refusal(const Status& status);
-// The status of a decision the open circuit breaker kept from the store (not a store error).
-Status circuit_open();
-bool is_circuit_open(const Status& status);
 
 }  // namespace sluice::service

@@ -41,27 +41,21 @@ std::vector<policy::Policy> policies() {
 }
 
 // A store whose calls leave the process and are answered only when the test says so.
-class SilentStore final : public store::Store {
+class SilentStore final : public store::DecisionPort {
  public:
-  StatusOr<Decision> acquire(const store::SubjectRef&, std::int64_t) override {
-    return unavailable("silent store");
-  }
-  void acquire_async(const store::SubjectRef&, std::int64_t, AcquireCallback done) override {
+  void acquire(const store::SubjectRef&, std::int64_t, Done done) override {
     held.push_back(std::move(done));
   }
-  void apply_quota_async(const store::SubjectRef&, const store::QuotaRequest&,
-                         AcquireCallback done) override {
+  void apply_quota(const store::SubjectRef&, const store::QuotaRequest&, Done done) override {
     held.push_back(std::move(done));
+  }
+  void lease(const store::SubjectRef&, store::LeaseOperation, std::string_view,
+             LeaseDone done) override {
+    done(false);
   }
   bool answers_in_process() const override { return false; }
-  StatusOr<bool> release(const store::SubjectRef&, std::string_view) override { return false; }
-  StatusOr<bool> renew(const store::SubjectRef&, std::string_view) override { return false; }
-  StatusOr<std::vector<algorithm::Verdict>> inspect(const store::SubjectRef&) override {
-    return std::vector<algorithm::Verdict>{};
-  }
-  Status reset(const store::SubjectRef&) override { return Status(); }
 
-  std::vector<AcquireCallback> held;
+  std::vector<Done> held;
 };
 
 // Collects the answers a callback receives.

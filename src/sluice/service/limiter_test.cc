@@ -107,13 +107,13 @@ class LimiterFailureModeTest : public testing::Test {
     StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start();
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(*server);
-    StatusOr<std::unique_ptr<redis::Client>> client =
-        redis::Client::create({.port = server_->port(),
-                               .connect_timeout = 200 * kMicrosPerMilli,
-                               .command_timeout = 200 * kMicrosPerMilli});
+    StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+        redis::Multiplexer::create({.port = server_->port(),
+                                    .connect_timeout = 200 * kMicrosPerMilli,
+                                    .command_timeout = 200 * kMicrosPerMilli});
     ASSERT_TRUE(client.ok()) << client.status().to_string();
-    redis_ =
-        std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
+    redis_ = std::make_unique<store::RedisStore>(
+        std::shared_ptr<redis::Multiplexer>(std::move(*client)));
     local_ = std::make_unique<store::MemoryStore>(clock_);
     limiter_ =
         std::make_unique<Limiter>(*redis_, local_.get(), LimiterOptions{.local_fraction = 0.5});

@@ -6,6 +6,7 @@
 
 #include "sluice/core/clock.h"
 #include "sluice/core/rendezvous.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/decision.h"
 
 namespace sluice::service {
@@ -20,15 +21,15 @@ const std::vector<algorithm::Limit>& probe_limits() {
 
 }  // namespace
 
-Readiness::Readiness(store::Store& store, std::function<Status()> policies_ready)
+Readiness::Readiness(store::DecisionPort& store, std::function<Status()> policies_ready)
     : store_(store), policies_ready_(std::move(policies_ready)) {}
 
 void Readiness::check_store(std::function<void(const Status&, Micros)> done) const {
   const Micros start = SteadyClock::instance().now();
-  store_.acquire_async({.policy = "sluice.readyz", .limits = probe_limits(), .subject = "readyz"},
-                       0, [start, done = std::move(done)](StatusOr<Decision> peek) {
-                         done(peek.status(), SteadyClock::instance().now() - start);
-                       });
+  store_.acquire({.policy = "sluice.readyz", .limits = probe_limits(), .subject = "readyz"}, 0,
+                 [start, done = std::move(done)](StatusOr<Decision> peek) {
+                   done(peek.status(), SteadyClock::instance().now() - start);
+                 });
 }
 
 Status Readiness::check_policies() const { return policies_ready_ ? policies_ready_() : Status(); }
@@ -36,7 +37,7 @@ Status Readiness::check_policies() const { return policies_ready_ ? policies_rea
 Status Readiness::check() const {
   auto answer = std::make_shared<Rendezvous<Status>>();
   check_store([answer](const Status& store, Micros) { answer->deliver(store); });
-  if (Status store = answer->wait(); !store.ok()) return store;
+  SLUICE_RETURN_IF_ERROR(answer->wait());
   return check_policies();
 }
 

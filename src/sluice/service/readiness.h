@@ -14,7 +14,7 @@ namespace sluice::service {
 class Readiness {
  public:
   // `store` outlives the check. `policies_ready` (may be empty: no policy database) blocks.
-  explicit Readiness(store::Store& store, std::function<Status()> policies_ready = {});
+  explicit Readiness(store::DecisionPort& store, std::function<Status()> policies_ready = {});
 
   // The store's part: `done(status, latency µs)` runs once, wherever the store answers (its I/O
   // thread, or inside the call for the memory store); it must not block.
@@ -27,7 +27,7 @@ class Readiness {
   Status check() const;
 
  private:
-  store::Store& store_;
+  store::DecisionPort& store_;
   std::function<Status()> policies_ready_;
 };
 

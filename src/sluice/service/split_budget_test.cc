@@ -58,11 +58,11 @@ class SplitBudgetTest : public testing::Test {
     StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start();
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(*server);
-    StatusOr<std::unique_ptr<redis::Client>> client =
-        redis::Client::create({.port = server_->port(), .connect_timeout = 200 * kMicrosPerMilli});
+    StatusOr<std::unique_ptr<redis::Multiplexer>> client = redis::Multiplexer::create(
+        {.port = server_->port(), .connect_timeout = 200 * kMicrosPerMilli});
     ASSERT_TRUE(client.ok()) << client.status().to_string();
-    redis_ =
-        std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
+    redis_ = std::make_unique<store::RedisStore>(
+        std::shared_ptr<redis::Multiplexer>(std::move(*client)));
     for (int i = 0; i < kNodes; ++i) {
       // Each node has its own process memory: its own local store.
       locals_.push_back(std::make_unique<store::MemoryStore>(clock_));

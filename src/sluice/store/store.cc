@@ -5,15 +5,20 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 
 #include "sluice/algorithm/quota.h"
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
+#include "sluice/core/rendezvous.h"
+#include "sluice/core/status_macros.h"
+#include "sluice/core/waiter.h"
 
 namespace sluice::store {
 
 Status validate_subject_ref(const SubjectRef& ref) {
-  if (Status status = validate_policy_name(ref.policy, "policy"); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(validate_policy_name(ref.policy, "policy"));
   if (ref.limits.empty()) return invalid_argument("limits: a policy needs at least one limit");
   if (ref.limits.size() > kMaxLimitsPerRef) {
     return invalid_argument("limits: a store decides at most " + std::to_string(kMaxLimitsPerRef) +
@@ -22,19 +27,20 @@ Status validate_subject_ref(const SubjectRef& ref) {
   return validate_subject(ref.subject);
 }
 
-StatusOr<DryRun> Store::dry_run(const SubjectRef& /*ref*/, std::int64_t /*cost*/) {
+StatusOr<DryRun> AdminInspector::dry_run(const SubjectRef& /*ref*/, std::int64_t /*cost*/) {
   return Status(StatusCode::kUnimplemented, "this store cannot decide a dry run");
 }
 
-StatusOr<std::vector<LimitLeases>> Store::leases(const SubjectRef& /*ref*/, std::size_t /*max*/) {
+StatusOr<std::vector<LimitLeases>> AdminInspector::leases(const SubjectRef& /*ref*/,
+                                                          std::size_t /*max*/) {
   return Status(StatusCode::kUnimplemented, "this store cannot list leases");
 }
 
-StatusOr<PenaltyStatus> Store::penalty(const SubjectRef& /*ref*/) {
+StatusOr<PenaltyStatus> AdminInspector::penalty(const SubjectRef& /*ref*/) {
   return Status(StatusCode::kUnimplemented, "this store has no penalty box");
 }
 
-StatusOr<bool> Store::lift_penalty(const SubjectRef& /*ref*/) {
+StatusOr<bool> AdminInspector::lift_penalty(const SubjectRef& /*ref*/) {
   return Status(StatusCode::kUnimplemented, "this store has no penalty box");
 }
 
@@ -54,14 +60,14 @@ PenaltyStatus penalty_status(const algorithm::Penalty& penalty,
 }
 
 Status validate_penalty_ref(const SubjectRef& ref) {
-  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(validate_subject_ref(ref));
   if (ref.penalty == nullptr) return invalid_argument("penalty: the policy has no penalty box");
   return {};
 }
 
 Status validate_quota_request(const SubjectRef& ref, const QuotaRequest& request) {
-  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
-  if (Status status = algorithm::validate_cost(request.cost); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(validate_subject_ref(ref));
+  SLUICE_RETURN_IF_ERROR(algorithm::validate_cost(request.cost));
   if (request.max_debt < 0 || request.max_debt > algorithm::kMaxDebt) {
     return invalid_argument("max_debt: must be between 0 and " +
                             std::to_string(algorithm::kMaxDebt));
@@ -103,26 +109,62 @@ Status too_many_reservations(const ReservationLimits& limits) {
                     "expire");
 }
 
-void Store::take_tokens_async(const SubjectRef& ref, std::int64_t least, std::int64_t most,
-                              TakeCallback done) {
+void DecisionPort::take_tokens(const SubjectRef& ref, std::int64_t least, std::int64_t most,
+                               TakeDone done) {
   (void)ref;
   (void)least;
   (void)most;
   done(Status(StatusCode::kUnimplemented, "this store has no token leases"));
 }
 
-void Store::give_back_tokens_async(const SubjectRef& ref, std::int64_t units, Micros taken_at,
-                                   AcquireCallback done) {
+void DecisionPort::give_back_tokens(const SubjectRef& ref, std::int64_t units, Micros taken_at,
+                                    Done done) {
   (void)ref;
   (void)units;
   (void)taken_at;
   done(Status(StatusCode::kUnimplemented, "this store has no token leases"));
 }
 
+namespace {
+
+// The answer of `submit`, which calls the port with a callback: at once from a store that
+// answers in process (no hand-off), else waited for on this thread.
+template <typename T, typename Submit>
+T wait_for(const DecisionPort& port, Submit submit) {
+  if (port.answers_in_process()) {
+    std::optional<T> answered;
+    submit([&answered](T answer) { answered.emplace(std::move(answer)); });
+    return *std::move(answered);
+  }
+  auto rendezvous = std::make_shared<Rendezvous<T>>();
+  submit([rendezvous](T answer) { rendezvous->deliver(std::move(answer)); });
+  return rendezvous->wait(kDefaultBlockingSpin);
+}
+
+}  // namespace
+
+StatusOr<Decision> acquire_now(DecisionPort& port, const SubjectRef& ref, std::int64_t cost) {
+  return wait_for<StatusOr<Decision>>(
+      port, [&](DecisionPort::Done done) { port.acquire(ref, cost, std::move(done)); });
+}
+
+StatusOr<bool> lease_now(DecisionPort& port, const SubjectRef& ref, LeaseOperation operation,
+                         std::string_view lease) {
+  return wait_for<StatusOr<bool>>(port, [&](DecisionPort::LeaseDone done) {
+    port.lease(ref, operation, lease, std::move(done));
+  });
+}
+
+StatusOr<Decision> apply_quota_now(DecisionPort& port, const SubjectRef& ref,
+                                   const QuotaRequest& request) {
+  return wait_for<StatusOr<Decision>>(
+      port, [&](DecisionPort::Done done) { port.apply_quota(ref, request, std::move(done)); });
+}
+
 // From OpenSSL's CSPRNG: a lease id is a capability (whoever knows it releases or renews the
 // lease), and the mt19937_64 used before was seeded with 32 bits and continued the same sequence
 // in both processes after a fork. OpenSSL reseeds after a fork.
-std::string new_lease_id() {
+std::string new_unique_id() {
   std::array<unsigned char, 16> bytes{};
   if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
     // store.h promises an id, not an error; a guessable one would be worse than stopping. The

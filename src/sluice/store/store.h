@@ -1,6 +1,9 @@
-// Store: where rate-limit state lives. One narrow interface (DESIGN.md §3): decide a policy's
-// limits for a subject atomically, release/renew concurrency leases, and inspect/reset a
-// subject for admins. Implementations: memory (in process) and redis (shared by every instance).
+// Store: where rate-limit state lives (DESIGN.md §3), as two narrow interfaces: the decision port
+// (DecisionPort: one asynchronous operation on one subject — decide a policy's limits atomically,
+// release/renew concurrency leases, quota operations, token leases), which the decision pipeline
+// uses, and the admin inspector (AdminInspector: inspect, dry run, leases, penalty box, reset),
+// which the admin API uses. Implementations: memory (in process, answers inline) and redis
+// (shared by every instance).
 #pragma once
 
 #include <cstddef>
@@ -29,7 +32,7 @@ struct SubjectRef {
   std::span<const algorithm::Limit> limits;
   std::string_view subject;
   // The policy's penalty box (algorithm/penalty.h), or null: acquire applies it in the same
-  // atomic step as the limits. Must outlive the call (acquire_async: until it returns).
+  // atomic step as the limits. Must outlive the call (until it returns).
   const algorithm::Penalty* penalty = nullptr;
 };
 
@@ -63,7 +66,7 @@ struct QuotaRequest {
   std::int64_t cost = 0;
   std::int64_t max_debt = 0;
   // kReserve and kSettle: the reservation's id, 1 to 128 bytes (reserve: a new one, e.g.
-  // new_lease_id()).
+  // new_unique_id()).
   std::string_view reservation;
   // kReserve: how long the reservation may be settled, 1 µs to kMaxReservationTtl.
   Micros reservation_ttl = 0;
@@ -95,15 +98,15 @@ Status too_many_reservations(const ReservationLimits& limits);
 Status validate_quota_request(const SubjectRef& ref, const QuotaRequest& request);
 
 // 128 random bits as 32 hex digits: unique across processes without coordination.
-std::string new_lease_id();
+std::string new_unique_id();
 
-// What acquire would decide now for a cost, without recording it (Store::dry_run).
+// What acquire would decide now for a cost, without recording it (AdminInspector::dry_run).
 struct DryRun {
   std::vector<algorithm::Verdict> limits;  // each limit's verdict for the cost, in limit order
   algorithm::PolicyVerdict policy;         // the policy's, chosen as acquire chooses it
 };
 
-// A subject's penalty box as the admin inspector shows it (Store::penalty).
+// A subject's penalty box as the admin inspector shows it (AdminInspector::penalty).
 struct PenaltyStatus {
   // Until the current block ends, from the store's now (Redis: its TIME); absent: not blocked.
   std::optional<Micros> blocked_for;
@@ -117,7 +120,7 @@ struct PenaltyStatus {
 PenaltyStatus penalty_status(const algorithm::Penalty& penalty,
                              const algorithm::PenaltyState& state, Micros now);
 
-// One live lease of a concurrency limit (Store::leases).
+// One live lease of a concurrency limit (AdminInspector::leases).
 struct HeldLease {
   std::string id;
   Micros expires_after = 0;  // from the store's now (Redis: its TIME), > 0
@@ -135,89 +138,78 @@ struct LimitLeases {
   friend bool operator==(const LimitLeases&, const LimitLeases&) = default;
 };
 
-// One take_tokens_async answer: the units taken (0 when refused) and when, on the store's clock.
+// One take_tokens answer: the units taken (0 when refused) and when, on the store's clock.
 struct TokenTake {
   Decision decision;  // allowed with the balance left when taken; else the refusal
   std::int64_t taken = 0;
   Micros taken_at = 0;
 };
 
-class Store {
+// Release or renew: what a lease operation does to a concurrency lease.
+enum class LeaseOperation : std::uint8_t {
+  kRelease,  // frees the lease (idempotent): true if a live lease was freed
+  kRenew,    // extends a live lease by the limit's lease_ttl from now: false if unknown or expired
+};
+
+// DecisionPort: how the decision pipeline asks a store — one operation on one subject,
+// asynchronously. `done` runs exactly once, either before the call returns (a store that decides
+// in process: answers_in_process) or later on a store thread (Redis: on the client's I/O thread,
+// so `done` must not block). Arguments need not outlive the call. Calls made at the same time
+// share the store's round trips where it can (Redis: decision_batcher.h), so a batch is just
+// several calls submitted before any answer is awaited. Errors: InvalidArgument for bad input;
+// Unavailable / DeadlineExceeded when the store is unreachable; Internal for a broken reply.
+class DecisionPort {
  public:
-  virtual ~Store() = default;
+  virtual ~DecisionPort() = default;
+
+  using Done = std::function<void(StatusOr<Decision>)>;
+  using LeaseDone = std::function<void(StatusOr<bool>)>;
+  using TakeDone = std::function<void(StatusOr<TokenTake>)>;
 
   // Decides `cost` (0 peeks) for the subject over all its limits in one atomic step. A denial is
-  // a successful decision. Errors: Unavailable / DeadlineExceeded when the store is unreachable.
-  virtual StatusOr<Decision> acquire(const SubjectRef& ref, std::int64_t cost) = 0;
+  // a successful decision.
+  virtual void acquire(const SubjectRef& ref, std::int64_t cost, Done done) = 0;
 
-  // As acquire, without blocking the caller: `done` runs exactly once with what acquire would
-  // return, either before this returns (the default: acquire, then done; stores that decide in
-  // process) or later on a store thread (Redis: on the client's I/O thread, so `done` must not
-  // block). `ref` need not outlive the call.
-  using AcquireCallback = std::function<void(StatusOr<Decision>)>;
-  virtual void acquire_async(const SubjectRef& ref, std::int64_t cost, AcquireCallback done) {
-    const AcquireCallback callback = std::move(done);  // by value: an override keeps it for later
-    callback(acquire(ref, cost));
-  }
-
-  // True when acquire_async always answers before it returns (the store decides in process):
-  // callers then need no deadline of their own for it.
-  virtual bool answers_in_process() const { return true; }
-
-  // Frees lease `lease` (idempotent): true if a live lease was freed.
-  virtual StatusOr<bool> release(const SubjectRef& ref, std::string_view lease) = 0;
-  // Extends a live lease by the limit's lease_ttl from now: false if unknown or expired.
-  virtual StatusOr<bool> renew(const SubjectRef& ref, std::string_view lease) = 0;
-
-  // As release and renew, without blocking; `done` runs once, as acquire_async's does. `ref`
-  // and `lease` need not outlive the call.
-  using LeaseCallback = std::function<void(StatusOr<bool>)>;
-  virtual void release_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) {
-    const LeaseCallback callback = std::move(done);
-    callback(release(ref, lease));
-  }
-  virtual void renew_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) {
-    const LeaseCallback callback = std::move(done);
-    callback(renew(ref, lease));
-  }
+  // Releases or renews lease `lease` of the subject's concurrency limits (LeaseOperation).
+  virtual void lease(const SubjectRef& ref, LeaseOperation operation, std::string_view lease,
+                     LeaseDone done) = 0;
 
   // Applies a quota operation to the subject's limits in one atomic step, all or nothing
   // (algorithm/quota.h). The decision's verdict carries the signed balance; a charge refused for
-  // the debt bound is a successful decision (allowed false). Errors: validate_quota_request's;
-  // Unavailable / DeadlineExceeded as acquire; Unimplemented from a store without quotas.
-  virtual StatusOr<Decision> apply_quota(const SubjectRef& ref, const QuotaRequest& request) {
-    (void)ref;
-    (void)request;
-    return Status(StatusCode::kUnimplemented, "this store has no quota operations");
-  }
-  // As apply_quota, without blocking; `done` runs once, as acquire_async's does.
-  virtual void apply_quota_async(const SubjectRef& ref, const QuotaRequest& request,
-                                 AcquireCallback done) {
-    const AcquireCallback callback = std::move(done);
-    callback(apply_quota(ref, request));
-  }
+  // the debt bound is a successful decision (allowed false). Errors: validate_quota_request's.
+  virtual void apply_quota(const SubjectRef& ref, const QuotaRequest& request, Done done) = 0;
 
-  // Token leases (service/token_leases.h, docs/defences.md): takes min(most, what every limit
+  // Token batches (service/token_batches.h, docs/defences.md): takes min(most, what every limit
   // holds) units for the subject in one atomic step, on the store's clock, when that is at least
   // `least` (1 <= least <= most); else takes nothing and answers the denial a charge of `least`
   // would get. Errors: as apply_quota's (limits must be token buckets, GCRA, fixed or sliding
-  // windows: algorithm/token_lease.h). Default: Unimplemented (stores that decide in
-  // process have nothing to lease). `done` runs once, as acquire_async's does.
-  using TakeCallback = std::function<void(StatusOr<TokenTake>)>;
-  virtual void take_tokens_async(const SubjectRef& ref, std::int64_t least, std::int64_t most,
-                                 TakeCallback done);
+  // windows: algorithm/token_lease.h). Default: Unimplemented (stores that decide in process
+  // have nothing to lease).
+  virtual void take_tokens(const SubjectRef& ref, std::int64_t least, std::int64_t most,
+                           TakeDone done);
   // Gives back `units` unused units of a take answered at `taken_at` (TokenTake::taken_at): a
   // bucket is refunded up to its capacity; a window limit only while its window is still the
   // one they were taken in. Default: Unimplemented.
-  virtual void give_back_tokens_async(const SubjectRef& ref, std::int64_t units, Micros taken_at,
-                                      AcquireCallback done);
+  virtual void give_back_tokens(const SubjectRef& ref, std::int64_t units, Micros taken_at,
+                                Done done);
+
+  // True when every call answers before it returns (the store decides in process): callers then
+  // need no deadline of their own.
+  virtual bool answers_in_process() const { return true; }
+};
+
+// AdminInspector: what the admin API (server/http/subject_api.h) reads and resets of a subject.
+// Blocking calls, made on the admin pool, never on a decision path.
+class AdminInspector {
+ public:
+  virtual ~AdminInspector() = default;
 
   // Each limit's current verdict for a cost-0 peek, in limit order. Changes nothing.
   virtual StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) = 0;
   // Forgets the subject's state under every limit: it is as if never seen.
   virtual Status reset(const SubjectRef& ref) = 0;
 
-  // What acquire(ref, cost) would decide now, computed as it would be (Redis: by the same
+  // What an acquire of `cost` would decide now, computed as it would be (Redis: by the same
   // script, on Redis's clock), but recorded nowhere and taking no lease: for the admin
   // inspector's "when may a denied caller retry". Changes nothing. The default answers
   // Unimplemented (stores for tests); the memory and Redis stores implement it.
@@ -234,5 +226,18 @@ class Store {
   // limits keep their state. True if there was anything to forget. Default: Unimplemented.
   virtual StatusOr<bool> lift_penalty(const SubjectRef& ref);
 };
+
+// Store: a store as its implementations (memory, Redis) offer it — the decision port and the
+// admin inspector of the same state.
+class Store : public DecisionPort, public AdminInspector {};
+
+// The port's calls for a caller that blocks (tools, tests, the failure mode's in-process store):
+// the answer, waited for on the calling thread (at once for a store that answers in process).
+// Never on a thread that answers store calls.
+StatusOr<Decision> acquire_now(DecisionPort& port, const SubjectRef& ref, std::int64_t cost);
+StatusOr<bool> lease_now(DecisionPort& port, const SubjectRef& ref, LeaseOperation operation,
+                         std::string_view lease);
+StatusOr<Decision> apply_quota_now(DecisionPort& port, const SubjectRef& ref,
+                                   const QuotaRequest& request);
 
 }  // namespace sluice::store

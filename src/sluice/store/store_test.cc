@@ -1,4 +1,4 @@
-// new_lease_id: 128 bits from OpenSSL's CSPRNG as 32 hex digits, distinct across calls, threads
+// new_unique_id: 128 bits from OpenSSL's CSPRNG as 32 hex digits, distinct across calls, threads
 // and forked processes (a per-thread mt19937_64 continued the same sequence in parent and child).
 #include "sluice/store/store.h"
 
@@ -16,7 +16,7 @@ namespace {
 
 TEST(LeaseIdTest, IsThirtyTwoLowercaseHexDigits) {
   for (int i = 0; i < 1000; ++i) {
-    const std::string id = new_lease_id();
+    const std::string id = new_unique_id();
     ASSERT_EQ(id.size(), 32u);
     EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
   }
@@ -29,7 +29,7 @@ TEST(LeaseIdTest, IdsFromManyThreadsAreDistinct) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&ids, t] {
-      for (int i = 0; i < kPerThread; ++i) ids[t].push_back(new_lease_id());
+      for (int i = 0; i < kPerThread; ++i) ids[t].push_back(new_unique_id());
     });
   }
   for (std::thread& thread : threads) thread.join();
@@ -39,19 +39,19 @@ TEST(LeaseIdTest, IdsFromManyThreadsAreDistinct) {
 }
 
 TEST(LeaseIdTest, ForkedProcessesDrawDifferentIds) {
-  (void)new_lease_id();  // the generator is set up before the fork, as in a forking server
+  (void)new_unique_id();  // the generator is set up before the fork, as in a forking server
   int pipe_fds[2];
   ASSERT_EQ(::pipe(pipe_fds), 0);
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    const std::string id = new_lease_id();
+    const std::string id = new_unique_id();
     const bool written =
         ::write(pipe_fds[1], id.data(), id.size()) == static_cast<ssize_t>(id.size());
     ::_exit(written ? 0 : 1);
   }
   ::close(pipe_fds[1]);
-  const std::string parent_id = new_lease_id();
+  const std::string parent_id = new_unique_id();
   std::string child_id(32, '\0');
   std::size_t read_so_far = 0;
   while (read_so_far < child_id.size()) {

@@ -24,6 +24,7 @@
 #include "sluice/core/clock.h"
 #include "sluice/policy/document.h"
 #include "sluice/server/grpc/grpc_server.h"
+#include "sluice/service/policy_lookup.h"
 #include "sluice/store/memory/memory_store.h"
 #include "testing/descriptor_shortage.h"
 #include "testing/eventually.h"
@@ -244,7 +245,7 @@ std::size_t rss_bytes() {
 class GrpcLimitsTest : public ::testing::Test {
  protected:
   void start(GrpcServerOptions options) {
-    StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start(options, limiter_, lookup_);
+    StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start(options, limiter_);
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(*server);
   }

@@ -103,10 +103,9 @@ struct GrpcServer::State {
   using Workers = server::IoWorkers<Connection>;
   using Worker = Workers::Worker;
 
-  State(GrpcServerOptions options_in, service::Limiter& limiter,
-        const service::PolicyLookup& policies)
+  State(GrpcServerOptions options_in, service::Limiter& limiter)
       : options(std::move(options_in)),
-        rls(limiter, policies, options.rls),
+        rls(limiter, options.rls),
         budget(options.max_buffered_bytes) {}
 
   Status start();
@@ -175,8 +174,13 @@ class GrpcServer::State::Connection : public std::enable_shared_from_this<Connec
          .stream_timeout = o.stream_timeout,
          .max_stream_outbound_bytes = o.max_outbound_bytes},
         server_.budget, server_.counters, std::move(hooks), started_);
-    if (!session.ok()) return;  // the socket closes with this object
-    session_ = std::move(*session);
+    // Without a session the connection is dropped: the socket closes with this object.
+    if (session.ok()) serve(*std::move(session));
+  }
+
+  // Counts the connection open and starts the HTTP/2 exchange on `session`.
+  void serve(std::shared_ptr<GrpcSession> session) {
+    session_ = std::move(session);
     worker_.connections.insert(this);
     server_.opened(peer_);
     counted_ = true;
@@ -412,9 +416,8 @@ GrpcServer::GrpcServer(std::unique_ptr<State> state) : state_(std::move(state)) 
 GrpcServer::~GrpcServer() { shutdown(0); }
 
 StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::start(GrpcServerOptions options,
-                                                        service::Limiter& limiter,
-                                                        const service::PolicyLookup& policies) {
-  auto state = std::make_unique<State>(std::move(options), limiter, policies);
+                                                        service::Limiter& limiter) {
+  auto state = std::make_unique<State>(std::move(options), limiter);
   if (Status status = state->start(); !status.ok()) {
     state->stop(0);
     return status;

@@ -17,15 +17,14 @@
 #include <memory>
 #include <string>
 
-#include "sluice/server/grpc/rls_mapping.h"
 #include "sluice/service/limiter.h"
-#include "sluice/service/policy_lookup.h"
 #include "sluice/status.h"
+#include "sluice/wire/rls_mapping.h"
 
 namespace sluice::grpc_server {
 
 struct RlsOptions {
-  RlsHeaders headers = RlsHeaders::kNone;
+  wire::RlsHeaders headers = wire::RlsHeaders::kNone;
   // Bound on each store call when the caller set no deadline (Envoy always sets one: the
   // filter's timeout, 20 ms by default). A caller's deadline shortens it, never lengthens it.
   Micros store_timeout = kMicrosPerSecond;
@@ -81,11 +80,11 @@ struct GrpcServerOptions {
 
 class GrpcServer {
  public:
-  // Starts serving; the limiter and lookup must outlive the server. Health starts SERVING.
+  // Starts serving; the limiter (which matches the descriptors in its own lookup) must outlive
+  // the server. Health starts SERVING.
   // Errors: InvalidArgument naming the option, Unavailable when the address cannot be bound.
   static StatusOr<std::unique_ptr<GrpcServer>> start(GrpcServerOptions options,
-                                                     service::Limiter& limiter,
-                                                     const service::PolicyLookup& policies);
+                                                     service::Limiter& limiter);
   ~GrpcServer();  // shutdown()
   GrpcServer(const GrpcServer&) = delete;
   GrpcServer& operator=(const GrpcServer&) = delete;

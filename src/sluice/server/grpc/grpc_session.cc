@@ -366,10 +366,12 @@ void GrpcSession::dispatch(Stream& stream) {
   hold(stream, 0);
   if (method.watch) {
     StatusOr<std::string> key = method.watch(request);
-    if (!key.ok()) return finish(stream, key.status());
-    stream.watch_key = *key;
-    stream.watch_last = hooks_.watch_message(*key);
-    return send_message(stream, stream.watch_last);
+    if (key.ok()) {
+      stream.watch_key = *key;
+      stream.watch_last = hooks_.watch_message(*key);
+      return send_message(stream, stream.watch_last);
+    }
+    return finish(stream, key.status());
   }
   std::optional<Micros> timeout;
   if (!stream.timeout.empty()) timeout = *parse_grpc_timeout(stream.timeout);  // checked at HEADERS
@@ -387,9 +389,9 @@ void GrpcSession::dispatch(Stream& stream) {
 void GrpcSession::reply(std::int32_t stream_id, StatusOr<std::string> answer) {
   Stream* stream = find(stream_id);
   if (stream == nullptr || stream->finished || stream->reset_sent) return;
-  if (!answer.ok()) return finish(*stream, answer.status());
-  send_message(*stream, *answer);
-  finish(*stream, Status());
+  // The status ends the stream (grpc-status), after the answer's message when there is one.
+  if (answer.ok()) send_message(*stream, *answer);
+  finish(*stream, answer.status());
 }
 
 void GrpcSession::send_message(Stream& stream, std::string_view message) {

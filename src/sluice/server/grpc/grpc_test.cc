@@ -18,6 +18,7 @@
 #include "sluice/policy/document.h"
 #include "sluice/server/grpc/grpc_server.h"
 #include "sluice/server/grpc/reflection.h"
+#include "sluice/service/policy_lookup.h"
 #include "sluice/store/memory/memory_store.h"
 #include "sluice/store/redis/redis_store.h"
 #include "testing/redis_server.h"
@@ -125,20 +126,20 @@ class GrpcTest : public ::testing::TestWithParam<Backend> {
       ASSERT_TRUE(server.ok()) << server.status().to_string();
       redis_server_ = std::move(*server);
       // A long command timeout: the decision's own deadline is what must answer a stall.
-      StatusOr<std::unique_ptr<redis::Client>> client =
-          redis::Client::create({.host = "127.0.0.1",
-                                 .port = redis_server_->port(),
-                                 .command_timeout = 10 * kMicrosPerSecond});
+      StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+          redis::Multiplexer::create({.host = "127.0.0.1",
+                                      .port = redis_server_->port(),
+                                      .command_timeout = 10 * kMicrosPerSecond});
       ASSERT_TRUE(client.ok()) << client.status().to_string();
-      redis_store_ =
-          std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
+      redis_store_ = std::make_unique<store::RedisStore>(
+          std::shared_ptr<redis::Multiplexer>(std::move(*client)));
     }
     store::Store& store = redis_store_ ? static_cast<store::Store&>(*redis_store_) : memory_;
     limiter_ = std::make_unique<service::Limiter>(
         store, &memory_,
         service::LimiterOptions{.store_timeout = kMicrosPerSecond, .policies = &lookup_});
     StatusOr<std::unique_ptr<GrpcServer>> server =
-        GrpcServer::start({.rls = {.headers = RlsHeaders::kXRateLimit}}, *limiter_, lookup_);
+        GrpcServer::start({.rls = {.headers = wire::RlsHeaders::kXRateLimit}}, *limiter_);
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(*server);
     channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),
@@ -174,9 +175,9 @@ class GrpcTest : public ::testing::TestWithParam<Backend> {
     options.store_timeout = 10 * kMicrosPerSecond;
     options.policies = &lookup_;
     service::Limiter limiter(*redis_store_, &memory_, options);
-    StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start({}, limiter, lookup_);
-    StatusOr<std::unique_ptr<redis::Client>> pauser =
-        redis::Client::create({.host = "127.0.0.1", .port = redis_server_->port()});
+    StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start({}, limiter);
+    StatusOr<std::unique_ptr<redis::Multiplexer>> pauser =
+        redis::Multiplexer::create({.host = "127.0.0.1", .port = redis_server_->port()});
     if (!server.ok() || !pauser.ok() ||
         !(*pauser)->command({"CLIENT", "PAUSE", "10000", "WRITE"}).ok()) {
       ADD_FAILURE() << "no server or no paused Redis";
@@ -472,8 +473,8 @@ TEST_P(GrpcTest, StalledStoreIsAnsweredByTheFailureModeWithinTheDeadline) {
   if (GetParam() != Backend::kRedis) GTEST_SKIP() << "the memory store cannot stall";
   ASSERT_EQ(call(request_of("web", {{"closed", "warm"}})).overall_code(),
             rls::RateLimitResponse::OK);
-  StatusOr<std::unique_ptr<redis::Client>> pauser =
-      redis::Client::create({.host = "127.0.0.1", .port = redis_server_->port()});
+  StatusOr<std::unique_ptr<redis::Multiplexer>> pauser =
+      redis::Multiplexer::create({.host = "127.0.0.1", .port = redis_server_->port()});
   ASSERT_TRUE(pauser.ok());
   // CLIENT PAUSE answers its own caller first: once it has, every other client is stalled.
   ASSERT_TRUE((*pauser)->command({"CLIENT", "PAUSE", "3000", "ALL"}).ok());
@@ -503,12 +504,12 @@ TEST_P(GrpcTest, BeyondMaxPendingACallIsUnavailableAtOnce) {
   service::Limiter limiter(
       *redis_store_, &memory_,
       {.store_timeout = 10 * kMicrosPerSecond, .policies = &lookup_, .max_pending = 1});
-  StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start({}, limiter, lookup_);
+  StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::start({}, limiter);
   ASSERT_TRUE(server.ok()) << server.status().to_string();
   auto stub = rls::RateLimitService::NewStub(grpc::CreateChannel(
       "127.0.0.1:" + std::to_string((*server)->port()), grpc::InsecureChannelCredentials()));
-  StatusOr<std::unique_ptr<redis::Client>> pauser =
-      redis::Client::create({.host = "127.0.0.1", .port = redis_server_->port()});
+  StatusOr<std::unique_ptr<redis::Multiplexer>> pauser =
+      redis::Multiplexer::create({.host = "127.0.0.1", .port = redis_server_->port()});
   ASSERT_TRUE(pauser.ok());
   // WRITE mode stalls every script yet lets CLIENT UNPAUSE through.
   ASSERT_TRUE((*pauser)->command({"CLIENT", "PAUSE", "10000", "WRITE"}).ok());

@@ -7,11 +7,16 @@
 #include <vector>
 
 #include "envoy/service/ratelimit/v3/rls.pb.h"
+#include "sluice/core/status_macros.h"
+#include "sluice/wire/rls_mapping.h"
 
 namespace sluice::grpc_server {
 namespace {
 
 namespace rls = envoy::service::ratelimit::v3;
+using wire::RlsCode;
+using wire::RlsHeaders;
+using wire::RlsStatus;
 
 // Time kept back from the caller's deadline for the answer's own trip — a tenth of what is left,
 // at least 2 ms (Envoy's default 20 ms timeout leaves the store 18 ms): a store that has not
@@ -40,9 +45,9 @@ void fill_response(const std::vector<RlsStatus>& statuses, RlsHeaders headers,
     over = over || status.code == RlsCode::kOverLimit;
   }
   response.set_overall_code(over ? rls::RateLimitResponse::OVER_LIMIT : rls::RateLimitResponse::OK);
-  for (RlsHeader& header : response_headers(statuses, headers)) {
+  for (wire::Header& header : wire::response_headers(statuses, headers)) {
     auto& added = *response.add_response_headers_to_add();
-    added.set_key(std::move(header.key));
+    added.set_key(std::move(header.name));
     added.set_value(std::move(header.value));
   }
 }
@@ -70,22 +75,67 @@ struct Pending {
   std::optional<Status> error;
 };
 
-// The field a descriptor's errors name.
-std::string descriptor_field(std::size_t index) {
-  return "descriptors[" + std::to_string(index) + "]";
+// `status` as descriptor `index`'s: an InvalidArgument names the descriptor
+// ("descriptors[2].hits_addend: ..."); other statuses, OK included, are returned as they are.
+Status in_descriptor(std::size_t index, const Status& status) {
+  if (status.code() != StatusCode::kInvalidArgument) return status;
+  return invalid_argument("descriptors[" + std::to_string(index) + "]." +
+                          std::string(status.message()));
 }
 
 // Writes one descriptor's answer into `pending` (a resolution error names the descriptor).
 void fill_status(Pending& pending, std::size_t index, service::Decided& decided) {
   if (!decided.decision.ok()) {
-    const Status& status = decided.decision.status();
-    pending.fail(
-        status.code() == StatusCode::kInvalidArgument
-            ? invalid_argument(descriptor_field(index) + "." + std::string(status.message()))
-            : status);
+    pending.fail(in_descriptor(index, decided.decision.status()));
   } else if (decided.policy) {  // else nothing limits the descriptor: OK, no current limit
-    pending.statuses[index] = status_from_decision(*decided.decision, *decided.policy);
+    pending.statuses[index] = wire::status_from_decision(*decided.decision, *decided.policy);
   }
+}
+
+// The decisions `request` asks for, one per descriptor (viewing into it), or why the call
+// cannot be decided: InvalidArgument naming the field.
+StatusOr<std::vector<service::DecisionRequest>> decision_requests(
+    const rls::RateLimitRequest& request, const RlsOptions& options, std::optional<Micros> timeout,
+    std::string_view client) {
+  // As envoyproxy/ratelimit: a request without a domain or descriptors is the caller's mistake.
+  if (request.domain().empty()) return invalid_argument("domain: must not be empty");
+  if (request.descriptors().empty()) return invalid_argument("descriptors: must not be empty");
+  // As HTTP's batch cap: one call cannot ask for more decisions than a batch may.
+  if (static_cast<std::size_t>(request.descriptors_size()) > options.max_descriptors) {
+    return invalid_argument("descriptors: at most " + std::to_string(options.max_descriptors) +
+                            " per call, not " + std::to_string(request.descriptors_size()));
+  }
+  const Micros store_timeout = RlsService::store_timeout_for(timeout, options.store_timeout);
+  // The limiter resolves each descriptor (matching, charges, overrides); this only maps the
+  // protocol's fields. Unmatched and unlimited descriptors come back OK without a policy.
+  std::vector<service::DecisionRequest> requests;
+  requests.reserve(static_cast<std::size_t>(request.descriptors_size()));
+  for (int i = 0; i < request.descriptors_size(); ++i) {
+    const auto& descriptor = request.descriptors(i);
+    const StatusOr<std::int64_t> cost = wire::descriptor_cost(
+        request.hits_addend(), descriptor.has_hits_addend()
+                                   ? std::optional(descriptor.hits_addend().value())
+                                   : std::nullopt);
+    SLUICE_RETURN_IF_ERROR(in_descriptor(static_cast<std::size_t>(i), cost.status()));
+    service::DescriptorTarget target;
+    target.entries.reserve(static_cast<std::size_t>(descriptor.entries_size()));
+    for (const auto& entry : descriptor.entries()) {
+      target.entries.push_back({.key = entry.key(), .value = entry.value()});
+    }
+    if (descriptor.has_limit()) {
+      const auto& requested = descriptor.limit();
+      target.limit_override = service::DescriptorTarget::Override{
+          .limit = wire::override_limit(requested.requests_per_unit(), requested.unit()),
+          .subject_suffix =
+              wire::override_subject("", requested.requests_per_unit(), requested.unit())};
+    }
+    requests.push_back({.app = request.domain(),
+                        .descriptor = std::move(target),
+                        .cost = *cost,
+                        .store_timeout = store_timeout,
+                        .client = std::string(client)});
+  }
+  return requests;
 }
 
 }  // namespace
@@ -100,53 +150,20 @@ Micros RlsService::store_timeout_for(std::optional<Micros> timeout, Micros store
 
 void RlsService::should_rate_limit(std::string_view request_bytes, std::optional<Micros> timeout,
                                    std::string_view client, Reply reply) const {
+  // The decision requests view into `request` (its descriptor entries): it outlives
+  // limiter_.decide, which resolves them before it returns.
   rls::RateLimitRequest request;
   if (!request.ParseFromArray(request_bytes.data(), static_cast<int>(request_bytes.size()))) {
     return reply(internal_error("RateLimitRequest: the message does not parse"));
   }
-  // As envoyproxy/ratelimit: a request without a domain or descriptors is the caller's mistake.
-  if (request.domain().empty()) return reply(invalid_argument("domain: must not be empty"));
-  if (request.descriptors().empty()) {
-    return reply(invalid_argument("descriptors: must not be empty"));
-  }
-  // As HTTP's batch cap: one call cannot ask for more decisions than a batch may.
-  if (static_cast<std::size_t>(request.descriptors_size()) > options_.max_descriptors) {
-    return reply(invalid_argument("descriptors: at most " +
-                                  std::to_string(options_.max_descriptors) + " per call, not " +
-                                  std::to_string(request.descriptors_size())));
-  }
-  const Micros store_timeout = store_timeout_for(timeout, options_.store_timeout);
-  // The limiter resolves each descriptor (matching, charges, overrides); this only maps the
-  // protocol's fields. Unmatched and unlimited descriptors come back OK without a policy.
-  std::vector<service::DecisionRequest> requests;
-  requests.reserve(static_cast<std::size_t>(request.descriptors_size()));
-  for (int i = 0; i < request.descriptors_size(); ++i) {
-    const auto& descriptor = request.descriptors(i);
-    StatusOr<std::int64_t> cost =
-        descriptor_cost(request.hits_addend(), descriptor.has_hits_addend()
-                                                   ? std::optional(descriptor.hits_addend().value())
-                                                   : std::nullopt);
-    if (!cost.ok()) {
-      return reply(invalid_argument(descriptor_field(static_cast<std::size_t>(i)) + "." +
-                                    std::string(cost.status().message())));
-    }
-    service::DescriptorTarget target;
-    target.entries.reserve(static_cast<std::size_t>(descriptor.entries_size()));
-    for (const auto& entry : descriptor.entries()) {
-      target.entries.push_back({.key = entry.key(), .value = entry.value()});
-    }
-    if (descriptor.has_limit()) {
-      const auto& requested = descriptor.limit();
-      target.limit_override = service::DescriptorTarget::Override{
-          .limit = override_limit(requested.requests_per_unit(), requested.unit()),
-          .subject_suffix = override_subject("", requested.requests_per_unit(), requested.unit())};
-    }
-    requests.push_back({.app = request.domain(),
-                        .descriptor = std::move(target),
-                        .cost = *cost,
-                        .store_timeout = store_timeout,
-                        .client = std::string(client)});
-  }
+  // The one place a call that cannot be decided is answered with its error.
+  StatusOr<std::vector<service::DecisionRequest>> requests =
+      decision_requests(request, options_, timeout, client);
+  if (requests.ok()) return decide(*std::move(requests), std::move(reply));
+  reply(requests.status());
+}
+
+void RlsService::decide(std::vector<service::DecisionRequest> requests, Reply reply) const {
   auto pending = std::make_shared<Pending>(std::move(reply), options_.headers, requests.size());
   if (requests.size() == 1) {
     // The usual call (Envoy sends one descriptor per rate-limit action): no batch to gather. The

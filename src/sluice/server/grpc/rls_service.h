@@ -2,13 +2,14 @@
 // service::Limiter::decide, free of any transport: serialized request in, serialized response (or
 // the call's error) out through a callback. Descriptor matching, charges and overrides are the
 // limiter's resolution. grpc_server.cc carries it over HTTP/2; the decisions
-// themselves are the limiter's, the mapping rls_mapping.h's.
+// themselves are the limiter's, the mapping wire/rls_mapping.h's.
 #pragma once
 
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sluice/server/grpc/grpc_server.h"
 
@@ -16,10 +17,9 @@ namespace sluice::grpc_server {
 
 class RlsService {
  public:
-  // References must outlive the service. The limiter matches the descriptors (in the lookup it
-  // was given): `policies` is no longer read, and goes when GrpcServer stops passing it.
-  RlsService(service::Limiter& limiter, const service::PolicyLookup& /*policies*/,
-             RlsOptions options)
+  // The limiter must outlive the service; it matches the descriptors (in the lookup it was
+  // given).
+  RlsService(service::Limiter& limiter, RlsOptions options)
       : limiter_(limiter), options_(options) {}
 
   // A serialized RateLimitResponse, or the call's status (never OK).
@@ -42,6 +42,9 @@ class RlsService {
   static Micros store_timeout_for(std::optional<Micros> timeout, Micros store_timeout);
 
  private:
+  // Decides `requests` (one call's) and answers `reply` once every one is decided.
+  void decide(std::vector<service::DecisionRequest> requests, Reply reply) const;
+
   service::Limiter& limiter_;
   const RlsOptions options_;
 };

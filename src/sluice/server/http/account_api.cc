@@ -10,6 +10,7 @@
 #include "sluice/auth/passwords.h"
 #include "sluice/auth/tokens.h"
 #include "sluice/core/duration.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/server/http/admin_api.h"
 #include "sluice/server/http/json_fields.h"
 
@@ -33,10 +34,10 @@ FieldError field_error(const Status& status, std::string_view field) {
 }
 
 // 200 with the user as stored now, or the repository's error.
-void respond_user(Exchange& exchange, auth::AccountRepository& accounts, const std::string& name) {
-  StatusOr<auth::User> user = accounts.get_user(name);
-  if (!user.ok()) return respond_error(exchange, user.status());
-  exchange.respond(json_response(200, auth::user_to_json(*user)));
+Status respond_user(Exchange& exchange, auth::AccountRepository& accounts,
+                    const std::string& name) {
+  SLUICE_ASSIGN_OR_RETURN(const auth::User user, accounts.get_user(name));
+  return respond_with(exchange, json_response(200, auth::user_to_json(user)));
 }
 
 // One page of a listing sorted by `key`: the entries after `cursor` (a key of an earlier
@@ -94,32 +95,27 @@ std::optional<std::pair<std::size_t, std::string>> AdminApi::read_page(Exchange&
   return std::pair{limit, std::move(cursor)};
 }
 
-void AdminApi::list_users(Exchange& exchange, const Principal& caller) {
-  if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers); !s.ok()) {
-    return respond_error(exchange, s);
-  }
+Status AdminApi::list_users(Exchange& exchange, const Principal& caller) {
+  SLUICE_RETURN_IF_ERROR(auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers));
   const auto page_request = read_page(exchange);
-  if (!page_request) return;
-  StatusOr<std::vector<auth::User>> users = accounts_.list_users();
-  if (!users.ok()) return respond_error(exchange, users.status());
-  std::sort(users->begin(), users->end(),
+  if (!page_request) return already_answered();
+  SLUICE_ASSIGN_OR_RETURN(std::vector<auth::User> users, accounts_.list_users());
+  std::sort(users.begin(), users.end(),
             [](const auth::User& a, const auth::User& b) { return a.name < b.name; });
   auto [page, next] = page_of(
-      std::move(*users), [](const auth::User& user) { return user.name; }, page_request->second,
+      std::move(users), [](const auth::User& user) { return user.name; }, page_request->second,
       page_request->first);
   json list = json::array();
   for (const auth::User& user : page) list.push_back(auth::user_to_json(user));
   json answer = {{"users", std::move(list)}};
   if (!next.empty()) answer["next_cursor"] = std::move(next);
-  exchange.respond(json_response(200, answer));
+  return respond_with(exchange, json_response(200, answer));
 }
 
-void AdminApi::create_user(Exchange& exchange, const Principal& caller) {
-  if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers); !s.ok()) {
-    return respond_error(exchange, s);
-  }
+Status AdminApi::create_user(Exchange& exchange, const Principal& caller) {
+  SLUICE_RETURN_IF_ERROR(auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers));
   std::optional<json> body = read_object(exchange, {"name", "password", "admin"});
-  if (!body) return;
+  if (!body) return already_answered();
   auth::User user{.created_at = clock_.now()};
   std::string password;
   std::vector<FieldError> errors;
@@ -137,67 +133,57 @@ void AdminApi::create_user(Exchange& exchange, const Principal& caller) {
       errors.push_back(field_error(s, "password"));
     }
   }
-  if (!errors.empty()) return exchange.respond(invalid("invalid user", errors));
+  if (!errors.empty()) return respond_with(exchange, invalid("invalid user", errors));
   if (generated) {
-    StatusOr<std::string> fresh = auth::generate_password();
-    if (!fresh.ok()) return respond_error(exchange, fresh.status());
-    password = *fresh;
+    SLUICE_ASSIGN_OR_RETURN(password, auth::generate_password());
   }
   std::optional<auth::KdfGate::Permit> permit = kdf_gate_.try_enter();
-  if (!permit) return exchange.respond(kdf_busy());
+  if (!permit) return respond_with(exchange, kdf_busy());
   StatusOr<std::string> hash = auth::hash_password(password, password_hash_);
   permit.reset();
-  if (!hash.ok()) return respond_error(exchange, hash.status());
+  SLUICE_RETURN_IF_ERROR(hash.status());
   // A generated password is one-time: its user chooses a new one at the first login.
   const std::string stored = generated ? auth::mark_one_time(*hash) : *hash;
-  if (Status s = accounts_.create_user(user, stored); !s.ok()) return respond_error(exchange, s);
+  SLUICE_RETURN_IF_ERROR(accounts_.create_user(user, stored));
   json answer = {{"user", auth::user_to_json(user)}};
   // A generated password is shown exactly once, here.
   if (generated) answer["password"] = password;
   Response response = json_response(201, answer);
   response.headers.push_back({"Location", "/v1/users/" + user.name});
   response.headers.push_back({"Cache-Control", "no-store"});
-  exchange.respond(std::move(response));
+  return respond_with(exchange, std::move(response));
 }
 
-void AdminApi::get_user(Exchange& exchange, const Principal& caller) {
+Status AdminApi::get_user(Exchange& exchange, const Principal& caller) {
   const std::string name(exchange.param("name"));
   if (name != caller.user.name) {
-    if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers);
-        !s.ok()) {
-      return respond_error(exchange, s);
-    }
+    SLUICE_RETURN_IF_ERROR(auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers));
   }
-  respond_user(exchange, accounts_, name);
+  return respond_user(exchange, accounts_, name);
 }
 
-void AdminApi::delete_user(Exchange& exchange, const Principal& caller) {
-  if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers); !s.ok()) {
-    return respond_error(exchange, s);
-  }
+Status AdminApi::delete_user(Exchange& exchange, const Principal& caller) {
+  SLUICE_RETURN_IF_ERROR(auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers));
   const std::string name(exchange.param("name"));
   if (Status s = accounts_.delete_user(name); !s.ok()) {
     if (s.code() == StatusCode::kFailedPrecondition) {  // the last admin
-      return exchange.respond(problem_response(409, s.message()));
+      return respond_with(exchange, problem_response(409, s.message()));
     }
-    return respond_error(exchange, s);
+    return s;
   }
   auth_.logout_user(name);
-  exchange.respond(no_content());
+  return respond_with(exchange, no_content());
 }
 
-void AdminApi::set_password(Exchange& exchange, const Principal& caller) {
+Status AdminApi::set_password(Exchange& exchange, const Principal& caller) {
   const std::string name(exchange.param("name"));
   const bool own = name == caller.user.name;
   if (!own) {
-    if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers);
-        !s.ok()) {
-      return respond_error(exchange, s);
-    }
+    SLUICE_RETURN_IF_ERROR(auth::authorize_admin(caller.user, auth::AdminOperation::kManageUsers));
   }
   std::optional<json> body =
       read_object(exchange, {"password", "current_password", "revoke_tokens"});
-  if (!body) return;
+  if (!body) return already_answered();
   std::string password;
   std::string current;
   // On by default: whoever learned the old password may have made tokens with it.
@@ -212,91 +198,81 @@ void AdminApi::set_password(Exchange& exchange, const Principal& caller) {
       errors.push_back(field_error(s, "password"));
     }
   }
-  if (!errors.empty()) return exchange.respond(invalid("invalid password change", errors));
+  if (!errors.empty()) return respond_with(exchange, invalid("invalid password change", errors));
   if (own) {
     // Per address and user (shared with logins), then per user whatever the address: each
     // guess costs an argon2 run, which a user with no roles must not be able to repeat at will.
     std::optional<Micros> wait = auth_.take_password_guess(name, exchange.request().peer());
     if (!wait) wait = auth_.take_password_change(name);
     if (wait) {
-      return exchange.respond(
+      return respond_with(
+          exchange,
           too_many_requests("too many password attempts for this user; try again later", *wait));
     }
   }
   std::string stored;
   if (own) {
-    StatusOr<std::string> read = accounts_.password_hash(name);
-    if (!read.ok()) return respond_error(exchange, read.status());
-    stored = std::move(*read);
+    SLUICE_ASSIGN_OR_RETURN(stored, accounts_.password_hash(name));
   }
   // Held for the verification and the new hash only (released before any answer, so a client's
   // next call never finds its own hash's slot still taken): at most kdf_concurrency hashes at
   // once on the admin threads, the rest answered 429 rather than queued on them.
   std::optional<auth::KdfGate::Permit> permit = kdf_gate_.try_enter();
-  if (!permit) return exchange.respond(kdf_busy());
+  if (!permit) return respond_with(exchange, kdf_busy());
   if (own && !auth::verify_password(current, stored).ok()) {
     permit.reset();
-    return exchange.respond(
-        invalid("invalid password change", {{"current_password", "is not the current password"}}));
+    return respond_with(exchange, invalid("invalid password change",
+                                          {{"current_password", "is not the current password"}}));
   }
   StatusOr<std::string> hash = auth::hash_password(password, password_hash_);
   permit.reset();
-  if (!hash.ok()) return respond_error(exchange, hash.status());
+  SLUICE_RETURN_IF_ERROR(hash.status());
   // The tokens go in the password's own transaction: a token issued meanwhile under the old
   // password's credentials is either deleted here or refused at its insert (insert_token checks
   // the issuer's generation), never left behind.
-  StatusOr<std::size_t> revoked = accounts_.change_password_hash(
-      name, *hash,
-      revoke_tokens ? auth::TokenRevocation::kRevokeAll : auth::TokenRevocation::kKeep);
-  if (!revoked.ok()) return respond_error(exchange, revoked.status());
+  SLUICE_RETURN_IF_ERROR(accounts_
+                             .change_password_hash(name, *hash,
+                                                   revoke_tokens ? auth::TokenRevocation::kRevokeAll
+                                                                 : auth::TokenRevocation::kKeep)
+                             .status());
   auth_.logout_user(name);  // every session of the old password ends
-  exchange.respond(no_content());
+  return respond_with(exchange, no_content());
 }
 
-void AdminApi::set_role(Exchange& exchange, const Principal& caller) {
-  if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageRoles); !s.ok()) {
-    return respond_error(exchange, s);
-  }
+Status AdminApi::set_role(Exchange& exchange, const Principal& caller) {
+  SLUICE_RETURN_IF_ERROR(auth::authorize_admin(caller.user, auth::AdminOperation::kManageRoles));
   std::optional<json> body = read_object(exchange, {"role"});
-  if (!body) return;
+  if (!body) return already_answered();
   std::string text;
   std::vector<FieldError> errors;
   read_string(*body, "role", text, false, errors);
   const std::optional<auth::Role> role = auth::parse_role(text);
   if (errors.empty() && !role) errors.push_back({"role", "must be \"viewer\" or \"owner\""});
-  if (!errors.empty()) return exchange.respond(invalid("invalid role", errors));
+  if (!errors.empty()) return respond_with(exchange, invalid("invalid role", errors));
   const std::string name(exchange.param("name"));
-  if (Status s = accounts_.set_role(name, exchange.param("app"), role); !s.ok()) {
-    return respond_error(exchange, s);
-  }
-  respond_user(exchange, accounts_, name);
+  SLUICE_RETURN_IF_ERROR(accounts_.set_role(name, exchange.param("app"), role));
+  return respond_user(exchange, accounts_, name);
 }
 
-void AdminApi::remove_role(Exchange& exchange, const Principal& caller) {
-  if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageRoles); !s.ok()) {
-    return respond_error(exchange, s);
-  }
+Status AdminApi::remove_role(Exchange& exchange, const Principal& caller) {
+  SLUICE_RETURN_IF_ERROR(auth::authorize_admin(caller.user, auth::AdminOperation::kManageRoles));
   const std::string name(exchange.param("name"));
-  if (Status s = accounts_.set_role(name, exchange.param("app"), std::nullopt); !s.ok()) {
-    return respond_error(exchange, s);
-  }
-  respond_user(exchange, accounts_, name);
+  SLUICE_RETURN_IF_ERROR(accounts_.set_role(name, exchange.param("app"), std::nullopt));
+  return respond_user(exchange, accounts_, name);
 }
 
-void AdminApi::list_apps(Exchange& exchange, const Principal& caller) {
+Status AdminApi::list_apps(Exchange& exchange, const Principal& caller) {
   // Every signed-in user may see which apps exist (policy forms offer them), and who owns and
   // views the apps they have a role on (all of them for admins): the people they work with.
-  StatusOr<std::vector<auth::App>> apps = accounts_.list_apps();
-  if (!apps.ok()) return respond_error(exchange, apps.status());
-  StatusOr<std::vector<auth::User>> users = accounts_.list_users();
-  if (!users.ok()) return respond_error(exchange, users.status());
+  SLUICE_ASSIGN_OR_RETURN(std::vector<auth::App> apps, accounts_.list_apps());
+  SLUICE_ASSIGN_OR_RETURN(std::vector<auth::User> users, accounts_.list_users());
   json list = json::array();
-  for (const auth::App& app : *apps) {
+  for (const auth::App& app : apps) {
     json entry = auth::app_to_json(app);
     if (caller.user.admin || caller.user.roles.contains(app.name)) {
       json owners = json::array();
       json viewers = json::array();
-      for (const auth::User& user : *users) {
+      for (const auth::User& user : users) {
         const auto role = user.roles.find(app.name);
         if (role == user.roles.end()) continue;
         (role->second == auth::Role::kOwner ? owners : viewers).push_back(user.name);
@@ -306,15 +282,13 @@ void AdminApi::list_apps(Exchange& exchange, const Principal& caller) {
     }
     list.push_back(std::move(entry));
   }
-  exchange.respond(json_response(200, {{"apps", std::move(list)}}));
+  return respond_with(exchange, json_response(200, {{"apps", std::move(list)}}));
 }
 
-void AdminApi::create_app(Exchange& exchange, const Principal& caller) {
-  if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageApps); !s.ok()) {
-    return respond_error(exchange, s);
-  }
+Status AdminApi::create_app(Exchange& exchange, const Principal& caller) {
+  SLUICE_RETURN_IF_ERROR(auth::authorize_admin(caller.user, auth::AdminOperation::kManageApps));
   std::optional<json> body = read_object(exchange, {"name", "description"});
-  if (!body) return;
+  if (!body) return already_answered();
   auth::App app{.created_at = clock_.now()};
   std::vector<FieldError> errors;
   read_string(*body, "name", app.name, false, errors);
@@ -324,19 +298,15 @@ void AdminApi::create_app(Exchange& exchange, const Principal& caller) {
       errors.push_back(field_error(s, "name"));
     }
   }
-  if (!errors.empty()) return exchange.respond(invalid("invalid app", errors));
-  if (Status s = accounts_.create_app(app); !s.ok()) return respond_error(exchange, s);
-  exchange.respond(json_response(201, auth::app_to_json(app)));
+  if (!errors.empty()) return respond_with(exchange, invalid("invalid app", errors));
+  SLUICE_RETURN_IF_ERROR(accounts_.create_app(app));
+  return respond_with(exchange, json_response(201, auth::app_to_json(app)));
 }
 
-void AdminApi::delete_app(Exchange& exchange, const Principal& caller) {
-  if (Status s = auth::authorize_admin(caller.user, auth::AdminOperation::kManageApps); !s.ok()) {
-    return respond_error(exchange, s);
-  }
-  if (Status s = accounts_.delete_app(exchange.param("name")); !s.ok()) {
-    return respond_error(exchange, s);
-  }
-  exchange.respond(no_content());
+Status AdminApi::delete_app(Exchange& exchange, const Principal& caller) {
+  SLUICE_RETURN_IF_ERROR(auth::authorize_admin(caller.user, auth::AdminOperation::kManageApps));
+  SLUICE_RETURN_IF_ERROR(accounts_.delete_app(exchange.param("name")));
+  return respond_with(exchange, no_content());
 }
 
 namespace {
@@ -396,41 +366,38 @@ std::optional<Micros> read_token_expiry(const json& body, Micros now,
 
 }  // namespace
 
-void AdminApi::list_tokens(Exchange& exchange, const Principal& caller) {
+Status AdminApi::list_tokens(Exchange& exchange, const Principal& caller) {
   const std::string owner = exchange.request().query_param("user").value_or(caller.user.name);
-  if (Status s = auth::authorize_tokens(caller.user, owner); !s.ok()) {
-    return respond_error(exchange, s);
-  }
+  SLUICE_RETURN_IF_ERROR(auth::authorize_tokens(caller.user, owner));
   const auto page_request = read_page(exchange);
-  if (!page_request) return;
+  if (!page_request) return already_answered();
   // The cursor is the last token's position: "<created_at>.<id>".
   std::optional<auth::TokenPosition> after;
   if (!page_request->second.empty()) {
     after = parse_token_cursor(page_request->second);
     if (!after) {
-      return exchange.respond(
-          invalid("invalid page", {{"cursor", "is not one this server handed out"}}));
+      return respond_with(
+          exchange, invalid("invalid page", {{"cursor", "is not one this server handed out"}}));
     }
   }
   // One more than asked: whether a next page exists, without a count over every row.
-  StatusOr<std::vector<auth::TokenRecord>> tokens =
-      accounts_.list_tokens_after(owner, after, page_request->first + 1);
-  if (!tokens.ok()) return respond_error(exchange, tokens.status());
-  const bool more = tokens->size() > page_request->first;
-  if (more) tokens->resize(page_request->first);
-  const std::vector<auth::TokenRecord>& page = *tokens;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<auth::TokenRecord> tokens,
+                          accounts_.list_tokens_after(owner, after, page_request->first + 1));
+  const bool more = tokens.size() > page_request->first;
+  if (more) tokens.resize(page_request->first);
+  const std::vector<auth::TokenRecord>& page = tokens;
   std::string next = more && !page.empty() ? token_cursor(page.back()) : std::string();
   json list = json::array();
   for (const auth::TokenRecord& token : page) list.push_back(auth::token_to_json(token));
   json answer = {{"tokens", std::move(list)}};
   if (!next.empty()) answer["next_cursor"] = std::move(next);
-  exchange.respond(json_response(200, answer));
+  return respond_with(exchange, json_response(200, answer));
 }
 
-void AdminApi::create_token(Exchange& exchange, const Principal& caller) {
+Status AdminApi::create_token(Exchange& exchange, const Principal& caller) {
   std::optional<json> body =
       read_object(exchange, {"user", "description", "expires_in", "expires_at"});
-  if (!body) return;
+  if (!body) return already_answered();
   std::string owner = caller.user.name;
   std::string description;
   std::vector<FieldError> errors;
@@ -443,34 +410,29 @@ void AdminApi::create_token(Exchange& exchange, const Principal& caller) {
         {"description", "must be at most " + std::to_string(max_token_description_bytes_) +
                             " bytes (got " + std::to_string(description.size()) + ")"});
   }
-  if (!errors.empty()) return exchange.respond(invalid("invalid token request", errors));
-  if (Status s = auth::authorize_tokens(caller.user, owner); !s.ok()) {
-    return respond_error(exchange, s);
-  }
+  if (!errors.empty()) return respond_with(exchange, invalid("invalid token request", errors));
+  SLUICE_RETURN_IF_ERROR(auth::authorize_tokens(caller.user, owner));
   // Checked at the insert: the caller's credential is still current (M1 of issue 32: a token
   // minted while the password is being changed must not outlive the change).
   // And the owner holds fewer than max_tokens_per_user (M9), counted in the same transaction.
   const auth::TokenInsertChecks checks{
       .issuer = auth::TokenIssuer{.user = caller.user.name, .generation = caller.user.generation},
       .max_tokens_per_user = max_tokens_per_user_};
-  StatusOr<auth::IssuedToken> issued =
-      auth::create_token(accounts_, owner, description, now, expires_at, checks);
-  if (!issued.ok()) return respond_error(exchange, issued.status());
-  json answer = auth::token_to_json(issued->record);
-  answer["token"] = issued->token;  // shown exactly once, here
+  SLUICE_ASSIGN_OR_RETURN(
+      auth::IssuedToken issued,
+      auth::create_token(accounts_, owner, description, now, expires_at, checks));
+  json answer = auth::token_to_json(issued.record);
+  answer["token"] = issued.token;  // shown exactly once, here
   Response response = json_response(201, answer);
   response.headers.push_back({"Cache-Control", "no-store"});
-  exchange.respond(std::move(response));
+  return respond_with(exchange, std::move(response));
 }
 
-void AdminApi::delete_token(Exchange& exchange, const Principal& caller) {
-  StatusOr<auth::TokenRecord> token = accounts_.get_token(exchange.param("id"));
-  if (!token.ok()) return respond_error(exchange, token.status());
-  if (Status s = auth::authorize_tokens(caller.user, token->user); !s.ok()) {
-    return respond_error(exchange, s);
-  }
-  if (Status s = accounts_.delete_token(token->id); !s.ok()) return respond_error(exchange, s);
-  exchange.respond(no_content());
+Status AdminApi::delete_token(Exchange& exchange, const Principal& caller) {
+  SLUICE_ASSIGN_OR_RETURN(auth::TokenRecord token, accounts_.get_token(exchange.param("id")));
+  SLUICE_RETURN_IF_ERROR(auth::authorize_tokens(caller.user, token.user));
+  SLUICE_RETURN_IF_ERROR(accounts_.delete_token(token.id));
+  return respond_with(exchange, no_content());
 }
 
 }  // namespace sluice::http

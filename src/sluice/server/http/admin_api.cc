@@ -4,6 +4,7 @@
 
 #include "sluice/auth/account_json.h"
 #include "sluice/auth/passwords.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/json_fields.h"
 
@@ -35,15 +36,15 @@ AdminApi::AdminApi(policy::PolicyRepository& policies, auth::AccountRepository& 
 void AdminApi::add_routes(Router& router) {
   using Pending = WhilePasswordChangePending;
   const auto add = [&](std::string_view method, std::string_view pattern,
-                       void (AdminApi::*handler)(Exchange&, const Principal&),
+                       Status (AdminApi::*handler)(Exchange&, const Principal&),
                        Pending pending = Pending::kRefused) {
     router.add(
         method, pattern, [this, handler, pending](const std::shared_ptr<Exchange>& exchange) {
           authenticated(exchange, [this, handler, pending](Exchange& e, const Principal& caller) {
             if (caller.password_change_required && !allowed_while_pending(pending, e, caller)) {
-              return respond_error(e, password_change_pending(caller.user.name));
+              return password_change_pending(caller.user.name);
             }
-            (this->*handler)(e, caller);
+            return (this->*handler)(e, caller);
           });
         });
   };
@@ -123,10 +124,17 @@ void AdminApi::queue(WorkQueue& work, const std::shared_ptr<Exchange>& exchange,
 
 void AdminApi::authenticated(const std::shared_ptr<Exchange>& exchange, Call call) {
   queue(work_, exchange, [this, exchange, call = std::move(call)] {
-    StatusOr<Principal> caller = auth_.authenticate(exchange->request());
-    if (!caller.ok()) return respond_error(*exchange, caller.status());
-    call(*exchange, *caller);
+    const auto run = [&]() -> Status {
+      SLUICE_ASSIGN_OR_RETURN(const Principal caller, auth_.authenticate(exchange->request()));
+      return call(*exchange, caller);
+    };
+    if (Status status = run(); !status.ok()) respond_error(*exchange, status);
   });
+}
+
+Status respond_with(Exchange& exchange, Response response) {
+  exchange.respond(std::move(response));
+  return {};
 }
 
 void respond_error(Exchange& exchange, const Status& status) {
@@ -195,38 +203,42 @@ void AdminApi::login(const std::shared_ptr<Exchange>& exchange) {
         too_many_requests("too many logins from this address; try again later", *wait));
   }
   queue(login_work_, exchange, [this, exchange] {
-    std::optional<json> body = read_object(*exchange, {"user", "password"});
-    if (!body) return;
-    std::string user;
-    std::string password;
-    std::vector<FieldError> errors;
-    read_string(*body, "user", user, false, errors);
-    read_string(*body, "password", password, false, errors);
-    if (errors.empty()) {
-      if (Status valid = auth::validate_login_name(user, "user"); !valid.ok()) {
-        errors.push_back({"user", valid.message().substr(std::string_view("user: ").size())});
-      }
-    }
-    if (!errors.empty()) {
-      return exchange->respond(problem_response(400, "invalid login request", errors));
-    }
-    const LoginResult login = auth_.login(user, password, exchange->request().peer());
-    if (login.status.code() == StatusCode::kResourceExhausted) {
-      return exchange->respond(too_many_requests(login.status.message(), login.retry_after));
-    }
-    if (!login.status.ok()) return respond_error(*exchange, login.status);
-    Response response =
-        json_response(200, {{"user", auth::user_to_json(login.user)},
-                            {"csrf_token", login.csrf_token},
-                            {"expires_at", login.expires_at},
-                            {"password_change_required", login.password_change_required}});
-    response.headers.push_back({"Set-Cookie", auth_.session_cookie(login)});
-    response.headers.push_back({"Cache-Control", "no-store"});
-    exchange->respond(std::move(response));
+    if (Status status = open_session(*exchange); !status.ok()) respond_error(*exchange, status);
   });
 }
 
-void AdminApi::whoami(Exchange& exchange, const Principal& caller) {
+Status AdminApi::open_session(Exchange& exchange) {
+  std::optional<json> body = read_object(exchange, {"user", "password"});
+  if (!body) return already_answered();
+  std::string user;
+  std::string password;
+  std::vector<FieldError> errors;
+  read_string(*body, "user", user, false, errors);
+  read_string(*body, "password", password, false, errors);
+  if (errors.empty()) {
+    if (Status valid = auth::validate_login_name(user, "user"); !valid.ok()) {
+      errors.push_back({"user", valid.message().substr(std::string_view("user: ").size())});
+    }
+  }
+  if (!errors.empty()) {
+    return respond_with(exchange, problem_response(400, "invalid login request", errors));
+  }
+  const LoginResult login = auth_.login(user, password, exchange.request().peer());
+  if (login.status.code() == StatusCode::kResourceExhausted) {
+    return respond_with(exchange, too_many_requests(login.status.message(), login.retry_after));
+  }
+  SLUICE_RETURN_IF_ERROR(login.status);
+  Response response =
+      json_response(200, {{"user", auth::user_to_json(login.user)},
+                          {"csrf_token", login.csrf_token},
+                          {"expires_at", login.expires_at},
+                          {"password_change_required", login.password_change_required}});
+  response.headers.push_back({"Set-Cookie", auth_.session_cookie(login)});
+  response.headers.push_back({"Cache-Control", "no-store"});
+  return respond_with(exchange, std::move(response));
+}
+
+Status AdminApi::whoami(Exchange& exchange, const Principal& caller) {
   json body = {{"user", auth::user_to_json(caller.user)},
                {"via", caller.session.empty() ? "token" : "session"}};
   if (!caller.token.empty()) body["token"] = caller.token;
@@ -235,14 +247,14 @@ void AdminApi::whoami(Exchange& exchange, const Principal& caller) {
   // reload of the page.
   StatusOr<std::string> stored = accounts_.password_hash(caller.user.name);
   body["password_change_required"] = stored.ok() && auth::is_one_time(*stored);
-  exchange.respond(json_response(200, body));
+  return respond_with(exchange, json_response(200, body));
 }
 
-void AdminApi::logout(Exchange& exchange, const Principal& caller) {
+Status AdminApi::logout(Exchange& exchange, const Principal& caller) {
   if (!caller.session.empty()) auth_.logout(caller.session);
   Response response{.status = 204, .content_type = ""};
   response.headers.push_back({"Set-Cookie", auth_.expired_cookie()});
-  exchange.respond(std::move(response));
+  return respond_with(exchange, std::move(response));
 }
 
 }  // namespace sluice::http

@@ -77,17 +77,22 @@ class AdminApi {
 
  private:
   // The policy the route names, as stored, when `caller` may do `operation` on it (its apps as
-  // both before and after: nothing about them changes); nullopt after answering 404, 403 or the
+  // both before and after: nothing about them changes); else NotFound, PermissionDenied or the
   // repository's error.
-  std::optional<policy::Policy> stored_policy(Exchange& exchange, const Principal& caller,
-                                              auth::Operation operation);
+  StatusOr<policy::Policy> stored_policy(const Exchange& exchange, const Principal& caller,
+                                         auth::Operation operation);
   // What a session opened with a one-time password may call before choosing a new password.
   enum class WhilePasswordChangePending { kRefused, kAllowed, kOwnUserOnly };
-  using Call = std::function<void(Exchange& exchange, const Principal& caller)>;
+  // Every handler below returns OK once it has answered the exchange (a helper may have answered
+  // a 400 naming fields: already_answered()), or the error it leaves unanswered, which the
+  // route answers as problem+json (respond_error): the one place the admin API turns an error
+  // into a response.
+  using Call = std::function<Status(Exchange& exchange, const Principal& caller)>;
   // Whether a route marked `pending` serves a caller whose password change is pending.
   static bool allowed_while_pending(WhilePasswordChangePending pending, const Exchange& exchange,
                                     const Principal& caller);
-  // Runs `call` on the work queue for an authenticated caller; answers 401/403/503 itself.
+  // Runs `call` on the work queue for an authenticated caller; answers 401/403/503 and the
+  // errors `call` returns.
   void authenticated(const std::shared_ptr<Exchange>& exchange, Call call);
   // ?limit= and ?cursor= of a listing; nullopt after answering 400 naming the field.
   std::optional<std::pair<std::size_t, std::string>> read_page(Exchange& exchange) const;
@@ -97,49 +102,51 @@ class AdminApi {
 
   // Session (admin_api.cc).
   void login(const std::shared_ptr<Exchange>& exchange);
-  void whoami(Exchange& exchange, const Principal& caller);
-  void logout(Exchange& exchange, const Principal& caller);
+  // POST /v1/session's work on the login queue (a Call without a caller).
+  Status open_session(Exchange& exchange);
+  Status whoami(Exchange& exchange, const Principal& caller);
+  Status logout(Exchange& exchange, const Principal& caller);
 
   // Policies (policy_api.cc).
-  void list_policies(Exchange& exchange, const Principal& caller);
+  Status list_policies(Exchange& exchange, const Principal& caller);
   // GET /v1/algorithms (algorithm_api.h): the same for every signed-in caller.
-  void list_algorithms(Exchange& exchange, const Principal& caller);
-  void create_policy(Exchange& exchange, const Principal& caller);
-  void get_policy(Exchange& exchange, const Principal& caller);
-  void update_policy(Exchange& exchange, const Principal& caller);
-  void delete_policy(Exchange& exchange, const Principal& caller);
-  void policy_history(Exchange& exchange, const Principal& caller);
-  // OK, or an error after answering 400: a caller who is not an admin may not save a policy
-  // whose descriptor path overlaps that of a policy for any app ("*").
-  Status check_descriptor_path(Exchange& exchange, const Principal& caller,
-                               const policy::Policy& wanted);
+  Status list_algorithms(Exchange& exchange, const Principal& caller);
+  Status create_policy(Exchange& exchange, const Principal& caller);
+  Status get_policy(Exchange& exchange, const Principal& caller);
+  Status update_policy(Exchange& exchange, const Principal& caller);
+  Status delete_policy(Exchange& exchange, const Principal& caller);
+  Status policy_history(Exchange& exchange, const Principal& caller);
+  // Why a caller who is not an admin may not save `wanted` (nullopt: it may): its descriptor
+  // path overlaps that of a policy for any app ("*"). Errors: the repository's.
+  StatusOr<std::optional<FieldError>> overlapping_descriptor_path(const Principal& caller,
+                                                                  const policy::Policy& wanted);
   // Cumulative decision counts of the policies the caller may read (the console's live rates).
-  void decision_stats(Exchange& exchange, const Principal& caller);
+  Status decision_stats(Exchange& exchange, const Principal& caller);
   // One policy's per-second decision counts over the last minutes (the console's live chart).
-  void policy_rates(Exchange& exchange, const Principal& caller);
+  Status policy_rates(Exchange& exchange, const Principal& caller);
 
   // One subject's state under a policy (subject_api.cc): readers peek (with a dry run and the
   // leases), owners reset it or release one of its leases.
-  void peek_subject(Exchange& exchange, const Principal& caller);
-  void reset_subject(Exchange& exchange, const Principal& caller);
-  void release_subject_lease(Exchange& exchange, const Principal& caller);
+  Status peek_subject(Exchange& exchange, const Principal& caller);
+  Status reset_subject(Exchange& exchange, const Principal& caller);
+  Status release_subject_lease(Exchange& exchange, const Principal& caller);
   // Owners lift the subject's penalty box (the block, its strikes and escalation).
-  void lift_subject_penalty(Exchange& exchange, const Principal& caller);
+  Status lift_subject_penalty(Exchange& exchange, const Principal& caller);
 
   // Users, apps, tokens (account_api.cc).
-  void list_users(Exchange& exchange, const Principal& caller);
-  void create_user(Exchange& exchange, const Principal& caller);
-  void get_user(Exchange& exchange, const Principal& caller);
-  void delete_user(Exchange& exchange, const Principal& caller);
-  void set_password(Exchange& exchange, const Principal& caller);
-  void set_role(Exchange& exchange, const Principal& caller);
-  void remove_role(Exchange& exchange, const Principal& caller);
-  void list_apps(Exchange& exchange, const Principal& caller);
-  void create_app(Exchange& exchange, const Principal& caller);
-  void delete_app(Exchange& exchange, const Principal& caller);
-  void list_tokens(Exchange& exchange, const Principal& caller);
-  void create_token(Exchange& exchange, const Principal& caller);
-  void delete_token(Exchange& exchange, const Principal& caller);
+  Status list_users(Exchange& exchange, const Principal& caller);
+  Status create_user(Exchange& exchange, const Principal& caller);
+  Status get_user(Exchange& exchange, const Principal& caller);
+  Status delete_user(Exchange& exchange, const Principal& caller);
+  Status set_password(Exchange& exchange, const Principal& caller);
+  Status set_role(Exchange& exchange, const Principal& caller);
+  Status remove_role(Exchange& exchange, const Principal& caller);
+  Status list_apps(Exchange& exchange, const Principal& caller);
+  Status create_app(Exchange& exchange, const Principal& caller);
+  Status delete_app(Exchange& exchange, const Principal& caller);
+  Status list_tokens(Exchange& exchange, const Principal& caller);
+  Status create_token(Exchange& exchange, const Principal& caller);
+  Status delete_token(Exchange& exchange, const Principal& caller);
 
   policy::PolicyRepository& policies_;
   auth::AccountRepository& accounts_;
@@ -184,5 +191,11 @@ Status password_change_pending(std::string_view user);
 
 // Answers a non-OK status as problem+json (401 with WWW-Authenticate).
 void respond_error(Exchange& exchange, const Status& status);
+
+// Answers `exchange` with `response`: the OK an admin handler returns when it has answered.
+Status respond_with(Exchange& exchange, Response response);
+
+// What an admin handler returns when a helper (read_object, read_page, ...) has answered already.
+inline Status already_answered() { return {}; }
 
 }  // namespace sluice::http

@@ -740,7 +740,7 @@ TEST_F(AdminApiTest, ManyUnknownFieldsDrawASmallAnswer) {
   RawResponse refused = call(bearer("root"), "POST", "/v1/users", many);
   EXPECT_EQ(refused.status, 400);
   EXPECT_LT(refused.body.size(), 4096u) << "for a request of " << request.size() << " bytes";
-  EXPECT_EQ(body(refused)["errors"].size(), kMaxReportedErrors + 1);
+  EXPECT_EQ(body(refused)["errors"].size(), wire::kMaxReportedErrors + 1);
   EXPECT_EQ(policy_count(), 0u);
   EXPECT_EQ(stores_.accounts->get_user("carol").status().code(), StatusCode::kNotFound);
 }

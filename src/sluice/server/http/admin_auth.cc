@@ -6,6 +6,7 @@
 #include "sluice/auth/secrets.h"
 #include "sluice/auth/tokens.h"
 #include "sluice/core/mutex.h"
+#include "sluice/core/status_macros.h"
 
 namespace sluice::http {
 namespace {
@@ -72,15 +73,14 @@ StatusOr<Principal> AdminAuth::authenticate(const Request& request) {
         !iequals(authorization->substr(0, kBearer.size()), kBearer)) {
       return unauthenticated("Authorization: only \"Bearer <token>\" is supported");
     }
-    StatusOr<auth::TokenRecord> token =
-        auth::verify_token(accounts_, trim(authorization->substr(kBearer.size())), clock_.now());
-    if (!token.ok()) return token.status();
-    StatusOr<auth::User> user = accounts_.get_user(token->user);
-    if (!user.ok()) {
-      return user.status().code() == StatusCode::kNotFound ? unauthenticated(kBadCredentials)
-                                                           : user.status();
-    }
-    return Principal{.user = std::move(*user), .token = token->id};
+    SLUICE_ASSIGN_OR_RETURN(
+        const auth::TokenRecord token,
+        auth::verify_token(accounts_, trim(authorization->substr(kBearer.size())), clock_.now()));
+    StatusOr<auth::User> user = accounts_.get_user(token.user);
+    // A token whose user is gone is as bad as no token.
+    if (user.status().code() == StatusCode::kNotFound) return unauthenticated(kBadCredentials);
+    SLUICE_RETURN_IF_ERROR(user.status());
+    return Principal{.user = *std::move(user), .token = token.id};
   }
   const std::optional<std::string> cookie = request_cookie(request, kSessionCookie);
   if (!cookie) return unauthenticated(kNotAuthenticated);
@@ -126,10 +126,8 @@ Status AdminAuth::verify_unknown_user(std::string_view password) {
     dummy = dummy_hash_;
   }
   if (dummy.empty()) {
-    StatusOr<std::string> hashed =
-        auth::hash_password("not the password of anyone", options_.password_hash);
-    if (!hashed.ok()) return hashed.status();
-    dummy = *hashed;
+    SLUICE_ASSIGN_OR_RETURN(
+        dummy, auth::hash_password("not the password of anyone", options_.password_hash));
     MutexLock lock(mutex_);
     dummy_hash_ = dummy;
   }

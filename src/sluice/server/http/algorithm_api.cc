@@ -106,10 +106,10 @@ json algorithms_json() {
   return {{"algorithms", std::move(list)}};
 }
 
-void AdminApi::list_algorithms(Exchange& exchange, const Principal& /*caller*/) {
+Status AdminApi::list_algorithms(Exchange& exchange, const Principal& /*caller*/) {
   // Built and serialised once: the catalogue is constant.
   static const Response kAlgorithms = json_response(200, algorithms_json());
-  exchange.respond(kAlgorithms);
+  return respond_with(exchange, kAlgorithms);
 }
 
 }  // namespace sluice::http

@@ -9,7 +9,7 @@
 #include "sluice/auth/secrets.h"
 #include "sluice/core/key.h"
 #include "sluice/server/http/json_fields.h"
-#include "sluice/service/decision_json.h"
+#include "sluice/wire/decision_json.h"
 
 namespace sluice::http {
 namespace {
@@ -23,18 +23,41 @@ double uniform_draw() {
 }
 
 constexpr int kMaxJsonDepth = 64;
+// The longest lease or reservation id a request may name; a longer one is refused before the
+// store is asked.
+constexpr std::size_t kMaxIdBytes = 128;
+// How long a reservation holds its units when the request names no ttl_ms.
+constexpr std::int64_t kDefaultReservationTtlMs = 60'000;
 constexpr std::string_view kQuotaExceededType =
     "https://iana.org/assignments/http-problem-types#quota-exceeded";
 constexpr std::string_view kQuotaExceededTitle =
     "Request cannot be satisfied as assigned quota has been exceeded";
 
-// A decision request that could not be decided: the status's problem, and for an overloaded
-// server (max_pending decisions in flight) 503 with Retry-After, so clients back off instead of
-// queueing without bound.
-Response decision_error(const Status& status) {
+// Whether the answer to an overloaded server (max_pending decisions in flight) advises
+// Retry-After: acquire and check do, so clients back off instead of queueing without bound;
+// leases and quota operations answer the plain problem, as they always have.
+enum class OverloadRetry { kAdvised, kNotAdvised };
+
+// A decision request that could not be decided: the status's problem, and 503 with Retry-After
+// when the server is overloaded and `retry` advises it.
+Response decision_error(const Status& status, OverloadRetry retry = OverloadRetry::kAdvised) {
   Response response = status_response(status);
-  if (service::is_overloaded(status)) response.headers.push_back({"Retry-After", "1"});
+  if (retry == OverloadRetry::kAdvised && service::is_overloaded(status)) {
+    response.headers.push_back({"Retry-After", "1"});
+  }
   return response;
+}
+
+// The limiter's callback of one decision endpoint, the one place where the decision API turns
+// the limiter's error into a response: `respond(decided)` makes the response of a decision.
+template <typename Respond>
+service::Limiter::Done answer_decided(std::shared_ptr<Exchange> exchange, OverloadRetry retry,
+                                      Respond respond) {
+  return [exchange = std::move(exchange), retry,
+          respond = std::move(respond)](service::Decided decided) {
+    if (decided.decision.ok()) return exchange->respond(respond(decided));
+    exchange->respond(decision_error(decided.decision.status(), retry));
+  };
 }
 
 // The route's verb of a quota operation.
@@ -192,9 +215,9 @@ void DecisionApi::add_routes(Router& router) {
   router.add("POST", "/v1/acquire/batch",
              [this](auto exchange) { acquire_batch(std::move(exchange)); });
   router.add("POST", "/v1/leases/{lease}/release",
-             [this](auto exchange) { lease(std::move(exchange), true); });
+             [this](auto exchange) { lease(std::move(exchange), service::Operation::kRelease); });
   router.add("POST", "/v1/leases/{lease}/renew",
-             [this](auto exchange) { lease(std::move(exchange), false); });
+             [this](auto exchange) { lease(std::move(exchange), service::Operation::kRenew); });
   router.add("POST", "/v1/charge",
              [this](auto exchange) { quota(std::move(exchange), service::Operation::kCharge); });
   router.add("POST", "/v1/refund",
@@ -229,10 +252,10 @@ service::DecisionRequest DecisionApi::to_request(AcquireInput input, const Reque
 
 Response DecisionApi::decision_response(const service::Decision& decision,
                                         const policy::Policy* policy) const {
-  Response response{.status = 200, .body = service::decision_json(decision)};
+  Response response{.status = 200, .body = wire::decision_json(decision)};
   if (policy != nullptr) {
     response.headers =
-        rate_limit_headers(decision, policy->limits, clock_.now(), options_.header_sets);
+        wire::rate_limit_headers(decision, policy->limits, clock_.now(), options_.header_sets);
   }
   return response;
 }
@@ -247,13 +270,11 @@ void DecisionApi::acquire(const std::shared_ptr<Exchange>& exchange) {
     return exchange->respond(invalid_request("invalid acquire request", parsed.errors));
   }
   exchange->discard_body();  // a wait may hold the exchange for up to max_wait
-  limiter_.decide(to_request(std::move(*parsed.input), exchange->request()),
-                  [this, exchange](service::Decided decided) {
-                    if (!decided.decision.ok()) {
-                      return exchange->respond(decision_error(decided.decision.status()));
-                    }
-                    exchange->respond(decision_response(*decided.decision, decided.policy.get()));
-                  });
+  limiter_.decide(
+      to_request(std::move(*parsed.input), exchange->request()),
+      answer_decided(exchange, OverloadRetry::kAdvised, [this](const service::Decided& decided) {
+        return decision_response(*decided.decision, decided.policy.get());
+      }));
 }
 
 void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
@@ -287,7 +308,7 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
   for (std::size_t i = 0; i < items.size(); ++i) {
     ParsedAcquire parsed = parse_acquire(items[i], 0);
     if (!parsed.input) {
-      refused[i] = problem_json(
+      refused[i] = wire::problem_json(
           400, "invalid acquire request at requests[" + std::to_string(i) + "]", parsed.errors);
       continue;
     }
@@ -308,10 +329,10 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
     }
     for (std::size_t j = 0; j < answers.size(); ++j) {
       const StatusOr<service::Decision>& answer = answers[j].decision;
-      texts[positions[j]] = answer.ok()
-                                ? service::decision_json(*answer)
-                                : dump_json(problem_json(http_status_for(answer.status().code()),
-                                                         answer.status().message()));
+      texts[positions[j]] =
+          answer.ok() ? wire::decision_json(*answer)
+                      : dump_json(wire::problem_json(http_status_for(answer.status().code()),
+                                                     answer.status().message()));
     }
     std::string out = "{\"decisions\":[";
     for (std::size_t i = 0; i < texts.size(); ++i) {
@@ -323,7 +344,8 @@ void DecisionApi::acquire_batch(const std::shared_ptr<Exchange>& exchange) {
   });
 }
 
-void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, bool release) {
+void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, service::Operation operation) {
+  const bool release = operation == service::Operation::kRelease;
   if (refused_cross_site(exchange)) return;
   Response error;
   std::optional<json> body = parse_json_body(exchange->request().body, error);
@@ -339,7 +361,9 @@ void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, bool release)
     reject_unknown(*body, {"app", "policy", "key"}, errors);
   }
   std::string lease(exchange->param("lease"));
-  if (lease.size() > 128) errors.push_back({"lease", "must be at most 128 bytes"});
+  if (lease.size() > kMaxIdBytes) {
+    errors.push_back({"lease", "must be at most " + std::to_string(kMaxIdBytes) + " bytes"});
+  }
   if (!errors.empty()) {
     return exchange->respond(
         invalid_request(release ? "invalid release request" : "invalid renew request", errors));
@@ -349,15 +373,13 @@ void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, bool release)
   limiter_.decide(
       {.app = std::move(input.app),
        .policy = std::move(input.policy),
-       .operation = release ? service::Operation::kRelease : service::Operation::kRenew,
+       .operation = operation,
        .subject = std::move(input.key),
        .lease = std::move(lease)},
-      [exchange, answer_field](service::Decided decided) {
-        if (!decided.decision.ok()) {
-          return exchange->respond(status_response(decided.decision.status()));
-        }
-        exchange->respond(json_response(200, {{answer_field, decided.decision->verdict.allowed}}));
-      });
+      answer_decided(
+          exchange, OverloadRetry::kNotAdvised, [answer_field](const service::Decided& decided) {
+            return json_response(200, {{answer_field, decided.decision->verdict.allowed}});
+          }));
 }
 
 void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange, service::Operation operation) {
@@ -368,8 +390,8 @@ void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange, service::Oper
   if (!body) return exchange->respond(std::move(error));
   std::vector<FieldError> errors;
   AcquireInput input;
-  std::int64_t ttl_ms = 60'000;  // reserve
-  std::string reservation;       // settle
+  std::int64_t ttl_ms = kDefaultReservationTtlMs;  // reserve
+  std::string reservation;                         // settle
   if (!body->is_object()) {
     errors.push_back({"body", "must be a JSON object, not " + std::string(json_type(*body))});
   } else {
@@ -386,8 +408,9 @@ void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange, service::Oper
       reject_unknown(*body, {"app", "policy", "key", "cost", "ttl_ms"}, errors);
     } else if (operation == service::Operation::kSettle) {
       read_string(*body, "reservation", reservation, true, errors);
-      if (reservation.empty() || reservation.size() > 128) {
-        errors.push_back({"reservation", "must be the id reserve answered (1 to 128 bytes)"});
+      if (reservation.empty() || reservation.size() > kMaxIdBytes) {
+        errors.push_back({"reservation", "must be the id reserve answered (1 to " +
+                                             std::to_string(kMaxIdBytes) + " bytes)"});
       }
       reject_unknown(*body, {"app", "policy", "key", "cost", "reservation"}, errors);
     } else {
@@ -397,20 +420,18 @@ void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange, service::Oper
   if (!errors.empty()) {
     return exchange->respond(invalid_request("invalid " + std::string(name) + " request", errors));
   }
-  limiter_.decide({.app = std::move(input.app),
-                   .policy = std::move(input.policy),
-                   .operation = operation,
-                   .subject = std::move(input.key),
-                   .cost = input.cost,
-                   .client = std::string(exchange->request().peer()),
-                   .reservation = std::move(reservation),
-                   .reservation_ttl = ttl_ms * kMicrosPerMilli},
-                  [this, exchange](service::Decided decided) {
-                    if (!decided.decision.ok()) {
-                      return exchange->respond(status_response(decided.decision.status()));
-                    }
-                    exchange->respond(decision_response(*decided.decision, decided.policy.get()));
-                  });
+  limiter_.decide(
+      {.app = std::move(input.app),
+       .policy = std::move(input.policy),
+       .operation = operation,
+       .subject = std::move(input.key),
+       .cost = input.cost,
+       .client = std::string(exchange->request().peer()),
+       .reservation = std::move(reservation),
+       .reservation_ttl = ttl_ms * kMicrosPerMilli},
+      answer_decided(exchange, OverloadRetry::kNotAdvised, [this](const service::Decided& decided) {
+        return decision_response(*decided.decision, decided.policy.get());
+      }));
 }
 
 void DecisionApi::check(const std::shared_ptr<Exchange>& exchange) {
@@ -457,13 +478,12 @@ void DecisionApi::check(const std::shared_ptr<Exchange>& exchange) {
   }
   if (!errors.empty()) return exchange->respond(invalid_request("invalid check request", errors));
   const std::int64_t cost = input.cost;
-  limiter_.decide(to_request(std::move(input), request), [this, exchange, cost,
-                                                          deny_status](service::Decided decided) {
-    if (!decided.decision.ok()) {
-      return exchange->respond(decision_error(decided.decision.status()));
-    }
-    exchange->respond(check_response(*decided.decision, decided.policy.get(), cost, deny_status));
-  });
+  limiter_.decide(to_request(std::move(input), request),
+                  answer_decided(exchange, OverloadRetry::kAdvised,
+                                 [this, cost, deny_status](const service::Decided& decided) {
+                                   return check_response(*decided.decision, decided.policy.get(),
+                                                         cost, deny_status);
+                                 }));
 }
 
 Response DecisionApi::check_response(const service::Decision& decision,
@@ -471,23 +491,22 @@ Response DecisionApi::check_response(const service::Decision& decision,
                                      int deny_status) const {
   Response response = decision_response(decision, policy);
   if (decision.verdict.allowed) return response;
-  const std::string item = policy_item_name(decision.policy, decision.limit_index);
-  const std::optional<std::int64_t> retry = retry_after_seconds(decision);
+  const std::string item = wire::policy_item_name(decision.policy, decision.limit_index);
+  const std::optional<std::int64_t> retry = wire::retry_after_seconds(decision);
   // The header may be spread by the policy's retry_jitter; the body keeps the exact time.
   const std::int64_t jitter = policy ? policy->retry_jitter_percent : 0;
   const std::optional<std::int64_t> retry_header =
-      jittered_retry_after_seconds(decision, jitter, jitter > 0 ? uniform_draw() : 0.0);
-  json problem = problem_json(
-      429,
+      wire::jittered_retry_after_seconds(decision, jitter, jitter > 0 ? uniform_draw() : 0.0);
+  json problem = wire::problem_json(
+      deny_status,
       retry
           ? "policy \"" + decision.policy + "\" allows this request again in " +
                 std::to_string(*retry) + " s"
           : "policy \"" + decision.policy + "\" can never grant a cost of " + std::to_string(cost),
       {}, kQuotaExceededTitle, kQuotaExceededType);
-  problem["status"] = deny_status;
   problem["violated-policies"] = json::array({item});
   response.status = deny_status;
-  response.content_type = std::string(kProblemJson);
+  response.content_type = std::string(wire::kProblemJson);
   response.body = dump_json(problem);
   if (retry_header) response.headers.push_back({"Retry-After", std::to_string(*retry_header)});
   return response;

@@ -20,11 +20,11 @@
 
 #include "sluice/core/clock.h"
 #include "sluice/server/http/metrics.h"
-#include "sluice/server/http/rate_limit_headers.h"
 #include "sluice/server/http/router.h"
 #include "sluice/service/limiter.h"
 #include "sluice/service/readiness.h"
 #include "sluice/store/store.h"
+#include "sluice/wire/rate_limit_headers.h"
 
 namespace sluice::http {
 
@@ -48,7 +48,7 @@ struct DecisionApiOptions {
   // Status of a denied check (a `deny_status` query parameter overrides it per request).
   // nginx's auth_request passes only 401 and 403 on; anything else becomes a 500 there.
   int check_deny_status = 429;
-  HeaderSets header_sets;
+  wire::HeaderSets header_sets;
   // Upper bound of `wait_ms` in POST /v1/acquire.
   Micros max_wait = 60 * kMicrosPerSecond;
   // Upper bound of the number of requests in one POST /v1/acquire/batch.
@@ -125,7 +125,8 @@ class DecisionApi {
 
   void acquire(const std::shared_ptr<Exchange>& exchange);
   void acquire_batch(const std::shared_ptr<Exchange>& exchange);
-  void lease(const std::shared_ptr<Exchange>& exchange, bool release);
+  // POST /v1/leases/{lease}/release (kRelease) and /renew (kRenew).
+  void lease(const std::shared_ptr<Exchange>& exchange, service::Operation operation);
   // POST /v1/charge and /v1/refund (docs/quotas.md): {"app", "policy", "key", "cost"} → 200 and
   // the decision with its "balance" (a charge refused for max_debt is allowed: false).
   void quota(const std::shared_ptr<Exchange>& exchange, service::Operation operation);

@@ -446,7 +446,7 @@ TEST_F(DecisionApiTest, StateChangingCallsRefuseWhatABrowserSendsFromAnotherSite
       SCOPED_TRACE(path + " with Content-Type \"" + type + "\"");
       const Response refused = call("POST", path, body, {{"Content-Type", type}});
       EXPECT_EQ(refused.status, 415);
-      EXPECT_EQ(refused.content_type, kProblemJson);
+      EXPECT_EQ(refused.content_type, wire::kProblemJson);
       EXPECT_NE(refused.body.find("application/json"), std::string::npos) << refused.body;
     }
     SCOPED_TRACE(path + " cross-site");

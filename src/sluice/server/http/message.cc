@@ -50,37 +50,12 @@ Response json_response(int status, const nlohmann::json& body) {
   return {.status = status, .content_type = std::string(kJson), .body = dump(body)};
 }
 
-nlohmann::json problem_json(int status, std::string_view detail,
-                            const std::vector<FieldError>& errors, std::string_view title,
-                            std::string_view type) {
-  nlohmann::json problem = {
-      {"type", type.empty() ? "about:blank" : type},
-      {"title", title.empty() ? reason_phrase(status) : title},
-      {"status", status},
-      {"detail", detail},
-  };
-  if (!errors.empty()) {
-    nlohmann::json list = nlohmann::json::array();
-    const std::size_t shown = std::min(errors.size(), kMaxReportedErrors);
-    for (std::size_t i = 0; i < shown; ++i) {
-      list.push_back({{"field", errors[i].field}, {"message", errors[i].message}});
-    }
-    if (errors.size() > shown) {
-      list.push_back(
-          {{"field", ""},
-           {"message", std::to_string(errors.size() - shown) + " more errors not shown"}});
-    }
-    problem["errors"] = std::move(list);
-  }
-  return problem;
-}
-
 Response problem_response(int status, std::string_view detail,
                           const std::vector<FieldError>& errors, std::string_view title,
                           std::string_view type) {
   return {.status = status,
-          .content_type = std::string(kProblemJson),
-          .body = dump(problem_json(status, detail, errors, title, type))};
+          .content_type = std::string(wire::kProblemJson),
+          .body = wire::problem_body(status, detail, errors, title, type)};
 }
 
 Response status_response(const Status& status) {
@@ -92,53 +67,6 @@ Response too_many_requests(std::string_view detail, Micros wait) {
   const Micros seconds = (wait + kMicrosPerSecond - 1) / kMicrosPerSecond;
   response.headers.push_back({"Retry-After", std::to_string(seconds)});
   return response;
-}
-
-std::string_view reason_phrase(int status) {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 201:
-      return "Created";
-    case 204:
-      return "No Content";
-    case 400:
-      return "Bad Request";
-    case 401:
-      return "Unauthorized";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 408:
-      return "Request Timeout";
-    case 409:
-      return "Conflict";
-    case 411:
-      return "Length Required";
-    case 413:
-      return "Content Too Large";
-    case 415:
-      return "Unsupported Media Type";
-    case 429:
-      return "Too Many Requests";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 499:
-      return "Client Closed Request";
-    case 500:
-      return "Internal Server Error";
-    case 501:
-      return "Not Implemented";
-    case 503:
-      return "Service Unavailable";
-    case 504:
-      return "Gateway Timeout";
-    default:
-      return "Unknown";
-  }
 }
 
 bool acceptable_request_id(std::string_view id) {

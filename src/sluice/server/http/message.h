@@ -1,6 +1,7 @@
-// The HTTP vocabulary handlers see, free of Beast and Asio so only server.cc pays for those
-// headers: Request, Response, problem+json bodies (RFC 9457, DESIGN.md §5a) and the one mapping
-// from Status codes to HTTP statuses.
+// The HTTP vocabulary handlers see, free of Beast and Asio so only the server's own files
+// (server_impl.h) pay for those headers: Request, Response, problem+json responses (their bodies:
+// wire/problem_json.h) and Status errors as responses (the one mapping of codes to HTTP statuses:
+// core/http_status.h).
 #pragma once
 
 #include <cstddef>
@@ -14,15 +15,15 @@
 #include "sluice/core/ascii.h"
 #include "sluice/core/http_status.h"
 #include "sluice/status.h"
+#include "sluice/wire/header.h"
+#include "sluice/wire/problem_json.h"
 
 namespace sluice::http {
 
 using algorithm::FieldError;
 
-struct Header {
-  std::string name;
-  std::string value;
-};
+// The codecs' header (wire/header.h), so their headers go onto a Response as they are.
+using Header = wire::Header;
 
 struct Request {
   std::string method;  // "GET", "POST", ...
@@ -52,21 +53,11 @@ struct Response {
 };
 
 inline constexpr std::string_view kJson = "application/json";
-inline constexpr std::string_view kProblemJson = "application/problem+json";
 
 // Serialises `body` (invalid UTF-8 replaced, never throws) with `status`.
 Response json_response(int status, const nlohmann::json& body);
 
-// Field errors reported in one problem: a body with a million unknown fields must not draw an
-// answer several times its size. Beyond this, one last error says how many were left out.
-inline constexpr std::size_t kMaxReportedErrors = 20;
-
-// An RFC 9457 problem object: type (default "about:blank"), title (the status's reason phrase
-// when empty), status, detail, and `errors: [{field, message}]` when there are field errors —
-// the first kMaxReportedErrors, then {"field": "", "message": "N more errors not shown"}.
-nlohmann::json problem_json(int status, std::string_view detail,
-                            const std::vector<FieldError>& errors = {}, std::string_view title = {},
-                            std::string_view type = {});
+// A problem+json response (wire/problem_json.h: the one writer of the body).
 Response problem_response(int status, std::string_view detail,
                           const std::vector<FieldError>& errors = {}, std::string_view title = {},
                           std::string_view type = {});
@@ -76,9 +67,6 @@ Response status_response(const Status& status);
 
 // 429 with `detail` and Retry-After: `wait` in whole seconds, rounded up.
 Response too_many_requests(std::string_view detail, Micros wait);
-
-// "Bad Request" for 400, ... ("Unknown" for codes it does not know).
-std::string_view reason_phrase(int status);
 
 // Case-insensitive ASCII comparison of header names (the one in core/ascii.h).
 using ::sluice::iequals;

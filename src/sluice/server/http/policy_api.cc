@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "sluice/auth/authorize.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/policy/descriptors.h"
 #include "sluice/policy/document.h"
 #include "sluice/policy/history.h"
@@ -88,28 +89,28 @@ Status authorize_on_policy(const auth::User& caller, auth::Operation operation,
   return {status.code(), "policy " + std::string(name) + ": " + status.message()};
 }
 
-void AdminApi::list_policies(Exchange& exchange, const Principal& caller) {
+Status AdminApi::list_policies(Exchange& exchange, const Principal& caller) {
   const std::optional<std::string> app = exchange.request().query_param("app");
-  StatusOr<std::vector<Policy>> all =
-      policies_.list(app ? std::optional<std::string_view>(*app) : std::nullopt);
-  if (!all.ok()) return respond_error(exchange, all.status());
+  SLUICE_ASSIGN_OR_RETURN(
+      std::vector<Policy> all,
+      policies_.list(app ? std::optional<std::string_view>(*app) : std::nullopt));
   json list = json::array();
-  for (const Policy& p : *all) {
+  for (const Policy& p : all) {
     if (auth::can_read_policy(caller.user, p.apps)) list.push_back(policy::policy_to_json(p));
   }
-  exchange.respond(json_response(200, {{"policies", std::move(list)}}));
+  return respond_with(exchange, json_response(200, {{"policies", std::move(list)}}));
 }
 
-void AdminApi::decision_stats(Exchange& exchange, const Principal& caller) {
+Status AdminApi::decision_stats(Exchange& exchange, const Principal& caller) {
   const std::optional<std::string> app = exchange.request().query_param("app");
-  StatusOr<std::vector<Policy>> all =
-      policies_.list(app ? std::optional<std::string_view>(*app) : std::nullopt);
-  if (!all.ok()) return respond_error(exchange, all.status());
+  SLUICE_ASSIGN_OR_RETURN(
+      std::vector<Policy> all,
+      policies_.list(app ? std::optional<std::string_view>(*app) : std::nullopt));
   const auto counts = decisions_
                           ? decisions_->counts()
                           : std::map<std::string, service::DecisionMetrics::Counts, std::less<>>{};
   json policies = json::object();
-  for (const Policy& p : *all) {
+  for (const Policy& p : all) {
     if (!auth::can_read_policy(caller.user, p.apps)) continue;
     const auto it = counts.find(p.name);
     const service::DecisionMetrics::Counts c =
@@ -119,15 +120,16 @@ void AdminApi::decision_stats(Exchange& exchange, const Principal& caller) {
                         {"shadow_denied", c.shadow_denied},
                         {"degraded", c.degraded}};
   }
-  exchange.respond(json_response(200, {{"at", clock_.now()}, {"policies", std::move(policies)}}));
+  return respond_with(
+      exchange, json_response(200, {{"at", clock_.now()}, {"policies", std::move(policies)}}));
 }
 
-void AdminApi::policy_rates(Exchange& exchange, const Principal& caller) {
-  const std::optional<Policy> stored = stored_policy(exchange, caller, auth::Operation::kRead);
-  if (!stored) return;
+Status AdminApi::policy_rates(Exchange& exchange, const Principal& caller) {
+  SLUICE_ASSIGN_OR_RETURN(policy::Policy stored,
+                          stored_policy(exchange, caller, auth::Operation::kRead));
   json points = json::array();
   if (history_ != nullptr) {
-    for (const service::DecisionHistory::Point& p : history_->points(stored->name)) {
+    for (const service::DecisionHistory::Point& p : history_->points(stored.name)) {
       points.push_back({{"at", p.at},
                         {"allowed", p.allowed},
                         {"denied", p.denied},
@@ -135,35 +137,31 @@ void AdminApi::policy_rates(Exchange& exchange, const Principal& caller) {
                         {"degraded", p.degraded}});
     }
   }
-  exchange.respond(json_response(200, {{"policy", stored->name}, {"points", std::move(points)}}));
+  return respond_with(exchange,
+                      json_response(200, {{"policy", stored.name}, {"points", std::move(points)}}));
 }
 
-std::optional<Policy> AdminApi::stored_policy(Exchange& exchange, const Principal& caller,
-                                              auth::Operation operation) {
+StatusOr<Policy> AdminApi::stored_policy(const Exchange& exchange, const Principal& caller,
+                                         auth::Operation operation) {
   const std::string name(exchange.param("name"));
-  StatusOr<Policy> stored = policies_.get(name);
-  if (!stored.ok()) {
-    respond_error(exchange, stored.status());
-    return std::nullopt;
-  }
-  if (Status s = authorize_on_policy(caller.user, operation, name,
-                                     {.before = stored->apps, .after = stored->apps});
-      !s.ok()) {
-    respond_error(exchange, s);
-    return std::nullopt;
-  }
-  return std::move(*stored);
+  SLUICE_ASSIGN_OR_RETURN(Policy stored, policies_.get(name));
+  SLUICE_RETURN_IF_ERROR(authorize_on_policy(caller.user, operation, name,
+                                             {.before = stored.apps, .after = stored.apps}));
+  return stored;
 }
 
-void AdminApi::create_policy(Exchange& exchange, const Principal& caller) {
+Status AdminApi::create_policy(Exchange& exchange, const Principal& caller) {
   std::optional<Policy> wanted = read_policy(exchange);
-  if (!wanted) return;
+  if (!wanted) return already_answered();
   if (Status s =
           auth::authorize_policy(caller.user, auth::Operation::kCreate, {.after = wanted->apps});
       !s.ok()) {
-    return respond_error(exchange, named(s, wanted->name));
+    return named(s, wanted->name);
   }
-  if (Status s = check_descriptor_path(exchange, caller, *wanted); !s.ok()) return;
+  SLUICE_ASSIGN_OR_RETURN(const std::optional<FieldError> overlap,
+                          overlapping_descriptor_path(caller, *wanted));
+  if (overlap)
+    return respond_with(exchange, problem_response(400, "invalid policy document", {*overlap}));
   const std::string name = wanted->name;
   StatusOr<Policy> created = policies_.create(std::move(*wanted), caller.user.name);
   if (!created.ok()) {
@@ -173,30 +171,22 @@ void AdminApi::create_policy(Exchange& exchange, const Principal& caller) {
     if (created.status().code() == StatusCode::kAlreadyExists) {
       StatusOr<Policy> holder = policies_.get(name);
       if (holder.ok() && !auth::can_read_policy(caller.user, holder->apps)) {
-        return respond_error(exchange, name_not_available(name));
+        return name_not_available(name);
       }
     }
-    return respond_error(exchange, created.status());
+    return created.status();
   }
   policies_changed_();
   Response response = policy_response(201, *created);
   response.headers.push_back({"Location", "/v1/policies/" + created->name});
-  exchange.respond(std::move(response));
+  return respond_with(exchange, std::move(response));
 }
 
-Status AdminApi::check_descriptor_path(Exchange& exchange, const Principal& caller,
-                                       const Policy& wanted) {
-  if (caller.user.admin || !wanted.descriptors) return {};
-  StatusOr<std::vector<Policy>> stored = policies_.list(std::string_view("*"));
-  if (!stored.ok()) {
-    respond_error(exchange, stored.status());
-    return stored.status();
-  }
-  if (std::optional<FieldError> error = replaces_any_app_policy(caller.user, wanted, *stored)) {
-    exchange.respond(problem_response(400, "invalid policy document", {*error}));
-    return invalid_argument(error->message);
-  }
-  return {};
+StatusOr<std::optional<FieldError>> AdminApi::overlapping_descriptor_path(const Principal& caller,
+                                                                          const Policy& wanted) {
+  if (caller.user.admin || !wanted.descriptors) return std::optional<FieldError>();
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<Policy> stored, policies_.list(std::string_view("*")));
+  return replaces_any_app_policy(caller.user, wanted, stored);
 }
 
 Status name_not_available(std::string_view name) {
@@ -206,16 +196,16 @@ Status name_not_available(std::string_view name) {
               "choose another"};
 }
 
-void AdminApi::get_policy(Exchange& exchange, const Principal& caller) {
-  const std::optional<Policy> stored = stored_policy(exchange, caller, auth::Operation::kRead);
-  if (!stored) return;
-  exchange.respond(policy_response(200, *stored));
+Status AdminApi::get_policy(Exchange& exchange, const Principal& caller) {
+  SLUICE_ASSIGN_OR_RETURN(policy::Policy stored,
+                          stored_policy(exchange, caller, auth::Operation::kRead));
+  return respond_with(exchange, policy_response(200, stored));
 }
 
-void AdminApi::update_policy(Exchange& exchange, const Principal& caller) {
+Status AdminApi::update_policy(Exchange& exchange, const Principal& caller) {
   const std::string name(exchange.param("name"));
   std::optional<Policy> wanted = read_policy(exchange);
-  if (!wanted) return;
+  if (!wanted) return already_answered();
   std::vector<FieldError> errors;
   if (wanted->name != name) {
     errors.push_back({"name", "must be \"" + name + "\", the policy in the URL (no renaming)"});
@@ -226,80 +216,70 @@ void AdminApi::update_policy(Exchange& exchange, const Principal& caller) {
                       "concurrent change is refused instead of lost"});
   }
   if (!errors.empty()) {
-    return exchange.respond(problem_response(400, "invalid policy update", errors));
+    return respond_with(exchange, problem_response(400, "invalid policy update", errors));
   }
-  StatusOr<Policy> current = policies_.get(name);
-  if (!current.ok()) return respond_error(exchange, current.status());
-  if (Status s = authorize_on_policy(caller.user, auth::Operation::kUpdate, name,
-                                     {.before = current->apps, .after = wanted->apps});
-      !s.ok()) {
-    return respond_error(exchange, s);
-  }
+  SLUICE_ASSIGN_OR_RETURN(Policy current, policies_.get(name));
+  SLUICE_RETURN_IF_ERROR(authorize_on_policy(caller.user, auth::Operation::kUpdate, name,
+                                             {.before = current.apps, .after = wanted->apps}));
   const std::int64_t expected = wanted->version;
-  if (Status s = based_on_checked_version(*current, expected); !s.ok()) {
-    return respond_error(exchange, s);
-  }
-  if (Status s = check_descriptor_path(exchange, caller, *wanted); !s.ok()) return;
-  StatusOr<Policy> updated = policies_.update(std::move(*wanted), expected, caller.user.name);
-  if (!updated.ok()) return respond_error(exchange, updated.status());
+  SLUICE_RETURN_IF_ERROR(based_on_checked_version(current, expected));
+  SLUICE_ASSIGN_OR_RETURN(const std::optional<FieldError> overlap,
+                          overlapping_descriptor_path(caller, *wanted));
+  if (overlap)
+    return respond_with(exchange, problem_response(400, "invalid policy document", {*overlap}));
+  SLUICE_ASSIGN_OR_RETURN(Policy updated,
+                          policies_.update(std::move(*wanted), expected, caller.user.name));
   policies_changed_();
-  exchange.respond(policy_response(200, *updated));
+  return respond_with(exchange, policy_response(200, updated));
 }
 
-void AdminApi::delete_policy(Exchange& exchange, const Principal& caller) {
+Status AdminApi::delete_policy(Exchange& exchange, const Principal& caller) {
   std::optional<std::int64_t> expected;
   if (const std::optional<std::string> text = exchange.request().query_param("version")) {
     std::int64_t value = 0;
     const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
     if (ec != std::errc() || end != text->data() + text->size() || value <= 0) {
-      return exchange.respond(
-          problem_response(400, "invalid version", {{"version", "must be a positive integer"}}));
+      return respond_with(exchange, problem_response(400, "invalid version",
+                                                     {{"version", "must be a positive integer"}}));
     }
     expected = value;
   }
-  const std::optional<Policy> current = stored_policy(exchange, caller, auth::Operation::kDelete);
-  if (!current) return;
-  if (Status s = based_on_checked_version(*current, expected.value_or(current->version)); !s.ok()) {
-    return respond_error(exchange, s);
-  }
-  if (Status s =
-          policies_.remove(current->name, expected.value_or(current->version), caller.user.name);
-      !s.ok()) {
-    return respond_error(exchange, s);
-  }
+  SLUICE_ASSIGN_OR_RETURN(policy::Policy current,
+                          stored_policy(exchange, caller, auth::Operation::kDelete));
+  SLUICE_RETURN_IF_ERROR(based_on_checked_version(current, expected.value_or(current.version)));
+  SLUICE_RETURN_IF_ERROR(
+      policies_.remove(current.name, expected.value_or(current.version), caller.user.name));
   policies_changed_();
-  exchange.respond({.status = 204, .content_type = ""});
+  return respond_with(exchange, {.status = 204, .content_type = ""});
 }
 
-void AdminApi::policy_history(Exchange& exchange, const Principal& caller) {
+Status AdminApi::policy_history(Exchange& exchange, const Principal& caller) {
   const std::string name(exchange.param("name"));
-  StatusOr<std::vector<policy::PolicyChange>> history = policies_.history(name);
-  if (!history.ok()) return respond_error(exchange, history.status());
-  if (history->empty()) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<policy::PolicyChange> history, policies_.history(name));
+  if (history.empty()) {
     // The words of a missing policy, which an unreadable one gets too.
-    return respond_error(exchange, not_found("policy " + name + " not found"));
+    return not_found("policy " + name + " not found");
   }
   // Read permission follows the policy as it is now or, once deleted, as it last was.
   StatusOr<Policy> current = policies_.get(name);
   if (!current.ok() && current.status().code() != StatusCode::kNotFound) {
-    return respond_error(exchange, current.status());
+    return current.status();
   }
   const std::vector<std::string> apps =
-      current.ok() ? current->apps : policy::last_listed_apps(*history);
-  if (Status s = authorize_on_policy(caller.user, auth::Operation::kRead, name, {.before = apps});
-      !s.ok()) {
-    return respond_error(exchange, s);
-  }
+      current.ok() ? current->apps : policy::last_listed_apps(history);
+  SLUICE_RETURN_IF_ERROR(
+      authorize_on_policy(caller.user, auth::Operation::kRead, name, {.before = apps}));
   // Only the documents the caller may read: the name may have belonged to other apps before.
   const std::vector<policy::PolicyChange> readable =
-      policy::readable_changes(*history, [&](const std::vector<std::string>& listed) {
+      policy::readable_changes(history, [&](const std::vector<std::string>& listed) {
         return auth::can_read_policy(caller.user, listed);
       });
   json changes = json::array();
   for (const policy::PolicyChange& change : readable) {
     changes.push_back(policy::change_to_json(change));
   }
-  exchange.respond(json_response(200, {{"policy", name}, {"changes", std::move(changes)}}));
+  return respond_with(exchange,
+                      json_response(200, {{"policy", name}, {"changes", std::move(changes)}}));
 }
 
 }  // namespace sluice::http

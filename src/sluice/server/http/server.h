@@ -1,12 +1,12 @@
 // HttpServer: the HTTP/1.1 server under `sluice serve`, on Boost.Beast/Asio (pimpl: only
-// server.cc includes them). One io_context per I/O thread; one acceptor hands connections out
-// round-robin, and each connection then lives on one thread (no locks, no strands). Keep-alive,
-// Expect: 100-continue, limits on header and body size (431 / 413 with problem+json), an idle
-// timeout between requests and a read timeout per request, one memory budget for the request
-// bodies of all connections (max_buffered_body_bytes), a JSON access-log line per request
-// with its X-Request-Id (echoed or generated), and graceful shutdown: stop accepting, finish
-// in-flight requests, close idle connections. Optionally HTTPS (OpenSSL through Asio): TLS 1.2
-// and later, forward-secret AEAD ciphers, optional client certificates, and HSTS on every
+// server_impl.h and tls_context.h include them). One io_context per I/O thread; one acceptor
+// hands connections out round-robin, and each connection then lives on one thread (no locks, no
+// strands). Keep-alive, Expect: 100-continue, limits on header and body size (431 / 413 with
+// problem+json), an idle timeout between requests and a read timeout per request, one memory budget
+// for the request bodies of all connections (max_buffered_body_bytes), a JSON access-log line per
+// request with its X-Request-Id (echoed or generated), and graceful shutdown: stop accepting,
+// finish in-flight requests, close idle connections. Optionally HTTPS (OpenSSL through Asio):
+// TLS 1.2 and later, forward-secret AEAD ciphers, optional client certificates, and HSTS on every
 // response over TLS. Every response says X-Content-Type-Options: nosniff.
 #pragma once
 

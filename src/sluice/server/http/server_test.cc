@@ -961,10 +961,11 @@ class RedisServerTest : public ::testing::Test {
   }
 
   std::unique_ptr<store::RedisStore> make_store() {
-    StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::create(
+    StatusOr<std::unique_ptr<redis::Multiplexer>> client = redis::Multiplexer::create(
         {.host = "127.0.0.1", .port = redis_->port(), .command_timeout = 200 * kMicrosPerMilli});
     EXPECT_TRUE(client.ok());
-    return std::make_unique<store::RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)));
+    return std::make_unique<store::RedisStore>(
+        std::shared_ptr<redis::Multiplexer>(std::move(*client)));
   }
 
   std::unique_ptr<test::RedisServer> redis_;
@@ -1019,15 +1020,15 @@ TEST_F(RedisServerTest, DeadRedisMakesReadyz503AndDecisionsDegrade) {
 // A stalled Redis (paused for 3 s) holds no thread of the server: /healthz answers at once, and a
 // decision is answered by its failure mode at its store deadline, long before Redis wakes up.
 TEST_F(RedisServerTest, StalledRedisBlocksNoThreadAndDecisionsMeetTheirDeadline) {
-  StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::create(
+  StatusOr<std::unique_ptr<redis::Multiplexer>> client = redis::Multiplexer::create(
       {.host = "127.0.0.1", .port = redis_->port(), .command_timeout = 10 * kMicrosPerSecond});
   ASSERT_TRUE(client.ok());
-  store::RedisStore store(std::shared_ptr<redis::Client>(std::move(*client)));
+  store::RedisStore store(std::shared_ptr<redis::Multiplexer>(std::move(*client)));
   TestServer server(store, {.io_threads = 1}, {.store_timeout = 100 * kMicrosPerMilli});
   ASSERT_EQ(http_request(server.port(), "POST", "/v1/acquire", acquire_body("warm"))->status, 200);
 
-  StatusOr<std::unique_ptr<redis::Client>> sleeper =
-      redis::Client::create({.host = "127.0.0.1", .port = redis_->port()});
+  StatusOr<std::unique_ptr<redis::Multiplexer>> sleeper =
+      redis::Multiplexer::create({.host = "127.0.0.1", .port = redis_->port()});
   ASSERT_TRUE(sleeper.ok());
   // CLIENT PAUSE stalls every other client's commands as DEBUG SLEEP would, but answers its own
   // caller first: once it has answered, Redis is stalled, with no guessing how long to wait.
@@ -1052,15 +1053,15 @@ TEST_F(RedisServerTest, StalledRedisBlocksNoThreadAndDecisionsMeetTheirDeadline)
 // decision request gets 503 with Retry-After at once, while /healthz keeps answering and the
 // decisions in flight are answered when Redis wakes up.
 TEST_F(RedisServerTest, BeyondMaxPendingDecisionsASaturatedServerAnswers503WithRetryAfter) {
-  StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::create(
+  StatusOr<std::unique_ptr<redis::Multiplexer>> client = redis::Multiplexer::create(
       {.host = "127.0.0.1", .port = redis_->port(), .command_timeout = 30 * kMicrosPerSecond});
   ASSERT_TRUE(client.ok());
-  store::RedisStore store(std::shared_ptr<redis::Client>(std::move(*client)));
+  store::RedisStore store(std::shared_ptr<redis::Multiplexer>(std::move(*client)));
   TestServer server(store, {.io_threads = 1},
                     {.store_timeout = 30 * kMicrosPerSecond, .max_pending = 2});
   ASSERT_EQ(http_request(server.port(), "POST", "/v1/acquire", acquire_body("warm"))->status, 200);
-  StatusOr<std::unique_ptr<redis::Client>> pauser =
-      redis::Client::create({.host = "127.0.0.1", .port = redis_->port()});
+  StatusOr<std::unique_ptr<redis::Multiplexer>> pauser =
+      redis::Multiplexer::create({.host = "127.0.0.1", .port = redis_->port()});
   ASSERT_TRUE(pauser.ok());
   // WRITE mode stalls every script (EVALSHA) yet lets CLIENT UNPAUSE through.
   ASSERT_TRUE((*pauser)->command({"CLIENT", "PAUSE", "30000", "WRITE"}).ok());

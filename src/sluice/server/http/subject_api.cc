@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "sluice/auth/authorize.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/policy/document.h"
 #include "sluice/server/http/admin_api.h"
 #include "sluice/service/decision.h"
@@ -43,32 +44,29 @@ std::optional<std::int64_t> dry_run_cost(Exchange& exchange) {
 
 }  // namespace
 
-void AdminApi::peek_subject(Exchange& exchange, const Principal& caller) {
+Status AdminApi::peek_subject(Exchange& exchange, const Principal& caller) {
   const std::optional<std::int64_t> cost = dry_run_cost(exchange);
-  if (!cost) return;
-  const std::optional<policy::Policy> stored =
-      stored_policy(exchange, caller, auth::Operation::kRead);
-  if (!stored) return;
+  if (!cost) return already_answered();
+  SLUICE_ASSIGN_OR_RETURN(policy::Policy stored,
+                          stored_policy(exchange, caller, auth::Operation::kRead));
   const store::SubjectRef ref{
-      .policy = stored->name, .limits = stored->limits, .subject = exchange.param("key")};
-  if (Status s = store::validate_subject_ref(ref); !s.ok()) return respond_error(exchange, s);
+      .policy = stored.name, .limits = stored.limits, .subject = exchange.param("key")};
+  SLUICE_RETURN_IF_ERROR(store::validate_subject_ref(ref));
   // Three store calls, each consistent in itself; between them the state may move a little.
-  StatusOr<std::vector<algorithm::Verdict>> verdicts = store_.inspect(ref);
-  if (!verdicts.ok()) return respond_error(exchange, verdicts.status());
-  StatusOr<store::DryRun> run = store_.dry_run(ref, *cost);
-  if (!run.ok()) return respond_error(exchange, run.status());
-  StatusOr<std::vector<store::LimitLeases>> leases = store_.leases(ref, kListedLeases);
-  if (!leases.ok()) return respond_error(exchange, leases.status());
-  const bool may_release = authorize_on_policy(caller.user, auth::Operation::kUpdate, stored->name,
-                                               {.before = stored->apps, .after = stored->apps})
+  SLUICE_ASSIGN_OR_RETURN(std::vector<algorithm::Verdict> verdicts, store_.inspect(ref));
+  SLUICE_ASSIGN_OR_RETURN(store::DryRun run, store_.dry_run(ref, *cost));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<store::LimitLeases> leases,
+                          store_.leases(ref, kListedLeases));
+  const bool may_release = authorize_on_policy(caller.user, auth::Operation::kUpdate, stored.name,
+                                               {.before = stored.apps, .after = stored.apps})
                                .ok();
 
   json limits = json::array();
-  for (std::size_t i = 0; i < verdicts->size(); ++i) {
-    const algorithm::Verdict& v = (*verdicts)[i];
-    const algorithm::Verdict& would = run->limits[i];
+  for (std::size_t i = 0; i < verdicts.size(); ++i) {
+    const algorithm::Verdict& v = verdicts[i];
+    const algorithm::Verdict& would = run.limits[i];
     limits.push_back({{"index", i},
-                      {"algorithm", policy::limit_to_json(stored->limits[i])["algorithm"]},
+                      {"algorithm", policy::limit_to_json(stored.limits[i])["algorithm"]},
                       {"limit", v.limit},
                       {"remaining", v.remaining},
                       {"reset_after_ms", service::millis_rounded_up(v.reset_after)},
@@ -76,7 +74,7 @@ void AdminApi::peek_subject(Exchange& exchange, const Principal& caller) {
                       {"retry_after_ms", retry_after_ms(would)},
                       {"never", !would.allowed && !would.retry_after}});
   }
-  for (const store::LimitLeases& held : *leases) {
+  for (const store::LimitLeases& held : leases) {
     json listed = json::array();
     for (const store::HeldLease& lease : held.leases) {
       listed.push_back({{"id", may_release ? lease.id : lease.id.substr(0, kShortLeaseId)},
@@ -88,84 +86,80 @@ void AdminApi::peek_subject(Exchange& exchange, const Principal& caller) {
     limit["leased_units"] = held.units;
     limit["leases"] = std::move(listed);
   }
-  algorithm::Verdict decided = run->policy.verdict;
+  algorithm::Verdict decided = run.policy.verdict;
   json penalty = nullptr;
-  if (stored->penalty) {
+  if (stored.penalty) {
     store::SubjectRef boxed = ref;
-    boxed.penalty = &*stored->penalty;
-    StatusOr<store::PenaltyStatus> box = store_.penalty(boxed);
-    if (!box.ok()) return respond_error(exchange, box.status());
+    boxed.penalty = &*stored.penalty;
+    SLUICE_ASSIGN_OR_RETURN(store::PenaltyStatus box, store_.penalty(boxed));
     penalty = {
-        {"blocked", box->blocked_until.has_value()},
-        {"blocked_until", box->blocked_until ? json(service::millis_rounded_up(*box->blocked_until))
-                                             : json(nullptr)},
+        {"blocked", box.blocked_until.has_value()},
+        {"blocked_until",
+         box.blocked_until ? json(service::millis_rounded_up(*box.blocked_until)) : json(nullptr)},
         {"blocked_for_ms",
-         box->blocked_for ? json(service::millis_rounded_up(*box->blocked_for)) : json(nullptr)},
-        {"blocks", box->blocks},
-        {"strikes", box->strikes},
-        {"after", stored->penalty->after},
+         box.blocked_for ? json(service::millis_rounded_up(*box.blocked_for)) : json(nullptr)},
+        {"blocks", box.blocks},
+        {"strikes", box.strikes},
+        {"after", stored.penalty->after},
         {"may_lift", may_release}};
     // An acquire now would meet the block (algorithm/penalty.h deny_for_block): so does the run.
-    if (box->blocked_until) {
-      algorithm::deny_for_block(decided, *box->blocked_until,
-                                *box->blocked_until - *box->blocked_for);
+    if (box.blocked_until) {
+      algorithm::deny_for_block(decided, *box.blocked_until, *box.blocked_until - *box.blocked_for);
     }
   }
   json dry_run = {{"cost", *cost},
                   {"allowed", decided.allowed},
                   {"retry_after_ms", retry_after_ms(decided)},
                   {"never", !decided.allowed && !decided.retry_after},
-                  {"limit_index", run->policy.limit_index}};
-  json answer = {{"policy", stored->name},
+                  {"limit_index", run.policy.limit_index}};
+  json answer = {{"policy", stored.name},
                  {"key", ref.subject},
                  {"limits", std::move(limits)},
                  {"dry_run", std::move(dry_run)},
                  {"leases_full_ids", may_release}};
   if (!penalty.is_null()) answer["penalty"] = std::move(penalty);  // policies with a penalty box
-  exchange.respond(json_response(200, std::move(answer)));
+  return respond_with(exchange, json_response(200, std::move(answer)));
 }
 
-void AdminApi::lift_subject_penalty(Exchange& exchange, const Principal& caller) {
-  const std::optional<policy::Policy> stored =
-      stored_policy(exchange, caller, auth::Operation::kUpdate);
-  if (!stored) return;
-  if (!stored->penalty) {
-    return exchange.respond(problem_response(
-        409, "policy \"" + stored->name + "\" has no penalty box: nothing to lift"));
+Status AdminApi::lift_subject_penalty(Exchange& exchange, const Principal& caller) {
+  SLUICE_ASSIGN_OR_RETURN(policy::Policy stored,
+                          stored_policy(exchange, caller, auth::Operation::kUpdate));
+  if (!stored.penalty) {
+    return respond_with(
+        exchange, problem_response(
+                      409, "policy \"" + stored.name + "\" has no penalty box: nothing to lift"));
   }
-  const store::SubjectRef ref{.policy = stored->name,
-                              .limits = stored->limits,
+  const store::SubjectRef ref{.policy = stored.name,
+                              .limits = stored.limits,
                               .subject = exchange.param("key"),
-                              .penalty = &*stored->penalty};
-  if (Status s = store::validate_subject_ref(ref); !s.ok()) return respond_error(exchange, s);
-  StatusOr<bool> lifted = store_.lift_penalty(ref);
-  if (!lifted.ok()) return respond_error(exchange, lifted.status());
+                              .penalty = &*stored.penalty};
+  SLUICE_RETURN_IF_ERROR(store::validate_subject_ref(ref));
+  SLUICE_ASSIGN_OR_RETURN(bool lifted, store_.lift_penalty(ref));
   if (subject_cleared_) subject_cleared_(ref.policy, ref.subject);
-  exchange.respond(json_response(200, {{"lifted", *lifted}}));
+  return respond_with(exchange, json_response(200, {{"lifted", lifted}}));
 }
 
-void AdminApi::reset_subject(Exchange& exchange, const Principal& caller) {
-  const std::optional<policy::Policy> stored =
-      stored_policy(exchange, caller, auth::Operation::kUpdate);
-  if (!stored) return;
+Status AdminApi::reset_subject(Exchange& exchange, const Principal& caller) {
+  SLUICE_ASSIGN_OR_RETURN(policy::Policy stored,
+                          stored_policy(exchange, caller, auth::Operation::kUpdate));
   const store::SubjectRef ref{
-      .policy = stored->name, .limits = stored->limits, .subject = exchange.param("key")};
-  if (Status s = store::validate_subject_ref(ref); !s.ok()) return respond_error(exchange, s);
-  if (Status s = store_.reset(ref); !s.ok()) return respond_error(exchange, s);
+      .policy = stored.name, .limits = stored.limits, .subject = exchange.param("key")};
+  SLUICE_RETURN_IF_ERROR(store::validate_subject_ref(ref));
+  SLUICE_RETURN_IF_ERROR(store_.reset(ref));
   if (subject_cleared_) subject_cleared_(ref.policy, ref.subject);
-  exchange.respond({.status = 204, .content_type = ""});
+  return respond_with(exchange, {.status = 204, .content_type = ""});
 }
 
-void AdminApi::release_subject_lease(Exchange& exchange, const Principal& caller) {
-  const std::optional<policy::Policy> stored =
-      stored_policy(exchange, caller, auth::Operation::kUpdate);
-  if (!stored) return;
+Status AdminApi::release_subject_lease(Exchange& exchange, const Principal& caller) {
+  SLUICE_ASSIGN_OR_RETURN(policy::Policy stored,
+                          stored_policy(exchange, caller, auth::Operation::kUpdate));
   const store::SubjectRef ref{
-      .policy = stored->name, .limits = stored->limits, .subject = exchange.param("key")};
-  if (Status s = store::validate_subject_ref(ref); !s.ok()) return respond_error(exchange, s);
-  StatusOr<bool> released = store_.release(ref, exchange.param("lease"));
-  if (!released.ok()) return respond_error(exchange, released.status());
-  exchange.respond(json_response(200, {{"released", *released}}));
+      .policy = stored.name, .limits = stored.limits, .subject = exchange.param("key")};
+  SLUICE_RETURN_IF_ERROR(store::validate_subject_ref(ref));
+  SLUICE_ASSIGN_OR_RETURN(
+      bool released,
+      store::lease_now(store_, ref, store::LeaseOperation::kRelease, exchange.param("lease")));
+  return respond_with(exchange, json_response(200, {{"released", released}}));
 }
 
 }  // namespace sluice::http

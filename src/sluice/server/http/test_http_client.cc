@@ -11,6 +11,8 @@
 #include <cstring>
 #include <utility>
 
+#include "sluice/core/status_macros.h"
+
 namespace sluice::test {
 
 std::optional<std::string> RawResponse::header(std::string_view name) const {
@@ -21,9 +23,8 @@ std::optional<std::string> RawResponse::header(std::string_view name) const {
 }
 
 StatusOr<RawConnection> RawConnection::open(std::uint16_t port, std::uint8_t source_host) {
-  StatusOr<RawConnection> connection = unconnected(source_host);
-  if (!connection.ok()) return connection.status();
-  if (Status status = connection->connect(port); !status.ok()) return status;
+  SLUICE_ASSIGN_OR_RETURN(RawConnection connection, unconnected(source_host));
+  SLUICE_RETURN_IF_ERROR(connection.connect(port));
   return connection;
 }
 
@@ -173,13 +174,9 @@ std::string format_request(std::string_view method, std::string_view target, std
 StatusOr<RawResponse> http_request(std::uint16_t port, std::string_view method,
                                    std::string_view target, std::string_view body,
                                    const std::vector<http::Header>& headers) {
-  StatusOr<RawConnection> connection = RawConnection::open(port);
-  if (!connection.ok()) return connection.status();
-  if (Status status = connection->send(format_request(method, target, body, headers));
-      !status.ok()) {
-    return status;
-  }
-  return connection->read();
+  SLUICE_ASSIGN_OR_RETURN(RawConnection connection, RawConnection::open(port));
+  SLUICE_RETURN_IF_ERROR(connection.send(format_request(method, target, body, headers)));
+  return connection.read();
 }
 
 }  // namespace sluice::test

@@ -30,6 +30,7 @@
 #include <utility>  // before Asio: Boost 1.74 uses std::exchange without it (GCC 12)
 #include <vector>
 
+#include "sluice/core/status_macros.h"
 #include "sluice/server/net/listener.h"
 #include "sluice/status.h"
 #include "sluice/time.h"
@@ -77,9 +78,9 @@ class IoWorkers {
       worker->sweep.emplace(worker->io);
       workers_.push_back(std::move(worker));
     }
-    StatusOr<tcp::acceptor> listening = open_listener(workers_[0]->io, host, port, setting);
-    if (!listening.ok()) return listening.status();
-    acceptor_.emplace(std::move(*listening));
+    SLUICE_ASSIGN_OR_RETURN(tcp::acceptor listening,
+                            open_listener(workers_[0]->io, host, port, setting));
+    acceptor_.emplace(std::move(listening));
     boost::system::error_code ec;
     port_ = acceptor_->local_endpoint(ec).port();
     accept_retry_.emplace(workers_[0]->io);

@@ -60,10 +60,25 @@ class MemoryStore final : public Store {
   MemoryStore(const MemoryStore&) = delete;
   MemoryStore& operator=(const MemoryStore&) = delete;
 
-  StatusOr<Decision> acquire(const SubjectRef& ref, std::int64_t cost) override;
-  StatusOr<bool> release(const SubjectRef& ref, std::string_view lease) override;
-  StatusOr<bool> renew(const SubjectRef& ref, std::string_view lease) override;
-  StatusOr<Decision> apply_quota(const SubjectRef& ref, const QuotaRequest& request) override;
+  // The decision port: answered inline (before the call returns), by the calls below.
+  void acquire(const SubjectRef& ref, std::int64_t cost, Done done) override {
+    done(acquire(ref, cost));
+  }
+  void lease(const SubjectRef& ref, LeaseOperation operation, std::string_view lease,
+             LeaseDone done) override {
+    done(operation == LeaseOperation::kRelease ? release(ref, lease) : renew(ref, lease));
+  }
+  void apply_quota(const SubjectRef& ref, const QuotaRequest& request, Done done) override {
+    done(apply_quota(ref, request));
+  }
+
+  // The same operations answered as values: the memory store decides on the calling thread.
+  StatusOr<Decision> acquire(const SubjectRef& ref, std::int64_t cost);
+  StatusOr<bool> release(const SubjectRef& ref, std::string_view lease);
+  StatusOr<bool> renew(const SubjectRef& ref, std::string_view lease);
+  StatusOr<Decision> apply_quota(const SubjectRef& ref, const QuotaRequest& request);
+
+  // The admin inspector.
   StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) override;
   Status reset(const SubjectRef& ref) override;
   StatusOr<DryRun> dry_run(const SubjectRef& ref, std::int64_t cost) override;

@@ -32,8 +32,8 @@ struct ClusterRouter::Command {
   int retries = 0;
 };
 
-ClusterRouter::ClusterRouter(asio::io_context& io, const ClientOptions& options, Counters& counters,
-                             FailLater fail_later, asio::ssl::context* tls)
+ClusterRouter::ClusterRouter(asio::io_context& io, const MultiplexerOptions& options,
+                             Counters& counters, FailLater fail_later, asio::ssl::context* tls)
     : io_(io),
       options_(options),
       counters_(counters),
@@ -57,7 +57,7 @@ NodePool* ClusterRouter::pool_at(const NodeAddress& address) {
   }
   std::unique_ptr<NodePool>& pool = pools_[address];
   if (!pool) {
-    ClientOptions node = options_;
+    MultiplexerOptions node = options_;
     node.host = address.host;
     node.port = address.port;
     node.cluster_seeds.clear();

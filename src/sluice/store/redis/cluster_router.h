@@ -39,7 +39,7 @@ class ClusterRouter {
   // `fail_later` completes a command that never reached a connection without running its
   // callback inside the submitting call.
   using FailLater = std::function<void(Completion, Status)>;
-  ClusterRouter(asio::io_context& io, const ClientOptions& options, Counters& counters,
+  ClusterRouter(asio::io_context& io, const MultiplexerOptions& options, Counters& counters,
                 FailLater fail_later, asio::ssl::context* tls = nullptr);
 
   ClusterRouter(const ClusterRouter&) = delete;
@@ -76,7 +76,7 @@ class ClusterRouter {
   void install(const std::vector<SlotRange>& ranges);
 
   asio::io_context& io_;
-  const ClientOptions& options_;
+  const MultiplexerOptions& options_;
   Counters& counters_;
   const FailLater fail_later_;
   asio::ssl::context* const tls_;

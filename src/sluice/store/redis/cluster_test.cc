@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "sluice/core/key.h"
-#include "sluice/store/redis/client.h"
 #include "sluice/store/redis/hash_slot.h"
+#include "sluice/store/redis/multiplexer.h"
 #include "sluice/store/redis/redis_store.h"
 #include "testing/eventually.h"
 #include "testing/redis_cluster.h"
@@ -45,21 +45,22 @@ std::unique_ptr<RedisCluster> start_cluster(int replicas_per_master = 1) {
   return cluster.ok() ? std::move(*cluster) : nullptr;
 }
 
-std::shared_ptr<redis::Client> cluster_client(const std::string& url,
-                                              redis::ClientOptions base = {}) {
-  StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::open(url, std::move(base));
+std::shared_ptr<redis::Multiplexer> cluster_client(const std::string& url,
+                                                   redis::MultiplexerOptions base = {}) {
+  StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+      redis::Multiplexer::open(url, std::move(base));
   EXPECT_TRUE(client.ok()) << client.status().to_string();
-  return client.ok() ? std::shared_ptr<redis::Client>(std::move(*client)) : nullptr;
+  return client.ok() ? std::shared_ptr<redis::Multiplexer>(std::move(*client)) : nullptr;
 }
 
-Reply run(redis::Client& client, std::vector<std::string> args) {
+Reply run(redis::Multiplexer& client, std::vector<std::string> args) {
   StatusOr<Reply> reply = client.command(std::move(args));
   if (reply.ok()) return std::move(*reply);
   ADD_FAILURE() << reply.status().to_string();
   return Reply::error("(call failed) " + reply.status().to_string());
 }
 
-Reply run_on_key(redis::Client& client, std::vector<std::string> args) {
+Reply run_on_key(redis::Multiplexer& client, std::vector<std::string> args) {
   StatusOr<Reply> reply = client.execute({.args = std::move(args), .key_index = 1});
   if (reply.ok()) return std::move(*reply);
   ADD_FAILURE() << reply.status().to_string();
@@ -100,7 +101,7 @@ class RedisClusterTest : public ::testing::Test {
 RedisCluster* RedisClusterTest::cluster_ = nullptr;
 
 TEST_F(RedisClusterTest, KeySlotsAgreeWithClusterKeyslotOnRandomKeys) {
-  std::shared_ptr<redis::Client> client = cluster_client(cluster_->url());
+  std::shared_ptr<redis::Multiplexer> client = cluster_client(cluster_->url());
   ASSERT_NE(client, nullptr);
   std::mt19937_64 random(20261124);
   std::uniform_int_distribution<int> length(0, 24);
@@ -117,7 +118,7 @@ TEST_F(RedisClusterTest, KeySlotsAgreeWithClusterKeyslotOnRandomKeys) {
 }
 
 TEST_F(RedisClusterTest, OneSeedIsEnoughToReachEveryMaster) {
-  std::shared_ptr<redis::Client> client = cluster_client(cluster_->url_with_one_seed());
+  std::shared_ptr<redis::Multiplexer> client = cluster_client(cluster_->url_with_one_seed());
   ASSERT_NE(client, nullptr);
   for (int i = 0; i < 300; ++i) {
     const std::string key = "k" + std::to_string(i);
@@ -140,7 +141,7 @@ TEST_F(RedisClusterTest, OneSeedIsEnoughToReachEveryMaster) {
 }
 
 TEST_F(RedisClusterTest, FollowsAskDuringASlotMigrationAndMovedAfterIt) {
-  std::shared_ptr<redis::Client> client = cluster_client(cluster_->url());
+  std::shared_ptr<redis::Multiplexer> client = cluster_client(cluster_->url());
   ASSERT_NE(client, nullptr);
   // Two keys of one slot: "{m}a" will have moved to the target, "{m}b" not yet.
   const std::string moved_key = "{m}a";
@@ -222,7 +223,7 @@ TEST_F(RedisClusterTest, FollowsAskDuringASlotMigrationAndMovedAfterIt) {
 }
 
 TEST_F(RedisClusterTest, ScriptsAreReloadedPerNodeAfterScriptFlush) {
-  std::shared_ptr<redis::Client> client = cluster_client(cluster_->url());
+  std::shared_ptr<redis::Multiplexer> client = cluster_client(cluster_->url());
   ASSERT_NE(client, nullptr);
   const redis::Script script("return redis.call('INCR', KEYS[1])");
   // Keys on every master, so every node's cache is exercised.
@@ -241,7 +242,7 @@ TEST_F(RedisClusterTest, ScriptsAreReloadedPerNodeAfterScriptFlush) {
 }
 
 TEST_F(RedisClusterTest, MultiLimitDecisionsOverManySubjectsAreExactAndNeverCrossSlots) {
-  std::shared_ptr<redis::Client> client = cluster_client(cluster_->url());
+  std::shared_ptr<redis::Multiplexer> client = cluster_client(cluster_->url());
   ASSERT_NE(client, nullptr);
   RedisStore store(client);
   const std::vector<algorithm::Limit> limits = {
@@ -259,7 +260,7 @@ TEST_F(RedisClusterTest, MultiLimitDecisionsOverManySubjectsAreExactAndNeverCros
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     for (int s = 0; s < kSubjects; ++s) {
       const std::string subject = "user" + std::to_string(s);
-      store.acquire_async(ref(limits, subject), 1, [&](StatusOr<Decision> decision) {
+      store.acquire(ref(limits, subject), 1, [&](StatusOr<Decision> decision) {
         if (!decision.ok()) {
           std::lock_guard lock(mu);
           if (errors++ == 0) first_error = decision.status().to_string();
@@ -286,7 +287,7 @@ TEST_F(RedisClusterTest, MultiLimitDecisionsOverManySubjectsAreExactAndNeverCros
 }
 
 TEST_F(RedisClusterTest, ThreadsRacingOnOneKeyAdmitExactlyTheLimit) {
-  std::shared_ptr<redis::Client> client = cluster_client(cluster_->url());
+  std::shared_ptr<redis::Multiplexer> client = cluster_client(cluster_->url());
   ASSERT_NE(client, nullptr);
   RedisStore store(client);
   const std::vector<algorithm::Limit> limits = {
@@ -297,7 +298,7 @@ TEST_F(RedisClusterTest, ThreadsRacingOnOneKeyAdmitExactlyTheLimit) {
   for (int t = 0; t < 16; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 40; ++i) {
-        StatusOr<Decision> decision = store.acquire(ref(limits, "hot"), 1);
+        StatusOr<Decision> decision = store::acquire_now(store, ref(limits, "hot"), 1);
         if (!decision.ok()) {
           ++errors;
         } else if (decision->verdict.allowed) {
@@ -312,14 +313,14 @@ TEST_F(RedisClusterTest, ThreadsRacingOnOneKeyAdmitExactlyTheLimit) {
 }
 
 TEST_F(RedisClusterTest, EveryKeyExpiresOnEveryMaster) {
-  std::shared_ptr<redis::Client> client = cluster_client(cluster_->url());
+  std::shared_ptr<redis::Multiplexer> client = cluster_client(cluster_->url());
   ASSERT_NE(client, nullptr);
   RedisStore store(client);
   const std::vector<algorithm::Limit> limits = {
       algorithm::Gcra{.rate = 10, .period = kMicrosPerHour, .burst = 10},
       algorithm::SlidingWindow{.limit = 5, .window = 10 * kMicrosPerSecond}};
   for (int s = 0; s < 60; ++s) {
-    ASSERT_TRUE(store.acquire(ref(limits, "s" + std::to_string(s)), 1).ok());
+    ASSERT_TRUE(store::acquire_now(store, ref(limits, "s" + std::to_string(s)), 1).ok());
   }
   int keys = 0;
   for (std::size_t i = 0; i < cluster_->nodes().size(); ++i) {
@@ -348,7 +349,7 @@ TEST(RedisClusterTlsTest, DecidesOverTlsOnEveryMaster) {
   StatusOr<std::unique_ptr<RedisCluster>> cluster =
       RedisCluster::start({.masters = 3, .replicas_per_master = 0, .tls = &*certificates});
   ASSERT_TRUE(cluster.ok()) << cluster.status().to_string();
-  std::shared_ptr<redis::Client> client = cluster_client((*cluster)->tls_url());
+  std::shared_ptr<redis::Multiplexer> client = cluster_client((*cluster)->tls_url());
   ASSERT_NE(client, nullptr);
   RedisStore store(client);
   const std::vector<algorithm::Limit> limits = {
@@ -356,7 +357,8 @@ TEST(RedisClusterTlsTest, DecidesOverTlsOnEveryMaster) {
   int allowed = 0;
   for (int attempt = 0; attempt < 3; ++attempt) {
     for (int s = 0; s < 50; ++s) {
-      StatusOr<Decision> decision = store.acquire(ref(limits, "tls" + std::to_string(s)), 1);
+      StatusOr<Decision> decision =
+          store::acquire_now(store, ref(limits, "tls" + std::to_string(s)), 1);
       ASSERT_TRUE(decision.ok()) << decision.status().to_string();
       if (decision->verdict.allowed) ++allowed;
     }
@@ -396,7 +398,7 @@ class Load {
       threads_.emplace_back([this, t, subjects] {
         for (int i = t; !stop_.load(std::memory_order_relaxed); i += 7) {
           const int s = i % subjects;
-          StatusOr<Decision> decision = store_.acquire(ref(limits_, subject(s)), 1);
+          StatusOr<Decision> decision = store::acquire_now(store_, ref(limits_, subject(s)), 1);
           std::lock_guard lock(mu_);
           Outcome& outcome = outcomes_[static_cast<std::size_t>(s)];
           if (!decision.ok()) {
@@ -449,7 +451,7 @@ class Load {
 TEST(RedisClusterReshardTest, SlotsMovedUnderLoadGiveNoWrongAnswerAndNoOverGrant) {
   std::unique_ptr<RedisCluster> cluster = start_cluster(/*replicas_per_master=*/0);
   ASSERT_NE(cluster, nullptr);
-  std::shared_ptr<redis::Client> client = cluster_client(cluster->url());
+  std::shared_ptr<redis::Multiplexer> client = cluster_client(cluster->url());
   ASSERT_NE(client, nullptr);
   RedisStore store(client);
   // Two limits per subject, so a half-migrated subject would need both keys on one node.
@@ -518,7 +520,7 @@ TEST(RedisClusterFailoverTest, AKilledMastersSlotsFailOverWhileOtherSlotsNeverDe
   ASSERT_TRUE(started.ok()) << started.status().to_string();
   std::unique_ptr<RedisCluster> cluster = std::move(*started);
   ASSERT_NE(cluster, nullptr);
-  std::shared_ptr<redis::Client> client =
+  std::shared_ptr<redis::Multiplexer> client =
       cluster_client(cluster->url(), {.command_timeout = 500 * kMicrosPerMilli});
   ASSERT_NE(client, nullptr);
   RedisStore store(client);
@@ -600,7 +602,8 @@ TEST(RedisClusterFailoverTest, AKilledMastersSlotsFailOverWhileOtherSlotsNeverDe
   for (int t = 0; t < 8; ++t) {
     racers.emplace_back([&] {
       for (int i = 0; i < 20; ++i) {
-        StatusOr<Decision> decision = store.acquire(ref(tight, hot, "cluster.after"), 1);
+        StatusOr<Decision> decision =
+            store::acquire_now(store, ref(tight, hot, "cluster.after"), 1);
         if (!decision.ok()) {
           ++errors;
         } else if (decision->verdict.allowed) {

@@ -37,7 +37,7 @@
 
 #include "sluice/core/waiter.h"
 #include "sluice/status.h"
-#include "sluice/store/redis/client.h"
+#include "sluice/store/redis/multiplexer.h"
 #include "sluice/store/redis/resp.h"
 
 namespace sluice::redis::internal {
@@ -65,6 +65,10 @@ struct Counters {
   std::atomic<std::uint64_t> retries{0};        // TRYAGAIN / CLUSTERDOWN waited out
   std::atomic<std::uint64_t> map_refreshes{0};  // topology reads (CLUSTER SHARDS / SLOTS)
 };
+
+// Asio's duration for a time in microseconds; a time as errors show it ("250ms", "1500us").
+std::chrono::microseconds micros(Micros value);
+std::string millis_text(Micros value);
 
 inline void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by = 1) {
   counter.fetch_add(by, std::memory_order_relaxed);
@@ -99,8 +103,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   // `tls`: when not null, every connection attempt runs a TLS handshake (verifying the server's
   // certificate for options.tls.server_name, or the host) before AUTH/SELECT.
-  Connection(asio::io_context& io, const ClientOptions& options, Counters& counters, unsigned seed,
-             asio::ssl::context* tls = nullptr)
+  Connection(asio::io_context& io, const MultiplexerOptions& options, Counters& counters,
+             unsigned seed, asio::ssl::context* tls = nullptr)
       : options_(options),
         tls_context_(tls),
         counters_(counters),
@@ -207,7 +211,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using IoHandler = std::function<void(const boost::system::error_code&, std::size_t)>;
   void write_all(asio::const_buffer bytes, IoHandler handler);
 
-  const ClientOptions& options_;
+  const MultiplexerOptions& options_;
   asio::ssl::context* const tls_context_;
   // A new stream per connection attempt (TLS state does not survive a reconnect); handlers keep
   // their own reference, so one torn down with operations pending stays alive until they end.

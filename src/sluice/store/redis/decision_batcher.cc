@@ -34,7 +34,7 @@ void deliver(EntryType* entry, StatusOr<std::string> result) {
 
 }  // namespace
 
-DecisionBatcher::DecisionBatcher(std::shared_ptr<redis::Client> client, redis::Script script,
+DecisionBatcher::DecisionBatcher(std::shared_ptr<redis::Multiplexer> client, redis::Script script,
                                  DecisionBatcherOptions options)
     : client_(std::move(client)), script_(std::move(script)), options_(options) {}
 

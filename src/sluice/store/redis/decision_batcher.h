@@ -35,7 +35,7 @@
 
 #include "sluice/core/clock.h"
 #include "sluice/status.h"
-#include "sluice/store/redis/client.h"
+#include "sluice/store/redis/multiplexer.h"
 
 namespace sluice::store {
 
@@ -55,7 +55,7 @@ struct DecisionBatchStats {
 
 class DecisionBatcher {
  public:
-  DecisionBatcher(std::shared_ptr<redis::Client> client, redis::Script script,
+  DecisionBatcher(std::shared_ptr<redis::Multiplexer> client, redis::Script script,
                   DecisionBatcherOptions options);
 
   DecisionBatcher(const DecisionBatcher&) = delete;
@@ -91,7 +91,7 @@ class DecisionBatcher {
   // further call, if one is allowed and it pays (decision_batcher.cc).
   void send_early(std::size_t answered);
 
-  const std::shared_ptr<redis::Client> client_;
+  const std::shared_ptr<redis::Multiplexer> client_;
   const redis::Script script_;
   const DecisionBatcherOptions options_;
 

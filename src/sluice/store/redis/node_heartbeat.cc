@@ -26,7 +26,7 @@ const redis::Script& heartbeat_script(bool pinned_time) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<NodeHeartbeat>> NodeHeartbeat::create(redis::Client& client,
+StatusOr<std::unique_ptr<NodeHeartbeat>> NodeHeartbeat::create(redis::Multiplexer& client,
                                                                NodeHeartbeatOptions options) {
   if (options.node_id.empty() || options.node_id.size() > 256) {
     return invalid_argument("node_id: must be 1 to 256 bytes");

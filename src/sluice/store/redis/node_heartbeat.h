@@ -14,7 +14,7 @@
 
 #include "sluice/core/clock.h"
 #include "sluice/status.h"
-#include "sluice/store/redis/client.h"
+#include "sluice/store/redis/multiplexer.h"
 
 namespace sluice::store {
 
@@ -33,7 +33,7 @@ struct NodeHeartbeatOptions {
 class NodeHeartbeat {
  public:
   // `client` must outlive the heartbeat. InvalidArgument for an empty id or a TTL under 1 ms.
-  static StatusOr<std::unique_ptr<NodeHeartbeat>> create(redis::Client& client,
+  static StatusOr<std::unique_ptr<NodeHeartbeat>> create(redis::Multiplexer& client,
                                                          NodeHeartbeatOptions options);
 
   // Registers this node for `ttl` and reads the live count (blocking: not on a Redis I/O thread).
@@ -49,11 +49,11 @@ class NodeHeartbeat {
   const NodeHeartbeatOptions& options() const { return options_; }
 
  private:
-  NodeHeartbeat(redis::Client& client, NodeHeartbeatOptions options)
+  NodeHeartbeat(redis::Multiplexer& client, NodeHeartbeatOptions options)
       : client_(client), options_(std::move(options)) {}
   StatusOr<std::size_t> call(bool beat);
 
-  redis::Client& client_;
+  redis::Multiplexer& client_;
   NodeHeartbeatOptions options_;
   std::atomic<std::size_t> live_{0};
 };

@@ -25,10 +25,10 @@ class NodeHeartbeatTest : public testing::Test {
     StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start();
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(*server);
-    StatusOr<std::unique_ptr<redis::Client>> client =
-        redis::Client::create({.port = server_->port(), .connect_timeout = 200 * kMicrosPerMilli});
+    StatusOr<std::unique_ptr<redis::Multiplexer>> client = redis::Multiplexer::create(
+        {.port = server_->port(), .connect_timeout = 200 * kMicrosPerMilli});
     ASSERT_TRUE(client.ok()) << client.status().to_string();
-    client_ = std::shared_ptr<redis::Client>(std::move(*client));
+    client_ = std::shared_ptr<redis::Multiplexer>(std::move(*client));
   }
 
   std::unique_ptr<NodeHeartbeat> node(std::string id) {
@@ -40,7 +40,7 @@ class NodeHeartbeatTest : public testing::Test {
 
   ManualClock clock_{kEpoch};
   std::unique_ptr<test::RedisServer> server_;
-  std::shared_ptr<redis::Client> client_;
+  std::shared_ptr<redis::Multiplexer> client_;
 };
 
 TEST_F(NodeHeartbeatTest, CountsNodesWhileTheyBeatAndDropsThemOneTtlAfterTheLastBeat) {
@@ -109,7 +109,8 @@ TEST(NodeHeartbeatClusterTest, CountsNodesOnARedisCluster) {
   StatusOr<std::unique_ptr<test::RedisCluster>> cluster =
       test::RedisCluster::start({.masters = 3, .replicas_per_master = 0});
   ASSERT_TRUE(cluster.ok()) << cluster.status().to_string();
-  StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::open((*cluster)->url());
+  StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+      redis::Multiplexer::open((*cluster)->url());
   ASSERT_TRUE(client.ok()) << client.status().to_string();
   StatusOr<std::unique_ptr<NodeHeartbeat>> a = NodeHeartbeat::create(**client, {.node_id = "a"});
   StatusOr<std::unique_ptr<NodeHeartbeat>> b = NodeHeartbeat::create(**client, {.node_id = "b"});

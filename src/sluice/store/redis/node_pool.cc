@@ -4,7 +4,7 @@
 
 namespace sluice::redis::internal {
 
-NodePool::NodePool(asio::io_context& io, ClientOptions options, Counters& counters,
+NodePool::NodePool(asio::io_context& io, MultiplexerOptions options, Counters& counters,
                    asio::ssl::context* tls)
     : options_(std::move(options)), name_(options_.host + ":" + std::to_string(options_.port)) {
   std::random_device seeds;

@@ -17,7 +17,7 @@ class NodePool {
  public:
   // Starts `options.connections` connections to options.host:options.port, through TLS when
   // `tls` is not null.
-  NodePool(asio::io_context& io, ClientOptions options, Counters& counters,
+  NodePool(asio::io_context& io, MultiplexerOptions options, Counters& counters,
            asio::ssl::context* tls = nullptr);
 
   NodePool(const NodePool&) = delete;
@@ -37,10 +37,11 @@ class NodePool {
 
   int ready_connections() const;
   const std::string& name() const { return name_; }  // "host:port"
-  const ClientOptions& options() const { return options_; }
+  const MultiplexerOptions& options() const { return options_; }
 
  private:
-  const ClientOptions options_;  // the connections keep a reference: stable for the pool's life
+  const MultiplexerOptions
+      options_;  // the connections keep a reference: stable for the pool's life
   const std::string name_;
   std::vector<std::shared_ptr<Connection>> connections_;
   std::atomic<std::size_t> next_{0};

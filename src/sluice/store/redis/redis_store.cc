@@ -7,6 +7,7 @@
 #include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/store/redis/hash_slot.h"
 #include "sluice/store/redis/redis_url.h"
 #include "sluice/store/redis/script_set.h"
@@ -44,21 +45,20 @@ Status unexpected(const std::vector<algorithm::PolicyVerdict>& verdicts) {
 }
 
 // The bytes of an unbatched `evaluate` reply.
-StatusOr<std::string> script_bytes(StatusOr<redis::Reply> reply) {
-  if (!reply.ok()) return reply.status();
-  if (!reply->is_string()) return unexpected(*reply);
-  return std::string(reply->as_string());
+StatusOr<std::string> script_bytes(StatusOr<redis::Reply> answer) {
+  SLUICE_ASSIGN_OR_RETURN(const redis::Reply reply, std::move(answer));
+  if (!reply.is_string()) return unexpected(reply);
+  return std::string(reply.as_string());
 }
 
 // The verdicts in one decision's part of a reply: `count` of them, about `limits` limits.
 StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts_in(const StatusOr<std::string>& bytes,
                                                             std::size_t count, std::size_t limits) {
-  if (!bytes.ok()) return bytes.status();
-  StatusOr<std::vector<algorithm::PolicyVerdict>> unpacked = unpack_verdicts(*bytes);
-  if (!unpacked.ok()) return unpacked.status();
-  if (unpacked->size() != count) return unexpected(*unpacked);
-  for (const algorithm::PolicyVerdict& verdict : *unpacked) {
-    if (verdict.limit_index >= limits) return unexpected(*unpacked);
+  SLUICE_RETURN_IF_ERROR(bytes.status());
+  SLUICE_ASSIGN_OR_RETURN(std::vector<algorithm::PolicyVerdict> unpacked, unpack_verdicts(*bytes));
+  if (unpacked.size() != count) return unexpected(unpacked);
+  for (const algorithm::PolicyVerdict& verdict : unpacked) {
+    if (verdict.limit_index >= limits) return unexpected(unpacked);
   }
   return unpacked;
 }
@@ -67,17 +67,17 @@ StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts_in(const StatusOr<std::
 StatusOr<Decision> decision_in(const StatusOr<std::string>& bytes, std::size_t limits,
                                const std::string& lease, bool penalized) {
   if (penalized) {
-    if (!bytes.ok()) return bytes.status();
-    StatusOr<algorithm::PolicyVerdict> verdict = unpack_penalized_verdict(*bytes);
-    if (!verdict.ok()) return verdict.status();
-    if (verdict->limit_index >= limits) return internal_error("redis store: bad limit index");
-    Decision decision = decision_from(*verdict);
+    SLUICE_RETURN_IF_ERROR(bytes.status());
+    SLUICE_ASSIGN_OR_RETURN(const algorithm::PolicyVerdict verdict,
+                            unpack_penalized_verdict(*bytes));
+    if (verdict.limit_index >= limits) return internal_error("redis store: bad limit index");
+    Decision decision = decision_from(verdict);
     if (decision.verdict.allowed && !lease.empty()) decision.lease = lease;
     return decision;
   }
-  StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts = verdicts_in(bytes, 1, limits);
-  if (!verdicts.ok()) return verdicts.status();
-  Decision decision = decision_from((*verdicts)[0]);
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<algorithm::PolicyVerdict> verdicts,
+                          verdicts_in(bytes, 1, limits));
+  Decision decision = decision_from(verdicts[0]);
   if (decision.verdict.allowed && !lease.empty()) decision.lease = lease;
   return decision;
 }
@@ -85,11 +85,12 @@ StatusOr<Decision> decision_in(const StatusOr<std::string>& bytes, std::size_t l
 }  // namespace
 
 StatusOr<std::unique_ptr<RedisStore>> RedisStore::open(std::string_view url,
-                                                       redis::ClientOptions base,
+                                                       redis::MultiplexerOptions base,
                                                        RedisStoreOptions options) {
-  StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::open(url, std::move(base));
-  if (!client.ok()) return client.status();
-  return std::make_unique<RedisStore>(std::shared_ptr<redis::Client>(std::move(*client)), options);
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<redis::Multiplexer> client,
+                          redis::Multiplexer::open(url, std::move(base)));
+  return std::make_unique<RedisStore>(std::shared_ptr<redis::Multiplexer>(std::move(client)),
+                                      options);
 }
 
 Status RedisStore::check_configuration() {
@@ -115,14 +116,11 @@ Status RedisStore::check_configuration() {
   }
   const algorithm::Limit probe = algorithm::FixedWindow{.limit = 1, .window = kMicrosPerSecond};
   const SubjectRef ref{.policy = "sluice.check", .limits = {&probe, 1}, .subject = "start"};
-  if (StatusOr<std::vector<algorithm::Verdict>> peek = inspect(ref); !peek.ok()) {
-    return peek.status();
-  }
-  return {};
+  return inspect(ref).status();
 }
 
 std::string RedisStore::address() const {
-  const redis::ClientOptions& options = client_->options();
+  const redis::MultiplexerOptions& options = client_->options();
   if (!options.sentinels.empty()) {
     std::string sentinels = "master \"" + options.sentinel_master + "\" of sentinels ";
     for (std::size_t i = 0; i < options.sentinels.size(); ++i) {
@@ -142,7 +140,7 @@ std::string RedisStore::address() const {
          "/" + std::to_string(options.db);
 }
 
-RedisStore::RedisStore(std::shared_ptr<redis::Client> client, RedisStoreOptions options)
+RedisStore::RedisStore(std::shared_ptr<redis::Multiplexer> client, RedisStoreOptions options)
     : client_(std::move(client)),
       options_(options),
       scripts_(std::make_unique<ScriptSet>(options.pinned_clock_for_tests != nullptr)) {
@@ -210,22 +208,14 @@ StatusOr<std::string> RedisStore::evaluate(const SubjectRef& ref, ScriptOperatio
 
 StatusOr<std::string> RedisStore::acquire_request(const SubjectRef& ref, std::int64_t cost,
                                                   std::string& lease) const {
-  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
-  if (Status status = algorithm::validate_cost(cost); !status.ok()) return status;
-  if (cost > 0 && algorithm::uses_leases(ref.limits)) lease = new_lease_id();
+  SLUICE_RETURN_IF_ERROR(validate_subject_ref(ref));
+  SLUICE_RETURN_IF_ERROR(algorithm::validate_cost(cost));
+  if (cost > 0 && algorithm::uses_leases(ref.limits)) lease = new_unique_id();
   return decision_request(ScriptOperation::kAcquire, ref.limits, cost, calendar_now(), lease,
                           ref.penalty);
 }
 
-StatusOr<Decision> RedisStore::acquire(const SubjectRef& ref, std::int64_t cost) {
-  std::string lease;
-  StatusOr<std::string> request = acquire_request(ref, cost, lease);
-  if (!request.ok()) return request.status();
-  return decision_in(evaluate(ref, ScriptOperation::kAcquire, std::move(*request)),
-                     ref.limits.size(), lease, ref.penalty != nullptr);
-}
-
-void RedisStore::acquire_async(const SubjectRef& ref, std::int64_t cost, AcquireCallback done) {
+void RedisStore::acquire(const SubjectRef& ref, std::int64_t cost, Done done) {
   std::string lease;
   StatusOr<std::string> request = acquire_request(ref, cost, lease);
   if (!request.ok()) {
@@ -254,7 +244,7 @@ void RedisStore::acquire_async(const SubjectRef& ref, std::int64_t cost, Acquire
 
 StatusOr<std::optional<RedisStore::LeaseCall>> RedisStore::lease_call(
     const SubjectRef& ref, std::string_view operation, std::string_view lease) const {
-  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(validate_subject_ref(ref));
   LeaseCall call{.args = {std::string(operation), std::string(lease)}};
   for (std::size_t i = 0; i < ref.limits.size(); ++i) {
     if (const std::optional<Micros> ttl = algorithm::lease_ttl(ref.limits[i])) {
@@ -269,66 +259,44 @@ StatusOr<std::optional<RedisStore::LeaseCall>> RedisStore::lease_call(
 
 namespace {
 
-StatusOr<bool> lease_answer(const StatusOr<redis::Reply>& reply) {
-  if (!reply.ok()) return reply.status();
-  if (!reply->is_integer()) return unexpected(*reply);
-  return reply->as_integer() == 1;
+StatusOr<bool> lease_answer(const StatusOr<redis::Reply>& answer) {
+  SLUICE_RETURN_IF_ERROR(answer.status());
+  if (!answer->is_integer()) return unexpected(*answer);
+  return answer->as_integer() == 1;
 }
 
 }  // namespace
 
-StatusOr<bool> RedisStore::lease_operation(const SubjectRef& ref, std::string_view operation,
-                                           std::string_view lease) {
-  StatusOr<std::optional<LeaseCall>> call = lease_call(ref, operation, lease);
-  if (!call.ok()) return call.status();
-  if (!call->has_value()) return false;
-  return lease_answer(client_->eval_script(scripts_->get(ScriptOperation::kLease, ref.limits),
-                                           std::move((*call)->keys), std::move((*call)->args)));
-}
-
-void RedisStore::lease_operation_async(const SubjectRef& ref, std::string_view operation,
-                                       std::string_view lease, LeaseCallback done) {
-  StatusOr<std::optional<LeaseCall>> call = lease_call(ref, operation, lease);
-  if (!call.ok()) return done(call.status());
-  if (!call->has_value()) return done(false);
-  client_->async_eval_script(
-      scripts_->get(ScriptOperation::kLease, ref.limits), std::move((*call)->keys),
-      std::move((*call)->args),
-      [done = std::move(done)](StatusOr<redis::Reply> reply) { done(lease_answer(reply)); });
-}
-
-void RedisStore::release_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) {
-  lease_operation_async(ref, "release", lease, std::move(done));
-}
-
-void RedisStore::renew_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) {
-  lease_operation_async(ref, "renew", lease, std::move(done));
-}
-
-StatusOr<bool> RedisStore::release(const SubjectRef& ref, std::string_view lease) {
-  return lease_operation(ref, "release", lease);
-}
-
-StatusOr<bool> RedisStore::renew(const SubjectRef& ref, std::string_view lease) {
-  return lease_operation(ref, "renew", lease);
+void RedisStore::lease(const SubjectRef& ref, LeaseOperation operation, std::string_view lease,
+                       LeaseDone done) {
+  StatusOr<std::optional<LeaseCall>> call =
+      lease_call(ref, operation == LeaseOperation::kRelease ? "release" : "renew", lease);
+  if (call.ok() && call->has_value()) {
+    client_->async_eval_script(
+        scripts_->get(ScriptOperation::kLease, ref.limits), std::move((*call)->keys),
+        std::move((*call)->args),
+        [done = std::move(done)](StatusOr<redis::Reply> reply) { done(lease_answer(reply)); });
+    return;
+  }
+  // Answered without Redis: the reference is invalid, or no limit of it holds leases.
+  done(call.ok() ? StatusOr<bool>(false) : StatusOr<bool>(call.status()));
 }
 
 StatusOr<std::vector<algorithm::Verdict>> RedisStore::inspect(const SubjectRef& ref) {
-  StatusOr<DryRun> peek = dry_run(ref, 0);
-  if (!peek.ok()) return peek.status();
-  return std::move(peek->limits);
+  SLUICE_ASSIGN_OR_RETURN(DryRun peek, dry_run(ref, 0));
+  return std::move(peek.limits);
 }
 
 StatusOr<DryRun> RedisStore::dry_run(const SubjectRef& ref, std::int64_t cost) {
-  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
-  if (Status status = algorithm::validate_cost(cost); !status.ok()) return status;
-  StatusOr<std::vector<algorithm::PolicyVerdict>> unpacked = verdicts_in(
-      evaluate(ref, ScriptOperation::kInspect,
-               decision_request(ScriptOperation::kInspect, ref.limits, cost, calendar_now())),
-      ref.limits.size(), ref.limits.size());
-  if (!unpacked.ok()) return unpacked.status();
+  SLUICE_RETURN_IF_ERROR(validate_subject_ref(ref));
+  SLUICE_RETURN_IF_ERROR(algorithm::validate_cost(cost));
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<algorithm::PolicyVerdict> unpacked,
+                          verdicts_in(evaluate(ref, ScriptOperation::kInspect,
+                                               decision_request(ScriptOperation::kInspect,
+                                                                ref.limits, cost, calendar_now())),
+                                      ref.limits.size(), ref.limits.size()));
   DryRun run;
-  for (const algorithm::PolicyVerdict& verdict : *unpacked) run.limits.push_back(verdict.verdict);
+  for (const algorithm::PolicyVerdict& verdict : unpacked) run.limits.push_back(verdict.verdict);
   run.policy = algorithm::combine_verdicts(run.limits);
   return run;
 }
@@ -361,28 +329,26 @@ StatusOr<LimitLeases> limit_leases_in(const redis::Reply& entry, std::size_t lim
 }  // namespace
 
 StatusOr<std::vector<LimitLeases>> RedisStore::leases(const SubjectRef& ref, std::size_t max) {
-  StatusOr<std::optional<LeaseCall>> call = lease_call(ref, "list", std::to_string(max));
-  if (!call.ok()) return call.status();
+  SLUICE_ASSIGN_OR_RETURN(std::optional<LeaseCall> call,
+                          lease_call(ref, "list", std::to_string(max)));
   std::vector<LimitLeases> listing;
-  if (!call->has_value()) return listing;
-  StatusOr<redis::Reply> reply =
-      client_->eval_script(scripts_->get(ScriptOperation::kLease, ref.limits),
-                           std::move((*call)->keys), std::move((*call)->args));
-  if (!reply.ok()) return reply.status();
+  if (!call.has_value()) return listing;
+  SLUICE_ASSIGN_OR_RETURN(const redis::Reply reply,
+                          client_->eval_script(scripts_->get(ScriptOperation::kLease, ref.limits),
+                                               std::move(call->keys), std::move(call->args)));
   std::size_t key = 0;
   for (std::size_t i = 0; i < ref.limits.size(); ++i) {
     if (!algorithm::algorithm_of(ref.limits[i]).leases) continue;
-    if (!reply->is_array() || key >= reply->elements().size()) return unexpected(*reply);
-    StatusOr<LimitLeases> held = limit_leases_in(reply->elements()[key++], i, max);
-    if (!held.ok()) return held.status();
-    listing.push_back(std::move(*held));
+    if (!reply.is_array() || key >= reply.elements().size()) return unexpected(reply);
+    SLUICE_ASSIGN_OR_RETURN(LimitLeases held, limit_leases_in(reply.elements()[key++], i, max));
+    listing.push_back(std::move(held));
   }
-  if (key != reply->elements().size()) return unexpected(*reply);
+  if (key != reply.elements().size()) return unexpected(reply);
   return listing;
 }
 
 Status RedisStore::reset(const SubjectRef& ref) {
-  if (Status status = validate_subject_ref(ref); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(validate_subject_ref(ref));
   std::vector<std::string> args = {"DEL"};
   for (std::string& key : limit_keys(ref)) args.push_back(std::move(key));
   args.push_back(

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,8 +18,8 @@
 #include <vector>
 
 #include "sluice/core/clock.h"
-#include "sluice/store/redis/client.h"
 #include "sluice/store/redis/decision_batcher.h"
+#include "sluice/store/redis/multiplexer.h"
 #include "sluice/store/redis/script_set.h"
 #include "sluice/store/store.h"
 
@@ -44,12 +45,12 @@ struct RedisStoreOptions {
 
 class RedisStore final : public Store {
  public:
-  RedisStore(std::shared_ptr<redis::Client> client, RedisStoreOptions options = {});
+  RedisStore(std::shared_ptr<redis::Multiplexer> client, RedisStoreOptions options = {});
   // A store on the Redis of `url` (redis://[user:password@]host:port/db): its client takes the
   // URL's address, credentials and database over `base`. InvalidArgument naming what is wrong
-  // with the URL. Succeeds while Redis is down, as redis::Client::create does.
+  // with the URL. Succeeds while Redis is down, as redis::Multiplexer::create does.
   static StatusOr<std::unique_ptr<RedisStore>> open(std::string_view url,
-                                                    redis::ClientOptions base = {},
+                                                    redis::MultiplexerOptions base = {},
                                                     RedisStoreOptions options = {});
   ~RedisStore() override;
   // Before the store is used (sluice serve sets its settings after opening it).
@@ -58,26 +59,20 @@ class RedisStore final : public Store {
   // Errors: InvalidArgument for bad input; Unavailable / DeadlineExceeded when Redis cannot be
   // reached in time (the caller's failure mode decides what that means); Internal for a reply
   // that is not what the script returns.
-  StatusOr<Decision> acquire(const SubjectRef& ref, std::int64_t cost) override;
-  // `done` runs on the client's I/O thread (after input errors: at once, on the caller's).
-  void acquire_async(const SubjectRef& ref, std::int64_t cost, AcquireCallback done) override;
+  // The decision port. Every `done` runs on the client's I/O thread (after input errors: at
+  // once, on the caller's).
+  void acquire(const SubjectRef& ref, std::int64_t cost, Done done) override;
   bool answers_in_process() const override { return false; }
-  StatusOr<bool> release(const SubjectRef& ref, std::string_view lease) override;
-  StatusOr<bool> renew(const SubjectRef& ref, std::string_view lease) override;
-  // `done` runs on the client's I/O thread (after input errors: at once, on the caller's).
-  void release_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) override;
-  void renew_async(const SubjectRef& ref, std::string_view lease, LeaseCallback done) override;
+  void lease(const SubjectRef& ref, LeaseOperation operation, std::string_view lease,
+             LeaseDone done) override;
   // Charge / refund in one call of the `quota` script (scripts/quota.lua; redis_store_quota.cc).
-  // `done` runs on the client's I/O thread (after input errors: at once, on the caller's).
-  StatusOr<Decision> apply_quota(const SubjectRef& ref, const QuotaRequest& request) override;
-  void apply_quota_async(const SubjectRef& ref, const QuotaRequest& request,
-                         AcquireCallback done) override;
+  void apply_quota(const SubjectRef& ref, const QuotaRequest& request, Done done) override;
   // Token leases: the `quota` script's take and give (redis_store_quota.cc), on Redis's clock.
-  // `done` runs on the client's I/O thread (after input errors: at once, on the caller's).
-  void take_tokens_async(const SubjectRef& ref, std::int64_t least, std::int64_t most,
-                         TakeCallback done) override;
-  void give_back_tokens_async(const SubjectRef& ref, std::int64_t units, Micros taken_at,
-                              AcquireCallback done) override;
+  void take_tokens(const SubjectRef& ref, std::int64_t least, std::int64_t most,
+                   TakeDone done) override;
+  void give_back_tokens(const SubjectRef& ref, std::int64_t units, Micros taken_at,
+                        Done done) override;
+  // The admin inspector.
   StatusOr<std::vector<algorithm::Verdict>> inspect(const SubjectRef& ref) override;
   Status reset(const SubjectRef& ref) override;
   // The `evaluate` script's inspect at `cost`: each limit decided on Redis's clock exactly as an
@@ -101,7 +96,7 @@ class RedisStore final : public Store {
   // credentials: how messages name this Redis.
   std::string address() const;
 
-  redis::Client& client() { return *client_; }
+  redis::Multiplexer& client() { return *client_; }
   // Decisions sent to Redis and the script calls that carried them (equal without batching).
   DecisionBatchStats batch_stats() const;
 
@@ -114,10 +109,7 @@ class RedisStore final : public Store {
   };
   StatusOr<std::optional<LeaseCall>> lease_call(const SubjectRef& ref, std::string_view operation,
                                                 std::string_view lease) const;
-  StatusOr<bool> lease_operation(const SubjectRef& ref, std::string_view operation,
-                                 std::string_view lease);
-  void lease_operation_async(const SubjectRef& ref, std::string_view operation,
-                             std::string_view lease, LeaseCallback done);
+
   // The penalty script's answer for `operation` ("show" or "lift").
   StatusOr<PenaltyStatus> penalty_operation(const SubjectRef& ref, std::string_view operation);
   // The client's time for calendar bounds (RedisStoreOptions::calendar_clock).
@@ -126,6 +118,20 @@ class RedisStore final : public Store {
   // (script_set.h quota_request), which take and give set apart from request.operation.
   StatusOr<std::vector<std::string>> quota_args(const SubjectRef& ref, const QuotaRequest& request,
                                                 QuotaScriptOperation operation) const;
+  // A token batch's ARGV (take or give): quota_args with `bound` (take's least, give's
+  // taken_at) after the request; InvalidArgument for limits that cannot batch tokens.
+  StatusOr<std::vector<std::string>> token_batch_args(const SubjectRef& ref,
+                                                      const QuotaRequest& request,
+                                                      QuotaScriptOperation operation,
+                                                      std::int64_t bound) const;
+  // take_tokens' ARGV, after checking 1 <= least <= most.
+  StatusOr<std::vector<std::string>> take_args(const SubjectRef& ref, std::int64_t least,
+                                               std::int64_t most) const;
+  // Runs the quota script with `args` and hands its reply to `answer` (on the I/O thread); an
+  // error in `args` is handed to `answer` instead, at once: every quota answer has one way out.
+  void run_quota_script(const SubjectRef& ref, const QuotaRequest& request,
+                        StatusOr<std::vector<std::string>> args,
+                        std::function<void(const StatusOr<redis::Reply>&)> answer);
   // One decision's ARGV for an unbatched `evaluate` call; counts it in batch_stats.
   std::vector<std::string> unbatched_args(std::string request);
   // Sends one decision's request (script_set.h) and returns its part of the reply.
@@ -135,7 +141,7 @@ class RedisStore final : public Store {
   StatusOr<std::string> acquire_request(const SubjectRef& ref, std::int64_t cost,
                                         std::string& lease) const;
 
-  std::shared_ptr<redis::Client> client_;
+  std::shared_ptr<redis::Multiplexer> client_;
   RedisStoreOptions options_;
   std::unique_ptr<ScriptSet> scripts_;
   // Whether the client routes by hash slot (Redis Cluster): then decisions batch per slot.

@@ -6,7 +6,8 @@
 //    (utime + stime, 10 ms ticks) and /proc/<pid>/schedstat (main thread, ns) over a run that
 //    keeps Redis saturated with pipelined async calls. INCR and a plain GCRA script run in the
 //    same process through the same driver as the yardsticks.
-// 2. Client overhead: decisions/s and p50/p99 of RedisStore::acquire from 1, 10 and 100 threads,
+// 2. Multiplexer overhead: decisions/s and p50/p99 of RedisStore::acquire from 1, 10 and 100
+// threads,
 //    next to redis-benchmark sending EVALSHA of the very same script and arguments.
 // 3. Memory: MEMORY USAGE of one key per algorithm, and used_memory per subject over 20 000.
 //
@@ -54,7 +55,7 @@ using algorithm::Limit;
 using SteadyClock = std::chrono::steady_clock;
 
 std::unique_ptr<test::RedisServer> g_server;
-std::shared_ptr<redis::Client> g_client;
+std::shared_ptr<redis::Multiplexer> g_client;
 std::unique_ptr<RedisStore> g_store;
 std::unique_ptr<RedisStore> g_unbatched_store;  // max_batch 1: one script call per decision
 double g_min_time = 0.5;  // seconds, from --benchmark_min_time; scales the fixed-length parts
@@ -303,7 +304,7 @@ struct CapturedCall {
   std::vector<std::string> for_subject(std::string subject_key) const {
     std::vector<std::string> out = args;
     out[key] = std::move(subject_key);
-    if (lease) out[*lease].replace(out[*lease].size() - lease_size, lease_size, new_lease_id());
+    if (lease) out[*lease].replace(out[*lease].size() - lease_size, lease_size, new_unique_id());
     return out;
   }
 };
@@ -311,10 +312,11 @@ struct CapturedCall {
 CapturedCall capture_acquire(const std::string& policy, const std::vector<Limit>& limits,
                              const std::string& subject, std::int64_t cost) {
   CapturedCall call;
-  (void)g_store->acquire({policy, limits, subject}, 0);  // the script is cached from here on
+  (void)store::acquire_now(*g_store, {policy, limits, subject},
+                           0);  // the script is cached from here on
   (void)g_client->command({"CONFIG", "SET", "slowlog-log-slower-than", "0"});
   (void)g_client->command({"SLOWLOG", "RESET"});
-  const StatusOr<Decision> decision = g_store->acquire({policy, limits, subject}, cost);
+  const StatusOr<Decision> decision = store::acquire_now(*g_store, {policy, limits, subject}, cost);
   const StatusOr<redis::Reply> log = g_client->command({"SLOWLOG", "GET", "20"});
   (void)g_client->command({"CONFIG", "SET", "slowlog-log-slower-than", "10000"});
   const std::string key = redis_limit_key(policy, subject, 0);
@@ -391,8 +393,8 @@ void BM_ScriptCost(benchmark::State& state) {
   const std::vector<Limit> limits = {deny ? a.hot : a.generous};
   const std::string policy = std::string("bench.") + a.name;
   if (deny) {  // exhaust the hot subject first; every measured call is then denied
-    for (int k = 0; k < 100; ++k) (void)g_store->acquire({policy, limits, "hot"}, 1);
-    if (g_store->acquire({policy, limits, "hot"}, 1)->verdict.allowed) {
+    for (int k = 0; k < 100; ++k) (void)store::acquire_now(*g_store, {policy, limits, "hot"}, 1);
+    if (store::acquire_now(*g_store, {policy, limits, "hot"}, 1)->verdict.allowed) {
       state.SkipWithError("the hot subject is not exhausted");
       return;
     }
@@ -492,8 +494,8 @@ void BM_QuotaCost(benchmark::State& state) {
   // Caches quota.lua in Redis first. Otherwise the timed loop's first window of calls all come back
   // NOSCRIPT and go again as EVAL with the script's source, which Redis hashes each time: the
   // first quota row of a run counted 1.9× the instructions of its steady state so.
-  (void)g_store->apply_quota({policy, limits, "script-cache"},
-                             {.operation = QuotaOperation::kRefund, .cost = 1});
+  (void)store::apply_quota_now(*g_store, {policy, limits, "script-cache"},
+                               {.operation = QuotaOperation::kRefund, .cost = 1});
   std::mt19937_64 random(42);
   std::vector<std::string> subjects;
   const auto reservation_of = [](std::uint64_t i) { return "r" + std::to_string(i); };
@@ -501,11 +503,12 @@ void BM_QuotaCost(benchmark::State& state) {
     for (std::uint64_t i = 0; i < static_cast<std::uint64_t>(kCostCalls); ++i) {
       subjects.push_back(subject_of(random() % kSubjects));
       const std::string id = reservation_of(i);
-      const StatusOr<Decision> reserved = g_store->apply_quota(
-          {policy, limits, subjects.back()}, {.operation = QuotaOperation::kReserve,
-                                              .cost = 2,
-                                              .reservation = id,
-                                              .reservation_ttl = kMicrosPerHour});
+      const StatusOr<Decision> reserved =
+          store::apply_quota_now(*g_store, {policy, limits, subjects.back()},
+                                 {.operation = QuotaOperation::kReserve,
+                                  .cost = 2,
+                                  .reservation = id,
+                                  .reservation_ttl = kMicrosPerHour});
       if (!reserved.ok() || !reserved->verdict.allowed) {
         state.SkipWithError("could not reserve");
         return;
@@ -552,11 +555,11 @@ void BM_QuotaCost(benchmark::State& state) {
                 acquire.for_subject(redis_limit_key(policy, subjects[i], 0)), std::move(done));
         }
         if (subject.empty()) subject = subject_of(random() % kSubjects);
-        g_store->apply_quota_async({policy, limits, subject}, request,
-                                   [done = std::move(done)](const StatusOr<Decision>& decision) {
-                                     if (!decision.ok()) return done(decision.status());
-                                     done(redis::Reply::bulk(""));
-                                   });
+        g_store->apply_quota({policy, limits, subject}, request,
+                             [done = std::move(done)](const StatusOr<Decision>& decision) {
+                               if (!decision.ok()) return done(decision.status());
+                               done(redis::Reply::bulk(""));
+                             });
       });
 }
 
@@ -579,7 +582,8 @@ void BM_PenaltyCost(benchmark::State& state) {
   const std::vector<Limit> limits = {deny ? a.hot : a.generous};
   const std::string policy = std::string("bench.penalty.") + (penalized ? "on" : "off");
   if (deny) {
-    for (int k = 0; k < 100; ++k) (void)g_store->acquire({policy, limits, "hot", penalty}, 1);
+    for (int k = 0; k < 100; ++k)
+      (void)store::acquire_now(*g_store, {policy, limits, "hot", penalty}, 1);
   }
   std::mt19937_64 random(42);
   measure_redis_cost(
@@ -587,11 +591,11 @@ void BM_PenaltyCost(benchmark::State& state) {
       std::string("gcra") + (deny ? "/deny" : "/allow") + (penalized ? "/penalty" : "/plain"),
       "evalsha", [&](std::uint64_t, redis::Callback done) {
         const std::string subject = deny ? std::string("hot") : subject_of(random() % kSubjects);
-        g_store->acquire_async({policy, limits, subject, penalty}, 1,
-                               [done = std::move(done)](const StatusOr<Decision>& decision) {
-                                 if (!decision.ok()) return done(decision.status());
-                                 done(redis::Reply::bulk(""));
-                               });
+        g_store->acquire({policy, limits, subject, penalty}, 1,
+                         [done = std::move(done)](const StatusOr<Decision>& decision) {
+                           if (!decision.ok()) return done(decision.status());
+                           done(redis::Reply::bulk(""));
+                         });
       });
 }
 
@@ -665,7 +669,7 @@ Latencies run_sluice_client(RedisStore& store, int callers, double seconds) {
         const std::string subject = subject_of(random() % kSubjects);
         const auto start = SteadyClock::now();
         const StatusOr<Decision> decision =
-            store.acquire({"bench.client", client_policy(), subject}, 1);
+            store::acquire_now(store, {"bench.client", client_policy(), subject}, 1);
         const auto took = SteadyClock::now() - start;
         if (!decision.ok()) continue;
         mine.push_back(std::chrono::duration<double, std::micro>(took).count());
@@ -844,7 +848,8 @@ void BM_SluiceClient(benchmark::State& state) {
   const int callers = static_cast<int>(state.range(0));
   const bool batched = state.range(1) == 1;
   RedisStore& store = batched ? *g_store : *g_unbatched_store;
-  (void)store.acquire({"bench.client", client_policy(), "warm-up"}, 1);  // loads the script
+  (void)store::acquire_now(store, {"bench.client", client_policy(), "warm-up"},
+                           1);  // loads the script
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): Google Benchmark's loop
     const redis::ClientStats before = g_client->stats();
     const DecisionBatchStats batches_before = store.batch_stats();
@@ -877,7 +882,8 @@ BENCHMARK(BM_SluiceClient)->ArgsProduct({{1, 10, 100}, {1, 0}})->Iterations(1)->
 void BM_RedisBenchmarkEvalsha(benchmark::State& state) {
   const int clients = static_cast<int>(state.range(0));
   const int pipeline = static_cast<int>(state.range(1));
-  (void)g_store->acquire({"bench.client", client_policy(), "warm-up"}, 1);  // loads the script
+  (void)store::acquire_now(*g_store, {"bench.client", client_policy(), "warm-up"},
+                           1);  // loads the script
   // Request counts: a few seconds each on the 2-core test machine (at 5–40 k EVALSHA/s).
   const int requests = smoke_run() ? 2'000 : (clients == 1 ? 20'000 : 150'000);
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): Google Benchmark's loop
@@ -922,8 +928,8 @@ void BM_KeyMemory(benchmark::State& state) {
     (void)g_client->command({"FLUSHALL"});
     const std::int64_t before = used_memory();
     for (int s = 0; s < subjects; ++s) {
-      (void)g_store->acquire({policy, limits, "user-" + subject_of(static_cast<std::uint64_t>(s))},
-                             1);
+      (void)store::acquire_now(
+          *g_store, {policy, limits, "user-" + subject_of(static_cast<std::uint64_t>(s))}, 1);
     }
     const double per_subject =
         static_cast<double>(used_memory() - before) / static_cast<double>(subjects);
@@ -956,7 +962,7 @@ void BM_KeyMemoryByKeyLength(benchmark::State& state) {
   const std::string subject(static_cast<std::size_t>(key_length - 13), 's');
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): Google Benchmark's loop
     (void)g_client->command({"FLUSHALL"});
-    (void)g_store->acquire({policy, limits, subject}, 1);
+    (void)store::acquire_now(*g_store, {policy, limits, subject}, 1);
     const std::string key = redis_limit_key(policy, subject, 0);
     StatusOr<redis::Reply> usage = g_client->command({"MEMORY", "USAGE", key, "SAMPLES", "0"});
     const std::int64_t bytes = usage.ok() && usage->is_integer() ? usage->as_integer() : -1;
@@ -992,10 +998,10 @@ void BM_FilledKeyMemory(benchmark::State& state) {
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): Google Benchmark's loop
     (void)g_client->command({"FLUSHALL"});
     if (log) {  // one entry per admitted unit: one request of cost `entries`
-      (void)g_store->acquire({policy, limits, subject}, entries);
+      (void)store::acquire_now(*g_store, {policy, limits, subject}, entries);
     } else {  // one lease per request
       for (std::int64_t i = 0; i < entries; ++i)
-        (void)g_store->acquire({policy, limits, subject}, 1);
+        (void)store::acquire_now(*g_store, {policy, limits, subject}, 1);
     }
     StatusOr<redis::Reply> usage =
         g_client->command({"MEMORY", "USAGE", redis_limit_key(policy, subject, 0), "SAMPLES", "0"});
@@ -1155,8 +1161,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   store::g_server = std::move(*server);
-  StatusOr<std::unique_ptr<redis::Client>> client =
-      redis::Client::create({.port = store::g_server->port()});
+  StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+      redis::Multiplexer::create({.port = store::g_server->port()});
   if (!client.ok()) {
     std::fprintf(stderr, "client: %s\n", client.status().to_string().c_str());
     return 1;

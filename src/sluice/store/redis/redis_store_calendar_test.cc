@@ -65,26 +65,26 @@ TEST_F(RedisStoreCalendarTest, RedissClockPicksThePeriodWhateverTheClientsClockS
     // 1 µs before its window ends lives 1 ms, too short to read back in a pinned-time test.)
     redis_time_.set(kBerlinMidnight - kHour);
     client_time_.set(kBerlinMidnight - kHour + skew.client_minus_redis);
-    const StatusOr<Decision> both = store_->acquire(ref(subject), 2);
+    const StatusOr<Decision> both = store::acquire_now(*store_, ref(subject), 2);
     ASSERT_TRUE(both.ok()) << both.status().to_string();
     EXPECT_TRUE(both->verdict.allowed);
     EXPECT_EQ(both->verdict.reset_after, kHour) << "the window ends at Redis's local midnight";
     // Redis at 23:59:59.999999 local: still that window, whatever the client's clock says.
     redis_time_.set(kLastMicrosecond);
     client_time_.set(kLastMicrosecond + skew.client_minus_redis);
-    const StatusOr<Decision> third = store_->acquire(ref(subject), 1);
+    const StatusOr<Decision> third = store::acquire_now(*store_, ref(subject), 1);
     ASSERT_TRUE(third.ok());
     EXPECT_FALSE(third->verdict.allowed);
     EXPECT_EQ(third->verdict.retry_after, 1);
     EXPECT_EQ(third->verdict.reset_after, 1);
-    const StatusOr<Decision> last = store_->acquire(ref(subject + " fresh"), 2);
+    const StatusOr<Decision> last = store::acquire_now(*store_, ref(subject + " fresh"), 2);
     ASSERT_TRUE(last.ok());
     EXPECT_TRUE(last->verdict.allowed);
     EXPECT_EQ(last->verdict.reset_after, 1);
     // One microsecond later by Redis's clock: the 23-hour day of 2026-03-29, a fresh window.
     redis_time_.set(kBerlinMidnight);
     client_time_.set(kBerlinMidnight + skew.client_minus_redis);
-    const StatusOr<Decision> next_day = store_->acquire(ref(subject), 1);
+    const StatusOr<Decision> next_day = store::acquire_now(*store_, ref(subject), 1);
     ASSERT_TRUE(next_day.ok());
     EXPECT_TRUE(next_day->verdict.allowed);
     EXPECT_EQ(next_day->verdict.remaining, 1);
@@ -94,7 +94,7 @@ TEST_F(RedisStoreCalendarTest, RedissClockPicksThePeriodWhateverTheClientsClockS
 
 TEST_F(RedisStoreCalendarTest, AClientMoreThanAPeriodBehindIsDeniedNotMiscounted) {
   client_time_.set(kLastMicrosecond - 48 * kHour);  // its period and the next end before Redis's
-  const StatusOr<Decision> decision = store_->acquire(ref("late"), 1);
+  const StatusOr<Decision> decision = store::acquire_now(*store_, ref("late"), 1);
   ASSERT_TRUE(decision.ok());
   EXPECT_FALSE(decision->verdict.allowed);
   EXPECT_FALSE(decision->verdict.retry_after);
@@ -106,9 +106,10 @@ TEST_F(RedisStoreCalendarTest, AClientMoreThanAPeriodBehindIsDeniedNotMiscounted
 TEST_F(RedisStoreCalendarTest, TheKeyExpiresWhenItsPeriodEnds) {
   redis_time_.set(kBerlinMidnight);
   client_time_.set(kBerlinMidnight);
-  ASSERT_TRUE(store_->acquire(ref("k"), 1)->verdict.allowed);
-  ASSERT_TRUE(store_->apply_quota(ref("c"), {.operation = QuotaOperation::kCharge, .cost = 1})
-                  ->verdict.allowed);
+  ASSERT_TRUE(store::acquire_now(*store_, ref("k"), 1)->verdict.allowed);
+  ASSERT_TRUE(
+      store::apply_quota_now(*store_, ref("c"), {.operation = QuotaOperation::kCharge, .cost = 1})
+          ->verdict.allowed);
   for (const char* key : {"sluice:{calendar.test:k}:0", "sluice:{calendar.test:c}:0"}) {
     StatusOr<redis::Reply> ttl = client_->command({"PTTL", key});
     ASSERT_TRUE(ttl.ok());

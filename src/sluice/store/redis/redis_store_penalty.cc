@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sluice/core/key.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/store/redis/redis_store.h"
 #include "sluice/store/redis/scripts.h"
 
@@ -27,22 +28,22 @@ const redis::Script& penalty_script(bool pinned_time) {
 
 StatusOr<PenaltyStatus> RedisStore::penalty_operation(const SubjectRef& ref,
                                                       std::string_view operation) {
-  if (Status status = validate_penalty_ref(ref); !status.ok()) return status;
+  SLUICE_RETURN_IF_ERROR(validate_penalty_ref(ref));
   std::string key = redis_penalty_key(ref.policy, ref.subject);
   std::vector<std::string> args = {std::string(operation), std::to_string(ref.penalty->within),
                                    std::to_string(ref.penalty->quiet)};
   append_pinned_time(args, options_.pinned_clock_for_tests);
-  StatusOr<redis::Reply> reply =
+  SLUICE_ASSIGN_OR_RETURN(
+      const redis::Reply reply,
       client_->eval_script(penalty_script(options_.pinned_clock_for_tests != nullptr),
-                           {std::move(key)}, std::move(args));
-  if (!reply.ok()) return reply.status();
-  const std::vector<redis::Reply>& items = reply->elements();
-  if (!reply->is_array() || items.size() != 4) {
-    return internal_error("redis store: unexpected penalty reply " + reply->debug_string());
+                           {std::move(key)}, std::move(args)));
+  const std::vector<redis::Reply>& items = reply.elements();
+  if (!reply.is_array() || items.size() != 4) {
+    return internal_error("redis store: unexpected penalty reply " + reply.debug_string());
   }
   for (const redis::Reply& item : items) {
     if (!item.is_integer()) {
-      return internal_error("redis store: unexpected penalty reply " + reply->debug_string());
+      return internal_error("redis store: unexpected penalty reply " + reply.debug_string());
     }
   }
   const Micros blocked_until = items[0].as_integer();
@@ -60,9 +61,8 @@ StatusOr<PenaltyStatus> RedisStore::penalty(const SubjectRef& ref) {
 }
 
 StatusOr<bool> RedisStore::lift_penalty(const SubjectRef& ref) {
-  StatusOr<PenaltyStatus> before = penalty_operation(ref, "lift");
-  if (!before.ok()) return before.status();
-  return *before != PenaltyStatus{};
+  SLUICE_ASSIGN_OR_RETURN(const PenaltyStatus before, penalty_operation(ref, "lift"));
+  return before != PenaltyStatus{};
 }
 
 }  // namespace sluice::store

@@ -78,9 +78,10 @@ class RedisStorePenaltyTest : public RedisServerTest {
 };
 
 TEST_F(RedisStorePenaltyTest, APenalizedAcquireIsOneScriptCallAndNoOtherCommand) {
-  ASSERT_TRUE(store_->acquire(ref("warm"), 1).ok());  // loads the script (SCRIPT LOAD / EVAL)
+  ASSERT_TRUE(
+      store::acquire_now(*store_, ref("warm"), 1).ok());  // loads the script (SCRIPT LOAD / EVAL)
   const std::map<std::string, std::int64_t> before = command_calls();
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(store_->acquire(ref("s"), 1).ok());
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(store::acquire_now(*store_, ref("s"), 1).ok());
   std::map<std::string, std::int64_t> after = command_calls();
   // Inside a script the commands are counted too (TIME, GET, SET): the client sent EVALSHA only.
   EXPECT_EQ(after["evalsha"] - before.at("evalsha"), 5);
@@ -93,14 +94,14 @@ TEST_F(RedisStorePenaltyTest, APenalizedAcquireIsOneScriptCallAndNoOtherCommand)
 
 TEST_F(RedisStorePenaltyTest, ThePenaltyKeyExpiresAfterItsStrikesAndThenAfterItsQuietPeriod) {
   const std::string key = "sluice:{penalty.test:s}:p";
-  ASSERT_TRUE(store_->acquire(ref("s"), 1)->verdict.allowed);
+  ASSERT_TRUE(store::acquire_now(*store_, ref("s"), 1)->verdict.allowed);
   EXPECT_EQ(pttl(key), -2) << "an allowed request writes no penalty state";
-  const StatusOr<Decision> strike = store_->acquire(ref("s"), 1);
+  const StatusOr<Decision> strike = store::acquire_now(*store_, ref("s"), 1);
   ASSERT_TRUE(strike.ok());
   EXPECT_FALSE(strike->verdict.blocked_until);
   EXPECT_GT(pttl(key), 59'000);  // the strike's window: 60 s
   EXPECT_LE(pttl(key), 60'000);
-  const StatusOr<Decision> blocked = store_->acquire(ref("s"), 1);
+  const StatusOr<Decision> blocked = store::acquire_now(*store_, ref("s"), 1);
   ASSERT_TRUE(blocked.ok());
   ASSERT_TRUE(blocked->verdict.blocked_until);
   EXPECT_GE(blocked->verdict.retry_after, 10 * kSecond);  // at least the block
@@ -117,7 +118,7 @@ TEST_F(RedisStorePenaltyTest, ThePenaltyKeyExpiresAfterItsStrikesAndThenAfterIts
 }
 
 TEST_F(RedisStorePenaltyTest, LiftAndResetForgetTheBox) {
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(store_->acquire(ref("s"), 1).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(store::acquire_now(*store_, ref("s"), 1).ok());
   ASSERT_TRUE(store_->penalty(ref("s"))->blocked_until);
   const StatusOr<bool> lifted_now = store_->lift_penalty(ref("s"));
   ASSERT_TRUE(lifted_now.ok());
@@ -130,13 +131,13 @@ TEST_F(RedisStorePenaltyTest, LiftAndResetForgetTheBox) {
   ASSERT_TRUE(lifted_again.ok());
   EXPECT_FALSE(*lifted_again);
   // The limit kept its state: still denied, but a strike now, not a block.
-  const StatusOr<Decision> denied = store_->acquire(ref("s"), 1);
+  const StatusOr<Decision> denied = store::acquire_now(*store_, ref("s"), 1);
   ASSERT_TRUE(denied.ok());
   EXPECT_FALSE(denied->verdict.allowed);
   EXPECT_FALSE(denied->verdict.blocked_until);
   ASSERT_TRUE(store_->reset(ref("s")).ok());
   EXPECT_EQ(pttl("sluice:{penalty.test:s}:p"), -2);
-  EXPECT_TRUE(store_->acquire(ref("s"), 1)->verdict.allowed);
+  EXPECT_TRUE(store::acquire_now(*store_, ref("s"), 1)->verdict.allowed);
   // Without a penalty in the ref: InvalidArgument naming the field.
   const SubjectRef plain{.policy = "penalty.test", .limits = kOnePerHour, .subject = "s"};
   EXPECT_EQ(store_->penalty(plain).status().code(), StatusCode::kInvalidArgument);
@@ -155,7 +156,7 @@ TEST_F(RedisStorePenaltyTest, BatchedDecisionsOfManySubjectsBlockEachAsAlone) {
   // requests of one policy) into shared script calls.
   for (int round = 0; round < kPerSubject; ++round) {
     for (const std::string& subject : subjects) {
-      store_->acquire_async(ref(subject), 1, [&, subject](StatusOr<Decision> decision) {
+      store_->acquire(ref(subject), 1, [&, subject](StatusOr<Decision> decision) {
         std::lock_guard lock(mutex);
         EXPECT_TRUE(decision.ok()) << decision.status().to_string();
         if (decision.ok()) decided[subject].push_back(*decision);

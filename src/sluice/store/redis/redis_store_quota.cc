@@ -9,6 +9,7 @@
 
 #include "sluice/algorithm/token_lease.h"
 #include "sluice/core/key.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/store/redis/redis_store.h"
 #include "sluice/store/redis/script_set.h"
 #include "sluice/store/redis/scripts.h"
@@ -77,7 +78,7 @@ Status unexpected_quota_reply(const redis::Reply& reply) {
 
 StatusOr<Decision> quota_decision(const StatusOr<redis::Reply>& reply, std::size_t limits,
                                   const ReservationLimits& reservations = {}) {
-  if (!reply.ok()) return reply.status();
+  SLUICE_RETURN_IF_ERROR(reply.status());
   if (reply->is_string() && reply->as_string() == "full") {
     return too_many_reservations(reservations);
   }
@@ -90,10 +91,9 @@ StatusOr<Decision> quota_decision(const StatusOr<redis::Reply>& reply, std::size
     return unexpected_quota_reply(*reply);
   }
   const std::string_view bytes = reply->as_string();
-  StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts =
-      unpack_verdicts(bytes.substr(0, kVerdictBytes));
-  if (!verdicts.ok()) return verdicts.status();
-  if (verdicts->size() != 1 || (*verdicts)[0].limit_index >= limits) {
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<algorithm::PolicyVerdict> verdicts,
+                          unpack_verdicts(bytes.substr(0, kVerdictBytes)));
+  if (verdicts.size() != 1 || verdicts[0].limit_index >= limits) {
     return unexpected_quota_reply(*reply);
   }
   std::uint64_t bits = 0;
@@ -104,21 +104,21 @@ StatusOr<Decision> quota_decision(const StatusOr<redis::Reply>& reply, std::size
   if (!(std::abs(balance) < 0x1p53) || balance != std::trunc(balance)) {
     return unexpected_quota_reply(*reply);
   }
-  Decision decision = decision_from((*verdicts)[0]);
+  Decision decision = decision_from(verdicts[0]);
   decision.verdict.balance = static_cast<std::int64_t>(balance);
   return decision;
 }
 
 // A take's reply: the quota reply, then the units taken and Redis's now.
 StatusOr<TokenTake> take_answer(const StatusOr<redis::Reply>& reply, std::size_t limits) {
-  if (!reply.ok()) return reply.status();
+  SLUICE_RETURN_IF_ERROR(reply.status());
   if (!reply->is_string() || reply->as_string().size() != kQuotaReplyBytes + 16) {
     return unexpected_quota_reply(*reply);
   }
   const std::string_view bytes = reply->as_string();
-  StatusOr<Decision> decision =
-      quota_decision(redis::Reply::bulk(std::string(bytes.substr(0, kQuotaReplyBytes))), limits);
-  if (!decision.ok()) return decision.status();
+  SLUICE_ASSIGN_OR_RETURN(
+      Decision decision,
+      quota_decision(redis::Reply::bulk(std::string(bytes.substr(0, kQuotaReplyBytes))), limits));
   auto number = [&](std::size_t at) {
     std::uint64_t bits = 0;
     for (std::size_t i = 0; i < 8; ++i) {
@@ -132,56 +132,69 @@ StatusOr<TokenTake> take_answer(const StatusOr<redis::Reply>& reply, std::size_t
       !(taken_at >= 0 && taken_at < 0x1p53 && taken_at == std::trunc(taken_at))) {
     return unexpected_quota_reply(*reply);
   }
-  return TokenTake{.decision = *std::move(decision),
+  return TokenTake{.decision = std::move(decision),
                    .taken = static_cast<std::int64_t>(taken),
                    .taken_at = static_cast<Micros>(taken_at)};
 }
 
 }  // namespace
 
-void RedisStore::take_tokens_async(const SubjectRef& ref, std::int64_t least, std::int64_t most,
-                                   TakeCallback done) {
-  if (Status status = algorithm::check_token_lease_limits(ref.limits); !status.ok())
-    return done(status);
-  if (least < 1 || most < least) {
-    return done(invalid_argument("take: needs 1 <= least <= most (got least " +
-                                 std::to_string(least) + ", most " + std::to_string(most) + ")"));
-  }
-  const QuotaRequest request{.operation = QuotaOperation::kCharge, .cost = most};
-  StatusOr<std::vector<std::string>> args = quota_args(ref, request, QuotaScriptOperation::kTake);
-  if (!args.ok()) return done(args.status());
-  args->insert(args->begin() + 1, std::to_string(least));
-  client_->async_eval_script(
-      quota_script(options_.pinned_clock_for_tests != nullptr), quota_keys(ref, request),
-      std::move(*args),
-      [limits = ref.limits.size(), done = std::move(done)](StatusOr<redis::Reply> reply) {
-        done(take_answer(reply, limits));
+void RedisStore::take_tokens(const SubjectRef& ref, std::int64_t least, std::int64_t most,
+                             TakeDone done) {
+  run_quota_script(ref, QuotaRequest{.operation = QuotaOperation::kCharge, .cost = most},
+                   take_args(ref, least, most),
+                   [limits = ref.limits.size(), done = std::move(done)](
+                       const StatusOr<redis::Reply>& reply) { done(take_answer(reply, limits)); });
+}
+
+void RedisStore::give_back_tokens(const SubjectRef& ref, std::int64_t units, Micros taken_at,
+                                  Done done) {
+  const QuotaRequest request{.operation = QuotaOperation::kRefund, .cost = units};
+  run_quota_script(
+      ref, request, token_batch_args(ref, request, QuotaScriptOperation::kGive, taken_at),
+      [limits = ref.limits.size(), done = std::move(done)](const StatusOr<redis::Reply>& reply) {
+        done(quota_decision(reply, limits));
       });
 }
 
-void RedisStore::give_back_tokens_async(const SubjectRef& ref, std::int64_t units, Micros taken_at,
-                                        AcquireCallback done) {
-  if (Status status = algorithm::check_token_lease_limits(ref.limits); !status.ok())
-    return done(status);
-  const QuotaRequest request{.operation = QuotaOperation::kRefund, .cost = units};
-  StatusOr<std::vector<std::string>> args = quota_args(ref, request, QuotaScriptOperation::kGive);
-  if (!args.ok()) return done(args.status());
-  args->insert(args->begin() + 1, std::to_string(taken_at));
+StatusOr<std::vector<std::string>> RedisStore::take_args(const SubjectRef& ref, std::int64_t least,
+                                                         std::int64_t most) const {
+  if (least < 1 || most < least) {
+    return invalid_argument("take: needs 1 <= least <= most (got least " + std::to_string(least) +
+                            ", most " + std::to_string(most) + ")");
+  }
+  return token_batch_args(ref, {.operation = QuotaOperation::kCharge, .cost = most},
+                          QuotaScriptOperation::kTake, least);
+}
+
+StatusOr<std::vector<std::string>> RedisStore::token_batch_args(const SubjectRef& ref,
+                                                                const QuotaRequest& request,
+                                                                QuotaScriptOperation operation,
+                                                                std::int64_t bound) const {
+  SLUICE_RETURN_IF_ERROR(algorithm::check_token_lease_limits(ref.limits));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> args, quota_args(ref, request, operation));
+  args.insert(args.begin() + 1, std::to_string(bound));
+  return args;
+}
+
+void RedisStore::run_quota_script(const SubjectRef& ref, const QuotaRequest& request,
+                                  StatusOr<std::vector<std::string>> args,
+                                  std::function<void(const StatusOr<redis::Reply>&)> answer) {
+  if (!args.ok()) {
+    answer(args.status());  // an input error: answered at once, as a failed reply would be
+    return;
+  }
   client_->async_eval_script(
       quota_script(options_.pinned_clock_for_tests != nullptr), quota_keys(ref, request),
       std::move(*args),
-      [limits = ref.limits.size(), done = std::move(done)](StatusOr<redis::Reply> reply) {
-        done(quota_decision(reply, limits));
-      });
+      [answer = std::move(answer)](StatusOr<redis::Reply> reply) { answer(reply); });
 }
 
 StatusOr<std::vector<std::string>> RedisStore::quota_args(const SubjectRef& ref,
                                                           const QuotaRequest& request,
                                                           QuotaScriptOperation operation) const {
-  if (Status status = validate_quota_request(ref, request); !status.ok()) return status;
-  if (Status status = validate_reservation_ttl(request, options_.reservations); !status.ok()) {
-    return status;
-  }
+  SLUICE_RETURN_IF_ERROR(validate_quota_request(ref, request));
+  SLUICE_RETURN_IF_ERROR(validate_reservation_ttl(request, options_.reservations));
   std::vector<std::string> args = {
       quota_request(operation, ref.limits, request.cost, request.max_debt, calendar_now())};
   if (request.operation == QuotaOperation::kReserve) {
@@ -192,26 +205,12 @@ StatusOr<std::vector<std::string>> RedisStore::quota_args(const SubjectRef& ref,
   return args;
 }
 
-StatusOr<Decision> RedisStore::apply_quota(const SubjectRef& ref, const QuotaRequest& request) {
-  StatusOr<std::vector<std::string>> args =
-      quota_args(ref, request, script_operation(request.operation));
-  if (!args.ok()) return args.status();
-  return quota_decision(
-      client_->eval_script(quota_script(options_.pinned_clock_for_tests != nullptr),
-                           quota_keys(ref, request), std::move(*args)),
-      ref.limits.size(), options_.reservations);
-}
-
-void RedisStore::apply_quota_async(const SubjectRef& ref, const QuotaRequest& request,
-                                   AcquireCallback done) {
-  StatusOr<std::vector<std::string>> args =
-      quota_args(ref, request, script_operation(request.operation));
-  if (!args.ok()) return done(args.status());
-  client_->async_eval_script(
-      quota_script(options_.pinned_clock_for_tests != nullptr), quota_keys(ref, request),
-      std::move(*args),
-      [limits = ref.limits.size(), reservations = options_.reservations, done = std::move(done)](
-          StatusOr<redis::Reply> reply) { done(quota_decision(reply, limits, reservations)); });
+void RedisStore::apply_quota(const SubjectRef& ref, const QuotaRequest& request, Done done) {
+  run_quota_script(ref, request, quota_args(ref, request, script_operation(request.operation)),
+                   [limits = ref.limits.size(), reservations = options_.reservations,
+                    done = std::move(done)](const StatusOr<redis::Reply>& reply) {
+                     done(quota_decision(reply, limits, reservations));
+                   });
 }
 
 }  // namespace sluice::store

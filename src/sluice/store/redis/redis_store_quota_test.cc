@@ -56,7 +56,7 @@ class RedisStoreQuotaTest : public RedisServerTest {
     for (int t = 0; t < threads; ++t) {
       senders.emplace_back([&, t] {
         for (std::size_t i = t; i < operations.size(); i += threads) {
-          store_->apply_quota_async(ref, operations[i], [&, i](StatusOr<Decision> decision) {
+          store_->apply_quota(ref, operations[i], [&, i](StatusOr<Decision> decision) {
             std::lock_guard lock(mutex);
             results[i] = std::move(decision);
             if (++done == operations.size()) all_done.notify_one();
@@ -89,7 +89,7 @@ TEST_F(RedisStoreQuotaTest, TwoHundredConcurrentChargesTotalExactly) {
   }
   EXPECT_EQ(charged, 200);
   EXPECT_EQ(balance(ref), -1'000);
-  StatusOr<Decision> over = store_->apply_quota(ref, {.cost = 1, .max_debt = 1'000});
+  StatusOr<Decision> over = store::apply_quota_now(*store_, ref, {.cost = 1, .max_debt = 1'000});
   ASSERT_TRUE(over.ok());
   EXPECT_FALSE(over->verdict.allowed) << "the debt bound held under the race";
   EXPECT_EQ(over->verdict.balance, -1'000);
@@ -116,7 +116,8 @@ TEST_F(RedisStoreQuotaTest, ConcurrentChargesAndRefundsApplyEachExactlyOnce) {
                           FixedWindow{.limit = 100, .window = 30 * 24 * kHour},
                           SlidingWindow{.limit = 100, .window = 30 * 24 * kHour}};
   const SubjectRef ref{.policy = "quota.mixed", .limits = limits, .subject = "tenant"};
-  ASSERT_TRUE(store_->apply_quota(ref, {.cost = 500, .max_debt = 1'000})->verdict.allowed);
+  ASSERT_TRUE(
+      store::apply_quota_now(*store_, ref, {.cost = 500, .max_debt = 1'000})->verdict.allowed);
   ASSERT_EQ(balance(ref), -400);
   // From -400: 100 charges of 2 and 100 refunds of 3 in any order stay within [-600, -100], so
   // neither the debt bound nor the capacity cap applies: each must count exactly once.
@@ -135,7 +136,7 @@ TEST_F(RedisStoreQuotaTest, ConcurrentChargesAndRefundsApplyEachExactlyOnce) {
 TEST_F(RedisStoreQuotaTest, ADebtIsNeverRepaidTwice) {
   const Limit bucket[] = {TokenBucket{.capacity = 100, .refill = 1, .period = kHour}};
   const SubjectRef ref{.policy = "quota.repay", .limits = bucket, .subject = "tenant"};
-  ASSERT_TRUE(store_->apply_quota(ref, {.cost = 150, .max_debt = 50})->verdict.allowed);
+  ASSERT_TRUE(store::apply_quota_now(*store_, ref, {.cost = 150, .max_debt = 50})->verdict.allowed);
   ASSERT_EQ(balance(ref), -50);
   // Two parties each try to repay the whole debt and more: 2 × 60 refunds of 1 from -50. The
   // balance reaches 70 (not 100 from a debt counted as repaid by both, not above capacity).
@@ -221,8 +222,8 @@ TEST_F(RedisStoreQuotaTest, ReservationsRacingWithTheirSettlesChargeEitherTheEst
   // The reservations whose settle came first are still open: settling them now leaves 2 each.
   int late = 0;
   for (const std::string& id : ids) {
-    StatusOr<Decision> decision = store_->apply_quota(
-        ref, {.operation = QuotaOperation::kSettle, .cost = 2, .reservation = id});
+    StatusOr<Decision> decision = store::apply_quota_now(
+        *store_, ref, {.operation = QuotaOperation::kSettle, .cost = 2, .reservation = id});
     late += decision.ok() ? 1 : 0;
   }
   EXPECT_EQ(late, not_found);
@@ -242,7 +243,7 @@ TEST_F(RedisStoreQuotaTest, EveryKeyAQuotaOperationWritesExpires) {
       SlidingWindow{.limit = 10, .window = kHour},
       SlidingLog{.limit = 10, .window = kHour}};
   const SubjectRef ref{.policy = "quota.ttl", .limits = limits, .subject = "tenant"};
-  ASSERT_TRUE(store_->apply_quota(ref, {.cost = 12, .max_debt = 5})->verdict.allowed);
+  ASSERT_TRUE(store::apply_quota_now(*store_, ref, {.cost = 12, .max_debt = 5})->verdict.allowed);
   for (std::size_t i = 0; i < std::size(limits); ++i) {
     SCOPED_TRACE("limits[" + std::to_string(i) + "]");
     StatusOr<redis::Reply> ttl =
@@ -251,8 +252,8 @@ TEST_F(RedisStoreQuotaTest, EveryKeyAQuotaOperationWritesExpires) {
     EXPECT_GT(ttl->as_integer(), 0) << "-1: no TTL, -2: not written";
   }
   // A reservation's key expires with the reservation.
-  ASSERT_TRUE(store_
-                  ->apply_quota(ref, {.operation = QuotaOperation::kReserve,
+  ASSERT_TRUE(store::apply_quota_now(*store_, ref,
+                                     {.operation = QuotaOperation::kReserve,
                                       .cost = 1,
                                       .max_debt = 5,
                                       .reservation = "open",
@@ -264,7 +265,9 @@ TEST_F(RedisStoreQuotaTest, EveryKeyAQuotaOperationWritesExpires) {
   EXPECT_GT(reservations_ttl->as_integer(), 3'500'000);
   EXPECT_LE(reservations_ttl->as_integer(), 3'600'000);
   // A refund back to unused leaves no key without a TTL (deleted, or expiring).
-  ASSERT_TRUE(store_->apply_quota(ref, {.operation = QuotaOperation::kRefund, .cost = 100}).ok());
+  ASSERT_TRUE(
+      store::apply_quota_now(*store_, ref, {.operation = QuotaOperation::kRefund, .cost = 100})
+          .ok());
   StatusOr<redis::Reply> keys = client_->command({"KEYS", "*"});
   ASSERT_TRUE(keys.ok());
   for (const redis::Reply& key : keys->elements()) {
@@ -277,12 +280,13 @@ TEST_F(RedisStoreQuotaTest, EveryKeyAQuotaOperationWritesExpires) {
 TEST_F(RedisStoreQuotaTest, RefusesConcurrencyLimitsAndBadInputWithoutCallingRedis) {
   const Limit limits[] = {algorithm::Concurrency{.limit = 1, .lease_ttl = kMicrosPerSecond}};
   const SubjectRef ref{.policy = "quota.leases", .limits = limits, .subject = "tenant"};
-  EXPECT_EQ(store_->apply_quota(ref, {.cost = 1}).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store::apply_quota_now(*store_, ref, {.cost = 1}).status().code(),
+            StatusCode::kFailedPrecondition);
   const Limit window[] = {FixedWindow{.limit = 1, .window = kHour}};
   const SubjectRef ok_ref{.policy = "quota.input", .limits = window, .subject = "tenant"};
-  EXPECT_EQ(store_->apply_quota(ok_ref, {.cost = -1}).status().code(),
+  EXPECT_EQ(store::apply_quota_now(*store_, ok_ref, {.cost = -1}).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(store_->apply_quota(ok_ref, {.cost = 1, .max_debt = -1}).status().code(),
+  EXPECT_EQ(store::apply_quota_now(*store_, ok_ref, {.cost = 1, .max_debt = -1}).status().code(),
             StatusCode::kInvalidArgument);
   StatusOr<redis::Reply> size = client_->command({"DBSIZE"});
   ASSERT_TRUE(size.ok());
@@ -305,7 +309,8 @@ TEST_F(RedisStoreQuotaTest, ASubjectHoldsAtMostItsBoundOfOpenReservations) {
   const Limit limits[] = {TokenBucket{.capacity = 1000, .refill = 1000, .period = kHour}};
   const SubjectRef ref{.policy = "quota.flood", .limits = limits, .subject = "tenant"};
   auto reserve = [&](int id, Micros ttl, std::int64_t cost = 1) {
-    return store.apply_quota(ref, {.operation = QuotaOperation::kReserve,
+    return store::apply_quota_now(store, ref,
+                                  {.operation = QuotaOperation::kReserve,
                                    .cost = cost,
                                    .reservation = "r" + std::to_string(id),
                                    .reservation_ttl = ttl});
@@ -323,13 +328,15 @@ TEST_F(RedisStoreQuotaTest, ASubjectHoldsAtMostItsBoundOfOpenReservations) {
   StatusOr<redis::Reply> size = client_->command({"DBSIZE"});
   ASSERT_TRUE(size.ok());
   EXPECT_EQ(size->as_integer(), 52);  // the bucket, 50 reservations, their index
-  EXPECT_EQ(store.apply_quota(ref, {.cost = 0})->verdict.balance, 950) << "refusals charge nothing";
+  EXPECT_EQ(store::apply_quota_now(store, ref, {.cost = 0})->verdict.balance, 950)
+      << "refusals charge nothing";
   StatusOr<redis::Reply> index_ttl = client_->command({"PTTL", "sluice:{quota.flood:tenant}:r"});
   ASSERT_TRUE(index_ttl.ok());
   EXPECT_GT(index_ttl->as_integer(), 0);
   // A settle frees its place.
   ASSERT_TRUE(
-      store.apply_quota(ref, {.operation = QuotaOperation::kSettle, .cost = 1, .reservation = "r0"})
+      store::apply_quota_now(store, ref,
+                             {.operation = QuotaOperation::kSettle, .cost = 1, .reservation = "r0"})
           .ok());
   EXPECT_TRUE(reserve(500, kHour).ok());
   EXPECT_EQ(reserve(501, kHour).status().code(), StatusCode::kResourceExhausted);

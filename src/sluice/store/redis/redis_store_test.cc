@@ -84,16 +84,19 @@ std::unique_ptr<RedisServer> start_server() {
   return server.ok() ? std::move(*server) : nullptr;
 }
 
-std::shared_ptr<redis::Client> make_client(std::uint16_t port, redis::ClientOptions options = {}) {
+std::shared_ptr<redis::Multiplexer> make_client(std::uint16_t port,
+                                                redis::MultiplexerOptions options = {}) {
   options.host = "127.0.0.1";
   options.port = port;
-  StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::create(std::move(options));
+  StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+      redis::Multiplexer::create(std::move(options));
   EXPECT_TRUE(client.ok()) << client.status().to_string();
-  return client.ok() ? std::shared_ptr<redis::Client>(std::move(*client)) : nullptr;
+  return client.ok() ? std::shared_ptr<redis::Multiplexer>(std::move(*client)) : nullptr;
 }
 
 // Polls until PING succeeds: the only waiting these tests do, for a server to come (back) up.
-bool wait_until_answering(redis::Client& client, std::chrono::milliseconds limit = kWaitLimit) {
+bool wait_until_answering(redis::Multiplexer& client,
+                          std::chrono::milliseconds limit = kWaitLimit) {
   const auto deadline = SteadyClock::now() + limit;
   while (SteadyClock::now() < deadline) {
     StatusOr<Reply> reply = client.command({"PING"});
@@ -108,21 +111,21 @@ std::chrono::milliseconds elapsed_since(SteadyClock::time_point start) {
 }
 
 // The reply of a test-side command, recording a failure when the call itself failed.
-Reply run(redis::Client& client, std::vector<std::string> args) {
+Reply run(redis::Multiplexer& client, std::vector<std::string> args) {
   StatusOr<Reply> reply = client.command(std::move(args));
   if (reply.ok()) return std::move(*reply);
   ADD_FAILURE() << reply.status().to_string();
   return Reply::error("(call failed) " + reply.status().to_string());
 }
 
-std::int64_t run_integer(redis::Client& client, std::vector<std::string> args) {
+std::int64_t run_integer(redis::Multiplexer& client, std::vector<std::string> args) {
   const Reply reply = run(client, std::move(args));
   EXPECT_TRUE(reply.is_integer()) << reply.debug_string();
   return reply.is_integer() ? reply.as_integer() : -100;
 }
 
 // Every key in the database (SCAN, so the server is never blocked).
-std::vector<std::string> all_keys(redis::Client& client) {
+std::vector<std::string> all_keys(redis::Multiplexer& client) {
   std::vector<std::string> keys;
   std::string cursor = "0";
   do {
@@ -228,7 +231,7 @@ struct Snapshot {
   std::vector<KeySnapshot> keys;
 };
 
-Snapshot snapshot(redis::Client& client, const std::vector<std::string>& keys, bool persist) {
+Snapshot snapshot(redis::Multiplexer& client, const std::vector<std::string>& keys, bool persist) {
   Snapshot out{.keys = std::vector<KeySnapshot>(keys.size())};
   StatusOr<Reply> reply =
       client.eval_script(snapshot_script(), keys, {persist ? "persist" : "read"});
@@ -453,7 +456,8 @@ constexpr ReservationLimits kEveryReservationTtl{.max_ttl = kMaxReservationTtl};
 class Differential {
  public:
   Differential(std::uint64_t seed, std::size_t index, const GeneratorOptions& options,
-               RedisStore& redis, redis::Client& client, ManualClock& clock, Coverage& coverage)
+               RedisStore& redis, redis::Multiplexer& client, ManualClock& clock,
+               Coverage& coverage)
       : rng_(seed),
         seed_(seed),
         redis_(redis),
@@ -572,10 +576,14 @@ class Differential {
       const SubjectRef lease_ref = subject_ref(lease.subject);
       const bool release = kind < 80;
       call << (release ? "release" : "renew") << " lease of subject " << lease.subject;
-      const StatusOr<bool> m = release ? memory_.release(lease_ref, lease.memory)
-                                       : memory_.renew(lease_ref, lease.memory);
+      const StatusOr<bool> m =
+          release
+              ? store::lease_now(memory_, lease_ref, store::LeaseOperation::kRelease, lease.memory)
+              : store::lease_now(memory_, lease_ref, store::LeaseOperation::kRenew, lease.memory);
       const StatusOr<bool> x =
-          release ? redis_.release(lease_ref, lease.redis) : redis_.renew(lease_ref, lease.redis);
+          release
+              ? store::lease_now(redis_, lease_ref, store::LeaseOperation::kRelease, lease.redis)
+              : store::lease_now(redis_, lease_ref, store::LeaseOperation::kRenew, lease.redis);
       if (!m.ok() || !x.ok()) {
         fail("lease call failed: " + m.status().to_string() + " / " + x.status().to_string());
       } else {
@@ -625,9 +633,10 @@ class Differential {
       request.operation = QuotaOperation::kReserve;
       request.cost = std::max<std::int64_t>(1, request.cost);  // a reserve of 0 is refused
       id = "res-" + std::to_string(held.size());
-      request.reservation_ttl = chance(rng_, 0.5)
-                                    ? std::min(random_duration(rng_), kMaxReservationTtl)
-                                    : uniform(rng_, longest_duration(limits_), kMaxReservationTtl);
+      request.reservation_ttl =
+          chance(rng_, 0.5) ? std::min(random_duration(rng_), kMaxReservationTtl)
+                            : uniform(rng_, std::min(longest_duration(limits_), kMaxReservationTtl),
+                                      kMaxReservationTtl);
       held.push_back(id);
     } else {  // mostly a recent one; sometimes one settled or expired already
       const auto count = static_cast<std::int64_t>(held.size());
@@ -639,8 +648,8 @@ class Differential {
     static constexpr const char* kNames[] = {"charge", "refund", "reserve", "settle"};
     const char* name = kNames[static_cast<int>(request.operation)];
     call << name << " cost=" << request.cost << " max_debt=" << max_debt_ << " " << id;
-    const StatusOr<Decision> m = memory_.apply_quota(r, request);
-    const StatusOr<Decision> x = redis_.apply_quota(r, request);
+    const StatusOr<Decision> m = store::apply_quota_now(memory_, r, request);
+    const StatusOr<Decision> x = store::apply_quota_now(redis_, r, request);
     // A reservation key's TTL runs in real time, its stored expiry on the pinned clock: the test
     // takes the key over, as it does the limit keys, so that only the latter decides.
     std::string reservation = documented_key(policy_, subjects_[subject], 0);
@@ -676,8 +685,8 @@ class Differential {
   // Returns whether the request was allowed (by memory, the reference).
   bool compare_acquire(const SubjectRef& r, std::int64_t cost, std::size_t subject,
                        std::ostringstream& call) {
-    const StatusOr<Decision> m = memory_.acquire(r, cost);
-    const StatusOr<Decision> x = redis_.acquire(r, cost);
+    const StatusOr<Decision> m = store::acquire_now(memory_, r, cost);
+    const StatusOr<Decision> x = store::acquire_now(redis_, r, cost);
     if (!m.ok() || !x.ok()) {
       fail("acquire failed: " + m.status().to_string() + " / " + x.status().to_string());
       return false;
@@ -855,7 +864,7 @@ class Differential {
   Rng rng_;
   std::uint64_t seed_;
   RedisStore& redis_;
-  redis::Client& client_;
+  redis::Multiplexer& client_;
   ManualClock& clock_;
   Coverage& coverage_;
   MemoryStore memory_;
@@ -891,7 +900,7 @@ class RedisStoreTest : public ::testing::Test {
   }
 
   static RedisServer* server_;
-  std::shared_ptr<redis::Client> client_;
+  std::shared_ptr<redis::Multiplexer> client_;
 };
 
 RedisServer* RedisStoreTest::server_ = nullptr;
@@ -902,12 +911,12 @@ std::uint64_t env_or(const char* name, std::uint64_t fallback) {
   return value != nullptr ? std::strtoull(value, nullptr, 10) : fallback;
 }
 
-Coverage run_differential(redis::Client& client, const GeneratorOptions& options) {
+Coverage run_differential(redis::Multiplexer& client, const GeneratorOptions& options) {
   const std::uint64_t base_seed = env_or("SLUICE_DIFFERENTIAL_SEED", 20'240'611);
   const std::uint64_t sequences = env_or("SLUICE_DIFFERENTIAL_SEQUENCES", 300);
   constexpr int kOperations = 40;
   ManualClock clock(kEpoch);
-  RedisStore redis_store(std::shared_ptr<redis::Client>(&client, [](redis::Client*) {}),
+  RedisStore redis_store(std::shared_ptr<redis::Multiplexer>(&client, [](redis::Multiplexer*) {}),
                          {.pinned_clock_for_tests = &clock, .reservations = kEveryReservationTtl});
   Coverage coverage;
   int failures = 0;
@@ -955,7 +964,12 @@ TEST_F(RedisStoreTest, DecidesFieldForFieldLikeTheMemoryStoreOnRandomSequences) 
 }
 
 // Parameters at the edge of what validation accepts (found discrepancy B before validation got
-// its 100-year horizon). Slower to generate, so not part of the default run.
+// its 100-year horizon). Slower to generate, so not part of the default run. Not a copy of the
+// enabled run above: 30 % of its limits are extreme_limit's, which no enabled test draws.
+// Disabled also because it fails today (issue 33, November 2026): with the reservation TTLs
+// clamped to kMaxReservationTtl, seed 20240886 finds a quota charge on a leaky bucket of
+// period ~1.9e15 µs that memory decides and Redis answers Internal ("unexpected script reply of
+// 56 bytes"): a discrepancy to fix in the stores, not in this test.
 TEST_F(RedisStoreTest, DISABLED_DecidesLikeTheMemoryStoreWithParametersAtTheEdgeOfValidation) {
   run_differential(*client_, {.edge_of_validation = true});
 }
@@ -978,13 +992,13 @@ TEST_F(RedisStoreTest, APeekDoesNotRestartAnExpiredWarmUpBucketInEitherStore) {
     for (Store* store : {static_cast<Store*>(&memory), static_cast<Store*>(&redis_store)}) {
       SCOPED_TRACE(store == &memory ? "memory" : "redis");
       clock.set(kEpoch);
-      ASSERT_TRUE(store->acquire(ref(limits, "s"), 1)->verdict.allowed);
+      ASSERT_TRUE(store::acquire_now(*store, ref(limits, "s"), 1)->verdict.allowed);
       clock.set(kEpoch + 20 * kMicrosPerSecond);  // the bucket's state expires: full again
       if (peek) {
-        ASSERT_TRUE(store->acquire(ref(limits, "s"), 0).ok());
+        ASSERT_TRUE(store::acquire_now(*store, ref(limits, "s"), 0).ok());
       }
       clock.set(kEpoch + 25 * kMicrosPerSecond);
-      const StatusOr<Decision> decision = store->acquire(ref(limits, "s"), 2);
+      const StatusOr<Decision> decision = store::acquire_now(*store, ref(limits, "s"), 2);
       ASSERT_TRUE(decision.ok());
       EXPECT_FALSE(decision->verdict.allowed);
       // A subject without state starts at `initial` = 1 token: 2 tokens are 10 s away.
@@ -1019,8 +1033,8 @@ TEST_F(RedisStoreTest, LimitsWhoseStateWouldPass2To53AreRefusedOrDecidedAlike) {
     MemoryStore memory(clock);
     RedisStore redis_store(client_, {.pinned_clock_for_tests = &clock});
     for (const std::int64_t cost : {1, 1, 2}) {
-      const StatusOr<Decision> m = memory.acquire(ref(limits, "s"), cost);
-      const StatusOr<Decision> x = redis_store.acquire(ref(limits, "s"), cost);
+      const StatusOr<Decision> m = store::acquire_now(memory, ref(limits, "s"), cost);
+      const StatusOr<Decision> x = store::acquire_now(redis_store, ref(limits, "s"), cost);
       ASSERT_TRUE(m.ok() && x.ok());
       EXPECT_EQ(x->verdict, m->verdict)
           << "memory " << show(m->verdict) << "\nredis  " << show(x->verdict);
@@ -1040,8 +1054,8 @@ TEST_F(RedisStoreTest, ALeakyBucketAdmittingAHugeCostStaysExact) {
   MemoryStore memory(clock);
   RedisStore redis_store(client_, {.pinned_clock_for_tests = &clock});
   for (const std::int64_t cost : {800'000'001, 1}) {
-    const StatusOr<Decision> m = memory.acquire(ref(limits, "s"), cost);
-    const StatusOr<Decision> x = redis_store.acquire(ref(limits, "s"), cost);
+    const StatusOr<Decision> m = store::acquire_now(memory, ref(limits, "s"), cost);
+    const StatusOr<Decision> x = store::acquire_now(redis_store, ref(limits, "s"), cost);
     ASSERT_TRUE(m.ok() && x.ok());
     EXPECT_EQ(x->verdict, m->verdict)
         << "cost " << cost << "\nmemory " << show(m->verdict) << "\nredis  " << show(x->verdict);
@@ -1117,8 +1131,9 @@ bool read_all(int fd, void* data, std::size_t size, int timeout_ms) {
                              int result_fd) {
   ChildResult result;
   {
-    std::shared_ptr<redis::Client> client;
-    if (StatusOr<std::unique_ptr<redis::Client>> made = redis::Client::create({.port = port});
+    std::shared_ptr<redis::Multiplexer> client;
+    if (StatusOr<std::unique_ptr<redis::Multiplexer>> made =
+            redis::Multiplexer::create({.port = port});
         made.ok()) {
       client = std::move(*made);
     }
@@ -1135,7 +1150,8 @@ bool read_all(int fd, void* data, std::size_t size, int timeout_ms) {
         started.count_down();
         while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
         for (int i = 0; i < c.requests_per_thread; ++i) {
-          const StatusOr<Decision> decision = store.acquire(ref(c.limits, "hot", "race"), 1);
+          const StatusOr<Decision> decision =
+              store::acquire_now(store, ref(c.limits, "hot", "race"), 1);
           if (!decision.ok()) {
             if (errors++ == 0) {
               std::lock_guard lock(mu);
@@ -1183,7 +1199,7 @@ TEST_P(RedisStoreRaceTest, ProcessesAndThreadsRacingOnOneKeyAdmitExactlyTheLimit
   const RaceCase& c = GetParam();
   ASSERT_TRUE(algorithm::validate_limit(c.limits[0], "limits[0]").empty());
   {  // No client may be alive in this process while it forks (its I/O thread would be lost).
-    std::shared_ptr<redis::Client> client = make_client(server_->port());
+    std::shared_ptr<redis::Multiplexer> client = make_client(server_->port());
     ASSERT_NE(client, nullptr);
     ASSERT_TRUE(run(*client, {"FLUSHALL"}).is_status());
   }
@@ -1255,23 +1271,23 @@ TEST_F(RedisStoreTest, TwoRequestsInTheSameMicrosecondBothCountOnSlidingLog) {
   ManualClock clock(kEpoch);
   RedisStore store(client_, {.pinned_clock_for_tests = &clock});
   const std::vector<Limit> limits = {SlidingLog{.limit = 3, .window = kMicrosPerSecond}};
-  const StatusOr<Decision> first = store.acquire(ref(limits, "same"), 1);
-  const StatusOr<Decision> second = store.acquire(ref(limits, "same"), 1);
+  const StatusOr<Decision> first = store::acquire_now(store, ref(limits, "same"), 1);
+  const StatusOr<Decision> second = store::acquire_now(store, ref(limits, "same"), 1);
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_TRUE(first->verdict.allowed);
   EXPECT_EQ(first->verdict.remaining, 2);
   EXPECT_TRUE(second->verdict.allowed);
   EXPECT_EQ(second->verdict.remaining, 1);
   // A third at the same instant still fits (3 of 3); a fourth does not, until the window passes.
-  EXPECT_TRUE(store.acquire(ref(limits, "same"), 1)->verdict.allowed);
-  const StatusOr<Decision> fourth = store.acquire(ref(limits, "same"), 1);
+  EXPECT_TRUE(store::acquire_now(store, ref(limits, "same"), 1)->verdict.allowed);
+  const StatusOr<Decision> fourth = store::acquire_now(store, ref(limits, "same"), 1);
   ASSERT_TRUE(fourth.ok());
   EXPECT_FALSE(fourth->verdict.allowed);
   EXPECT_EQ(fourth->verdict.retry_after, kMicrosPerSecond);
   EXPECT_EQ(run_integer(*client_, {"ZCARD", documented_key("test.policy", "same", 0)}), 3);
 
   clock.advance(kMicrosPerSecond - 1);
-  EXPECT_FALSE(store.acquire(ref(limits, "same"), 1)->verdict.allowed);
+  EXPECT_FALSE(store::acquire_now(store, ref(limits, "same"), 1)->verdict.allowed);
   clock.advance(1);  // all three entries leave the window together
   const StatusOr<std::vector<Verdict>> after = store.inspect(ref(limits, "same"));
   ASSERT_TRUE(after.ok());
@@ -1308,7 +1324,8 @@ TEST_F(RedisStoreTest, ConcurrentDecisionsShareScriptCallsAndEachIsExact) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
         const Case& c = cases[static_cast<std::size_t>(t + i) % cases.size()];
-        const StatusOr<Decision> decision = store.acquire(ref(c.limits, "hot", c.name), 1);
+        const StatusOr<Decision> decision =
+            store::acquire_now(store, ref(c.limits, "hot", c.name), 1);
         if (!decision.ok()) {
           ++errors;
         } else if (decision->verdict.allowed) {
@@ -1353,7 +1370,7 @@ TEST_F(RedisStoreTest, AsyncAcquireDecidesLikeAcquireOnTheClientsThread) {
     bool on_callers_thread = false;
     const std::thread::id caller = std::this_thread::get_id();
     for (int i = 0; i < kCalls; ++i) {
-      store.acquire_async(ref(limits, "async"), 1, [&](StatusOr<Decision> decision) {
+      store.acquire(ref(limits, "async"), 1, [&](StatusOr<Decision> decision) {
         {
           std::lock_guard lock(mu);
           if (std::this_thread::get_id() == caller) on_callers_thread = true;
@@ -1372,14 +1389,13 @@ TEST_F(RedisStoreTest, AsyncAcquireDecidesLikeAcquireOnTheClientsThread) {
     EXPECT_FALSE(on_callers_thread);
     std::sort(remaining.begin(), remaining.end());
     EXPECT_EQ(remaining, (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
-    EXPECT_FALSE(store.acquire(ref(limits, "async"), 1)->verdict.allowed);
+    EXPECT_FALSE(store::acquire_now(store, ref(limits, "async"), 1)->verdict.allowed);
 
     bool refused_at_once = false;
-    store.acquire_async(ref(limits, std::string(sluice::kMaxSubjectBytes + 1, 'x')), 1,
-                        [&](StatusOr<Decision> decision) {
-                          refused_at_once =
-                              decision.status().code() == StatusCode::kInvalidArgument;
-                        });
+    store.acquire(ref(limits, std::string(sluice::kMaxSubjectBytes + 1, 'x')), 1,
+                  [&](StatusOr<Decision> decision) {
+                    refused_at_once = decision.status().code() == StatusCode::kInvalidArgument;
+                  });
     EXPECT_TRUE(refused_at_once);
   }
 }
@@ -1402,7 +1418,7 @@ TEST_F(RedisStoreTest, AsyncCallersInALoopKeepTwoCallsInFlightAndEachIsExact) {
     int errors = 0;
     // Each caller's loop: decide, and from the callback decide again until kRounds are done.
     std::function<void(int)> decide = [&](int left) {
-      store.acquire_async(ref(limits, "loop"), 1, [&, left](StatusOr<Decision> decision) {
+      store.acquire(ref(limits, "loop"), 1, [&, left](StatusOr<Decision> decision) {
         {
           std::lock_guard lock(mu);
           if (!decision.ok()) {
@@ -1421,7 +1437,7 @@ TEST_F(RedisStoreTest, AsyncCallersInALoopKeepTwoCallsInFlightAndEachIsExact) {
     // The callers start from inside one decision's callback, so their first decisions leave in
     // one call and its answers come back together, with nothing else queued or in flight: the
     // second call is then bound to leave halfway through answering them (when two are allowed).
-    store.acquire_async(ref(limits, "starter"), 1, [&](const StatusOr<Decision>& started) {
+    store.acquire(ref(limits, "starter"), 1, [&](const StatusOr<Decision>& started) {
       if (!started.ok()) {
         std::lock_guard lock(mu);
         ++errors;
@@ -1447,9 +1463,9 @@ TEST_F(RedisStoreTest, WithoutBatchingEveryDecisionIsItsOwnCall) {
   ManualClock clock(kEpoch);
   RedisStore store(client_, {.max_batch = 1, .pinned_clock_for_tests = &clock});
   const std::vector<Limit> limits = {SlidingLog{.limit = 2, .window = kMicrosPerSecond}};
-  EXPECT_EQ(store.acquire(ref(limits, "s"), 1)->verdict.remaining, 1);
-  EXPECT_EQ(store.acquire(ref(limits, "s"), 1)->verdict.remaining, 0);
-  EXPECT_FALSE(store.acquire(ref(limits, "s"), 1)->verdict.allowed);
+  EXPECT_EQ(store::acquire_now(store, ref(limits, "s"), 1)->verdict.remaining, 1);
+  EXPECT_EQ(store::acquire_now(store, ref(limits, "s"), 1)->verdict.remaining, 0);
+  EXPECT_FALSE(store::acquire_now(store, ref(limits, "s"), 1)->verdict.allowed);
   EXPECT_EQ((*store.inspect(ref(limits, "s")))[0].remaining, 0);
   const DecisionBatchStats stats = store.batch_stats();
   EXPECT_EQ(stats.decisions, 4u);
@@ -1461,27 +1477,30 @@ TEST_F(RedisStoreTest, ACrashedHoldersLeaseExpiresAfterLeaseTtl) {
   RedisStore store(client_, {.pinned_clock_for_tests = &clock});
   constexpr Micros kTtl = 30 * kMicrosPerSecond;
   const std::vector<Limit> limits = {Concurrency{.limit = 1, .lease_ttl = kTtl}};
-  const StatusOr<Decision> crashed = store.acquire(ref(limits, "db"), 1);
+  const StatusOr<Decision> crashed = store::acquire_now(store, ref(limits, "db"), 1);
   ASSERT_TRUE(crashed.ok() && crashed->lease);  // the holder dies without releasing
 
   clock.advance(kTtl - 1);
-  const StatusOr<Decision> early = store.acquire(ref(limits, "db"), 1);
+  const StatusOr<Decision> early = store::acquire_now(store, ref(limits, "db"), 1);
   ASSERT_TRUE(early.ok());
   EXPECT_FALSE(early->verdict.allowed);
   EXPECT_EQ(early->verdict.retry_after, 1);
 
   clock.advance(1);
-  const StatusOr<Decision> next = store.acquire(ref(limits, "db"), 1);
+  const StatusOr<Decision> next = store::acquire_now(store, ref(limits, "db"), 1);
   ASSERT_TRUE(next.ok());
   EXPECT_TRUE(next->verdict.allowed);
   ASSERT_TRUE(next->lease);
   EXPECT_NE(*next->lease, *crashed->lease);
   // The dead holder cannot come back: its lease is neither renewable nor releasable.
-  EXPECT_FALSE(*store.renew(ref(limits, "db"), *crashed->lease));
-  EXPECT_FALSE(*store.release(ref(limits, "db"), *crashed->lease));
-  EXPECT_FALSE(store.acquire(ref(limits, "db"), 1)->verdict.allowed);
-  EXPECT_TRUE(*store.release(ref(limits, "db"), *next->lease));
-  EXPECT_TRUE(store.acquire(ref(limits, "db"), 1)->verdict.allowed);
+  EXPECT_FALSE(
+      *store::lease_now(store, ref(limits, "db"), store::LeaseOperation::kRenew, *crashed->lease));
+  EXPECT_FALSE(*store::lease_now(store, ref(limits, "db"), store::LeaseOperation::kRelease,
+                                 *crashed->lease));
+  EXPECT_FALSE(store::acquire_now(store, ref(limits, "db"), 1)->verdict.allowed);
+  EXPECT_TRUE(
+      *store::lease_now(store, ref(limits, "db"), store::LeaseOperation::kRelease, *next->lease));
+  EXPECT_TRUE(store::acquire_now(store, ref(limits, "db"), 1)->verdict.allowed);
 }
 
 // On Redis's own clock (the production scripts, nothing pinned): the inspector's dry run and lease
@@ -1491,8 +1510,8 @@ TEST_F(RedisStoreTest, ADryRunAndTheLeaseListUseRedisClockAndWriteNothing) {
   constexpr Micros kTtl = 60 * kMicrosPerSecond;
   const std::vector<Limit> limits = {Concurrency{.limit = 2, .lease_ttl = kTtl},
                                      FixedWindow{.limit = 100, .window = kMicrosPerHour}};
-  const StatusOr<Decision> first = store.acquire(ref(limits, "db"), 1);
-  const StatusOr<Decision> second = store.acquire(ref(limits, "db"), 1);
+  const StatusOr<Decision> first = store::acquire_now(store, ref(limits, "db"), 1);
+  const StatusOr<Decision> second = store::acquire_now(store, ref(limits, "db"), 1);
   ASSERT_TRUE(first.ok() && first->lease && second.ok() && second->lease);
   const std::vector<std::string> keys = {documented_key("test.policy", "db", 0),
                                          documented_key("test.policy", "db", 1)};
@@ -1532,7 +1551,8 @@ TEST_F(RedisStoreTest, ADryRunAndTheLeaseListUseRedisClockAndWriteNothing) {
   }
 
   // The listed id releases its lease; the dry run then allows, and still charges nothing.
-  ASSERT_TRUE(*store.release(ref(limits, "db"), held.leases[0].id));
+  ASSERT_TRUE(*store::lease_now(store, ref(limits, "db"), store::LeaseOperation::kRelease,
+                                held.leases[0].id));
   const StatusOr<DryRun> freed = store.dry_run(ref(limits, "db"), 1);
   ASSERT_TRUE(freed.ok());
   EXPECT_TRUE(freed->policy.verdict.allowed);
@@ -1579,16 +1599,16 @@ TEST_F(RedisStoreTest, WindowsKeepTheirTtlWithinAWindowAndSetItAgainWhenTheWindo
     const auto pttl = [&] { return run_integer(*client_, {"PTTL", key}); };
     const std::int64_t end_ms = c.windows_to_end * 10'000;  // from kEpoch, 10 s windows
 
-    EXPECT_EQ(store.acquire(ref(ten, c.subject), 1)->verdict.remaining, 4);
+    EXPECT_EQ(store::acquire_now(store, ref(ten, c.subject), 1)->verdict.remaining, 4);
     EXPECT_GT(pttl(), end_ms - 2'000);  // end_ms - 1 000 to the end
     EXPECT_LE(pttl(), end_ms - 1'000);
 
     clock.advance(4 * kMicrosPerSecond);  // a new TTL would be end_ms - 5 000 or less
-    EXPECT_EQ(store.acquire(ref(ten, c.subject), 1)->verdict.remaining, 3);
+    EXPECT_EQ(store::acquire_now(store, ref(ten, c.subject), 1)->verdict.remaining, 3);
     EXPECT_GT(pttl(), end_ms - 2'000) << "the TTL was set again";
 
     clock.advance(kMicrosPerSecond);  // the window is now 20 s, from kEpoch
-    const StatusOr<Decision> grown = store.acquire(ref(twenty, c.subject), 1);
+    const StatusOr<Decision> grown = store::acquire_now(store, ref(twenty, c.subject), 1);
     EXPECT_EQ(grown->verdict.remaining, 2);
     const std::int64_t grown_end_ms = 2 * end_ms - 6'000;  // from now, 6 s after kEpoch
     EXPECT_EQ(grown->verdict.reset_after, grown_end_ms * kMicrosPerMilli);
@@ -1634,7 +1654,8 @@ TEST_F(RedisStoreTest,
       const std::string name = "user-" + std::to_string(subject);
       for (int i = 0; i < 12; ++i) {
         const std::int64_t cost = uniform(rng, 0, kMaxCost);
-        const StatusOr<Decision> decision = store.acquire(ref(limits, name, c.policy), cost);
+        const StatusOr<Decision> decision =
+            store::acquire_now(store, ref(limits, name, c.policy), cost);
         ASSERT_TRUE(decision.ok()) << decision.status().to_string();
         if (decision->lease) leases.push_back(*decision->lease);
         if (decision->verdict.allowed && cost > 0) {
@@ -1644,22 +1665,27 @@ TEST_F(RedisStoreTest,
     }
     for (std::size_t i = 0; i < leases.size(); ++i) {  // renew some, release some
       const std::string subject = "user-" + std::to_string(i % 10);
-      (void)(i % 2 == 0 ? store.renew(ref(limits, subject, c.policy), leases[i])
-                        : store.release(ref(limits, subject, c.policy), leases[i]));
+      (void)(i % 2 == 0 ? store::lease_now(store, ref(limits, subject, c.policy),
+                                           store::LeaseOperation::kRenew, leases[i])
+                        : store::lease_now(store, ref(limits, subject, c.policy),
+                                           store::LeaseOperation::kRelease, leases[i]));
     }
     for (int subject = 0; subject < 5; ++subject) {
       const std::string peek = "peek-" + std::to_string(subject);
       const std::string deny = "deny-" + std::to_string(subject);
-      ASSERT_TRUE(store.acquire(ref(limits, peek, c.policy), 0).ok());
+      ASSERT_TRUE(store::acquire_now(store, ref(limits, peek, c.policy), 0).ok());
       ASSERT_TRUE(store.inspect(ref(limits, peek, c.policy)).ok());
       must_not_exist.push_back(documented_key(c.policy, peek, 0));
       if (!c.denies_large_costs) continue;
       for (const std::int64_t cost : {std::int64_t{6}, algorithm::kMaxCost}) {
-        const StatusOr<Decision> denied = store.acquire(ref(limits, deny, c.policy), cost);
+        const StatusOr<Decision> denied =
+            store::acquire_now(store, ref(limits, deny, c.policy), cost);
         ASSERT_TRUE(denied.ok());
         ASSERT_FALSE(denied->verdict.allowed);  // more than the limit can ever grant
       }
-      ASSERT_TRUE(store.release(ref(limits, deny, c.policy), "no-such-lease").ok());
+      ASSERT_TRUE(store::lease_now(store, ref(limits, deny, c.policy),
+                                   store::LeaseOperation::kRelease, "no-such-lease")
+                      .ok());
       must_not_exist.push_back(documented_key(c.policy, deny, 0));
     }
   }
@@ -1710,9 +1736,10 @@ TEST_F(RedisStoreTest, EveryOtherEncodingReadsAsAbsentAndNeverAsALiveTat) {
                                               const std::string& value) {
     SCOPED_TRACE(label);
     const std::string subject = "planted-" + std::to_string(std::hash<std::string>{}(label));
-    const StatusOr<Decision> fresh = store.acquire(ref(limits, "fresh-" + subject, policy), 1);
+    const StatusOr<Decision> fresh =
+        store::acquire_now(store, ref(limits, "fresh-" + subject, policy), 1);
     ASSERT_TRUE(run(*client_, {"SET", documented_key(policy, subject, 0), value}).is_status());
-    const StatusOr<Decision> planted = store.acquire(ref(limits, subject, policy), 1);
+    const StatusOr<Decision> planted = store::acquire_now(store, ref(limits, subject, policy), 1);
     ASSERT_TRUE(fresh.ok() && planted.ok());
     EXPECT_TRUE(fresh->verdict.allowed);
     EXPECT_EQ(planted->verdict, fresh->verdict)
@@ -1741,8 +1768,8 @@ TEST_F(RedisStoreTest, EveryOtherEncodingReadsAsAbsentAndNeverAsALiveTat) {
   // What the TAT kinds write: decimal when whole (an integer object in Redis), else 't' + '<dd'.
   const std::vector<Limit> whole = {Gcra{.rate = 1, .period = kMicrosPerHour, .burst = 4}};
   const std::vector<Limit> fraction = {Gcra{.rate = 3, .period = 7 * kMicrosPerSecond, .burst = 4}};
-  ASSERT_TRUE(store.acquire(ref(whole, "writer"), 1).ok());
-  ASSERT_TRUE(store.acquire(ref(fraction, "writer", "fraction"), 1).ok());
+  ASSERT_TRUE(store::acquire_now(store, ref(whole, "writer"), 1).ok());
+  ASSERT_TRUE(store::acquire_now(store, ref(fraction, "writer", "fraction"), 1).ok());
   const std::string whole_key = documented_key("test.policy", "writer", 0);
   const std::string decimal = run(*client_, {"GET", whole_key}).as_string();
   EXPECT_EQ(decimal, std::to_string(kEpoch + kMicrosPerHour));  // one emission interval
@@ -1793,11 +1820,11 @@ TEST_F(RedisStoreTest, SubjectsAreBinarySafeUpTo1024BytesWithIndependentStateAnd
   RedisStore store(client_);
   for (const std::string& subject : subjects) {
     SCOPED_TRACE(testing::PrintToString(subject.substr(0, 40)));
-    EXPECT_TRUE(store.acquire(ref(limits, subject), 1)->verdict.allowed);
+    EXPECT_TRUE(store::acquire_now(store, ref(limits, subject), 1)->verdict.allowed);
   }
   for (const std::string& subject : subjects) {  // each subject has its own state
     SCOPED_TRACE(testing::PrintToString(subject.substr(0, 40)));
-    EXPECT_FALSE(store.acquire(ref(limits, subject), 1)->verdict.allowed);
+    EXPECT_FALSE(store::acquire_now(store, ref(limits, subject), 1)->verdict.allowed);
     for (std::size_t i = 0; i < limits.size(); ++i) {
       const std::string key = documented_key("test.policy", subject, i);
       EXPECT_EQ(run_integer(*client_, {"EXISTS", key}), 1);
@@ -1810,27 +1837,35 @@ TEST_F(RedisStoreTest, SubjectsAreBinarySafeUpTo1024BytesWithIndependentStateAnd
   EXPECT_EQ(run_integer(*client_, {"DBSIZE"}),
             static_cast<std::int64_t>(subjects.size() * limits.size()));
   // The same subject under another policy is another state.
-  EXPECT_TRUE(store.acquire(ref(limits, subjects[4], "other.policy"), 1)->verdict.allowed);
+  EXPECT_TRUE(
+      store::acquire_now(store, ref(limits, subjects[4], "other.policy"), 1)->verdict.allowed);
 }
 
 TEST_F(RedisStoreTest, RejectsSubjectsOver1024BytesWithoutTouchingRedis) {
   RedisStore store(client_);
   const std::vector<Limit> limits = {Concurrency{.limit = 1, .lease_ttl = kMicrosPerHour}};
   const std::string too_long(1025, 'x');
-  const StatusOr<Decision> acquired = store.acquire(ref(limits, too_long), 1);
+  const StatusOr<Decision> acquired = store::acquire_now(store, ref(limits, too_long), 1);
   EXPECT_EQ(acquired.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(acquired.status().message(), testing::HasSubstr("1024"));
-  EXPECT_EQ(store.acquire(ref(limits, too_long), 0).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(store.release(ref(limits, too_long), "x").status().code(),
+  EXPECT_EQ(store::acquire_now(store, ref(limits, too_long), 0).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(store.renew(ref(limits, too_long), "x").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store::lease_now(store, ref(limits, too_long), store::LeaseOperation::kRelease, "x")
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store::lease_now(store, ref(limits, too_long), store::LeaseOperation::kRenew, "x")
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(store.inspect(ref(limits, too_long)).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store.reset(ref(limits, too_long)).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(run_integer(*client_, {"DBSIZE"}), 0);
   const std::uint64_t requests = client_->stats().requests;
-  EXPECT_EQ(store.acquire(ref(limits, "a", "bad:name"), 1).status().code(),
+  EXPECT_EQ(store::acquire_now(store, ref(limits, "a", "bad:name"), 1).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(store.acquire(ref(limits, "a"), -1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store::acquire_now(store, ref(limits, "a"), -1).status().code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(client_->stats().requests, requests) << "invalid input reached Redis";
 }
 
@@ -1838,12 +1873,12 @@ TEST_F(RedisStoreTest, ResetForgetsEveryLimitOfTheSubjectAndNothingElse) {
   RedisStore store(client_);
   const std::vector<Limit> limits = {FixedWindow{.limit = 1, .window = kMicrosPerHour},
                                      Concurrency{.limit = 1, .lease_ttl = kMicrosPerHour}};
-  ASSERT_TRUE(store.acquire(ref(limits, "alice"), 1)->verdict.allowed);
-  ASSERT_TRUE(store.acquire(ref(limits, "bob"), 1)->verdict.allowed);
+  ASSERT_TRUE(store::acquire_now(store, ref(limits, "alice"), 1)->verdict.allowed);
+  ASSERT_TRUE(store::acquire_now(store, ref(limits, "bob"), 1)->verdict.allowed);
   ASSERT_TRUE(store.reset(ref(limits, "alice")).ok());
   EXPECT_EQ(run_integer(*client_, {"DBSIZE"}), 2);  // bob's two keys
-  EXPECT_TRUE(store.acquire(ref(limits, "alice"), 1)->verdict.allowed);
-  EXPECT_FALSE(store.acquire(ref(limits, "bob"), 1)->verdict.allowed);
+  EXPECT_TRUE(store::acquire_now(store, ref(limits, "alice"), 1)->verdict.allowed);
+  EXPECT_FALSE(store::acquire_now(store, ref(limits, "bob"), 1)->verdict.allowed);
 }
 
 // ---- 6. faults ---------------------------------------------------------------------------------
@@ -1858,7 +1893,7 @@ TEST(RedisStoreFaultTest, FailsFastWithUnavailableWhenRedisIsAbsentAtStart) {
   for (int i = 0; i < 20; ++i) {
     SCOPED_TRACE(i);
     const auto start = SteadyClock::now();
-    const StatusOr<Decision> decision = store.acquire(ref(kThreePerHour, "a"), 1);
+    const StatusOr<Decision> decision = store::acquire_now(store, ref(kThreePerHour, "a"), 1);
     ASSERT_FALSE(decision.ok());
     EXPECT_EQ(decision.status().code(), StatusCode::kUnavailable);
     EXPECT_LT(elapsed_since(start), std::chrono::milliseconds(2500));  // generous: one connect
@@ -1869,7 +1904,7 @@ TEST(RedisStoreFaultTest, FailsFastWithUnavailableWhenRedisIsAbsentAtStart) {
 TEST(RedisStoreFaultTest, KilledMidLoadFailsWithUnavailableOrDeadlineThenRecoversAfterRestart) {
   std::unique_ptr<RedisServer> server = start_server();
   ASSERT_NE(server, nullptr);
-  std::shared_ptr<redis::Client> client =
+  std::shared_ptr<redis::Multiplexer> client =
       make_client(server->port(), {.connect_timeout = 500 * kMicrosPerMilli,
                                    .command_timeout = 500 * kMicrosPerMilli,
                                    .reconnect_backoff_max = 50 * kMicrosPerMilli});
@@ -1878,8 +1913,8 @@ TEST(RedisStoreFaultTest, KilledMidLoadFailsWithUnavailableOrDeadlineThenRecover
   RedisStore store(client);
   // The limit 3 subject is used up before the kill; the restarted server is empty.
   for (int i = 0; i < 3; ++i)
-    ASSERT_TRUE(store.acquire(ref(kThreePerHour, "x"), 1)->verdict.allowed);
-  ASSERT_FALSE(store.acquire(ref(kThreePerHour, "x"), 1)->verdict.allowed);
+    ASSERT_TRUE(store::acquire_now(store, ref(kThreePerHour, "x"), 1)->verdict.allowed);
+  ASSERT_FALSE(store::acquire_now(store, ref(kThreePerHour, "x"), 1)->verdict.allowed);
 
   const std::vector<Limit> load = {
       TokenBucket{.capacity = 1000, .refill = 1000, .period = kMicrosPerSecond},
@@ -1897,7 +1932,7 @@ TEST(RedisStoreFaultTest, KilledMidLoadFailsWithUnavailableOrDeadlineThenRecover
       for (int i = 0; !stop.load(); ++i) {
         const std::string subject = "load-" + std::to_string(t) + "-" + std::to_string(i % 50);
         const auto start = SteadyClock::now();
-        const StatusOr<Decision> decision = store.acquire(ref(load, subject), 1);
+        const StatusOr<Decision> decision = store::acquire_now(store, ref(load, subject), 1);
         const auto took = elapsed_since(start);
         std::lock_guard lock(mu);
         slowest = std::max(slowest, took);
@@ -1939,8 +1974,8 @@ TEST(RedisStoreFaultTest, KilledMidLoadFailsWithUnavailableOrDeadlineThenRecover
   // NOSCRIPT was answered by re-sending the source; decisions are those of an empty store.
   EXPECT_GE(client->stats().script_reloads, 1u);
   for (int i = 0; i < 3; ++i)
-    EXPECT_TRUE(store.acquire(ref(kThreePerHour, "x"), 1)->verdict.allowed);
-  const StatusOr<Decision> fourth = store.acquire(ref(kThreePerHour, "x"), 1);
+    EXPECT_TRUE(store::acquire_now(store, ref(kThreePerHour, "x"), 1)->verdict.allowed);
+  const StatusOr<Decision> fourth = store::acquire_now(store, ref(kThreePerHour, "x"), 1);
   ASSERT_TRUE(fourth.ok());
   EXPECT_FALSE(fourth->verdict.allowed);
   EXPECT_EQ(fourth->verdict.remaining, 0);
@@ -1949,30 +1984,31 @@ TEST(RedisStoreFaultTest, KilledMidLoadFailsWithUnavailableOrDeadlineThenRecover
 TEST_F(RedisStoreTest, ReloadsItsScriptsTransparentlyAfterScriptFlush) {
   RedisStore store(client_);
   const std::vector<Limit> limits = {Concurrency{.limit = 2, .lease_ttl = kMicrosPerHour}};
-  const StatusOr<Decision> first = store.acquire(ref(limits, "db"), 1);
+  const StatusOr<Decision> first = store::acquire_now(store, ref(limits, "db"), 1);
   ASSERT_TRUE(first.ok() && first->lease);
   ASSERT_TRUE(run(*client_, {"SCRIPT", "FLUSH"}).is_status());
   const std::uint64_t reloads = client_->stats().script_reloads;
-  EXPECT_TRUE(*store.renew(ref(limits, "db"), *first->lease));  // lease script
+  EXPECT_TRUE(*store::lease_now(store, ref(limits, "db"), store::LeaseOperation::kRenew,
+                                *first->lease));  // lease script
   ASSERT_TRUE(run(*client_, {"SCRIPT", "FLUSH"}).is_status());
   EXPECT_EQ((*store.inspect(ref(limits, "db")))[0].remaining, 1);  // inspect script
   ASSERT_TRUE(run(*client_, {"SCRIPT", "FLUSH"}).is_status());
-  EXPECT_TRUE(store.acquire(ref(limits, "db"), 1)->verdict.allowed);  // acquire script
-  EXPECT_FALSE(store.acquire(ref(limits, "db"), 1)->verdict.allowed);
+  EXPECT_TRUE(store::acquire_now(store, ref(limits, "db"), 1)->verdict.allowed);  // acquire script
+  EXPECT_FALSE(store::acquire_now(store, ref(limits, "db"), 1)->verdict.allowed);
   EXPECT_EQ(client_->stats().script_reloads, reloads + 3);
 }
 
 TEST(RedisStoreFaultTest, StalledServerGivesDeadlineExceededWithinBoundThenRecovers) {
   std::unique_ptr<RedisServer> server = start_server();
   ASSERT_NE(server, nullptr);
-  std::shared_ptr<redis::Client> client = make_client(
+  std::shared_ptr<redis::Multiplexer> client = make_client(
       server->port(),
       {.command_timeout = 100 * kMicrosPerMilli, .reconnect_backoff_max = 50 * kMicrosPerMilli});
-  std::shared_ptr<redis::Client> staller = make_client(server->port());
+  std::shared_ptr<redis::Multiplexer> staller = make_client(server->port());
   ASSERT_TRUE(client != nullptr && staller != nullptr);
   ASSERT_TRUE(wait_until_answering(*client) && wait_until_answering(*staller));
   RedisStore store(client);
-  ASSERT_TRUE(store.acquire(ref(kThreePerHour, "s"), 1)->verdict.allowed);
+  ASSERT_TRUE(store::acquire_now(store, ref(kThreePerHour, "s"), 1)->verdict.allowed);
 
   std::atomic<bool> slept{false};
   staller->async_command({"DEBUG", "SLEEP", "1"}, [&](StatusOr<Reply>) { slept = true; });
@@ -1981,7 +2017,7 @@ TEST(RedisStoreFaultTest, StalledServerGivesDeadlineExceededWithinBoundThenRecov
   std::chrono::milliseconds took{0};
   for (const auto start = SteadyClock::now(); elapsed_since(start) < std::chrono::seconds(1);) {
     const auto call = SteadyClock::now();
-    stalled = store.acquire(ref(kThreePerHour, "s"), 0);
+    stalled = store::acquire_now(store, ref(kThreePerHour, "s"), 0);
     took = elapsed_since(call);
     if (!stalled.ok()) break;
   }
@@ -1992,7 +2028,7 @@ TEST(RedisStoreFaultTest, StalledServerGivesDeadlineExceededWithinBoundThenRecov
 
   // The same store recovers once the server wakes up; the state survived the stall.
   EXPECT_TRUE(wait_until_answering(*client));
-  const StatusOr<Decision> after = store.acquire(ref(kThreePerHour, "s"), 1);
+  const StatusOr<Decision> after = store::acquire_now(store, ref(kThreePerHour, "s"), 1);
   ASSERT_TRUE(after.ok()) << after.status().to_string();
   EXPECT_TRUE(after->verdict.allowed);
   EXPECT_EQ(after->verdict.remaining, 1);

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "sluice/store/redis/client.h"
+#include "sluice/store/redis/multiplexer.h"
 #include "sluice/store/store.h"
 #include "testing/redis_server.h"
 
@@ -20,21 +20,21 @@ class RedisServerTest : public testing::Test {
     StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start();
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(*server);
-    StatusOr<std::unique_ptr<redis::Client>> client =
-        redis::Client::create({.port = server_->port()});
+    StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+        redis::Multiplexer::create({.port = server_->port()});
     ASSERT_TRUE(client.ok()) << client.status().to_string();
-    client_ = std::shared_ptr<redis::Client>(std::move(*client));
+    client_ = std::shared_ptr<redis::Multiplexer>(std::move(*client));
   }
 
   // The balance a quota peek (cost 0) reports; -999 999 when it fails (and the test fails).
   static std::int64_t balance(Store& store, const SubjectRef& ref) {
-    StatusOr<Decision> peek = store.apply_quota(ref, {.cost = 0});
+    StatusOr<Decision> peek = store::apply_quota_now(store, ref, {.cost = 0});
     EXPECT_TRUE(peek.ok()) << peek.status().to_string();
     return peek.ok() ? peek->verdict.balance.value_or(-999'999) : -999'999;
   }
 
   std::unique_ptr<test::RedisServer> server_;
-  std::shared_ptr<redis::Client> client_;
+  std::shared_ptr<redis::Multiplexer> client_;
 };
 
 }  // namespace sluice::store

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sluice/store/redis/client.h"
+#include "sluice/store/redis/multiplexer.h"
 
 namespace sluice::redis {
 namespace {
@@ -117,7 +117,7 @@ TEST(RedisUrlTest, AClusterUrlListsItsSeedNodesInOrder) {
   EXPECT_EQ(parsed->password, "pw");
   EXPECT_EQ(parsed->nodes[1].text(), "[::1]:7001");
 
-  const ClientOptions options = client_options_from_url(*parsed, {.connections = 3});
+  const MultiplexerOptions options = client_options_from_url(*parsed, {.connections = 3});
   EXPECT_EQ(options.cluster_seeds, expected);
   EXPECT_EQ(options.connections, 3);
   EXPECT_EQ(options.password, "pw");
@@ -163,7 +163,7 @@ TEST(RedisUrlTest, ASentinelUrlListsItsSentinelsAndNamesTheMaster) {
   EXPECT_EQ(parsed->master_name, "my-master");
   EXPECT_EQ(parsed->db, 2);
   EXPECT_EQ(parsed->password, "pw");
-  const ClientOptions options = client_options_from_url(*parsed);
+  const MultiplexerOptions options = client_options_from_url(*parsed);
   EXPECT_EQ(options.sentinels, expected);
   EXPECT_EQ(options.sentinel_master, "my-master");
   EXPECT_TRUE(options.cluster_seeds.empty());
@@ -194,7 +194,7 @@ TEST(RedisUrlTest, ErrorsNeverEchoThePassword) {
 TEST(RedisUrlTest, ClientOptionsTakeConnectionFieldsFromTheUrl) {
   StatusOr<RedisUrl> url = parse_redis_url("redis://alice:pw@10.0.0.7:7001/4");
   ASSERT_TRUE(url.ok());
-  const ClientOptions options = client_options_from_url(*url, {.connections = 5});
+  const MultiplexerOptions options = client_options_from_url(*url, {.connections = 5});
   EXPECT_EQ(options.host, "10.0.0.7");
   EXPECT_EQ(options.port, 7001);
   EXPECT_EQ(options.username, "alice");

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sluice/store/redis/client.h"
+#include "sluice/store/redis/multiplexer.h"
 
 namespace sluice::redis {
 namespace {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "sluice/algorithm/catalogue.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/store/redis/scripts.h"
 
 namespace sluice::store {
@@ -216,10 +217,9 @@ StatusOr<std::vector<algorithm::PolicyVerdict>> unpack_verdicts(std::string_view
 
 StatusOr<algorithm::PolicyVerdict> unpack_penalized_verdict(std::string_view bytes) {
   if (bytes.size() != kPenalizedVerdictBytes) return unexpected(bytes);
-  StatusOr<std::vector<algorithm::PolicyVerdict>> verdicts =
-      unpack_verdicts(bytes.substr(0, kVerdictBytes));
-  if (!verdicts.ok()) return verdicts.status();
-  algorithm::PolicyVerdict verdict = (*verdicts)[0];
+  SLUICE_ASSIGN_OR_RETURN(const std::vector<algorithm::PolicyVerdict> verdicts,
+                          unpack_verdicts(bytes.substr(0, kVerdictBytes)));
+  algorithm::PolicyVerdict verdict = verdicts[0];
   const double blocked_until = double_at(bytes, kVerdictBytes);
   if (!(std::abs(blocked_until) < 0x1p53) || blocked_until != std::trunc(blocked_until)) {
     return unexpected(bytes);

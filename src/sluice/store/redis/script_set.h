@@ -27,7 +27,7 @@
 #include "sluice/algorithm/penalty.h"
 #include "sluice/core/clock.h"
 #include "sluice/status.h"
-#include "sluice/store/redis/client.h"
+#include "sluice/store/redis/multiplexer.h"
 
 namespace sluice::store {
 
@@ -39,7 +39,7 @@ enum class ScriptOperation : std::uint8_t { kAcquire, kInspect, kLease };
 // OP_PENALIZED_ACQUIRE (an acquire that applies the policy's penalty box).
 enum class EvaluateOperation : std::uint8_t { kAcquire = 0, kInspect = 1, kPenalizedAcquire = 2 };
 // The operation field of a `quota` request: quota.lua's QUOTA_CHARGE ... QUOTA_GIVE (take and
-// give: token leasing's, service/token_leases.h).
+// give: token leasing's, service/token_batches.h).
 enum class QuotaScriptOperation : std::uint8_t {
   kCharge = 0,
   kRefund = 1,

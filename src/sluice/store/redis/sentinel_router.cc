@@ -9,7 +9,7 @@ struct SentinelRouter::Command {
   Completion done;
 };
 
-SentinelRouter::SentinelRouter(asio::io_context& io, const ClientOptions& options,
+SentinelRouter::SentinelRouter(asio::io_context& io, const MultiplexerOptions& options,
                                Counters& counters, FailLater fail_later, asio::ssl::context* tls)
     : io_(io),
       options_(options),
@@ -21,7 +21,7 @@ SentinelRouter::SentinelRouter(asio::io_context& io, const ClientOptions& option
         ask_sentinel(0);
       }) {
   for (const NodeAddress& sentinel : options.sentinels) {
-    ClientOptions node = options_;
+    MultiplexerOptions node = options_;
     node.host = sentinel.host;
     node.port = sentinel.port;
     node.username.clear();
@@ -135,7 +135,7 @@ void SentinelRouter::ask_sentinel(std::size_t i) {
 void SentinelRouter::learn(NodeAddress master) {
   std::lock_guard lock(mu_);
   if (closed_ || (master_address_ && *master_address_ == master)) return;
-  ClientOptions node = options_;
+  MultiplexerOptions node = options_;
   node.host = master.host;
   node.port = master.port;
   node.sentinels.clear();

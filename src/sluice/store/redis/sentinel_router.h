@@ -32,7 +32,7 @@ namespace sluice::redis::internal {
 class SentinelRouter {
  public:
   using FailLater = std::function<void(Completion, Status)>;
-  SentinelRouter(asio::io_context& io, const ClientOptions& options, Counters& counters,
+  SentinelRouter(asio::io_context& io, const MultiplexerOptions& options, Counters& counters,
                  FailLater fail_later, asio::ssl::context* tls = nullptr);
 
   SentinelRouter(const SentinelRouter&) = delete;
@@ -57,7 +57,7 @@ class SentinelRouter {
   void end_refresh(const Status& outcome);
 
   asio::io_context& io_;
-  const ClientOptions& options_;
+  const MultiplexerOptions& options_;
   Counters& counters_;
   const FailLater fail_later_;
   asio::ssl::context* const tls_;

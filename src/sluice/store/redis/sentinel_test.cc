@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "sluice/store/redis/client.h"
+#include "sluice/store/redis/multiplexer.h"
 #include "sluice/store/redis/redis_store.h"
 #include "testing/eventually.h"
 #include "testing/redis_sentinel.h"
@@ -24,10 +24,12 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-std::shared_ptr<redis::Client> client_for(const std::string& url, redis::ClientOptions base = {}) {
-  StatusOr<std::unique_ptr<redis::Client>> client = redis::Client::open(url, std::move(base));
+std::shared_ptr<redis::Multiplexer> client_for(const std::string& url,
+                                               redis::MultiplexerOptions base = {}) {
+  StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+      redis::Multiplexer::open(url, std::move(base));
   EXPECT_TRUE(client.ok()) << client.status().to_string();
-  return client.ok() ? std::shared_ptr<redis::Client>(std::move(*client)) : nullptr;
+  return client.ok() ? std::shared_ptr<redis::Multiplexer>(std::move(*client)) : nullptr;
 }
 
 SubjectRef ref(const std::vector<algorithm::Limit>& limits, std::string_view subject) {
@@ -43,7 +45,7 @@ std::pair<int, int> race(RedisStore& store, const std::vector<algorithm::Limit>&
   for (int t = 0; t < threads; ++t) {
     racers.emplace_back([&] {
       for (int i = 0; i < each; ++i) {
-        StatusOr<Decision> decision = store.acquire(ref(limits, subject), 1);
+        StatusOr<Decision> decision = store::acquire_now(store, ref(limits, subject), 1);
         if (!decision.ok()) {
           ++errors;
         } else if (decision->verdict.allowed) {
@@ -59,7 +61,7 @@ std::pair<int, int> race(RedisStore& store, const std::vector<algorithm::Limit>&
 TEST(RedisSentinelTest, DecisionsFollowTheMasterThroughAFailover) {
   StatusOr<std::unique_ptr<test::RedisSentinelGroup>> group = test::RedisSentinelGroup::start();
   ASSERT_TRUE(group.ok()) << group.status().to_string();
-  std::shared_ptr<redis::Client> client =
+  std::shared_ptr<redis::Multiplexer> client =
       client_for((*group)->url(), {.command_timeout = 500 * kMicrosPerMilli});
   ASSERT_NE(client, nullptr);
   RedisStore store(client);
@@ -82,7 +84,8 @@ TEST(RedisSentinelTest, DecisionsFollowTheMasterThroughAFailover) {
   for (int t = 0; t < 4; ++t) {
     load.emplace_back([&, t] {
       for (int i = 0; !stop.load(); ++i) {
-        StatusOr<Decision> decision = store.acquire(ref(loose, "load" + std::to_string(t)), 1);
+        StatusOr<Decision> decision =
+            store::acquire_now(store, ref(loose, "load" + std::to_string(t)), 1);
         if (!decision.ok()) {
           ++failed;
           last_failure = SteadyClock::now().time_since_epoch().count();
@@ -131,7 +134,7 @@ TEST(RedisSentinelTest, AMasterNameNoSentinelMonitorsIsAClearError) {
   ASSERT_TRUE(group.ok()) << group.status().to_string();
   std::string url = (*group)->url();
   url = url.substr(0, url.rfind('/')) + "/no-such-master";
-  std::shared_ptr<redis::Client> client = client_for(url);
+  std::shared_ptr<redis::Multiplexer> client = client_for(url);
   ASSERT_NE(client, nullptr);
   StatusOr<redis::Reply> reply = client->command({"PING"});
   ASSERT_FALSE(reply.ok());

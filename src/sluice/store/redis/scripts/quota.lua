@@ -27,7 +27,7 @@
 -- estimate charged).
 -- Reply:   one verdict, eight packed doubles: allowed, limit, remaining, retry_after,
 --          reset_after, delay (always -1), limit_index (from 0), balance (signed).
--- take (service/token_leases.h): ARGV[1]'s cost is the most to take, ARGV[2] the least (decimal);
+-- take (service/token_batches.h): ARGV[1]'s cost is the most to take, ARGV[2] the least (decimal);
 --          it charges min(most, the lowest balance) when that is at least the least, else
 --          refuses as a charge of the least would. Reply: the eight doubles, then the units taken
 --          and Redis's now (µs) — ten doubles.

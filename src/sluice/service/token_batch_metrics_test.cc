@@ -1,4 +1,4 @@
-#include "sluice/service/lease_metrics.h"
+#include "sluice/service/token_batch_metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@ namespace {
 
 TEST(LeaseMetricsTest, WritesEachCounterAndTheLiveNodeGaugeWithTheirValues) {
   std::string out;
-  write_lease_metrics(
+  write_token_batch_metrics(
       out, {.takes = 3, .taken = 2500, .given_back = 40, .local = 2497, .give_back_errors = 1}, 4);
   for (const std::string line :
        {"sluice_token_lease_takes_total 3\n", "sluice_token_lease_taken_units_total 2500\n",

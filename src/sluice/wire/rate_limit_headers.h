@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "sluice/algorithm/limit.h"
-#include "sluice/server/http/message.h"
 #include "sluice/service/decision.h"
 #include "sluice/status.h"
+#include "sluice/wire/header.h"
 
-namespace sluice::http {
+namespace sluice::wire {
 
 struct HeaderSets {
   bool github = true;
@@ -75,4 +75,4 @@ std::optional<std::int64_t> retry_after_seconds(const service::Decision& decisio
 std::optional<std::int64_t> jittered_retry_after_seconds(const service::Decision& decision,
                                                          std::int64_t percent, double draw);
 
-}  // namespace sluice::http
+}  // namespace sluice::wire

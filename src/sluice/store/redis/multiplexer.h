@@ -1,4 +1,6 @@
-// sluice::redis::Client: a pipelining Redis client shared by all threads of a process.
+// sluice::redis::Multiplexer: a pipelining Redis client shared by all threads of a process, which
+// multiplexes every caller's commands over a few connections (named so, not "Client", to stay
+// apart from the public sluice::Client).
 //
 // Built on Boost.Asio sockets with hiredis as the RESP codec. A few connections (default 2) carry
 // every request (automatic pipelining): on an idle connection a blocking call writes its command
@@ -55,7 +57,7 @@ enum class Dispatch : std::uint8_t {
   kImmediate,
 };
 
-struct ClientOptions {
+struct MultiplexerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = kDefaultRedisPort;
   std::string username;  // ACL user; empty: `AUTH <password>` for the default user
@@ -97,7 +99,7 @@ struct ClientOptions {
 };
 
 // Host, port, credentials and db (or the cluster's seeds) from `url`; everything else from `base`.
-ClientOptions client_options_from_url(const RedisUrl& url, ClientOptions base = {});
+MultiplexerOptions client_options_from_url(const RedisUrl& url, MultiplexerOptions base = {});
 
 // Monotonic counters since the client was created (a snapshot; each field is read atomically).
 struct ClientStats {
@@ -116,22 +118,23 @@ struct ClientStats {
   int masters = 0;                     // Redis Cluster: masters in the slot map now
 };
 
-class Client {
+class Multiplexer {
  public:
   // Validates `options` (InvalidArgument naming the field) and starts connecting in the
   // background. Succeeds even when Redis is down: requests fail with Unavailable until a
   // connection is up, and recovery needs no action.
-  static StatusOr<std::unique_ptr<Client>> create(ClientOptions options);
+  static StatusOr<std::unique_ptr<Multiplexer>> create(MultiplexerOptions options);
   // The client for a Redis URL (redis_url.h): the URL's servers, credentials, database and TLS
   // over `base`. InvalidArgument naming what is wrong with the URL.
-  static StatusOr<std::unique_ptr<Client>> open(std::string_view url, ClientOptions base = {});
+  static StatusOr<std::unique_ptr<Multiplexer>> open(std::string_view url,
+                                                     MultiplexerOptions base = {});
 
   // Completes every outstanding request (Cancelled or its reply) and joins the I/O threads.
   // Must not run on an I/O thread (i.e. inside a callback).
-  ~Client();
+  ~Multiplexer();
 
-  Client(const Client&) = delete;
-  Client& operator=(const Client&) = delete;
+  Multiplexer(const Multiplexer&) = delete;
+  Multiplexer& operator=(const Multiplexer&) = delete;
 
   // All request methods are thread-safe and never throw.
   //
@@ -146,7 +149,7 @@ class Client {
   // every request pipelined behind them on the same connection: don't send them here.
   // Consecutive calls may travel on different connections, so connection state does not carry
   // over between calls: no MULTI/EXEC across calls (use a script), no SELECT/AUTH/CLIENT REPLY
-  // (use ClientOptions).
+  // (use MultiplexerOptions).
   void async_execute(Request request, Callback done);
   void async_command(std::vector<std::string> args, Callback done);
 
@@ -165,11 +168,11 @@ class Client {
                               std::vector<std::string> args);
 
   ClientStats stats() const;
-  const ClientOptions& options() const;
+  const MultiplexerOptions& options() const;
 
  private:
   class Impl;
-  explicit Client(std::unique_ptr<Impl> impl);
+  explicit Multiplexer(std::unique_ptr<Impl> impl);
 
   std::unique_ptr<Impl> impl_;
 };

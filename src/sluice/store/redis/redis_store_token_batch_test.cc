@@ -28,7 +28,7 @@ using algorithm::TokenBucket;
 constexpr Micros kHour = 3600 * kMicrosPerSecond;
 constexpr Micros kEpoch = 1'700'000'000'000'000;  // a realistic µs timestamp, window-aligned
 
-class RedisStoreTokenLeaseTest : public RedisServerTest {
+class RedisStoreTokenBatchTest : public RedisServerTest {
  protected:
   void SetUp() override {
     RedisServerTest::SetUp();
@@ -41,15 +41,15 @@ class RedisStoreTokenLeaseTest : public RedisServerTest {
   static StatusOr<TokenTake> take(Store& store, const SubjectRef& ref, std::int64_t least,
                                   std::int64_t most) {
     Rendezvous<StatusOr<TokenTake>> answer;
-    store.take_tokens_async(ref, least, most,
-                            [&](StatusOr<TokenTake> taken) { answer.deliver(std::move(taken)); });
+    store.take_tokens(ref, least, most,
+                      [&](StatusOr<TokenTake> taken) { answer.deliver(std::move(taken)); });
     return answer.wait();
   }
   static StatusOr<Decision> give(Store& store, const SubjectRef& ref, std::int64_t units,
                                  Micros taken_at) {
     Rendezvous<StatusOr<Decision>> answer;
-    store.give_back_tokens_async(
-        ref, units, taken_at, [&](StatusOr<Decision> given) { answer.deliver(std::move(given)); });
+    store.give_back_tokens(ref, units, taken_at,
+                           [&](StatusOr<Decision> given) { answer.deliver(std::move(given)); });
     return answer.wait();
   }
 
@@ -58,7 +58,7 @@ class RedisStoreTokenLeaseTest : public RedisServerTest {
   std::unique_ptr<RedisStore> pinned_;
 };
 
-TEST_F(RedisStoreTokenLeaseTest, TakesUpToMostAndNeverMoreThanTheBucketHolds) {
+TEST_F(RedisStoreTokenBatchTest, TakesUpToMostAndNeverMoreThanTheBucketHolds) {
   const Limit bucket[] = {TokenBucket{.capacity = 10, .refill = 1, .period = kHour}};
   const SubjectRef ref{.policy = "lease.take", .limits = bucket, .subject = "hot"};
   struct Step {
@@ -82,7 +82,7 @@ TEST_F(RedisStoreTokenLeaseTest, TakesUpToMostAndNeverMoreThanTheBucketHolds) {
   EXPECT_GT(*refused->decision.verdict.retry_after, 0);
 }
 
-TEST_F(RedisStoreTokenLeaseTest, TakeBelowLeastRefusesAndTakesNothing) {
+TEST_F(RedisStoreTokenBatchTest, TakeBelowLeastRefusesAndTakesNothing) {
   const Limit bucket[] = {TokenBucket{.capacity = 10, .refill = 1, .period = kHour}};
   const SubjectRef ref{.policy = "lease.least", .limits = bucket, .subject = "hot"};
   ASSERT_EQ(take(*store_, ref, 7, 7)->taken, 7);
@@ -93,7 +93,7 @@ TEST_F(RedisStoreTokenLeaseTest, TakeBelowLeastRefusesAndTakesNothing) {
   EXPECT_EQ(balance(*store_, ref), 3);
 }
 
-TEST_F(RedisStoreTokenLeaseTest, TakeIsBoundedByTheTightestLimit) {
+TEST_F(RedisStoreTokenBatchTest, TakeIsBoundedByTheTightestLimit) {
   const Limit limits[] = {TokenBucket{.capacity = 100, .refill = 1, .period = kHour},
                           Gcra{.rate = 1, .period = kHour, .burst = 4},
                           SlidingWindow{.limit = 50, .window = kHour}};
@@ -104,7 +104,7 @@ TEST_F(RedisStoreTokenLeaseTest, TakeIsBoundedByTheTightestLimit) {
   EXPECT_EQ(take(*store_, ref, 1, 20)->taken, 0);
 }
 
-TEST_F(RedisStoreTokenLeaseTest, GiveBackNeverFillsABucketBeyondCapacity) {
+TEST_F(RedisStoreTokenBatchTest, GiveBackNeverFillsABucketBeyondCapacity) {
   const Limit bucket[] = {TokenBucket{.capacity = 10, .refill = 1, .period = kHour}};
   const SubjectRef ref{.policy = "lease.give", .limits = bucket, .subject = "hot"};
   StatusOr<TokenTake> taken = take(*store_, ref, 1, 6);
@@ -115,7 +115,7 @@ TEST_F(RedisStoreTokenLeaseTest, GiveBackNeverFillsABucketBeyondCapacity) {
   EXPECT_EQ(balance(*store_, ref), 10);
 }
 
-TEST_F(RedisStoreTokenLeaseTest, WindowGiveBackOnlyInTheWindowTheUnitsCameFrom) {
+TEST_F(RedisStoreTokenBatchTest, WindowGiveBackOnlyInTheWindowTheUnitsCameFrom) {
   const Limit fixed[] = {FixedWindow{.limit = 10, .window = kMicrosPerSecond}};
   const Limit sliding[] = {SlidingWindow{.limit = 10, .window = kMicrosPerSecond}};
   for (const auto& [name, limits] : {std::pair{"fixed", std::span<const Limit>(fixed)},
@@ -136,7 +136,7 @@ TEST_F(RedisStoreTokenLeaseTest, WindowGiveBackOnlyInTheWindowTheUnitsCameFrom) 
   }
 }
 
-TEST_F(RedisStoreTokenLeaseTest, RefusesAlgorithmsThatCannotBeLeased) {
+TEST_F(RedisStoreTokenBatchTest, RefusesAlgorithmsThatCannotBeLeased) {
   const Limit leaky[] = {LeakyBucket{.rate = 1, .period = kMicrosPerSecond, .max_delay = 0}};
   const SubjectRef ref{.policy = "lease.leaky", .limits = leaky, .subject = "hot"};
   StatusOr<TokenTake> taken = take(*store_, ref, 1, 5);
@@ -151,7 +151,7 @@ TEST_F(RedisStoreTokenLeaseTest, RefusesAlgorithmsThatCannotBeLeased) {
 // On a Redis Cluster the take and the give-back are routed by the subject's hash slot like every
 // call of the subject (its keys share one "{policy:subject}" tag), and the heartbeat's one key
 // by its own tag: subjects on every master lease and give back as on one server.
-TEST(RedisStoreTokenLeaseClusterTest, TakesAndGivesBackOnEveryMaster) {
+TEST(RedisStoreTokenBatchClusterTest, TakesAndGivesBackOnEveryMaster) {
   StatusOr<std::unique_ptr<test::RedisCluster>> cluster =
       test::RedisCluster::start({.masters = 3, .replicas_per_master = 0});
   ASSERT_TRUE(cluster.ok()) << cluster.status().to_string();
@@ -163,15 +163,15 @@ TEST(RedisStoreTokenLeaseClusterTest, TakesAndGivesBackOnEveryMaster) {
     SCOPED_TRACE(subject);
     const SubjectRef ref{.policy = "lease.cluster", .limits = bucket, .subject = subject};
     Rendezvous<StatusOr<TokenTake>> took;
-    (*store)->take_tokens_async(ref, 1, 4, [&](StatusOr<TokenTake> t) { took.deliver(t); });
+    (*store)->take_tokens(ref, 1, 4, [&](StatusOr<TokenTake> t) { took.deliver(t); });
     StatusOr<TokenTake> taken = took.wait();
     ASSERT_TRUE(taken.ok()) << taken.status().to_string();
     EXPECT_EQ(taken->taken, 4);
     Rendezvous<StatusOr<Decision>> gave;
-    (*store)->give_back_tokens_async(ref, 3, taken->taken_at,
-                                     [&](StatusOr<Decision> d) { gave.deliver(d); });
+    (*store)->give_back_tokens(ref, 3, taken->taken_at,
+                               [&](StatusOr<Decision> d) { gave.deliver(d); });
     ASSERT_TRUE(gave.wait().ok());
-    StatusOr<Decision> peek = (*store)->apply_quota(ref, {.cost = 0});
+    StatusOr<Decision> peek = store::apply_quota_now(*(*store), ref, {.cost = 0});
     ASSERT_TRUE(peek.ok()) << peek.status().to_string();
     EXPECT_EQ(peek->verdict.balance, 9);
   }

@@ -1,7 +1,8 @@
 // The floor under the gRPC front end's cost (docs/benchmarks.md, "gRPC"): a RateLimitService
 // built as sluice's is (grpc++'s callback API, the same generated code and process switches)
 // that answers every ShouldRateLimit with OK at once — no policy, no decision. What it spends per
-// call is what grpc++ itself spends; bench/grpc_server.sh loads it beside `sluice serve`.
+// call is what grpc++ itself spends; bench/grpc_server.sh loads it beside `sluice serve`. A
+// program of its own: its main prints its usage and failures itself.
 //   grpc_floor_server PORT      (listens on 127.0.0.1:PORT until killed)
 #include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>

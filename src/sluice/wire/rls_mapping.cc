@@ -1,4 +1,4 @@
-#include "sluice/server/grpc/rls_mapping.h"
+#include "sluice/wire/rls_mapping.h"
 
 #include <algorithm>
 #include <iterator>
@@ -7,7 +7,7 @@
 #include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/validate.h"
 
-namespace sluice::grpc_server {
+namespace sluice::wire {
 namespace {
 
 std::uint32_t clamp_u32(std::int64_t value) {
@@ -113,7 +113,7 @@ RlsStatus status_from_decision(const service::Decision& decision, const policy::
   return status;
 }
 
-std::vector<RlsHeader> response_headers(const std::vector<RlsStatus>& statuses, RlsHeaders style) {
+std::vector<Header> response_headers(const std::vector<RlsStatus>& statuses, RlsHeaders style) {
   if (style == RlsHeaders::kNone) return {};
   const RlsStatus* tightest = nullptr;
   for (const RlsStatus& status : statuses) {
@@ -147,4 +147,4 @@ std::vector<RlsHeader> response_headers(const std::vector<RlsStatus>& statuses, 
           {"x-ratelimit-reset", reset}};
 }
 
-}  // namespace sluice::grpc_server
+}  // namespace sluice::wire

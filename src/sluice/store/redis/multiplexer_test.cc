@@ -1,5 +1,5 @@
 // Integration tests: every test talks to a real redis-server started on a free loopback port.
-#include "sluice/store/redis/client.h"
+#include "sluice/store/redis/multiplexer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -72,16 +72,16 @@ std::unique_ptr<RedisServer> start_server(RedisServerOptions options = {}) {
   return server.ok() ? std::move(*server) : nullptr;
 }
 
-std::unique_ptr<Client> make_client(std::uint16_t port, ClientOptions options = {}) {
+std::unique_ptr<Multiplexer> make_client(std::uint16_t port, MultiplexerOptions options = {}) {
   options.host = "127.0.0.1";
   options.port = port;
-  StatusOr<std::unique_ptr<Client>> client = Client::create(std::move(options));
+  StatusOr<std::unique_ptr<Multiplexer>> client = Multiplexer::create(std::move(options));
   EXPECT_TRUE(client.ok()) << client.status().to_string();
   return client.ok() ? std::move(*client) : nullptr;
 }
 
 // Polls until PING succeeds: the only waiting these tests do, for a server to come (back) up.
-bool wait_until_answering(Client& client, std::chrono::milliseconds limit = kWaitLimit) {
+bool wait_until_answering(Multiplexer& client, std::chrono::milliseconds limit = kWaitLimit) {
   const auto deadline = SteadyClock::now() + limit;
   while (SteadyClock::now() < deadline) {
     StatusOr<Reply> reply = client.command({"PING"});
@@ -105,7 +105,7 @@ class ClientTest : public ::testing::Test {
   }
   void SetUp() override { ASSERT_NE(server_, nullptr) << "redis-server did not start"; }
 
-  std::unique_ptr<Client> client(ClientOptions options = {}) {
+  std::unique_ptr<Multiplexer> client(MultiplexerOptions options = {}) {
     return make_client(server_->port(), std::move(options));
   }
 
@@ -348,8 +348,8 @@ TEST_F(ClientTest, ExecuteAcceptsARequestCarryingItsKey) {
 }
 
 TEST_F(ClientTest, ResolvesHostNames) {
-  StatusOr<std::unique_ptr<Client>> by_name =
-      Client::create({.host = "localhost", .port = server_->port()});
+  StatusOr<std::unique_ptr<Multiplexer>> by_name =
+      Multiplexer::create({.host = "localhost", .port = server_->port()});
   ASSERT_TRUE(by_name.ok());
   EXPECT_EQ(value(by_name.value()->command({"PING"})), Reply::status("PONG"));
 }
@@ -402,7 +402,7 @@ TEST_F(ClientTest, DestroyingTheClientCompletesEveryOutstandingRequest) {
 
 TEST(ClientOptionsTest, InvalidOptionsAreRefusedNamingTheField) {
   struct Case {
-    ClientOptions options;
+    MultiplexerOptions options;
     std::string field;
   };
   const std::vector<Case> cases = {
@@ -419,7 +419,7 @@ TEST(ClientOptionsTest, InvalidOptionsAreRefusedNamingTheField) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.field);
-    StatusOr<std::unique_ptr<Client>> client = Client::create(c.options);
+    StatusOr<std::unique_ptr<Multiplexer>> client = Multiplexer::create(c.options);
     ASSERT_FALSE(client.ok());
     EXPECT_EQ(client.status().code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(client.status().message(), HasSubstr(c.field));
@@ -452,7 +452,7 @@ class ClientTlsTest : public ::testing::Test {
                         std::move(auth_clients)}});
   }
 
-  static ClientOptions tls_options(std::uint16_t port, TlsOptions tls) {
+  static MultiplexerOptions tls_options(std::uint16_t port, TlsOptions tls) {
     tls.enabled = true;
     return {.host = "127.0.0.1", .port = port, .tls = std::move(tls)};
   }
@@ -468,9 +468,9 @@ TEST_F(ClientTlsTest, TalksToRedisOverTlsWithTheServersCertificateVerified) {
   // By IP address (the certificate's IP SAN) and by host name (its DNS SAN).
   for (const std::string host : {"127.0.0.1", "localhost"}) {
     SCOPED_TRACE(host);
-    ClientOptions options = tls_options(port, {.ca_file = certificates_.ca_cert});
+    MultiplexerOptions options = tls_options(port, {.ca_file = certificates_.ca_cert});
     options.host = host;
-    StatusOr<std::unique_ptr<Client>> client = Client::create(options);
+    StatusOr<std::unique_ptr<Multiplexer>> client = Multiplexer::create(options);
     ASSERT_TRUE(client.ok()) << client.status().to_string();
     EXPECT_EQ(value((*client)->command({"SET", "k", std::string("v\0\r\n", 4)})),
               Reply::status("OK"));
@@ -513,7 +513,7 @@ TEST_F(ClientTlsTest, AWrongCaOrNameIsAClearConfigurationError) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
-    StatusOr<std::unique_ptr<Client>> client = Client::create(tls_options(port, c.tls));
+    StatusOr<std::unique_ptr<Multiplexer>> client = Multiplexer::create(tls_options(port, c.tls));
     ASSERT_TRUE(client.ok()) << client.status().to_string();
     StatusOr<Reply> reply = (*client)->command({"PING"});
     const auto deadline = SteadyClock::now() + kWaitLimit;
@@ -535,15 +535,15 @@ TEST_F(ClientTlsTest, AServerThatRequiresClientCertificatesAdmitsOnlyAClientWith
   std::uint16_t port = 0;
   auto server = start_tls_server("yes", port);
   ASSERT_NE(server, nullptr);
-  StatusOr<std::unique_ptr<Client>> with =
-      Client::create(tls_options(port, {.ca_file = certificates_.ca_cert,
-                                        .cert_file = certificates_.client_cert,
-                                        .key_file = certificates_.client_key}));
+  StatusOr<std::unique_ptr<Multiplexer>> with =
+      Multiplexer::create(tls_options(port, {.ca_file = certificates_.ca_cert,
+                                             .cert_file = certificates_.client_cert,
+                                             .key_file = certificates_.client_key}));
   ASSERT_TRUE(with.ok()) << with.status().to_string();
   EXPECT_EQ(value((*with)->command({"PING"})), Reply::status("PONG"));
 
-  StatusOr<std::unique_ptr<Client>> without =
-      Client::create(tls_options(port, {.ca_file = certificates_.ca_cert}));
+  StatusOr<std::unique_ptr<Multiplexer>> without =
+      Multiplexer::create(tls_options(port, {.ca_file = certificates_.ca_cert}));
   ASSERT_TRUE(without.ok());
   EXPECT_FALSE((*without)->command({"PING"}).ok()) << "a client without a certificate was served";
 }
@@ -569,7 +569,7 @@ TEST_F(ClientTlsTest, UnreadableFilesAreRefusedAtCreateNamingTheOption) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.part);
-    StatusOr<std::unique_ptr<Client>> client = Client::create(tls_options(6379, c.tls));
+    StatusOr<std::unique_ptr<Multiplexer>> client = Multiplexer::create(tls_options(6379, c.tls));
     ASSERT_FALSE(client.ok());
     EXPECT_EQ(client.status().code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(client.status().message(), HasSubstr(c.part));
@@ -657,9 +657,9 @@ TEST(ClientOutageTest, FailsFastWhileRedisIsAbsentAndRecoversWhenItStarts) {
 TEST(ClientOutageTest, InFlightCallsFailWhenTheServerIsKilledAndLaterCallsRecover) {
   auto server = start_server();
   ASSERT_NE(server, nullptr);
-  const ClientOptions options = {.connect_timeout = 500 * kMicrosPerMilli,
-                                 .command_timeout = 500 * kMicrosPerMilli,
-                                 .reconnect_backoff_max = 50 * kMicrosPerMilli};
+  const MultiplexerOptions options = {.connect_timeout = 500 * kMicrosPerMilli,
+                                      .command_timeout = 500 * kMicrosPerMilli,
+                                      .reconnect_backoff_max = 50 * kMicrosPerMilli};
   auto redis = make_client(server->port(), options);
   ASSERT_NE(redis, nullptr);
   ASSERT_TRUE(wait_until_answering(*redis));

@@ -12,7 +12,7 @@
 #include "sluice/service/decision.h"
 #include "sluice/status.h"
 
-namespace sluice::service {
+namespace sluice::wire {
 
 // The object above as compact JSON, keys in that order, without building a JSON value: the hot
 // path of every acquire and check. Invalid UTF-8 in a string is replaced, never thrown.
@@ -22,4 +22,4 @@ std::string decision_json(const Decision& decision);
 // when the JSON does not have that shape.
 StatusOr<Decision> decision_from_json(const nlohmann::json& json);
 
-}  // namespace sluice::service
+}  // namespace sluice::wire

@@ -1,4 +1,5 @@
-// Token leasing and the node heartbeat, in the Prometheus text format (docs/defences.md,
+// Token batches (token_batches.h; the metrics keep the documented token_lease names) and the
+// node heartbeat, in the Prometheus text format (docs/defences.md,
 // docs/server.md):
 //   sluice_token_lease_takes_total             take calls the store answered
 //   sluice_token_lease_taken_units_total       units taken into leases
@@ -11,11 +12,12 @@
 #include <cstddef>
 #include <string>
 
-#include "sluice/service/token_leases.h"
+#include "sluice/service/token_batches.h"
 
 namespace sluice::service {
 
 // Appends the lines above to `out`.
-void write_lease_metrics(std::string& out, const TokenLeaseStats& leases, std::size_t live_nodes);
+void write_token_batch_metrics(std::string& out, const TokenBatchStats& leases,
+                               std::size_t live_nodes);
 
 }  // namespace sluice::service

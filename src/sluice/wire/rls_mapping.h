@@ -12,8 +12,9 @@
 #include "sluice/policy/policy.h"
 #include "sluice/service/decision.h"
 #include "sluice/status.h"
+#include "sluice/wire/header.h"
 
-namespace sluice::grpc_server {
+namespace sluice::wire {
 
 // RateLimitResponse.Code and RateLimit.Unit, with the wire's numbers.
 enum class RlsCode : int { kUnknown = 0, kOk = 1, kOverLimit = 2 };
@@ -69,14 +70,8 @@ std::string override_subject(std::string_view subject, std::uint32_t requests_pe
 // it is exactly one RateLimit unit, else UNKNOWN with the limit's own size.
 RlsStatus status_from_decision(const service::Decision& decision, const policy::Policy& policy);
 
-struct RlsHeader {
-  std::string key;
-  std::string value;
-  friend bool operator==(const RlsHeader&, const RlsHeader&) = default;
-};
-
 // The headers of an answer: those of the status with a current_limit and the fewest
 // remaining (as envoyproxy/ratelimit picks it), none when no status has a limit.
-std::vector<RlsHeader> response_headers(const std::vector<RlsStatus>& statuses, RlsHeaders style);
+std::vector<Header> response_headers(const std::vector<RlsStatus>& statuses, RlsHeaders style);
 
-}  // namespace sluice::grpc_server
+}  // namespace sluice::wire

@@ -1,4 +1,4 @@
-#include "sluice/server/http/rate_limit_headers.h"
+#include "sluice/wire/rate_limit_headers.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/evaluate.h"
 
-namespace sluice::http {
+namespace sluice::wire {
 namespace {
 
 using algorithm::Concurrency;
@@ -210,9 +210,9 @@ TEST(RateLimitHeadersTest, CeilSeconds) {
 }
 
 }  // namespace
-}  // namespace sluice::http
+}  // namespace sluice::wire
 
-namespace sluice::http {
+namespace sluice::wire {
 namespace {
 
 service::Decision denied_for(std::optional<Micros> retry_after) {
@@ -257,4 +257,4 @@ TEST(RetryJitterTest, NeverEarlierNorPresentWhenThereIsNoRetry) {
 }
 
 }  // namespace
-}  // namespace sluice::http
+}  // namespace sluice::wire

@@ -1,10 +1,11 @@
-#include "sluice/service/lease_metrics.h"
+#include "sluice/service/token_batch_metrics.h"
 
 #include "sluice/core/prometheus_text.h"
 
 namespace sluice::service {
 
-void write_lease_metrics(std::string& out, const TokenLeaseStats& leases, std::size_t live_nodes) {
+void write_token_batch_metrics(std::string& out, const TokenBatchStats& leases,
+                               std::size_t live_nodes) {
   PrometheusText text(out);
   text.single("sluice_token_lease_takes_total", MetricType::kCounter,
               "Token-lease take calls the store answered.", leases.takes);

@@ -1,4 +1,4 @@
-#include "sluice/service/decision_json.h"
+#include "sluice/wire/decision_json.h"
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -7,10 +7,11 @@
 #include "sluice/core/json_text.h"
 #include "sluice/policy/policy.h"
 
-namespace sluice::service {
+namespace sluice::wire {
 namespace {
 
 using nlohmann::json;
+using service::millis_rounded_up;
 
 void append_optional_millis(std::string& out, const std::optional<Micros>& value) {
   if (value) {
@@ -114,4 +115,4 @@ StatusOr<Decision> decision_from_json(const json& j) {
   return d;
 }
 
-}  // namespace sluice::service
+}  // namespace sluice::wire

@@ -57,7 +57,7 @@ std::vector<policy::Policy> policies() {
   return parsed.policies;
 }
 
-class TokenLeasesTest : public testing::Test {
+class TokenBatchesTest : public testing::Test {
  protected:
   static constexpr int kNodes = 4;
 
@@ -65,11 +65,11 @@ class TokenLeasesTest : public testing::Test {
     StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start();
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(*server);
-    StatusOr<std::unique_ptr<redis::Client>> client =
-        redis::Client::create({.port = server_->port(), .connect_timeout = 200 * kMicrosPerMilli});
+    StatusOr<std::unique_ptr<redis::Multiplexer>> client = redis::Multiplexer::create(
+        {.port = server_->port(), .connect_timeout = 200 * kMicrosPerMilli});
     ASSERT_TRUE(client.ok()) << client.status().to_string();
     redis_ = std::make_unique<store::RedisStore>(
-        std::shared_ptr<redis::Client>(std::move(*client)),
+        std::shared_ptr<redis::Multiplexer>(std::move(*client)),
         store::RedisStoreOptions{.pinned_clock_for_tests = &clock_});
     for (int i = 0; i < kNodes; ++i) {
       nodes_.push_back(
@@ -109,8 +109,9 @@ class TokenLeasesTest : public testing::Test {
 
   std::int64_t stored_balance(std::string_view name, std::string_view subject) {
     const std::shared_ptr<const policy::Policy> policy = lookup_.find(name);
-    StatusOr<Decision> peek = redis_->apply_quota(
-        {.policy = policy->name, .limits = policy->limits, .subject = subject}, {.cost = 0});
+    StatusOr<Decision> peek = store::apply_quota_now(
+        *redis_, {.policy = policy->name, .limits = policy->limits, .subject = subject},
+        {.cost = 0});
     EXPECT_TRUE(peek.ok()) << peek.status().to_string();
     return peek.ok() ? peek->verdict.balance.value_or(-1) : -1;
   }
@@ -124,7 +125,7 @@ class TokenLeasesTest : public testing::Test {
   std::vector<std::unique_ptr<Limiter>> nodes_;
 };
 
-TEST_F(TokenLeasesTest, BucketsNeverAdmitMoreThanTheyHoldHoweverNodesRace) {
+TEST_F(TokenBatchesTest, BucketsNeverAdmitMoreThanTheyHoldHoweverNodesRace) {
   for (std::string_view policy : {"bucket", "gcra"}) {
     SCOPED_TRACE(policy);
     // 4 nodes × 4 threads × 30 = 480 attempts on a budget of 200 that does not refill.
@@ -136,7 +137,7 @@ TEST_F(TokenLeasesTest, BucketsNeverAdmitMoreThanTheyHoldHoweverNodesRace) {
   }
 }
 
-TEST_F(TokenLeasesTest, WindowsAdmitAtMostNodesTimesLeaseTokensBeyondTheirLimit) {
+TEST_F(TokenBatchesTest, WindowsAdmitAtMostNodesTimesLeaseTokensBeyondTheirLimit) {
   for (std::string_view policy : {"fixed", "sliding"}) {
     for (int round = 0; round < 3; ++round) {
       SCOPED_TRACE(std::string(policy) + " round " + std::to_string(round));
@@ -157,41 +158,41 @@ TEST_F(TokenLeasesTest, WindowsAdmitAtMostNodesTimesLeaseTokensBeyondTheirLimit)
   }
 }
 
-TEST_F(TokenLeasesTest, UnusedUnitsGoBackAtExpiryAndTheStatsCountThem) {
+TEST_F(TokenBatchesTest, UnusedUnitsGoBackAtExpiryAndTheStatsCountThem) {
   for (int i = 0; i < 3; ++i) {
     StatusOr<Decision> decision = decide(0, "expiring", "hot");
     ASSERT_TRUE(decision.ok() && decision->verdict.allowed);
     EXPECT_FALSE(decision->degraded);
   }
-  TokenLeaseStats stats = nodes_[0]->token_lease_stats();
+  TokenBatchStats stats = nodes_[0]->token_batch_stats();
   EXPECT_EQ(stats.takes, 1u);
   EXPECT_EQ(stats.taken, 10u);
   EXPECT_EQ(stats.local, 2u);  // the first decision waited for the take
   EXPECT_EQ(stored_balance("expiring", "hot"), 190);
   clock_.advance(100 * kMicrosPerMilli - 1);
   timers_.fire_due();
-  EXPECT_EQ(nodes_[0]->token_lease_stats().given_back, 0u);
+  EXPECT_EQ(nodes_[0]->token_batch_stats().given_back, 0u);
   clock_.advance(1);
   timers_.fire_due();
   // The give-back is answered on the client's I/O thread: wait for that answer (not for time).
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (nodes_[0]->token_lease_stats().given_back == 0 &&
-         nodes_[0]->token_lease_stats().give_back_errors == 0 &&
+  while (nodes_[0]->token_batch_stats().given_back == 0 &&
+         nodes_[0]->token_batch_stats().give_back_errors == 0 &&
          std::chrono::steady_clock::now() < give_up) {
     std::this_thread::yield();
   }
-  EXPECT_EQ(nodes_[0]->token_lease_stats().give_back_errors, 0u);
-  EXPECT_EQ(nodes_[0]->token_lease_stats().given_back, 7u);
+  EXPECT_EQ(nodes_[0]->token_batch_stats().give_back_errors, 0u);
+  EXPECT_EQ(nodes_[0]->token_batch_stats().given_back, 7u);
   EXPECT_EQ(stored_balance("expiring", "hot"), 197);
   // An expired lease is not spent: the next decision takes a new one.
   ASSERT_TRUE(decide(0, "expiring", "hot")->verdict.allowed);
-  EXPECT_EQ(nodes_[0]->token_lease_stats().takes, 2u);
+  EXPECT_EQ(nodes_[0]->token_batch_stats().takes, 2u);
   EXPECT_EQ(stored_balance("expiring", "hot"), 187);
   // Metrics count leased decisions as any others.
   EXPECT_EQ(nodes_[0]->stats().allowed, 4u);
 }
 
-TEST_F(TokenLeasesTest, APeekAsksTheStoreAndTakesNoLease) {
+TEST_F(TokenBatchesTest, APeekAsksTheStoreAndTakesNoLease) {
   StatusOr<Decision> peek =
       nodes_[0]
           ->block_on({.app = "web", .policy = "bucket", .subject = "peeked", .cost = 0})
@@ -199,11 +200,11 @@ TEST_F(TokenLeasesTest, APeekAsksTheStoreAndTakesNoLease) {
   ASSERT_TRUE(peek.ok()) << peek.status().to_string();
   EXPECT_TRUE(peek->verdict.allowed);
   EXPECT_EQ(peek->verdict.remaining, 200);
-  EXPECT_EQ(nodes_[0]->token_lease_stats().takes, 0u);
+  EXPECT_EQ(nodes_[0]->token_batch_stats().takes, 0u);
   EXPECT_EQ(stored_balance("bucket", "peeked"), 200);
 }
 
-TEST_F(TokenLeasesTest, ShadowModeAllowsWhatTheLeasesRefuseAndReportsIt) {
+TEST_F(TokenBatchesTest, ShadowModeAllowsWhatTheLeasesRefuseAndReportsIt) {
   int shadow_denied = 0;
   for (int i = 0; i < 8; ++i) {
     StatusOr<Decision> decision = decide(0, "shadow", "hot");
@@ -221,7 +222,7 @@ TEST_F(TokenLeasesTest, ShadowModeAllowsWhatTheLeasesRefuseAndReportsIt) {
   EXPECT_EQ(stored_balance("shadow", "hot"), 0);
 }
 
-TEST_F(TokenLeasesTest, AHeldLeaseOutlastsAnOutageThenEachFailureModeDecides) {
+TEST_F(TokenBatchesTest, AHeldLeaseOutlastsAnOutageThenEachFailureModeDecides) {
   // Each policy's lease is taken (4 units, 1 spent) while Redis answers.
   for (std::string_view policy : {"open", "closed", "local", "split"}) {
     ASSERT_TRUE(decide(0, policy, "hot")->verdict.allowed);

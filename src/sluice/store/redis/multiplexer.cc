@@ -1,4 +1,4 @@
-#include "sluice/store/redis/client.h"
+#include "sluice/store/redis/multiplexer.h"
 
 // Boost 1.74 + GCC 12: <utility> must precede the Asio headers.
 #include <array>
@@ -23,7 +23,7 @@
 
 namespace sluice::redis {
 
-ClientOptions client_options_from_url(const RedisUrl& url, ClientOptions base) {
+MultiplexerOptions client_options_from_url(const RedisUrl& url, MultiplexerOptions base) {
   base.host = url.host;
   base.port = url.port;
   base.username = url.username;
@@ -65,7 +65,7 @@ bool breaks_pairing(std::string_view name) {
   return false;
 }
 
-Status validate(const ClientOptions& options) {
+Status validate(const MultiplexerOptions& options) {
   const auto error = [](const std::string& text) {
     return invalid_argument("redis options: " + text);
   };
@@ -111,9 +111,9 @@ Status validate(const ClientOptions& options) {
 
 // ---------------------------------------------------------------------------------------------
 
-class Client::Impl {
+class Multiplexer::Impl {
  public:
-  Impl(ClientOptions options, std::unique_ptr<asio::ssl::context> tls)
+  Impl(MultiplexerOptions options, std::unique_ptr<asio::ssl::context> tls)
       : options_(std::move(options)),
         tls_(std::move(tls)),
         io_(options_.io_threads),
@@ -286,7 +286,7 @@ class Client::Impl {
     return out;
   }
 
-  const ClientOptions options_;
+  const MultiplexerOptions options_;
   const std::unique_ptr<asio::ssl::context> tls_;  // null without TLS
   Counters counters_;
   asio::io_context io_;
@@ -299,7 +299,7 @@ class Client::Impl {
 
 // ---------------------------------------------------------------------------------------------
 
-StatusOr<std::unique_ptr<Client>> Client::create(ClientOptions options) {
+StatusOr<std::unique_ptr<Multiplexer>> Multiplexer::create(MultiplexerOptions options) {
   SLUICE_RETURN_IF_ERROR(validate(options));
   std::unique_ptr<asio::ssl::context> tls;
   if (options.tls.enabled) {
@@ -314,32 +314,33 @@ StatusOr<std::unique_ptr<Client>> Client::create(ClientOptions options) {
       // (at most connect_timeout; without one, commands fail with Unavailable until it comes).
       impl->sentinel_->wait_for_master(std::chrono::microseconds(impl->options_.connect_timeout));
     }
-    return std::unique_ptr<Client>(new Client(std::move(impl)));
+    return std::unique_ptr<Multiplexer>(new Multiplexer(std::move(impl)));
   } catch (const std::exception& e) {
     // Thread creation or the entropy source failed: report, don't throw across the module.
     return internal_error(std::string("redis client could not start: ") + e.what());
   }
 }
 
-StatusOr<std::unique_ptr<Client>> Client::open(std::string_view url, ClientOptions base) {
+StatusOr<std::unique_ptr<Multiplexer>> Multiplexer::open(std::string_view url,
+                                                         MultiplexerOptions base) {
   SLUICE_ASSIGN_OR_RETURN(RedisUrl parsed, parse_redis_url(url));
   return create(client_options_from_url(parsed, std::move(base)));
 }
 
-Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Multiplexer::Multiplexer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Client::~Client() = default;
+Multiplexer::~Multiplexer() = default;
 
-const ClientOptions& Client::options() const { return impl_->options_; }
+const MultiplexerOptions& Multiplexer::options() const { return impl_->options_; }
 
-ClientStats Client::stats() const { return impl_->stats(); }
+ClientStats Multiplexer::stats() const { return impl_->stats(); }
 
-void Client::async_execute(Request request, Callback done) {
+void Multiplexer::async_execute(Request request, Callback done) {
   impl_->submit(request.args, request.key_index, ErrorReplies::kAsStatus,
                 Completion{.callback = std::move(done)});
 }
 
-void Client::async_command(std::vector<std::string> args, Callback done) {
+void Multiplexer::async_command(std::vector<std::string> args, Callback done) {
   impl_->submit(args, std::nullopt, ErrorReplies::kAsStatus,
                 Completion{.callback = std::move(done)});
 }
@@ -355,8 +356,9 @@ struct EvalCall {
 
 }  // namespace
 
-void Client::async_eval_script(const Script& script, std::vector<std::string> keys,
-                               std::vector<std::string> args, Callback done, Dispatch dispatch) {
+void Multiplexer::async_eval_script(const Script& script, std::vector<std::string> keys,
+                                    std::vector<std::string> args, Callback done,
+                                    Dispatch dispatch) {
   auto call = std::make_shared<EvalCall>(EvalCall{script, {}, std::nullopt, std::move(done)});
   call->args.reserve(3 + keys.size() + args.size());
   call->args.push_back("EVALSHA");
@@ -397,18 +399,18 @@ Status blocking_on_io_thread() {
 
 }  // namespace
 
-StatusOr<Reply> Client::command(std::vector<std::string> args) {
+StatusOr<Reply> Multiplexer::command(std::vector<std::string> args) {
   if (impl_->on_io_thread()) return blocking_on_io_thread();
   return impl_->execute_and_wait(args, std::nullopt);
 }
 
-StatusOr<Reply> Client::execute(Request request) {
+StatusOr<Reply> Multiplexer::execute(Request request) {
   if (impl_->on_io_thread()) return blocking_on_io_thread();
   return impl_->execute_and_wait(request.args, request.key_index);
 }
 
-StatusOr<Reply> Client::eval_script(const Script& script, std::vector<std::string> keys,
-                                    std::vector<std::string> args) {
+StatusOr<Reply> Multiplexer::eval_script(const Script& script, std::vector<std::string> keys,
+                                         std::vector<std::string> args) {
   if (impl_->on_io_thread()) return blocking_on_io_thread();
   return impl_->eval_and_wait(script, keys, args);
 }

@@ -1,10 +1,10 @@
-#include "sluice/server/http/rate_limit_headers.h"
+#include "sluice/wire/rate_limit_headers.h"
 
 #include <algorithm>
 
 #include "sluice/algorithm/catalogue.h"
 
-namespace sluice::http {
+namespace sluice::wire {
 namespace {
 
 std::string sf_string(std::string_view text) {
@@ -137,4 +137,4 @@ std::optional<std::int64_t> jittered_retry_after_seconds(const service::Decision
   return std::min(latest, *exact + offset);
 }
 
-}  // namespace sluice::http
+}  // namespace sluice::wire

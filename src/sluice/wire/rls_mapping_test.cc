@@ -1,10 +1,10 @@
-#include "sluice/server/grpc/rls_mapping.h"
+#include "sluice/wire/rls_mapping.h"
 
 #include <gtest/gtest.h>
 
 #include <variant>
 
-namespace sluice::grpc_server {
+namespace sluice::wire {
 namespace {
 
 policy::Policy window_policy(algorithm::Limit limit) {
@@ -70,12 +70,12 @@ TEST(ResponseHeaders, DescribeTheStatusWithTheFewestRemaining) {
        .duration_until_reset = 2 * kMicrosPerSecond + 1},
   };
   EXPECT_EQ(response_headers(statuses, RlsHeaders::kXRateLimit),
-            (std::vector<RlsHeader>{{"x-ratelimit-limit", "10, 10;w=60"},
-                                    {"x-ratelimit-remaining", "0"},
-                                    {"x-ratelimit-reset", "3"}}));
+            (std::vector<Header>{{"x-ratelimit-limit", "10, 10;w=60"},
+                                 {"x-ratelimit-remaining", "0"},
+                                 {"x-ratelimit-reset", "3"}}));
   EXPECT_EQ(
       response_headers(statuses, RlsHeaders::kRateLimit),
-      (std::vector<RlsHeader>{
+      (std::vector<Header>{
           {"RateLimit-Limit", "10"}, {"RateLimit-Remaining", "0"}, {"RateLimit-Reset", "3"}}));
   EXPECT_TRUE(response_headers(statuses, RlsHeaders::kNone).empty());
   EXPECT_TRUE(response_headers({{.code = RlsCode::kOk}}, RlsHeaders::kXRateLimit).empty());
@@ -122,4 +122,4 @@ TEST(RlsHeaders, ParseAndNameRoundTrip) {
 }
 
 }  // namespace
-}  // namespace sluice::grpc_server
+}  // namespace sluice::wire

@@ -10,14 +10,14 @@
 #include <mutex>
 #include <string>
 
-#include "sluice/store/redis/client.h"
+#include "sluice/store/redis/multiplexer.h"
 #include "testing/redis_server.h"
 
 namespace sluice::redis {
 namespace {
 
 std::unique_ptr<test::RedisServer> g_server;
-std::unique_ptr<Client> g_client;
+std::unique_ptr<Multiplexer> g_client;
 
 // A small script in the shape of the store's: one key, a read-modify-write, TTL, Redis's clock.
 const Script& script() {
@@ -97,8 +97,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   redis::g_server = std::move(*server);
-  StatusOr<std::unique_ptr<redis::Client>> client =
-      redis::Client::create({.port = redis::g_server->port()});
+  StatusOr<std::unique_ptr<redis::Multiplexer>> client =
+      redis::Multiplexer::create({.port = redis::g_server->port()});
   if (!client.ok()) {
     std::fprintf(stderr, "client: %s\n", client.status().to_string().c_str());
     return 1;

@@ -1,14 +1,15 @@
-#include "sluice/service/decision_json.h"
+#include "sluice/wire/decision_json.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <vector>
 
-namespace sluice::service {
+namespace sluice::wire {
 namespace {
 
 using nlohmann::json;
+using service::millis_rounded_up;
 
 std::vector<Decision> decisions() {
   std::vector<Decision> cases;
@@ -117,9 +118,9 @@ TEST(DecisionJsonTest, ReadingNamesTheFieldThatIsWrong) {
 }
 
 }  // namespace
-}  // namespace sluice::service
+}  // namespace sluice::wire
 
-namespace sluice::service {
+namespace sluice::wire {
 namespace {
 
 TEST(DecisionJsonTest, BlockedUntilIsUnixMillisAndOnlyInBlockedDecisions) {
@@ -131,4 +132,4 @@ TEST(DecisionJsonTest, BlockedUntilIsUnixMillisAndOnlyInBlockedDecisions) {
 }
 
 }  // namespace
-}  // namespace sluice::service
+}  // namespace sluice::wire
