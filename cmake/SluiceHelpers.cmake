@@ -3,6 +3,11 @@
 set(SLUICE_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
     # Designated initializers with defaulted members are our style; GCC 12 flags them anyway.
     -Wno-missing-field-initializers)
+# clang checks every access to a member guarded by a Mutex (core/mutex.h); g++ has no such
+# analysis, so scripts/thread_safety.sh runs clang over the g++ build's sources in the test command.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  list(APPEND SLUICE_WARNINGS -Wthread-safety)
+endif()
 if(SLUICE_WERROR)
   list(APPEND SLUICE_WARNINGS -Werror)
 endif()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test: build, unit + integration tests, unit tests again under ASan/UBSan, the
-# concurrency tests under TSan, a formatting check, a brief run of every micro-benchmark, and
-# 20 s of fuzzing per parser of untrusted bytes (docs/fuzzing.md).
+# concurrency tests under TSan, clang's thread-safety analysis, a formatting check, a brief run
+# of every micro-benchmark, and 20 s of fuzzing per parser of untrusted bytes (docs/fuzzing.md).
 # Installs what it needs first (scripts/setup.sh). Usage: scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +58,9 @@ TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/server/http/http_server_test
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/core/core_test --gtest_filter='LineWriterTest.*'
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/bench/bench_http_target_test \
   --gtest_filter='*Async*'
+
+step "thread-safety analysis (clang -Wthread-safety over every product source)"
+scripts/thread_safety.sh build/release
 
 step "formatting (clang-format)"
 git ls-files -- '*.h' '*.cc' | xargs clang-format --dry-run --Werror

@@ -16,6 +16,7 @@
 #include "sluice/core/invalid_input.h"
 #include "sluice/core/log_throttle.h"
 #include "sluice/core/logger.h"
+#include "sluice/core/mutex.h"
 #include "sluice/core/status_macros.h"
 #include "sluice/policy/policy_files.h"
 #include "sluice/server/grpc/grpc_server.h"
@@ -40,17 +41,11 @@ class ReadinessProber {
   ReadinessProber(Micros interval, const service::Readiness& readiness,
                   std::function<void(bool)> report)
       : thread_([this, interval, &readiness, report = std::move(report)] {
-          std::unique_lock lock(mutex_);
-          while (!stopping_) {
-            lock.unlock();
-            report(readiness.check().ok());
-            lock.lock();
-            stop_.wait_for(lock, std::chrono::microseconds(interval), [this] { return stopping_; });
-          }
+          run(interval, readiness, report);
         }) {}
   ~ReadinessProber() {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       stopping_ = true;
     }
     stop_.notify_all();
@@ -60,10 +55,23 @@ class ReadinessProber {
   ReadinessProber& operator=(const ReadinessProber&) = delete;
 
  private:
-  std::mutex mutex_;
-  std::condition_variable stop_;
-  bool stopping_ = false;
-  std::thread thread_;
+  void run(Micros interval, const service::Readiness& readiness,
+           const std::function<void(bool)>& report) {
+    MutexLock lock(mutex_);
+    while (!stopping_) {
+      lock.unlock();
+      report(readiness.check().ok());
+      lock.lock();
+      const auto next = std::chrono::steady_clock::now() + std::chrono::microseconds(interval);
+      while (!stopping_ && stop_.wait_until(lock, next)) {
+      }
+    }
+  }
+
+  Mutex mutex_;
+  CondVar stop_;
+  bool stopping_ SLUICE_GUARDED_BY(mutex_) = false;
+  std::thread thread_;  // last: it runs once the members above exist
 };
 
 // Samples the decision counters once a second for the console's live charts.

@@ -2,11 +2,13 @@
 
 #include <utility>
 
+#include "sluice/core/mutex.h"
+
 namespace sluice::auth {
 
 std::optional<KdfGate::Permit> KdfGate::try_enter() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (running_ < concurrency_) {
       ++running_;
       entered_.fetch_add(1, std::memory_order_relaxed);
@@ -18,7 +20,7 @@ std::optional<KdfGate::Permit> KdfGate::try_enter() {
 }
 
 void KdfGate::leave() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   --running_;
 }
 

@@ -7,9 +7,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <utility>
+
+#include "sluice/core/mutex.h"
 
 namespace sluice::auth {
 
@@ -47,8 +48,8 @@ class KdfGate {
   void leave();
 
   const std::size_t concurrency_;
-  std::mutex mutex_;
-  std::size_t running_ = 0;  // guarded by mutex_
+  Mutex mutex_;
+  std::size_t running_ SLUICE_GUARDED_BY(mutex_) = 0;
   std::atomic<std::uint64_t> entered_{0};
   std::atomic<std::uint64_t> refused_{0};
 };

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <vector>
 
 #include "envoy/service/ratelimit/v3/rls.grpc.pb.h"
+#include "sluice/core/mutex.h"
 #include "sluice/core/status_macros.h"
 
 namespace sluice::bench {
@@ -141,7 +141,7 @@ class GrpcTarget final : public Target {
   Target& for_thread(int index) override {
     ThreadChannel* view = nullptr;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       const auto slot = static_cast<std::size_t>(index);
       if (threads_.size() <= slot) threads_.resize(slot + 1);
       if (!threads_[slot]) {
@@ -171,8 +171,9 @@ class GrpcTarget final : public Target {
   const GrpcTargetOptions options_;
   Shared shared_;
   ThreadChannel shared_channel_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<ThreadChannel>> threads_;  // index = load thread, kept across points
+  Mutex mu_;
+  std::vector<std::unique_ptr<ThreadChannel>> threads_
+      SLUICE_GUARDED_BY(mu_);  // index = load thread, kept across points
   std::vector<std::unique_ptr<rls::RateLimitService::Stub>> async_stubs_;
   std::atomic<std::uint64_t> next_{0};
 };

@@ -12,7 +12,6 @@
 #include <chrono>
 #include <deque>
 #include <future>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
@@ -20,6 +19,7 @@
 
 #include "sluice/client/remote_limiter.h"
 #include "sluice/core/json_text.h"
+#include "sluice/core/mutex.h"
 #include "sluice/wire/decision_json.h"
 
 namespace sluice::bench {
@@ -69,7 +69,7 @@ class AsyncHttpTarget final : public Target {
   }
 
   void prepare_async(int callers) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     while (all_.size() < static_cast<std::size_t>(callers)) {
       Connection& connection = add_connection();
       error_code ec;
@@ -97,7 +97,7 @@ class AsyncHttpTarget final : public Target {
     body.push_back('}');
     Connection* connection = nullptr;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       // Without prepare_async (a blocking caller), the first request opens a connection.
       if (all_.empty()) idle_.push_back(&add_connection());
       if (idle_.empty()) {
@@ -119,8 +119,8 @@ class AsyncHttpTarget final : public Target {
     OutcomeCallback done;
   };
 
-  // A new connection, not connected yet (under mu_).
-  Connection& add_connection() {
+  // A new connection, not connected yet.
+  Connection& add_connection() SLUICE_REQUIRES(mu_) {
     auto connection = std::make_unique<Connection>(io_);
     connection->request = {bhttp::verb::post, "/v1/acquire", 11};
     connection->request.set(bhttp::field::host, host_header_);
@@ -210,7 +210,7 @@ class AsyncHttpTarget final : public Target {
     OutcomeCallback done = std::move(connection.done);
     std::optional<Waiting> next;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (waiting_.empty()) {
         idle_.push_back(&connection);
       } else {
@@ -228,10 +228,10 @@ class AsyncHttpTarget final : public Target {
   tcp::resolver::results_type endpoints_;
   std::string host_header_;
   std::string body_prefix_;
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<Connection>> all_;
-  std::vector<Connection*> idle_;
-  std::deque<Waiting> waiting_;
+  mutable Mutex mu_;
+  std::vector<std::unique_ptr<Connection>> all_ SLUICE_GUARDED_BY(mu_);
+  std::vector<Connection*> idle_ SLUICE_GUARDED_BY(mu_);
+  std::deque<Waiting> waiting_ SLUICE_GUARDED_BY(mu_);
   FirstError first_error_;
   std::thread thread_;  // last: started once everything above exists
 };

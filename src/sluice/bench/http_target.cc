@@ -1,13 +1,13 @@
 #include "sluice/bench/http_target.h"
 
 #include <atomic>
-#include <mutex>
 #include <vector>
 
 #include "sluice/bench/http_async_target.h"
 #include "sluice/client/http_url.h"
 #include "sluice/client/remote_limiter.h"
 #include "sluice/core/invalid_input.h"
+#include "sluice/core/mutex.h"
 #include "sluice/core/status_macros.h"
 
 namespace sluice::bench {
@@ -85,7 +85,7 @@ class HttpTarget final : public Target {
     ThreadClient* view = nullptr;
     bool fresh = false;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       const auto slot = static_cast<std::size_t>(index);
       if (threads_.size() <= slot) threads_.resize(slot + 1);
       if (!threads_[slot]) {
@@ -124,11 +124,11 @@ class HttpTarget final : public Target {
   Shared shared_;
   RemoteLimiterOptions client_options_;
   std::unique_ptr<RemoteLimiter> client_;
-  std::mutex mu_;
+  Mutex mu_;
   // Index = load thread; kept across load points, so the 100-thread point reuses the connections
   // of the 10-thread one (the server closes a connection idle for 60 s; the client then
   // reconnects once).
-  std::vector<std::unique_ptr<ThreadClient>> threads_;
+  std::vector<std::unique_ptr<ThreadClient>> threads_ SLUICE_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -20,7 +20,6 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +27,7 @@
 
 #include "sluice/bench/histogram.h"
 #include "sluice/bench/key_distribution.h"
+#include "sluice/core/mutex.h"
 
 namespace sluice::bench {
 
@@ -81,19 +81,19 @@ class FirstError {
  public:
   void remember(std::string_view error) {
     if (has_error_.load(std::memory_order_relaxed)) return;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (text_.empty()) text_ = error;
     has_error_.store(true, std::memory_order_relaxed);
   }
   std::string text() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return text_;
   }
 
  private:
   std::atomic<bool> has_error_{false};
-  mutable std::mutex mutex_;
-  std::string text_;
+  mutable Mutex mutex_;
+  std::string text_ SLUICE_GUARDED_BY(mutex_);
 };
 
 // Monotonic nanoseconds and waiting. Thread-safe.

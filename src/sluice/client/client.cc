@@ -4,7 +4,6 @@
 #include "sluice/client.h"
 
 #include <atomic>
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -13,6 +12,7 @@
 #include "sluice/client/http_url.h"
 #include "sluice/client/remote_limiter.h"
 #include "sluice/core/invalid_input.h"
+#include "sluice/core/mutex.h"
 #include "sluice/core/status_macros.h"
 #include "sluice/core/work_queue.h"
 #include "sluice/db/stores.h"
@@ -72,19 +72,19 @@ class Client::Impl {
   // `done`, counted as in flight until it has run.
   service::Limiter::Done track(Callback done) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       ++in_flight_;
     }
     return [this, done = std::move(done)](service::Decided decided) {
       done(std::move(decided.decision));
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (--in_flight_ == 0) idle_.notify_all();
     };
   }
   // Blocks until every tracked callback has run.
   void drain() {
-    std::unique_lock lock(mutex_);
-    idle_.wait(lock, [this] { return in_flight_ == 0; });
+    MutexLock lock(mutex_);
+    while (in_flight_ != 0) idle_.wait(lock);
   }
 
   // Runs `fire` after `delay` on the timer thread (pacing).
@@ -100,9 +100,9 @@ class Client::Impl {
 
  private:
   std::string app_;
-  std::mutex mutex_;
-  std::condition_variable idle_;
-  std::size_t in_flight_ = 0;
+  Mutex mutex_;
+  CondVar idle_;
+  std::size_t in_flight_ SLUICE_GUARDED_BY(mutex_) = 0;
   std::once_flag timers_started_;
   std::unique_ptr<service::TimerQueue> timers_;
 };

@@ -9,11 +9,11 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <utility>  // before Asio: Boost 1.74 uses std::exchange without it (GCC 12)
 
 #include "sluice/core/http_status.h"
+#include "sluice/core/mutex.h"
 #include "sluice/core/status_macros.h"
 #include "sluice/wire/decision_json.h"
 
@@ -231,7 +231,7 @@ class RemoteLimiter::Impl {
 
  private:
   std::unique_ptr<Connection> take_idle() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (idle_.empty()) return nullptr;
     std::unique_ptr<Connection> connection = std::move(idle_.back());
     idle_.pop_back();
@@ -239,15 +239,15 @@ class RemoteLimiter::Impl {
   }
 
   void give_back(std::unique_ptr<Connection> connection) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(connection));
   }
 
   RemoteLimiterOptions options_;
   tcp::resolver::results_type endpoints_;
   std::string host_header_;
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<Connection>> idle_;
+  Mutex mutex_;
+  std::vector<std::unique_ptr<Connection>> idle_ SLUICE_GUARDED_BY(mutex_);
   std::atomic<std::uint64_t> requests_{0};
   std::atomic<std::uint64_t> connects_{0};
   std::atomic<std::uint64_t> retries_{0};

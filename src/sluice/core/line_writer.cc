@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <chrono>
 
+#include "sluice/core/mutex.h"
+
 namespace sluice {
 
 LineWriter::LineWriter(int fd, LineWriterOptions options)
@@ -12,7 +14,7 @@ LineWriter::LineWriter(int fd, LineWriterOptions options)
 
 LineWriter::~LineWriter() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_one();
@@ -22,7 +24,7 @@ LineWriter::~LineWriter() {
 void LineWriter::write(std::string_view line) {
   bool wake = false;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (pending_.size() + line.size() + 1 > options_.max_buffered_bytes) {
       ++dropped_;
       return;
@@ -38,29 +40,31 @@ void LineWriter::write(std::string_view line) {
 }
 
 void LineWriter::flush() {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   // Everything queued so far goes out in the batch after the ones already taken.
   const std::uint64_t target = queued_batches_ + (pending_.empty() ? 0 : 1);
   flush_requested_ = true;
   wake_.notify_one();
-  written_.wait(lock, [&] { return written_batches_ >= target; });
+  while (written_batches_ < target) written_.wait(lock);
 }
 
 std::uint64_t LineWriter::dropped() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return dropped_;
 }
 
 void LineWriter::run() {
   std::string batch;
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   for (;;) {
     // Idle until a line, a flush or the end comes: no timed wake-ups with nothing to write.
-    wake_.wait(lock, [&] { return stopping_ || flush_requested_ || !pending_.empty(); });
+    while (!stopping_ && !flush_requested_ && pending_.empty()) wake_.wait(lock);
     // Lines wait for company (one write(2) for many) unless enough are here or someone waits.
-    wake_.wait_for(lock, std::chrono::microseconds(options_.flush_interval), [&] {
-      return stopping_ || flush_requested_ || pending_.size() >= options_.flush_bytes;
-    });
+    const auto company_until =
+        std::chrono::steady_clock::now() + std::chrono::microseconds(options_.flush_interval);
+    while (!stopping_ && !flush_requested_ && pending_.size() < options_.flush_bytes &&
+           wake_.wait_until(lock, company_until)) {
+    }
     flush_requested_ = false;
     if (pending_.empty()) {
       if (stopping_) return;

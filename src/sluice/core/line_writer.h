@@ -5,14 +5,13 @@
 // counted rather than letting memory or latency grow. Thread-safe.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 
+#include "sluice/core/mutex.h"
 #include "sluice/time.h"
 
 namespace sluice {
@@ -49,15 +48,16 @@ class LineWriter {
 
   const int fd_;
   const LineWriterOptions options_;
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;     // the writer thread: something to write, or stop
-  std::condition_variable written_;  // flush(): a batch went out
-  std::string pending_;
-  std::uint64_t queued_batches_ = 0;   // batches taken from pending_ so far
-  std::uint64_t written_batches_ = 0;  // of those, written (or abandoned)
-  std::uint64_t dropped_ = 0;
-  bool flush_requested_ = false;
-  bool stopping_ = false;
+  mutable Mutex mutex_;
+  CondVar wake_;     // the writer thread: something to write, or stop
+  CondVar written_;  // flush(): a batch went out
+  std::string pending_ SLUICE_GUARDED_BY(mutex_);
+  std::uint64_t queued_batches_ SLUICE_GUARDED_BY(mutex_) =
+      0;  // batches taken from pending_ so far
+  std::uint64_t written_batches_ SLUICE_GUARDED_BY(mutex_) = 0;  // of those, written (or abandoned)
+  std::uint64_t dropped_ SLUICE_GUARDED_BY(mutex_) = 0;
+  bool flush_requested_ SLUICE_GUARDED_BY(mutex_) = false;
+  bool stopping_ SLUICE_GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 

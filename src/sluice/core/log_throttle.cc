@@ -1,10 +1,12 @@
 #include "sluice/core/log_throttle.h"
 
+#include "sluice/core/mutex.h"
+
 namespace sluice {
 
 std::optional<std::uint64_t> LogThrottle::occurred() {
   const Micros now = clock_.now();
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (last_report_ && now - *last_report_ < interval_) {
     ++held_back_;
     return std::nullopt;

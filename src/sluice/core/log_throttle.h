@@ -4,10 +4,10 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 
 #include "sluice/core/clock.h"
+#include "sluice/core/mutex.h"
 
 namespace sluice {
 
@@ -24,9 +24,9 @@ class LogThrottle {
  private:
   const Clock& clock_;
   const Micros interval_;
-  std::mutex mutex_;
-  std::optional<Micros> last_report_;
-  std::uint64_t held_back_ = 0;
+  Mutex mutex_;
+  std::optional<Micros> last_report_ SLUICE_GUARDED_BY(mutex_);
+  std::uint64_t held_back_ SLUICE_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace sluice

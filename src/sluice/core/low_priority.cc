@@ -3,11 +3,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "sluice/core/mutex.h"
 
 namespace sluice {
 namespace {
@@ -24,7 +24,7 @@ class LowPriorityThreads {
   }
   ~LowPriorityThreads() {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       stopping_ = true;
     }
     wake_.notify_all();
@@ -34,12 +34,12 @@ class LowPriorityThreads {
   void run(const std::function<void()>& work) {
     Task task{.work = &work};
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       queue_.push_back(&task);
     }
     wake_.notify_one();
-    std::unique_lock lock(mutex_);
-    task_done_.wait(lock, [&task] { return task.done; });
+    MutexLock lock(mutex_);
+    while (!task.done) task_done_.wait(lock);
   }
 
  private:
@@ -52,9 +52,9 @@ class LowPriorityThreads {
     // Only this thread's priority changes (setpriority on a thread id); should it fail, the work
     // still runs, at the process's priority: slower decisions beat a refused password change.
     (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kLowPriorityNice);
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     while (true) {
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      while (!stopping_ && queue_.empty()) wake_.wait(lock);
       if (queue_.empty()) return;  // stopping, and nothing left to run
       Task* task = queue_.front();
       queue_.pop_front();
@@ -66,11 +66,11 @@ class LowPriorityThreads {
     }
   }
 
-  std::mutex mutex_;
-  std::condition_variable wake_;       // work queued, or stopping
-  std::condition_variable task_done_;  // a task finished
-  std::deque<Task*> queue_;            // guarded by mutex_
-  bool stopping_ = false;              // guarded by mutex_
+  Mutex mutex_;
+  CondVar wake_;       // work queued, or stopping
+  CondVar task_done_;  // a task finished
+  std::deque<Task*> queue_ SLUICE_GUARDED_BY(mutex_);
+  bool stopping_ SLUICE_GUARDED_BY(mutex_) = false;
   std::vector<std::thread> threads_;
 };
 

@@ -8,7 +8,7 @@ WorkQueue::WorkQueue(int threads, std::size_t capacity) : capacity_(capacity) {
 
 WorkQueue::~WorkQueue() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   ready_.notify_all();
@@ -17,7 +17,7 @@ WorkQueue::~WorkQueue() {
 
 bool WorkQueue::post(std::function<void()> task) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (tasks_.size() >= capacity_) return false;
     tasks_.push_back(std::move(task));
   }
@@ -29,8 +29,8 @@ void WorkQueue::work() {
   while (true) {
     std::function<void()> task;
     {
-      std::unique_lock lock(mutex_);
-      ready_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      MutexLock lock(mutex_);
+      while (!stopping_ && tasks_.empty()) ready_.wait(lock);
       if (tasks_.empty()) return;  // stopping, and nothing left to run
       task = std::move(tasks_.front());
       tasks_.pop_front();

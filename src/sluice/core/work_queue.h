@@ -5,13 +5,13 @@
 // refuses new work instead.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "sluice/core/mutex.h"
 
 namespace sluice {
 
@@ -32,10 +32,10 @@ class WorkQueue {
   void work();
 
   const std::size_t capacity_;
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<std::function<void()>> tasks_;
-  bool stopping_ = false;
+  Mutex mutex_;
+  CondVar ready_;
+  std::deque<std::function<void()>> tasks_ SLUICE_GUARDED_BY(mutex_);
+  bool stopping_ SLUICE_GUARDED_BY(mutex_) = false;
   std::vector<std::thread> workers_;
 };
 

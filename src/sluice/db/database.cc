@@ -11,10 +11,12 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <mutex>
 #include <new>
 #include <thread>
 #include <utility>
 
+#include "sluice/core/mutex.h"
 #include "sluice/core/percent_encoding.h"
 #include "sluice/core/status_macros.h"
 #include "sluice/db/migrations.h"
@@ -294,7 +296,7 @@ StatusOr<std::shared_ptr<Database>> Database::open(std::string_view url,
     SLUICE_RETURN_IF_ERROR(create_private_database_file(parsed.path));
   }
 
-  std::unique_lock<std::mutex> registry_lock(registry_mutex(), std::defer_lock);
+  std::unique_lock registry_lock(registry_mutex(), std::defer_lock);
   if (options.share) {
     registry_lock.lock();
     auto& databases = registry();
@@ -353,8 +355,11 @@ std::unique_ptr<soci::session> Database::connect() const {
 StatusOr<std::unique_ptr<Database::Lease>> Database::lease(std::string_view what) {
   std::size_t index = 0;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (!available_.wait_for(lock, options_.lease_timeout, [this] { return !idle_.empty(); })) {
+    MutexLock lock(mutex_);
+    const auto deadline = std::chrono::steady_clock::now() + options_.lease_timeout;
+    while (idle_.empty() && available_.wait_until(lock, deadline)) {
+    }
+    if (idle_.empty()) {
       return unavailable(std::string(what) + ": no free connection to " + display_url_ +
                          " within " + std::to_string(options_.lease_timeout.count()) +
                          " ms (pool_size " + std::to_string(slots_.size()) + ")");
@@ -379,7 +384,7 @@ StatusOr<std::unique_ptr<Database::Lease>> Database::lease(std::string_view what
 void Database::give_back(std::size_t index, bool broken) {
   if (broken) slots_[index]->session.reset();  // closed outside the lock
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     idle_.push_back(index);
   }
   available_.notify_one();

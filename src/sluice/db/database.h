@@ -15,16 +15,15 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sluice/core/mutex.h"
 #include "sluice/db/database_url.h"
 #include "sluice/status.h"
 
@@ -123,10 +122,10 @@ class Database {
   const DatabaseOptions options_;
   std::string connect_string_;
 
-  std::mutex mutex_;
-  std::condition_variable available_;
+  Mutex mutex_;
+  CondVar available_;
   std::vector<std::unique_ptr<Slot>> slots_;
-  std::vector<std::size_t> idle_;  // indexes into slots_
+  std::vector<std::size_t> idle_ SLUICE_GUARDED_BY(mutex_);  // indexes into slots_
 };
 
 }  // namespace sluice::db

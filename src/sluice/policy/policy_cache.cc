@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/core/mutex.h"
 #include "sluice/core/status_macros.h"
 
 namespace sluice::policy {
@@ -31,7 +32,7 @@ StatusOr<std::unique_ptr<PolicyCache>> PolicyCache::open(
 
 PolicyCache::~PolicyCache() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   changed_.notify_all();
@@ -52,7 +53,7 @@ std::shared_ptr<const Policy> PolicyCache::find(std::string_view name) const {
 }
 
 Status PolicyCache::refresh_now() {
-  std::lock_guard<std::mutex> refresh_lock(refresh_mutex_);
+  MutexLock refresh_lock(refresh_mutex_);
   Status status = [&]() -> Status {
     // Read the revision before the policies: the snapshot then holds at least that revision,
     // and a change committed in between is seen again by the next poll.
@@ -70,7 +71,7 @@ Status PolicyCache::refresh_now() {
     return Status();
   }();
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     last_error_ = status;
   }
   changed_.notify_all();
@@ -79,19 +80,25 @@ Status PolicyCache::refresh_now() {
 
 bool PolicyCache::wait_for_revision(std::int64_t revision,
                                     std::chrono::milliseconds timeout) const {
-  std::unique_lock<std::mutex> lock(mutex_);
-  return changed_.wait_for(lock, timeout, [&] { return snapshot_.load()->revision >= revision; });
+  MutexLock lock(mutex_);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (snapshot_.load()->revision < revision) {
+    if (!changed_.wait_until(lock, deadline)) return snapshot_.load()->revision >= revision;
+  }
+  return true;
 }
 
 Status PolicyCache::last_error() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return last_error_;
 }
 
 void PolicyCache::poll_loop() {
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   while (!stopping_) {
-    changed_.wait_for(lock, options_.poll_interval, [this] { return stopping_; });
+    const auto next_poll = std::chrono::steady_clock::now() + options_.poll_interval;
+    while (!stopping_ && changed_.wait_until(lock, next_poll)) {
+    }
     if (stopping_) break;
     lock.unlock();
     (void)refresh_now();  // errors are kept in last_error(); the old snapshot stays

@@ -7,16 +7,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
 
+#include "sluice/core/mutex.h"
 #include "sluice/policy/policy.h"
 #include "sluice/policy/repository.h"
 #include "sluice/status.h"
@@ -89,12 +88,12 @@ class PolicyCache {
   const PolicyCacheOptions options_;
   std::atomic<std::shared_ptr<const Snapshot>> snapshot_;
 
-  std::mutex refresh_mutex_;  // one refresh at a time
+  Mutex refresh_mutex_;  // one refresh at a time
 
-  mutable std::mutex mutex_;                 // guards the fields below
-  mutable std::condition_variable changed_;  // a snapshot was published, or stopping
-  Status last_error_;
-  bool stopping_ = false;
+  mutable Mutex mutex_;      // guards the fields below
+  mutable CondVar changed_;  // a snapshot was published, or stopping
+  Status last_error_ SLUICE_GUARDED_BY(mutex_);
+  bool stopping_ SLUICE_GUARDED_BY(mutex_) = false;
   std::thread poller_;
 };
 

@@ -1,5 +1,7 @@
 #include "sluice/service/circuit_breaker.h"
 
+#include "sluice/core/mutex.h"
+
 namespace sluice::service {
 
 CircuitBreaker::CircuitBreaker(CircuitBreakerOptions options, DefenceMetrics& metrics)
@@ -12,7 +14,7 @@ void CircuitBreaker::enter(BreakerState state) {
 
 CircuitBreaker::Admission CircuitBreaker::admit(Micros now) {
   if (state_.load(std::memory_order_acquire) == BreakerState::kClosed) return Admission::kPass;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   switch (state_.load(std::memory_order_relaxed)) {
     case BreakerState::kClosed:
       return Admission::kPass;
@@ -38,7 +40,7 @@ void CircuitBreaker::record(Outcome outcome, Admission admitted, Micros now) {
       return;
     }
     if (failures_.fetch_add(1) + 1 < options_.failure_threshold) return;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     // Calls admitted before it opened may answer later: only the closed breaker opens here.
     if (state_.load(std::memory_order_relaxed) != BreakerState::kClosed) return;
     opened_at_ = now;
@@ -46,7 +48,7 @@ void CircuitBreaker::record(Outcome outcome, Admission admitted, Micros now) {
     enter(BreakerState::kOpen);
     return;
   }
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (state_.load(std::memory_order_relaxed) != BreakerState::kHalfOpen) return;
   if (outage) {
     opened_at_ = now;

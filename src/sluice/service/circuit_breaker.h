@@ -12,8 +12,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 
+#include "sluice/core/mutex.h"
 #include "sluice/service/defence_metrics.h"
 #include "sluice/time.h"
 
@@ -52,10 +52,10 @@ class CircuitBreaker {
 
   const CircuitBreakerOptions options_;
   DefenceMetrics& metrics_;
-  std::mutex mutex_;
+  Mutex mutex_;
   std::atomic<BreakerState> state_{BreakerState::kClosed};
-  std::atomic<int> failures_{0};  // consecutive outages while closed
-  Micros opened_at_ = 0;          // mutex_
+  std::atomic<int> failures_{0};                    // consecutive outages while closed
+  Micros opened_at_ SLUICE_GUARDED_BY(mutex_) = 0;  // mutex_
 };
 
 }  // namespace sluice::service

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "sluice/core/mutex.h"
+
 namespace sluice::service {
 namespace {
 
@@ -19,7 +21,7 @@ DecisionHistory::DecisionHistory(const DecisionMetrics& metrics, std::size_t poi
 
 void DecisionHistory::sample(Micros now) {
   std::map<std::string, DecisionMetrics::Counts, std::less<>> counts = metrics_.counts();
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (started_ && now <= last_at_) return;
   if (!started_) {
     started_ = true;
@@ -52,7 +54,7 @@ void DecisionHistory::sample(Micros now) {
 }
 
 std::vector<DecisionHistory::Point> DecisionHistory::points(std::string_view policy) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<Point> out;
   out.reserve(times_.size());
   const auto it = series_.find(policy);

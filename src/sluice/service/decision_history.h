@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sluice/core/mutex.h"
 #include "sluice/service/decision_metrics.h"
 #include "sluice/time.h"
 
@@ -50,12 +50,13 @@ class DecisionHistory {
 
   const DecisionMetrics& metrics_;
   const std::size_t capacity_;
-  mutable std::mutex mutex_;
-  bool started_ = false;
-  Micros last_at_ = 0;
-  std::map<std::string, DecisionMetrics::Counts, std::less<>> last_;
-  std::deque<Micros> times_;                                      // one per point, oldest first
-  std::map<std::string, std::deque<Delta>, std::less<>> series_;  // each as long as times_
+  mutable Mutex mutex_;
+  bool started_ SLUICE_GUARDED_BY(mutex_) = false;
+  Micros last_at_ SLUICE_GUARDED_BY(mutex_) = 0;
+  std::map<std::string, DecisionMetrics::Counts, std::less<>> last_ SLUICE_GUARDED_BY(mutex_);
+  std::deque<Micros> times_ SLUICE_GUARDED_BY(mutex_);  // one per point, oldest first
+  std::map<std::string, std::deque<Delta>, std::less<>> series_
+      SLUICE_GUARDED_BY(mutex_);  // each as long as times_
 };
 
 }  // namespace sluice::service

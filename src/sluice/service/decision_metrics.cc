@@ -1,8 +1,8 @@
 #include "sluice/service/decision_metrics.h"
 
-#include <mutex>
 #include <vector>
 
+#include "sluice/core/mutex.h"
 #include "sluice/service/decision.h"
 
 namespace sluice::service {
@@ -31,10 +31,10 @@ void Histogram::write(PrometheusText& text, std::string_view name,
 
 DecisionMetrics::PolicyCounters& DecisionMetrics::policy(std::string_view name) {
   {
-    std::shared_lock lock(mutex_);
+    ReaderLock lock(mutex_);
     if (auto it = policies_.find(name); it != policies_.end()) return *it->second;
   }
-  std::unique_lock lock(mutex_);
+  WriterLock lock(mutex_);
   auto [it, inserted] = policies_.try_emplace(std::string(name), nullptr);
   if (inserted) it->second = std::make_unique<PolicyCounters>();
   return *it->second;
@@ -63,7 +63,7 @@ void DecisionMetrics::record_quota(std::string_view policy_name, int operation, 
 }
 
 std::map<std::string, DecisionMetrics::Counts, std::less<>> DecisionMetrics::counts() const {
-  std::shared_lock lock(mutex_);
+  ReaderLock lock(mutex_);
   std::map<std::string, Counts, std::less<>> out;
   for (const auto& [policy, c] : policies_) {
     out[policy] = {.allowed = c->allowed.load(std::memory_order_relaxed),
@@ -76,14 +76,17 @@ std::map<std::string, DecisionMetrics::Counts, std::less<>> DecisionMetrics::cou
 }
 
 void DecisionMetrics::write(std::string& out) const {
-  std::shared_lock lock(mutex_);
+  ReaderLock lock(mutex_);
   PrometheusText text(out);
+  // Read under the lock held for this whole function (the analysis does not follow it into the
+  // lambda).
+  const auto* policies = &policies_;
   // One sample per policy, with `labels` after the policy's.
   const auto per_policy = [&](std::string_view name, std::initializer_list<MetricLabel> labels,
                               auto value) {
     std::vector<MetricLabel> all = {{.name = "policy", .value = ""}};
     all.insert(all.end(), labels.begin(), labels.end());
-    for (const auto& [policy, counters] : policies_) {
+    for (const auto& [policy, counters] : *policies) {
       all.front().value = policy;
       text.sample(name, all, value(*counters));
     }

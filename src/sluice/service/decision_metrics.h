@@ -25,11 +25,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "sluice/core/mutex.h"
 #include "sluice/core/prometheus_text.h"
 #include "sluice/service/defence_metrics.h"
 #include "sluice/time.h"
@@ -112,8 +112,9 @@ class DecisionMetrics {
   };
   PolicyCounters& policy(std::string_view name);
 
-  mutable std::shared_mutex mutex_;  // guards the map's structure, not the counters
-  std::map<std::string, std::unique_ptr<PolicyCounters>, std::less<>> policies_;
+  mutable SharedMutex mutex_;  // guards the map's structure, not the counters
+  std::map<std::string, std::unique_ptr<PolicyCounters>, std::less<>> policies_
+      SLUICE_GUARDED_BY(mutex_);
   std::atomic<std::uint64_t> store_errors_{0};
   std::atomic<std::uint64_t> store_refusals_{0};
   std::atomic<std::size_t> pending_{0};

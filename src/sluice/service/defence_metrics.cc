@@ -1,7 +1,6 @@
 #include "sluice/service/defence_metrics.h"
 
-#include <mutex>
-
+#include "sluice/core/mutex.h"
 #include "sluice/core/prometheus_text.h"
 
 namespace sluice::service {
@@ -20,10 +19,10 @@ std::string_view breaker_state_name(BreakerState state) {
 
 DefenceMetrics::PolicyCounters& DefenceMetrics::policy(std::string_view name) {
   {
-    std::shared_lock lock(mutex_);
+    ReaderLock lock(mutex_);
     if (auto it = policies_.find(name); it != policies_.end()) return *it->second;
   }
-  std::unique_lock lock(mutex_);
+  WriterLock lock(mutex_);
   auto [it, inserted] = policies_.try_emplace(std::string(name), nullptr);
   if (inserted) it->second = std::make_unique<PolicyCounters>();
   return *it->second;
@@ -58,7 +57,7 @@ void DefenceMetrics::record_rollout(std::string_view name, RolloutGroup group,
 
 std::pair<DefenceMetrics::RolloutCounts, DefenceMetrics::RolloutCounts> DefenceMetrics::rollout(
     std::string_view name) const {
-  std::shared_lock lock(mutex_);
+  ReaderLock lock(mutex_);
   auto it = policies_.find(name);
   if (it == policies_.end()) return {};
   const auto read = [](const Group& g) {
@@ -70,7 +69,7 @@ std::pair<DefenceMetrics::RolloutCounts, DefenceMetrics::RolloutCounts> DefenceM
 }
 
 void DefenceMetrics::write(std::string& out) const {
-  std::shared_lock lock(mutex_);
+  ReaderLock lock(mutex_);
   PrometheusText text(out);
   text.family("sluice_over_limit_cache_hits_total", MetricType::kCounter,
               "Denials answered from the local over-limit cache, without a store call.");

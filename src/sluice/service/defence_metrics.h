@@ -16,9 +16,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
+
+#include "sluice/core/mutex.h"
 
 namespace sluice::service {
 
@@ -74,8 +75,9 @@ class DefenceMetrics {
   };
   PolicyCounters& policy(std::string_view name);
 
-  mutable std::shared_mutex mutex_;  // guards the map's structure, not the counters
-  std::map<std::string, std::unique_ptr<PolicyCounters>, std::less<>> policies_;
+  mutable SharedMutex mutex_;  // guards the map's structure, not the counters
+  std::map<std::string, std::unique_ptr<PolicyCounters>, std::less<>> policies_
+      SLUICE_GUARDED_BY(mutex_);
   std::atomic<std::uint64_t> cache_hits_{0};
   std::atomic<std::int64_t> cache_entries_{0};
   std::atomic<std::uint64_t> cache_evictions_{0};

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 
+#include "sluice/core/mutex.h"
 #include "sluice/service/subject_key.h"
 
 namespace sluice::service {
@@ -26,7 +27,7 @@ void LastSeenUsage::record(std::string_view policy, std::string_view subject,
   const std::int64_t used = decision.verdict.limit - decision.verdict.remaining;
   std::string key = policy_subject_key(policy, subject);
   Shard& shard = shard_for(key);
-  std::lock_guard lock(shard.mu);
+  MutexLock lock(shard.mu);
   if (used <= 0 || decision.verdict.reset_after <= 0) {
     shard.seen.erase(key);
     return;
@@ -41,7 +42,7 @@ std::optional<SeenUsage> LastSeenUsage::take(std::string_view policy, std::strin
                                              Micros now) {
   const std::string key = policy_subject_key(policy, subject);
   Shard& shard = shard_for(key);
-  std::lock_guard lock(shard.mu);
+  MutexLock lock(shard.mu);
   auto found = shard.seen.find(key);
   if (found == shard.seen.end()) return std::nullopt;
   const SeenUsage seen = found->second;

@@ -11,13 +11,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 #include "sluice/core/clock.h"
+#include "sluice/core/mutex.h"
 #include "sluice/decision.h"
 
 namespace sluice::service {
@@ -43,8 +43,8 @@ class LastSeenUsage {
 
  private:
   struct Shard {
-    std::mutex mu;
-    std::unordered_map<std::string, SeenUsage> seen;
+    Mutex mu;
+    std::unordered_map<std::string, SeenUsage> seen SLUICE_GUARDED_BY(mu);
   };
   Shard& shard_for(const std::string& key);
 

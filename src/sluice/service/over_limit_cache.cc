@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "sluice/algorithm/catalogue.h"
+#include "sluice/core/mutex.h"
 #include "sluice/service/subject_key.h"
 
 namespace sluice::service {
@@ -67,7 +68,7 @@ std::optional<Decision> OverLimitCache::find(const policy::Policy& policy, std::
   Shard& s = shard(key);
   std::optional<Decision> hit;
   {
-    std::lock_guard lock(s.mutex);
+    MutexLock lock(s.mutex);
     auto it = s.entries.find(key);
     if (it == s.entries.end()) return std::nullopt;
     const Entry& entry = it->second;
@@ -94,7 +95,7 @@ void OverLimitCache::remember(const policy::Policy& policy, std::string_view sub
   if (expires <= now) return;  // already past: nothing to save
   std::string key = policy_subject_key(policy.name, subject);
   Shard& s = shard(key);
-  std::lock_guard lock(s.mutex);
+  MutexLock lock(s.mutex);
   if (auto it = s.entries.find(key); it != s.entries.end()) erase(s, it);
   // Expired entries go first; then, while full, the one that expires soonest.
   while (!s.by_expiry.empty() &&
@@ -119,14 +120,14 @@ void OverLimitCache::forget(std::string_view policy, std::string_view subject) {
   if (capacity_ == 0) return;
   const std::string key = policy_subject_key(policy, subject);
   Shard& s = shard(key);
-  std::lock_guard lock(s.mutex);
+  MutexLock lock(s.mutex);
   if (auto it = s.entries.find(key); it != s.entries.end()) erase(s, it);
 }
 
 std::size_t OverLimitCache::size() const {
   std::size_t total = 0;
   for (const Shard& s : shards_) {
-    std::lock_guard lock(s.mutex);
+    MutexLock lock(s.mutex);
     total += s.entries.size();
   }
   return total;

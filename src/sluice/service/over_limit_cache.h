@@ -18,7 +18,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,6 +25,7 @@
 #include <unordered_map>
 
 #include "sluice/algorithm/limit.h"
+#include "sluice/core/mutex.h"
 #include "sluice/decision.h"
 #include "sluice/policy/policy.h"
 #include "sluice/service/defence_metrics.h"
@@ -63,15 +63,16 @@ class OverLimitCache {
     std::multimap<Micros, const std::string*>::iterator by_expiry;
   };
   struct Shard {
-    mutable std::mutex mutex;
-    std::unordered_map<std::string, Entry> entries;
-    std::multimap<Micros, const std::string*> by_expiry;
+    mutable Mutex mutex;
+    std::unordered_map<std::string, Entry> entries SLUICE_GUARDED_BY(mutex);
+    std::multimap<Micros, const std::string*> by_expiry SLUICE_GUARDED_BY(mutex);
   };
   static constexpr std::size_t kShards = 16;
 
   Shard& shard(std::string_view key);
   // Removes `it` from `shard` (its lock held).
-  void erase(Shard& shard, std::unordered_map<std::string, Entry>::iterator it);
+  void erase(Shard& shard, std::unordered_map<std::string, Entry>::iterator it)
+      SLUICE_REQUIRES(shard.mutex);
 
   const std::size_t capacity_;
   const std::size_t shard_capacity_;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "sluice/core/mutex.h"
+
 namespace sluice::service {
 namespace {
 
@@ -92,20 +94,20 @@ void PendingBound::give_back_total(std::size_t count) {
 bool PendingBound::take_client(std::string_view client, std::size_t count) {
   if (bounds_.per_client == 0 || client.empty()) return true;
   Shard& s = shard(client);
-  std::lock_guard lock(s.mutex);
+  MutexLock lock(s.mutex);
   return add_within(s.counts, client, count, bounds_.per_client);
 }
 
 void PendingBound::give_back_client(std::string_view client, std::size_t count) {
   if (bounds_.per_client == 0 || client.empty()) return;
   Shard& s = shard(client);
-  std::lock_guard lock(s.mutex);
+  MutexLock lock(s.mutex);
   subtract(s.counts, client, count);
 }
 
 std::optional<PendingRefusal> PendingBound::take_waiting(const Claim& claim) {
   if (!claim.waiting) return std::nullopt;
-  std::lock_guard lock(waiting_mutex_);
+  MutexLock lock(waiting_mutex_);
   if (bounds_.waiting != 0 &&
       (claim.count > bounds_.waiting || waiting_ > bounds_.waiting - claim.count)) {
     return PendingRefusal::kWaiting;
@@ -126,7 +128,7 @@ std::optional<PendingRefusal> PendingBound::take_waiting(const Claim& claim) {
 
 void PendingBound::give_back_waiting(const Claim& claim) {
   if (!claim.waiting) return;
-  std::lock_guard lock(waiting_mutex_);
+  MutexLock lock(waiting_mutex_);
   waiting_ -= std::min(waiting_, claim.count);
   if (bounds_.waiting_per_client != 0 && !claim.client.empty()) {
     subtract(waiting_clients_, claim.client, claim.count);
@@ -156,13 +158,13 @@ void PendingBound::give_back(const Claim& claim) {
 
 std::size_t PendingBound::held_by(std::string_view client) const {
   const Shard& s = shard(client);
-  std::lock_guard lock(s.mutex);
+  MutexLock lock(s.mutex);
   const auto it = s.counts.find(std::string(client));
   return it == s.counts.end() ? 0 : it->second;
 }
 
 std::size_t PendingBound::waiting() const {
-  std::lock_guard lock(waiting_mutex_);
+  MutexLock lock(waiting_mutex_);
   return waiting_;
 }
 

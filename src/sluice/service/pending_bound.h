@@ -18,12 +18,12 @@
 #include <array>
 #include <atomic>
 #include <cstddef>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
+#include "sluice/core/mutex.h"
 #include "sluice/status.h"
 
 namespace sluice::service {
@@ -84,8 +84,9 @@ class PendingBound {
  private:
   // Client counts, sharded by the client's hash so I/O threads rarely meet on one mutex.
   struct Shard {
-    mutable std::mutex mutex;
-    std::unordered_map<std::string, std::size_t> counts;  // guarded by mutex; no zero entries
+    mutable Mutex mutex;
+    std::unordered_map<std::string, std::size_t> counts
+        SLUICE_GUARDED_BY(mutex);  // guarded by mutex; no zero entries
   };
   static constexpr std::size_t kShards = 16;
   Shard& shard(std::string_view client) const;
@@ -99,10 +100,12 @@ class PendingBound {
   const PendingBounds bounds_;
   std::atomic<std::size_t>& pending_;
   mutable std::array<Shard, kShards> shards_;
-  mutable std::mutex waiting_mutex_;
-  std::size_t waiting_ = 0;                                        // guarded by waiting_mutex_
-  std::unordered_map<std::string, std::size_t> waiting_clients_;   // guarded by waiting_mutex_
-  std::unordered_map<std::string, std::size_t> waiting_policies_;  // guarded by waiting_mutex_
+  mutable Mutex waiting_mutex_;
+  std::size_t waiting_ SLUICE_GUARDED_BY(waiting_mutex_) = 0;  // guarded by waiting_mutex_
+  std::unordered_map<std::string, std::size_t> waiting_clients_
+      SLUICE_GUARDED_BY(waiting_mutex_);  // guarded by waiting_mutex_
+  std::unordered_map<std::string, std::size_t> waiting_policies_
+      SLUICE_GUARDED_BY(waiting_mutex_);  // guarded by waiting_mutex_
 };
 
 }  // namespace sluice::service

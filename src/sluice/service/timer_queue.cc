@@ -3,6 +3,8 @@
 #include <chrono>
 #include <vector>
 
+#include "sluice/core/mutex.h"
+
 namespace sluice::service {
 namespace {
 
@@ -19,7 +21,7 @@ TimerQueue::TimerQueue(const Clock& clock, Micros tick, Threading threading)
 
 TimerQueue::~TimerQueue() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -30,7 +32,7 @@ TimerQueue::Handle TimerQueue::arm(Micros when, std::function<void()> fire) {
   bool notify = false;
   Handle handle{.when = when};
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     handle.id = next_id_++;
     timers_.emplace(Key{when, handle.id}, std::move(fire));
     notify = sleeping_;
@@ -46,7 +48,7 @@ TimerQueue::Handle TimerQueue::after(Micros delay, std::function<void()> fire) {
 
 bool TimerQueue::cancel(const Handle& handle) {
   std::function<void()> dropped;  // destroyed outside the lock: it may own anything
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   const auto it = timers_.find(Key{handle.when, handle.id});
   if (it == timers_.end()) return false;
   dropped = std::move(it->second);
@@ -57,7 +59,7 @@ bool TimerQueue::cancel(const Handle& handle) {
 std::size_t TimerQueue::fire_due() {
   std::vector<std::function<void()>> due;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     const Micros now = clock_.now();
     auto it = timers_.begin();
     while (it != timers_.end() && it->first.first <= now) {
@@ -70,22 +72,24 @@ std::size_t TimerQueue::fire_due() {
 }
 
 std::size_t TimerQueue::pending() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return timers_.size();
 }
 
 void TimerQueue::run() {
   int idle_ticks = 0;
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (!stopping_) {
     if (timers_.empty() && ++idle_ticks > kIdleTicksBeforeSleep) {
       sleeping_ = true;
-      wake_.wait(lock, [this] { return stopping_ || !sleeping_; });
+      while (!stopping_ && sleeping_) wake_.wait(lock);
       idle_ticks = 0;
       continue;
     }
     if (!timers_.empty()) idle_ticks = 0;
-    wake_.wait_for(lock, std::chrono::microseconds(tick_), [this] { return stopping_; });
+    const auto next_tick = std::chrono::steady_clock::now() + std::chrono::microseconds(tick_);
+    while (!stopping_ && wake_.wait_until(lock, next_tick)) {
+    }
     if (stopping_) break;
     lock.unlock();
     fire_due();

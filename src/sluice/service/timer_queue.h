@@ -9,15 +9,14 @@
 // `Threading::kManual`, move the clock, and call fire_due(): no test sleeps.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <utility>
 
 #include "sluice/core/clock.h"
+#include "sluice/core/mutex.h"
 #include "sluice/time.h"
 
 namespace sluice::service {
@@ -66,12 +65,13 @@ class TimerQueue {
 
   const Clock& clock_;
   const Micros tick_;
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::map<Key, std::function<void()>> timers_;
-  std::uint64_t next_id_ = 0;
-  bool sleeping_ = false;  // the thread waits for a notification, not a tick
-  bool stopping_ = false;
+  mutable Mutex mutex_;
+  CondVar wake_;
+  std::map<Key, std::function<void()>> timers_ SLUICE_GUARDED_BY(mutex_);
+  std::uint64_t next_id_ SLUICE_GUARDED_BY(mutex_) = 0;
+  bool sleeping_ SLUICE_GUARDED_BY(mutex_) =
+      false;  // the thread waits for a notification, not a tick
+  bool stopping_ SLUICE_GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 

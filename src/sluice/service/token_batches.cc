@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "sluice/core/mutex.h"
 #include "sluice/service/subject_key.h"
 
 namespace sluice::service {
@@ -47,8 +48,8 @@ struct TokenBatches::Batch {
 };
 
 struct TokenBatches::Shard {
-  std::mutex mu;
-  std::unordered_map<std::string, std::shared_ptr<Batch>> batches;
+  Mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<Batch>> batches SLUICE_GUARDED_BY(mu);
 };
 
 TokenBatches::TokenBatches(store::DecisionPort& store, TimerQueue& timers)
@@ -65,7 +66,7 @@ std::optional<Decision> TokenBatches::try_spend(const policy::Policy& policy,
   const std::string key = policy_subject_key(policy.name, subject);
   Shard& shard = shard_for(key);
   const Micros now = timers_.clock().now();
-  std::lock_guard lock(shard.mu);
+  MutexLock lock(shard.mu);
   auto found = shard.batches.find(key);
   if (found == shard.batches.end()) return std::nullopt;
   Batch& batch = *found->second;
@@ -79,7 +80,7 @@ void TokenBatches::acquire(const policy::Policy& policy, std::string_view subjec
   const std::string key = policy_subject_key(policy.name, subject);
   Shard& shard = shard_for(key);
   const Micros now = timers_.clock().now();
-  std::unique_lock lock(shard.mu);
+  MutexLock lock(shard.mu);
   std::shared_ptr<Batch>& slot = shard.batches[key];
   if (!slot) {
     slot = std::make_shared<Batch>();
@@ -125,7 +126,7 @@ void TokenBatches::on_taken(const std::shared_ptr<Batch>& batch, std::uint64_t g
   std::vector<std::pair<Answer, StatusOr<Decision>>> answers;
   {
     Shard& shard = shard_for(batch->key);
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     if (generation != batch->generation) return;  // expire_all gave up on this take
     batch->taking = false;
     std::vector<std::pair<std::int64_t, Answer>> waiters = std::move(batch->waiters);
@@ -186,7 +187,7 @@ void TokenBatches::expire(const std::shared_ptr<Batch>& batch, std::uint64_t gen
   Micros taken_at = 0;
   {
     Shard& shard = shard_for(batch->key);
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     if (generation != batch->generation || batch->taking) return;
     units = batch->units;
     taken_at = batch->taken_at;
@@ -217,7 +218,7 @@ void TokenBatches::expire_all() {
     std::vector<std::pair<std::shared_ptr<Batch>, std::int64_t>> returned;
     std::vector<std::shared_ptr<Batch>> dropped;
     {
-      std::lock_guard lock(shards_[i].mu);
+      MutexLock lock(shards_[i].mu);
       for (auto& [key, batch] : shards_[i].batches) {
         if (batch->expiry) timers_.cancel(*batch->expiry);
         batch->expiry.reset();

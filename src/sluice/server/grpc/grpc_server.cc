@@ -15,7 +15,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <chrono>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -24,6 +23,7 @@
 
 #include "grpc/health/v1/health.pb.h"
 #include "sluice/core/connection_budget.h"
+#include "sluice/core/mutex.h"
 #include "sluice/server/grpc/grpc_session.h"
 #include "sluice/server/grpc/reflection.h"
 #include "sluice/server/grpc/rls_service.h"
@@ -52,7 +52,7 @@ Micros steady_now() {
 // Where closures from store and timer threads enter a connection's thread: closed at shutdown,
 // before the io_contexts go, so a late decision has nowhere to land but the floor.
 struct PostGate {
-  std::mutex mutex;
+  Mutex mutex;
   bool open = true;
 };
 
@@ -128,7 +128,7 @@ struct GrpcServer::State {
   Workers workers;
   server::ConnectionCaps caps;
   std::atomic<std::uint64_t> timed_out{0};
-  std::mutex stop_mutex;
+  Mutex stop_mutex;
   bool stopped = false;
 };
 
@@ -154,7 +154,7 @@ class GrpcServer::State::Connection : public std::enable_shared_from_this<Connec
     GrpcSession::Hooks hooks;
     hooks.post = [gate = server_.gate, io = &worker_.io,
                   weak = weak_from_this()](std::function<void()> fn) {
-      std::lock_guard lock(gate->mutex);
+      MutexLock lock(gate->mutex);
       if (!gate->open) return;
       asio::post(*io, [weak, fn = std::move(fn)] {
         fn();
@@ -399,13 +399,13 @@ void GrpcServer::State::accepted(Worker& worker, tcp::socket socket) {
 }
 
 void GrpcServer::State::stop(Micros grace) {
-  std::lock_guard lock(stop_mutex);
+  MutexLock lock(stop_mutex);
   if (stopped) return;
   stopped = true;
   serving.store(false);
   workers.drain(grace, [this] { return caps.open(); });
   {
-    std::lock_guard gate_lock(gate->mutex);
+    MutexLock gate_lock(gate->mutex);
     gate->open = false;
   }
   workers.join();
@@ -428,7 +428,7 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::start(GrpcServerOptions option
 std::uint16_t GrpcServer::port() const { return state_->workers.port(); }
 
 void GrpcServer::set_serving(bool serving) {
-  std::lock_guard lock(state_->stop_mutex);  // the workers stay while it posts
+  MutexLock lock(state_->stop_mutex);  // the workers stay while it posts
   if (state_->stopped) return;
   if (state_->serving.exchange(serving) == serving) return;
   state_->workers.for_each_connection(

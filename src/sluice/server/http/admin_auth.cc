@@ -5,6 +5,7 @@
 #include "sluice/auth/passwords.h"
 #include "sluice/auth/secrets.h"
 #include "sluice/auth/tokens.h"
+#include "sluice/core/mutex.h"
 #include "sluice/core/status_macros.h"
 
 namespace sluice::http {
@@ -108,7 +109,7 @@ StatusOr<Principal> AdminAuth::authenticate(const Request& request) {
 }
 
 std::optional<AdminAuth::Session> AdminAuth::find_session(std::string_view id) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   const auto it = sessions_.find(std::string(id));
   if (it == sessions_.end()) return std::nullopt;
   if (it->second.expires_at <= clock_.now()) {
@@ -121,13 +122,13 @@ std::optional<AdminAuth::Session> AdminAuth::find_session(std::string_view id) {
 Status AdminAuth::verify_unknown_user(std::string_view password) {
   std::string dummy;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     dummy = dummy_hash_;
   }
   if (dummy.empty()) {
     SLUICE_ASSIGN_OR_RETURN(
         dummy, auth::hash_password("not the password of anyone", options_.password_hash));
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     dummy_hash_ = dummy;
   }
   (void)auth::verify_password(password, dummy);
@@ -193,7 +194,7 @@ LoginResult AdminAuth::login(std::string_view user, std::string_view password,
                      .expires_at = now + options_.session_ttl,
                      .user = std::move(*account),
                      .password_change_required = auth::is_one_time(*stored)};
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   make_room_for(result.user.name, now);
   sessions_by_user_[result.user.name].push_back(result.session);
   // The stored name, not the typed one: the principal is who the database says logged in.
@@ -207,7 +208,8 @@ LoginResult AdminAuth::login(std::string_view user, std::string_view password,
 
 void AdminAuth::make_room_for(const std::string& user, Micros now) {
   std::deque<std::string>& mine = sessions_by_user_[user];
-  std::erase_if(mine, [this](const std::string& id) { return !sessions_.contains(id); });
+  const auto* sessions = &sessions_;  // held: the analysis does not follow the lock into a lambda
+  std::erase_if(mine, [sessions](const std::string& id) { return !sessions->contains(id); });
   while (options_.max_sessions_per_user > 0 && mine.size() >= options_.max_sessions_per_user) {
     sessions_.erase(mine.front());  // the user's oldest
     mine.pop_front();
@@ -225,12 +227,12 @@ void AdminAuth::make_room_for(const std::string& user, Micros now) {
 }
 
 void AdminAuth::logout(std::string_view session) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   sessions_.erase(std::string(session));
 }
 
 void AdminAuth::logout_user(std::string_view user) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::erase_if(sessions_, [user](const auto& entry) { return entry.second.user == user; });
   sessions_by_user_.erase(std::string(user));
 }

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +20,7 @@
 #include "sluice/auth/accounts.h"
 #include "sluice/auth/passwords.h"
 #include "sluice/core/clock.h"
+#include "sluice/core/mutex.h"
 #include "sluice/server/http/message.h"
 #include "sluice/status.h"
 #include "sluice/store/memory/memory_store.h"
@@ -149,13 +149,14 @@ class AdminAuth {
   const std::vector<algorithm::Limit> password_change_limit_;
   store::MemoryStore login_attempts_;
 
-  std::mutex mutex_;  // guards the fields below
-  std::unordered_map<std::string, Session> sessions_;
+  Mutex mutex_;  // guards the fields below
+  std::unordered_map<std::string, Session> sessions_ SLUICE_GUARDED_BY(mutex_);
   // Per user, its session ids in login order (ids logged out meanwhile are dropped lazily, at the
   // user's next login).
-  std::unordered_map<std::string, std::deque<std::string>> sessions_by_user_;
+  std::unordered_map<std::string, std::deque<std::string>> sessions_by_user_
+      SLUICE_GUARDED_BY(mutex_);
   // Requires mutex_: makes room for one more session of `user`.
-  void make_room_for(const std::string& user, Micros now);
+  void make_room_for(const std::string& user, Micros now) SLUICE_REQUIRES(mutex_);
   std::string dummy_hash_;  // verified for unknown users so they cost as much as known ones
 };
 

@@ -84,24 +84,27 @@ class HttpServer::Impl::ConnectionTransport final : public Transport {
   // The connection closed (on its thread): later calls do nothing. Returns the transport's
   // reference, which may be the last: the caller lets it go once it is done with the connection.
   [[nodiscard]] std::shared_ptr<Connection> detach() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return std::move(connection_);
   }
 
  private:
+  // The analysis cannot see that the unlocked branch runs on the one thread where connection_
+  // changes without the lock held elsewhere being needed (close() runs there).
   template <typename Fn>
-  void with_connection(Fn&& fn) {
+  void with_connection(Fn&& fn) SLUICE_NO_THREAD_SAFETY_ANALYSIS {
     // Not io_.running_in_this_thread(): that reads the I/O context, which may be gone.
     if (std::this_thread::get_id() == io_thread_) {
       if (connection_) fn(connection_);
       return;
     }
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (connection_) fn(connection_);
   }
 
-  std::mutex mutex_;
-  std::shared_ptr<Connection> connection_;  // null once detached or answered
+  Mutex mutex_;
+  // Null once detached or answered.
+  std::shared_ptr<Connection> connection_ SLUICE_GUARDED_BY(mutex_);
   asio::any_io_executor io_;  // used only while connection_ is set (the server is alive)
   std::thread::id io_thread_;
   std::atomic<bool> responded_{false};

@@ -1,19 +1,18 @@
 #include "sluice/server/http/metrics.h"
 
-#include <mutex>
-
+#include "sluice/core/mutex.h"
 #include "sluice/core/prometheus_text.h"
 
 namespace sluice::http {
 
 std::atomic<std::uint64_t>& Metrics::http_counter(std::string_view route, int status) {
   {
-    std::shared_lock lock(mutex_);
+    ReaderLock lock(mutex_);
     if (auto it = http_.find(route); it != http_.end()) {
       if (auto code = it->second.find(status); code != it->second.end()) return *code->second;
     }
   }
-  std::unique_lock lock(mutex_);
+  WriterLock lock(mutex_);
   auto it = http_.find(route);
   if (it == http_.end()) it = http_.emplace(std::string(route), decltype(it->second)()).first;
   auto [code, inserted] = it->second.try_emplace(status, nullptr);
@@ -29,7 +28,7 @@ void Metrics::record_http(std::string_view route, int status, Micros duration) {
 std::string Metrics::render(const service::DecisionMetrics* decisions) const {
   std::string out;
   if (decisions != nullptr) decisions->write(out);
-  std::shared_lock lock(mutex_);
+  ReaderLock lock(mutex_);
   PrometheusText text(out);
   text.family("sluice_http_requests_total", MetricType::kCounter,
               "HTTP requests by route and status code.");

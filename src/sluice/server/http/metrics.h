@@ -10,10 +10,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 
+#include "sluice/core/mutex.h"
 #include "sluice/server/http/server.h"
 #include "sluice/service/decision_metrics.h"
 #include "sluice/store/memory/memory_store.h"
@@ -33,10 +33,10 @@ class Metrics {
  private:
   std::atomic<std::uint64_t>& http_counter(std::string_view route, int status);
 
-  mutable std::shared_mutex mutex_;  // guards the map's structure, not the counters
+  mutable SharedMutex mutex_;  // guards the map's structure, not the counters
   // route -> status -> count
   std::map<std::string, std::map<int, std::unique_ptr<std::atomic<std::uint64_t>>>, std::less<>>
-      http_;
+      http_ SLUICE_GUARDED_BY(mutex_);
   Histogram http_duration_;
 };
 

@@ -63,7 +63,7 @@ void HttpServer::Impl::accepted(Worker& worker, tcp::socket socket) {
 }
 
 void HttpServer::Impl::shutdown() {
-  std::lock_guard lock(shutdown_mutex_);
+  MutexLock lock(shutdown_mutex_);
   if (stopped_ || workers_.workers().empty()) return;
   stopped_ = true;
   workers_.drain(options_.shutdown_timeout, [this] { return caps_.open(); });

@@ -37,6 +37,7 @@
 #include "sluice/core/clock.h"
 #include "sluice/core/connection_budget.h"
 #include "sluice/core/line_writer.h"
+#include "sluice/core/mutex.h"
 #include "sluice/server/http/server.h"
 #include "sluice/server/net/connection_count.h"
 #include "sluice/server/net/io_workers.h"
@@ -125,8 +126,8 @@ class HttpServer::Impl {
   std::shared_ptr<asio::ssl::context> tls_context_;
   std::shared_ptr<BodyBudget> body_budget_;  // set by start(); shared with the bodies' charges
   std::string hsts_;
-  std::mutex shutdown_mutex_;
-  bool stopped_ = false;
+  Mutex shutdown_mutex_;
+  bool stopped_ SLUICE_GUARDED_BY(shutdown_mutex_) = false;
 };
 
 // One client connection; every member is touched only on its worker's thread. Requests are

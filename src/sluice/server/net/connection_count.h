@@ -8,9 +8,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <unordered_map>
+
+#include "sluice/core/mutex.h"
 
 namespace sluice::server {
 
@@ -24,8 +25,9 @@ class ConnectionCount {
 
  private:
   std::atomic<std::size_t> total_{0};
-  mutable std::mutex mutex_;
-  std::unordered_map<std::string, std::size_t> peers_;  // guarded by mutex_: open per address
+  mutable Mutex mutex_;
+  std::unordered_map<std::string, std::size_t> peers_
+      SLUICE_GUARDED_BY(mutex_);  // guarded by mutex_: open per address
 };
 
 // Of `connections` (pointers to objects with idle(), idle_since() and peer()), the idle one idle

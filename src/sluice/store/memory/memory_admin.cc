@@ -1,12 +1,12 @@
 // The memory store's admin inspector (store.h AdminInspector): inspect, dry run, leases, penalty
 // box, reset; and its stats. Its decisions are in memory_store.cc.
 #include <algorithm>
-#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/validate.h"
+#include "sluice/core/mutex.h"
 #include "sluice/core/status_macros.h"
 #include "sluice/store/memory/memory_record.h"
 #include "sluice/store/memory/memory_shard.h"
@@ -27,7 +27,7 @@ std::vector<LimitState> MemoryStore::current_states(const SubjectRef& ref, Micro
   Shard& shard = shard_for(hash);
   std::vector<LimitState> states;
   {
-    std::lock_guard lock(shard.mutex);
+    MutexLock lock(shard.mutex);
     Entry* entry = shard.find_live(hash, key, now);
     if (entry != nullptr && entry->limits_held && entry->state_count == ref.limits.size()) {
       const std::span<LimitState> stored = entry->states();
@@ -93,7 +93,7 @@ Status MemoryStore::reset(const SubjectRef& ref) {
   const std::string_view key = key_of(ref);
   const std::uint64_t hash = std::hash<std::string_view>{}(key);
   Shard& shard = shard_for(hash);
-  std::lock_guard lock(shard.mutex);
+  MutexLock lock(shard.mutex);
   // "As if never seen", as Redis's reset deletes the penalty key with the limits'. Open
   // reservations stay settleable, as their Redis keys stay: the record keeps them alone.
   Entry* entry = shard.find_live(hash, key, clock_.now());
@@ -116,7 +116,7 @@ StatusOr<PenaltyStatus> MemoryStore::penalty(const SubjectRef& ref) {
   const std::string_view key = key_of(ref);
   const std::uint64_t hash = std::hash<std::string_view>{}(key);
   Shard& shard = shard_for(hash);
-  std::lock_guard lock(shard.mutex);
+  MutexLock lock(shard.mutex);
   const Entry* entry = shard.find_live(hash, key, now);
   const algorithm::PenaltyState state =
       live_penalty(entry != nullptr ? entry->extras.get() : nullptr, *ref.penalty, now);
@@ -129,7 +129,7 @@ StatusOr<bool> MemoryStore::lift_penalty(const SubjectRef& ref) {
   const std::string_view key = key_of(ref);
   const std::uint64_t hash = std::hash<std::string_view>{}(key);
   Shard& shard = shard_for(hash);
-  std::lock_guard lock(shard.mutex);
+  MutexLock lock(shard.mutex);
   Entry* entry = shard.find_live(hash, key, now);
   if (entry == nullptr || entry->extras == nullptr) return false;
   const bool live =
@@ -149,7 +149,7 @@ StatusOr<bool> MemoryStore::lift_penalty(const SubjectRef& ref) {
 MemoryStoreStats MemoryStore::stats() const {
   MemoryStoreStats stats;
   for (const auto& shard : shards_) {
-    std::lock_guard lock(shard->mutex);
+    MutexLock lock(shard->mutex);
     stats.keys += shard->size();
     stats.refusals += shard->refusals();
     stats.evictions += shard->evictions();

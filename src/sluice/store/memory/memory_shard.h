@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/core/mutex.h"
 #include "sluice/store/memory/memory_record.h"
 #include "sluice/store/memory/memory_store.h"
 
@@ -61,7 +62,7 @@ class MemoryStore::Shard {
   }
 
   // The entry for `key` if present and not expired at `now` (an expired one is dropped).
-  Entry* find_live(std::uint64_t hash, std::string_view key, Micros now) {
+  Entry* find_live(std::uint64_t hash, std::string_view key, Micros now) SLUICE_REQUIRES(mutex) {
     for (Entry* entry = bucket(hash); entry != nullptr; entry = entry->chain_next) {
       if (entry->hash != hash || entry->key() != key) continue;
       if (entry->expires_at > now) return entry;
@@ -75,7 +76,7 @@ class MemoryStore::Shard {
   // Takes room for `bytes` more (and `keys` more records: 0 or 1) on behalf of `policy`, never
   // dropping `keep`; false (counted as a refusal) when the fair-share rule refuses.
   bool make_room(std::string_view policy, std::size_t keys, std::size_t bytes, const Entry* keep,
-                 Micros now) {
+                 Micros now) SLUICE_REQUIRES(mutex) {
     drop_expired(now, kInsertScan, keep);
     for (int evicted = 0;; ++evicted) {
       // Counted first and given back on refusal, so concurrent inserts never overshoot.
@@ -94,7 +95,8 @@ class MemoryStore::Shard {
   // Links a new record holding `states` (as the limits' when `held`) and `extras`, after taking
   // room for it; false (nothing changed) when there is none.
   Entry* add(std::uint64_t hash, std::string_view key, std::span<LimitState> states, bool held,
-             std::unique_ptr<Extras> extras, std::span<const Limit> limits, Micros now) {
+             std::unique_ptr<Extras> extras, std::span<const Limit> limits, Micros now)
+      SLUICE_REQUIRES(mutex) {
     const std::size_t bytes = memory::record_bytes(key.size(), states, extras.get());
     const std::string_view policy = key.substr(0, key.find(':'));
     if (!make_room(policy, 1, bytes, nullptr, now)) return nullptr;
@@ -117,7 +119,7 @@ class MemoryStore::Shard {
   // the extras it carried, when they hold anything, so its box and reservations outlive the
   // change. Best effort: without room they are gone, as the limits' state is.
   void keep_carried(std::uint64_t hash, std::string_view key, std::span<const Limit> limits,
-                    std::unique_ptr<Extras> carried, Micros now) {
+                    std::unique_ptr<Extras> carried, Micros now) SLUICE_REQUIRES(mutex) {
     if (carried == nullptr || carried->empty()) return;
     std::vector<LimitState> placeholders;
     for (const Limit& limit : limits) placeholders.push_back(algorithm::initial_state(limit, now));
@@ -125,14 +127,14 @@ class MemoryStore::Shard {
   }
 
   // Counts what `entry` takes now (its states and extras changed in place).
-  void recount(Entry* entry) {
+  void recount(Entry* entry) SLUICE_REQUIRES(mutex) {
     const std::size_t bytes =
         memory::record_bytes(entry->key_size, entry->states(), entry->extras.get());
     adjust(entry, bytes);
   }
 
   // Whether `entry` may grow to `bytes` (room taken if so).
-  bool room_to_grow(Entry* entry, std::size_t bytes, Micros now) {
+  bool room_to_grow(Entry* entry, std::size_t bytes, Micros now) SLUICE_REQUIRES(mutex) {
     if (bytes <= entry->bytes) return true;
     if (bytes > std::numeric_limits<std::uint32_t>::max()) return false;
     const std::size_t more = bytes - entry->bytes;
@@ -157,8 +159,8 @@ class MemoryStore::Shard {
 
   // Ends an operation on a record that keeps it: its states become `states` when `changed`
   // (room for them taken), empty extras go, and its size, expiry and recency follow.
-  void keep(Entry* entry, std::span<LimitState> states, bool changed,
-            std::span<const Limit> limits) {
+  void keep(Entry* entry, std::span<LimitState> states, bool changed, std::span<const Limit> limits)
+      SLUICE_REQUIRES(mutex) {
     if (changed) {
       std::move(states.begin(), states.end(), entry->states().begin());
       entry->limits_held = true;
@@ -170,7 +172,7 @@ class MemoryStore::Shard {
   }
 
   // Links a new entry, after make_room.
-  void insert(Entry* entry) {
+  void insert(Entry* entry) SLUICE_REQUIRES(mutex) {
     if (size_ + 1 > buckets_.size()) grow();
     Entry*& head = bucket(entry->hash);
     entry->chain_next = head;
@@ -179,7 +181,7 @@ class MemoryStore::Shard {
     ++size_;
   }
 
-  void remove(Entry* entry) {
+  void remove(Entry* entry) SLUICE_REQUIRES(mutex) {
     Entry** link = &bucket(entry->hash);
     while (*link != entry) link = &(*link)->chain_next;
     *link = entry->chain_next;
@@ -194,19 +196,19 @@ class MemoryStore::Shard {
     Entry::destroy(entry);
   }
 
-  void touch(Entry* entry) {
+  void touch(Entry* entry) SLUICE_REQUIRES(mutex) {
     if (entry == newest_) return;
     unlink(entry);
     link_newest(entry);
   }
 
-  std::mutex mutex;
-  std::size_t size() const { return size_; }
-  std::uint64_t refusals() const { return refusals_; }
-  std::uint64_t evictions() const { return evictions_; }
-  std::uint64_t expirations() const { return expirations_; }
+  Mutex mutex;
+  std::size_t size() const SLUICE_REQUIRES(mutex) { return size_; }
+  std::uint64_t refusals() const SLUICE_REQUIRES(mutex) { return refusals_; }
+  std::uint64_t evictions() const SLUICE_REQUIRES(mutex) { return evictions_; }
+  std::uint64_t expirations() const SLUICE_REQUIRES(mutex) { return expirations_; }
   // Records with a penalty box, and open reservations: walks the shard (for stats()).
-  std::pair<std::size_t, std::size_t> extras_counts() const {
+  std::pair<std::size_t, std::size_t> extras_counts() const SLUICE_REQUIRES(mutex) {
     std::size_t boxes = 0;
     std::size_t reservations = 0;
     for (const Entry* entry = newest_; entry != nullptr; entry = entry->older) {
@@ -218,7 +220,7 @@ class MemoryStore::Shard {
   }
 
  private:
-  void adjust(Entry* entry, std::size_t bytes) {
+  void adjust(Entry* entry, std::size_t bytes) SLUICE_REQUIRES(mutex) {
     if (bytes >= entry->bytes) {
       const std::size_t more = bytes - entry->bytes;
       total_bytes_.fetch_add(more, std::memory_order_relaxed);
@@ -234,12 +236,14 @@ class MemoryStore::Shard {
     entry->bytes = static_cast<std::uint32_t>(bytes);
   }
 
-  memory::PolicyShare& share_of(Entry* entry) { return shares_.find(entry->policy())->second; }
+  memory::PolicyShare& share_of(Entry* entry) SLUICE_REQUIRES(mutex) {
+    return shares_.find(entry->policy())->second;
+  }
 
   // Drops every expired record among the `scan` least recently used (but `keep`); whether any
   // was. Idle records gather at the old end, so this keeps memory proportional to live records
   // without a background thread.
-  bool drop_expired(Micros now, int scan, const Entry* keep) {
+  bool drop_expired(Micros now, int scan, const Entry* keep) SLUICE_REQUIRES(mutex) {
     bool dropped = false;
     Entry* entry = oldest_;
     for (int i = 0; i < scan && entry != nullptr; ++i) {
@@ -257,7 +261,7 @@ class MemoryStore::Shard {
   // The fair-share rule (memory_store.h): a policy below its share of this shard may evict a
   // record of the policy holding the most; one at or above its share may not. Whether a record
   // was evicted.
-  bool evict_for(std::string_view policy, const Entry* keep) {
+  bool evict_for(std::string_view policy, const Entry* keep) SLUICE_REQUIRES(mutex) {
     const auto mine = shares_.find(policy);
     const std::size_t mine_bytes = mine == shares_.end() ? 0 : mine->second.bytes;
     const std::size_t policies = shares_.size() + (mine == shares_.end() ? 1 : 0);
@@ -285,9 +289,11 @@ class MemoryStore::Shard {
     return true;
   }
 
-  Entry*& bucket(std::uint64_t hash) { return buckets_[hash & (buckets_.size() - 1)]; }
+  Entry*& bucket(std::uint64_t hash) SLUICE_REQUIRES(mutex) {
+    return buckets_[hash & (buckets_.size() - 1)];
+  }
 
-  void grow() {
+  void grow() SLUICE_REQUIRES(mutex) {
     std::vector<Entry*> old(buckets_.size() * 2, nullptr);
     old.swap(buckets_);
     for (Entry* head : old) {
@@ -301,7 +307,7 @@ class MemoryStore::Shard {
     }
   }
 
-  void link_newest(Entry* entry) {
+  void link_newest(Entry* entry) SLUICE_REQUIRES(mutex) {
     entry->newer = nullptr;
     entry->older = newest_;
     if (newest_ != nullptr) newest_->newer = entry;
@@ -309,7 +315,7 @@ class MemoryStore::Shard {
     if (oldest_ == nullptr) oldest_ = entry;
   }
 
-  void unlink(Entry* entry) {
+  void unlink(Entry* entry) SLUICE_REQUIRES(mutex) {
     (entry->newer != nullptr ? entry->newer->older : newest_) = entry->older;
     (entry->older != nullptr ? entry->older->newer : oldest_) = entry->newer;
   }
@@ -318,14 +324,14 @@ class MemoryStore::Shard {
   std::atomic<std::size_t>& total_bytes_;
   std::size_t max_keys_;
   std::size_t max_bytes_;
-  std::vector<Entry*> buckets_;
-  std::size_t size_ = 0;
-  std::size_t bytes_ = 0;  // this shard's records
-  Entry* newest_ = nullptr;
-  Entry* oldest_ = nullptr;
-  std::uint64_t refusals_ = 0;
-  std::uint64_t evictions_ = 0;
-  std::uint64_t expirations_ = 0;
+  std::vector<Entry*> buckets_ SLUICE_GUARDED_BY(mutex);
+  std::size_t size_ SLUICE_GUARDED_BY(mutex) = 0;
+  std::size_t bytes_ SLUICE_GUARDED_BY(mutex) = 0;  // this shard's records
+  Entry* newest_ SLUICE_GUARDED_BY(mutex) = nullptr;
+  Entry* oldest_ SLUICE_GUARDED_BY(mutex) = nullptr;
+  std::uint64_t refusals_ SLUICE_GUARDED_BY(mutex) = 0;
+  std::uint64_t evictions_ SLUICE_GUARDED_BY(mutex) = 0;
+  std::uint64_t expirations_ SLUICE_GUARDED_BY(mutex) = 0;
   // By policy name, found by a record's key prefix without a copy.
   struct NameHash {
     using is_transparent = void;
@@ -333,7 +339,8 @@ class MemoryStore::Shard {
       return std::hash<std::string_view>{}(name);
     }
   };
-  std::unordered_map<std::string, memory::PolicyShare, NameHash, std::equal_to<>> shares_;
+  std::unordered_map<std::string, memory::PolicyShare, NameHash, std::equal_to<>> shares_
+      SLUICE_GUARDED_BY(mutex);
 };
 
 }  // namespace sluice::store

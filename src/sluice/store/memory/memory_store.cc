@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <bit>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/quota.h"
 #include "sluice/algorithm/validate.h"
+#include "sluice/core/mutex.h"
 #include "sluice/core/status_macros.h"
 #include "sluice/store/memory/memory_record.h"
 #include "sluice/store/memory/memory_shard.h"
@@ -79,7 +79,7 @@ void load_states(Entry* entry, std::span<const Limit> limits, Micros now,
 // extras (penalty box, reservations) are handed to `carried`.
 template <typename Shard>
 Entry* matching(Shard& shard, Entry* entry, std::span<const Limit> limits,
-                std::unique_ptr<Extras>& carried) {
+                std::unique_ptr<Extras>& carried) SLUICE_REQUIRES(shard.mutex) {
   if (entry == nullptr || entry->state_count == limits.size()) return entry;
   carried = std::move(entry->extras);
   shard.remove(entry);
@@ -137,7 +137,7 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
   Shard& shard = shard_for(hash);
 
   Decision decision;
-  std::lock_guard lock(shard.mutex);
+  MutexLock lock(shard.mutex);
   std::unique_ptr<Extras> carried;
   Entry* entry = matching(shard, shard.find_live(hash, key, now), ref.limits, carried);
   if (entry != nullptr && entry->limits_held && ref.penalty == nullptr && !may_grow(ref.limits) &&
@@ -210,7 +210,7 @@ StatusOr<bool> MemoryStore::release(const SubjectRef& ref, std::string_view leas
   const std::string_view key = key_of(ref);
   const std::uint64_t hash = std::hash<std::string_view>{}(key);
   Shard& shard = shard_for(hash);
-  std::lock_guard lock(shard.mutex);
+  MutexLock lock(shard.mutex);
   Entry* entry = shard.find_live(hash, key, now);
   if (entry == nullptr || !entry->limits_held || entry->state_count != ref.limits.size()) {
     return false;
@@ -228,7 +228,7 @@ StatusOr<bool> MemoryStore::renew(const SubjectRef& ref, std::string_view lease)
   const std::string_view key = key_of(ref);
   const std::uint64_t hash = std::hash<std::string_view>{}(key);
   Shard& shard = shard_for(hash);
-  std::lock_guard lock(shard.mutex);
+  MutexLock lock(shard.mutex);
   Entry* entry = shard.find_live(hash, key, now);
   if (entry == nullptr || !entry->limits_held || entry->state_count != ref.limits.size()) {
     return false;
@@ -249,7 +249,7 @@ StatusOr<Decision> MemoryStore::apply_quota(const SubjectRef& ref, const QuotaRe
   const std::uint64_t hash = std::hash<std::string_view>{}(key);
   Shard& shard = shard_for(hash);
 
-  std::lock_guard lock(shard.mutex);
+  MutexLock lock(shard.mutex);
   std::unique_ptr<Extras> carried;
   Entry* entry = matching(shard, shard.find_live(hash, key, now), ref.limits, carried);
   Extras* extras = entry != nullptr ? entry->extras.get() : carried.get();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "sluice/core/mutex.h"
 #include "sluice/store/redis/hash_slot.h"
 #include "sluice/store/redis/resp_writer.h"
 
@@ -48,7 +49,7 @@ ClusterRouter::ClusterRouter(asio::io_context& io, const MultiplexerOptions& opt
 }
 
 NodePool* ClusterRouter::pool_at(const NodeAddress& address) {
-  std::lock_guard lock(pools_mu_);
+  MutexLock lock(pools_mu_);
   if (pools_closed_) {
     // A reply handled while the client closes may name a node never seen: connecting to it now
     // would keep the I/O threads (and the client's destructor) waiting for it.
@@ -68,13 +69,13 @@ NodePool* ClusterRouter::pool_at(const NodeAddress& address) {
 
 NodePool* ClusterRouter::pool_for_slot(std::optional<int> slot) {
   if (slot) {
-    std::shared_lock lock(map_mu_);
+    ReaderLock lock(map_mu_);
     if (NodePool* owner = slot_owner_[static_cast<std::size_t>(*slot)]; owner != nullptr) {
       return owner;
     }
   } else {
     // A keyless command: the first master of the map, else a seed.
-    std::shared_lock lock(map_mu_);
+    ReaderLock lock(map_mu_);
     for (NodePool* owner : slot_owner_) {
       if (owner != nullptr) return owner;
     }
@@ -152,7 +153,7 @@ void ClusterRouter::on_reply(const std::shared_ptr<Command>& command, NodePool* 
     const bool asking = redirection->kind == Redirection::Kind::kAsk;
     if (!asking) {
       {
-        std::unique_lock lock(map_mu_);
+        WriterLock lock(map_mu_);
         slot_owner_[static_cast<std::size_t>(redirection->slot)] = target;
       }
       refresh_.request();  // one slot moved: others probably did too
@@ -197,14 +198,14 @@ void ClusterRouter::start_refresh() {
   // only be known through them), each asked once.
   auto candidates = std::make_shared<std::vector<NodePool*>>();
   {
-    std::shared_lock lock(map_mu_);
+    ReaderLock lock(map_mu_);
     std::set<NodePool*> seen;
     for (NodePool* owner : slot_owner_) {
       if (owner != nullptr && seen.insert(owner).second) candidates->push_back(owner);
     }
   }
   {
-    std::lock_guard lock(pools_mu_);
+    MutexLock lock(pools_mu_);
     for (const auto& [address, pool] : pools_) {
       if (std::find(candidates->begin(), candidates->end(), pool.get()) == candidates->end()) {
         candidates->push_back(pool.get());
@@ -256,26 +257,26 @@ void ClusterRouter::install(const std::vector<SlotRange>& ranges) {
       owners[static_cast<std::size_t>(slot)] = pool;
     }
   }
-  std::unique_lock lock(map_mu_);
+  WriterLock lock(map_mu_);
   slot_owner_.swap(owners);
 }
 
 void ClusterRouter::close() {
   refresh_.close();
-  std::lock_guard lock(pools_mu_);
+  MutexLock lock(pools_mu_);
   pools_closed_ = true;
   for (const auto& [address, pool] : pools_) pool->close();
 }
 
 int ClusterRouter::ready_connections() const {
-  std::lock_guard lock(pools_mu_);
+  MutexLock lock(pools_mu_);
   int ready = 0;
   for (const auto& [address, pool] : pools_) ready += pool->ready_connections();
   return ready;
 }
 
 int ClusterRouter::masters() const {
-  std::shared_lock lock(map_mu_);
+  ReaderLock lock(map_mu_);
   std::set<NodePool*> owners(slot_owner_.begin(), slot_owner_.end());
   owners.erase(nullptr);
   return static_cast<int>(owners.size());

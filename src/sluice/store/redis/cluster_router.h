@@ -20,13 +20,12 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sluice/core/mutex.h"
 #include "sluice/store/redis/cluster_topology.h"
 #include "sluice/store/redis/connection.h"
 #include "sluice/store/redis/node_pool.h"
@@ -82,12 +81,14 @@ class ClusterRouter {
   asio::ssl::context* const tls_;
   std::vector<NodeAddress> seeds_;
 
-  mutable std::mutex pools_mu_;
-  std::map<NodeAddress, std::unique_ptr<NodePool>> pools_;  // never erased before close()
-  bool pools_closed_ = false;                               // no new pool after close()
+  mutable Mutex pools_mu_;
+  std::map<NodeAddress, std::unique_ptr<NodePool>> pools_
+      SLUICE_GUARDED_BY(pools_mu_);                         // never erased before close()
+  bool pools_closed_ SLUICE_GUARDED_BY(pools_mu_) = false;  // no new pool after close()
 
-  mutable std::shared_mutex map_mu_;
-  std::vector<NodePool*> slot_owner_;  // kClusterSlots entries; null: unknown
+  mutable SharedMutex map_mu_;
+  std::vector<NodePool*> slot_owner_
+      SLUICE_GUARDED_BY(map_mu_);  // kClusterSlots entries; null: unknown
 
   RefreshThrottle refresh_;
 };

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <optional>
 
+#include "sluice/core/mutex.h"
 #include "sluice/store/redis/resp_writer.h"
 
 namespace sluice::redis::internal {
@@ -49,7 +50,7 @@ void Connection::start() {
 void Connection::close() {
   asio::post(strand_, [self = shared_from_this()] {
     {
-      std::lock_guard lock(self->mu_);
+      MutexLock lock(self->mu_);
       self->set_state_locked(ConnState::kClosed);
     }
     self->fail(Status(StatusCode::kCancelled, "redis client is shutting down"));
@@ -57,7 +58,7 @@ void Connection::close() {
 }
 
 Status Connection::last_error() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return last_error_;
 }
 
@@ -72,7 +73,7 @@ bool Connection::try_submit(std::string_view formatted, Completion& done, ErrorR
   bool arm = false;
   std::uint64_t gen = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (state_ == ConnState::kBackoff || state_ == ConnState::kClosed) return false;
     if (asking) {
       // ASKING holds for the next command on this connection only: both leave in one write,
@@ -129,7 +130,7 @@ void Connection::write_from_caller(std::uint64_t gen) {
   std::string& sending = send_buffer();
   for (;;) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (gen != gen_) return;  // the connection failed meanwhile; fail() took the write back
       if (outbox_.empty()) {
         write_in_flight_ = false;
@@ -144,7 +145,7 @@ void Connection::write_from_caller(std::uint64_t gen) {
     const SendResult result = send_now(gen, sending);
     if (result.sent == sending.size()) continue;
     if (result.error == 0) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (gen != gen_) return;
       outbox_.insert(0, sending, result.sent);
       asio::post(strand_, [self = shared_from_this(), gen] {
@@ -161,7 +162,7 @@ void Connection::write_from_caller(std::uint64_t gen) {
 }
 
 Connection::SendResult Connection::send_now(std::uint64_t gen, std::string_view data) {
-  std::lock_guard lock(write_mu_);
+  MutexLock lock(write_mu_);
   if (socket_gen_ != gen) return {};
   std::size_t sent = 0;
   while (sent < data.size()) {
@@ -183,7 +184,7 @@ Connection::SendResult Connection::send_now(std::uint64_t gen, std::string_view 
 void Connection::arm_deadline_for_front() {
   SteadyClock::time_point when;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (pending_.empty()) {
       deadline_armed_ = false;
       return;
@@ -207,7 +208,7 @@ void Connection::do_write() {
   bool arm = false;
   SteadyClock::time_point arm_at;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (state_ != ConnState::kReady || outbox_.empty()) {
       write_in_flight_ = false;
       return;
@@ -250,7 +251,7 @@ void Connection::on_deadline() {
   Completion expired;
   std::optional<SteadyClock::time_point> next;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (pending_.empty()) {
       deadline_armed_ = false;
       return;
@@ -331,7 +332,7 @@ void Connection::on_read(std::size_t size) {
 
 void Connection::flush_deferred() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (state_ != ConnState::kReady || write_in_flight_ || outbox_.empty()) return;
     write_in_flight_ = true;
   }
@@ -343,7 +344,7 @@ bool Connection::deliver() {
   bool unexpected = false;
   bool write_left_behind = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (pending_.size() < replies_.size()) {
       unexpected = true;
     } else {
@@ -400,7 +401,7 @@ void Connection::fail(const Status& why) {
   std::deque<Pending> failed;
   bool closed = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++gen_;
     failed.swap(pending_);
     outbox_.clear();
@@ -413,7 +414,7 @@ void Connection::fail(const Status& why) {
     if (!closed) set_state_locked(ConnState::kBackoff);
   }
   {
-    std::lock_guard lock(write_mu_);
+    MutexLock lock(write_mu_);
     boost::system::error_code ignored;
     socket_.close(ignored);
     socket_gen_ = 0;

@@ -28,13 +28,13 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "sluice/core/mutex.h"
 #include "sluice/core/waiter.h"
 #include "sluice/status.h"
 #include "sluice/store/redis/multiplexer.h"
@@ -238,22 +238,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<Reply> replies_;        // scratch for one read
   std::vector<Pending> completions_;  // scratch for one read
 
-  mutable std::mutex mu_;
-  ConnState state_ = ConnState::kConnecting;  // written on the strand only
-  std::uint64_t gen_ = 0;                     // written on the strand only
-  std::string outbox_;                        // formatted commands not yet written
-  std::size_t outbox_count_ = 0;              // commands in outbox_
-  std::size_t on_wire_ = 0;                   // commands taken by a writer, not yet replied to
-  std::deque<Pending> pending_;               // awaiting replies, oldest first
-  bool write_in_flight_ = false;  // a caller or the strand is writing; it empties the outbox
-  bool deadline_armed_ = false;   // the deadline timer waits, or arm_deadline_for_front is posted
-  Status last_error_;
+  mutable Mutex mu_;
+  ConnState state_ = ConnState::kConnecting;             // written on the strand only
+  std::uint64_t gen_ = 0;                                // written on the strand only
+  std::string outbox_ SLUICE_GUARDED_BY(mu_);            // formatted commands not yet written
+  std::size_t outbox_count_ SLUICE_GUARDED_BY(mu_) = 0;  // commands in outbox_
+  std::size_t on_wire_ SLUICE_GUARDED_BY(mu_) =
+      0;  // commands taken by a writer, not yet replied to
+  std::deque<Pending> pending_ SLUICE_GUARDED_BY(mu_);  // awaiting replies, oldest first
+  bool write_in_flight_ SLUICE_GUARDED_BY(mu_) =
+      false;  // a caller or the strand is writing; it empties the outbox
+  bool deadline_armed_ SLUICE_GUARDED_BY(mu_) =
+      false;  // the deadline timer waits, or arm_deadline_for_front is posted
+  Status last_error_ SLUICE_GUARDED_BY(mu_);
 
   // The descriptor callers write to directly, and the generation it belongs to (0: none).
   // Set on the strand when the connection becomes ready, cleared when the socket is closed.
-  std::mutex write_mu_;
-  int socket_fd_ = -1;
-  std::uint64_t socket_gen_ = 0;
+  Mutex write_mu_;
+  int socket_fd_ SLUICE_GUARDED_BY(write_mu_) = -1;
+  std::uint64_t socket_gen_ SLUICE_GUARDED_BY(write_mu_) = 0;
 
   std::atomic<ConnState> visible_state_{ConnState::kConnecting};
 };

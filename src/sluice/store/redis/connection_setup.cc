@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/core/mutex.h"
 #include "sluice/store/redis/connection.h"
 #include "sluice/store/redis/resp_writer.h"
 
@@ -14,7 +15,7 @@ namespace sluice::redis::internal {
 
 void Connection::connect() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (state_ == ConnState::kClosed) return;
     set_state_locked(ConnState::kConnecting);
     ++gen_;
@@ -130,7 +131,7 @@ void Connection::on_transport_ready() {
     return;
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     set_state_locked(ConnState::kHandshaking);
   }
   const std::uint64_t gen = gen_;
@@ -145,13 +146,13 @@ void Connection::become_ready() {
   connect_timer_.cancel();
   bump(counters_.connects);
   {
-    std::lock_guard lock(write_mu_);
+    MutexLock lock(write_mu_);
     socket_fd_ = socket_.native_handle();
     socket_gen_ = gen_;
   }
   bool start_write = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     set_state_locked(ConnState::kReady);
     last_error_ = Status();
     // Requests queued while connecting start their command timeout now.

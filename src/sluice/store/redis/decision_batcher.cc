@@ -4,6 +4,7 @@
 #include <string_view>
 #include <utility>
 
+#include "sluice/core/mutex.h"
 #include "sluice/core/waiter.h"
 #include "sluice/store/redis/script_set.h"
 
@@ -39,8 +40,8 @@ DecisionBatcher::DecisionBatcher(std::shared_ptr<redis::Multiplexer> client, red
     : client_(std::move(client)), script_(std::move(script)), options_(options) {}
 
 DecisionBatcher::~DecisionBatcher() {
-  std::unique_lock lock(mu_);
-  idle_.wait(lock, [&] { return in_flight_ == 0; });
+  MutexLock lock(mu_);
+  while (in_flight_ != 0) idle_.wait(lock);
 }
 
 StatusOr<std::string> DecisionBatcher::decide(std::vector<std::string> keys, std::string request,
@@ -61,7 +62,7 @@ void DecisionBatcher::decide_async(std::vector<std::string> keys, std::string re
 void DecisionBatcher::submit(Entry* entry) {
   std::vector<Entry*> batch;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     queue_.push_back(entry);
     if (in_flight_ == 0) {  // further calls leave only from complete(): see send_early
       ++in_flight_;
@@ -126,7 +127,7 @@ void DecisionBatcher::complete(const std::vector<Entry*>& batch, StatusOr<redis:
   // instead of one by one.
   std::vector<Entry*> next;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     outstanding_ -= batch.size();
     if (!queue_.empty() && outstanding_ == 0) next = take_locked();
   }
@@ -154,7 +155,7 @@ void DecisionBatcher::complete(const std::vector<Entry*>& batch, StatusOr<redis:
 
   if (slot_passed_on) return;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (queue_.empty()) {
       if (--in_flight_ == 0) idle_.notify_all();
       return;  // nothing touches `this` after the unlock: the destructor may run
@@ -167,7 +168,7 @@ void DecisionBatcher::complete(const std::vector<Entry*>& batch, StatusOr<redis:
 void DecisionBatcher::send_early(std::size_t answered) {
   std::vector<Entry*> next;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     // Only when Redis has fewer decisions to work on than were answered so far: then the next
     // decisions of the callers answered so far (async callers resubmit from inside their
     // callback; woken threads as they come) run in Redis while the rest are being answered.
@@ -181,7 +182,7 @@ void DecisionBatcher::send_early(std::size_t answered) {
 }
 
 DecisionBatchStats DecisionBatcher::stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 

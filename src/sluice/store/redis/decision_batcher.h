@@ -24,16 +24,15 @@
 // need one queue per slot (docs/redis.md). Thread-safe.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "sluice/core/clock.h"
+#include "sluice/core/mutex.h"
 #include "sluice/status.h"
 #include "sluice/store/redis/multiplexer.h"
 
@@ -83,8 +82,8 @@ class DecisionBatcher {
 
   // Queues `entry` and sends the queue when fewer than batches_in_flight calls are out.
   void submit(Entry* entry);
-  // Takes up to max_batch queued entries. mu_ held.
-  std::vector<Entry*> take_locked();
+  // Takes up to max_batch queued entries.
+  std::vector<Entry*> take_locked() SLUICE_REQUIRES(mu_);
   void send(std::vector<Entry*> batch);
   void complete(const std::vector<Entry*>& batch, StatusOr<redis::Reply> reply);
   // Halfway through answering a call (`answered` decisions so far), sends what is queued on a
@@ -95,12 +94,14 @@ class DecisionBatcher {
   const redis::Script script_;
   const DecisionBatcherOptions options_;
 
-  mutable std::mutex mu_;
-  std::condition_variable idle_;  // in_flight_ fell to 0 (the destructor waits for it)
-  std::vector<Entry*> queue_;     // waiting for a call; each lives in its decide() frame
-  int in_flight_ = 0;
-  std::size_t outstanding_ = 0;  // decisions in calls sent and not yet being answered
-  DecisionBatchStats stats_;
+  mutable Mutex mu_;
+  CondVar idle_;  // in_flight_ fell to 0 (the destructor waits for it)
+  std::vector<Entry*> queue_
+      SLUICE_GUARDED_BY(mu_);  // waiting for a call; each lives in its decide() frame
+  int in_flight_ SLUICE_GUARDED_BY(mu_) = 0;
+  std::size_t outstanding_ SLUICE_GUARDED_BY(mu_) =
+      0;  // decisions in calls sent and not yet being answered
+  DecisionBatchStats stats_ SLUICE_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::store

@@ -7,6 +7,7 @@
 #include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
+#include "sluice/core/mutex.h"
 #include "sluice/core/status_macros.h"
 #include "sluice/store/redis/hash_slot.h"
 #include "sluice/store/redis/redis_url.h"
@@ -162,7 +163,7 @@ DecisionBatcher* RedisStore::batcher_for(const std::vector<std::string>& keys) {
   if (DecisionBatcher* batcher = slot.load(std::memory_order_acquire); batcher != nullptr) {
     return batcher;
   }
-  std::lock_guard lock(batchers_mu_);
+  MutexLock lock(batchers_mu_);
   if (DecisionBatcher* batcher = slot.load(std::memory_order_acquire); batcher != nullptr) {
     return batcher;
   }
@@ -360,7 +361,7 @@ Status RedisStore::reset(const SubjectRef& ref) {
 DecisionBatchStats RedisStore::batch_stats() const {
   if (batchers_ != nullptr) {
     DecisionBatchStats total;
-    std::lock_guard lock(batchers_mu_);
+    MutexLock lock(batchers_mu_);
     for (const auto& batcher : owned_batchers_) {
       const DecisionBatchStats stats = batcher->stats();
       total.decisions += stats.decisions;

@@ -12,12 +12,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sluice/core/clock.h"
+#include "sluice/core/mutex.h"
 #include "sluice/store/redis/decision_batcher.h"
 #include "sluice/store/redis/multiplexer.h"
 #include "sluice/store/redis/script_set.h"
@@ -152,8 +152,8 @@ class RedisStore final : public Store {
 
   // One entry (standalone) or one per cluster slot; null when max_batch is 1.
   std::unique_ptr<std::atomic<DecisionBatcher*>[]> batchers_;
-  mutable std::mutex batchers_mu_;  // guards owned_batchers_ and the creation of entries
-  std::vector<std::unique_ptr<DecisionBatcher>> owned_batchers_;
+  mutable Mutex batchers_mu_;  // guards owned_batchers_ and the creation of entries
+  std::vector<std::unique_ptr<DecisionBatcher>> owned_batchers_ SLUICE_GUARDED_BY(batchers_mu_);
   std::atomic<std::uint64_t> unbatched_decisions_{0};
 };
 

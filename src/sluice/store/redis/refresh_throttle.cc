@@ -2,6 +2,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include "sluice/core/mutex.h"
+
 namespace sluice::redis::internal {
 
 RefreshThrottle::RefreshThrottle(asio::io_context& io, std::chrono::microseconds min_interval,
@@ -11,7 +13,7 @@ RefreshThrottle::RefreshThrottle(asio::io_context& io, std::chrono::microseconds
 void RefreshThrottle::request() {
   const SteadyClock::time_point now = SteadyClock::now();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (closed_ || running_ || scheduled_) return;
     const SteadyClock::time_point due = last_start_ + min_interval_;
     if (now < due) {
@@ -19,7 +21,7 @@ void RefreshThrottle::request() {
       timer_.expires_at(due);
       timer_.async_wait([this](const boost::system::error_code& ec) {
         {
-          std::lock_guard relock(mu_);
+          MutexLock relock(mu_);
           scheduled_ = false;
           if (ec || closed_) return;
         }
@@ -34,12 +36,12 @@ void RefreshThrottle::request() {
 }
 
 void RefreshThrottle::done() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   running_ = false;
 }
 
 void RefreshThrottle::close() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   closed_ = true;
   timer_.cancel();
 }

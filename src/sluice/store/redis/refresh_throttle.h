@@ -8,8 +8,8 @@
 
 #include <chrono>
 #include <functional>
-#include <mutex>
 
+#include "sluice/core/mutex.h"
 #include "sluice/store/redis/connection.h"
 
 namespace sluice::redis::internal {
@@ -29,12 +29,13 @@ class RefreshThrottle {
   asio::io_context& io_;
   const std::chrono::microseconds min_interval_;
   const std::function<void()> start_;
-  std::mutex mu_;
-  bool running_ = false;
-  bool scheduled_ = false;
-  bool closed_ = false;
-  SteadyClock::time_point last_start_{};
-  asio::steady_timer timer_;  // guarded by mu_ (Asio timers are not thread-safe)
+  Mutex mu_;
+  bool running_ SLUICE_GUARDED_BY(mu_) = false;
+  bool scheduled_ SLUICE_GUARDED_BY(mu_) = false;
+  bool closed_ SLUICE_GUARDED_BY(mu_) = false;
+  SteadyClock::time_point last_start_ SLUICE_GUARDED_BY(mu_){};
+  asio::steady_timer timer_
+      SLUICE_GUARDED_BY(mu_);  // guarded by mu_ (Asio timers are not thread-safe)
 };
 
 }  // namespace sluice::redis::internal

@@ -1,5 +1,6 @@
 #include "sluice/store/redis/sentinel_router.h"
 
+#include "sluice/core/mutex.h"
 #include "sluice/store/redis/resp_writer.h"
 
 namespace sluice::redis::internal {
@@ -35,16 +36,18 @@ SentinelRouter::SentinelRouter(asio::io_context& io, const MultiplexerOptions& o
 }
 
 bool SentinelRouter::wait_for_master(std::chrono::microseconds timeout) {
-  std::unique_lock lock(mu_);
-  return learnt_.wait_for(lock, timeout, [this] { return answered_once_ || closed_; }) &&
-         master_.load() != nullptr;
+  MutexLock lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!answered_once_ && !closed_ && learnt_.wait_until(lock, deadline)) {
+  }
+  return (answered_once_ || closed_) && master_.load() != nullptr;
 }
 
 void SentinelRouter::submit(std::string_view formatted, ErrorReplies errors, Completion done) {
   NodePool* master = master_.load(std::memory_order_acquire);
   if (master == nullptr) {
     refresh_.request();
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     // Sentinels that answered but do not know the name: a configuration error, not an outage.
     const StatusCode code = last_refresh_error_.code() == StatusCode::kFailedPrecondition
                                 ? StatusCode::kFailedPrecondition
@@ -108,13 +111,13 @@ void SentinelRouter::ask_sentinel(std::size_t i) {
       }
       if (result.ok() && result->is_nil()) {
         // This sentinel does not monitor that name; another may (a typo is the usual cause).
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         last_refresh_error_ =
             Status(StatusCode::kFailedPrecondition, "sentinel " + sentinels_[i]->name() +
                                                         " does not monitor a master named \"" +
                                                         options_.sentinel_master + "\"");
       } else if (!result.ok()) {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         last_refresh_error_ = result.status();
       }
       ask_sentinel(i + 1);
@@ -123,7 +126,7 @@ void SentinelRouter::ask_sentinel(std::size_t i) {
   }
   Status outcome;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     outcome = last_refresh_error_.ok()
                   ? unavailable("redis sentinel: no sentinel answered for master \"" +
                                 options_.sentinel_master + "\"")
@@ -133,7 +136,7 @@ void SentinelRouter::ask_sentinel(std::size_t i) {
 }
 
 void SentinelRouter::learn(NodeAddress master) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (closed_ || (master_address_ && *master_address_ == master)) return;
   MultiplexerOptions node = options_;
   node.host = master.host;
@@ -146,7 +149,7 @@ void SentinelRouter::learn(NodeAddress master) {
 
 void SentinelRouter::end_refresh(const Status& outcome) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     last_refresh_error_ = outcome;
     answered_once_ = true;
     learnt_.notify_all();
@@ -156,7 +159,7 @@ void SentinelRouter::end_refresh(const Status& outcome) {
 
 void SentinelRouter::close() {
   refresh_.close();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   closed_ = true;
   for (const auto& sentinel : sentinels_) sentinel->close();
   for (const auto& master : masters_) master->close();
@@ -169,7 +172,7 @@ int SentinelRouter::ready_connections() const {
 }
 
 std::string SentinelRouter::master_address() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return master_address_ ? master_address_->text() : "";
 }
 

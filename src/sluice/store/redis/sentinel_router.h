@@ -15,14 +15,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sluice/core/mutex.h"
 #include "sluice/store/redis/connection.h"
 #include "sluice/store/redis/node_pool.h"
 #include "sluice/store/redis/refresh_throttle.h"
@@ -63,14 +62,15 @@ class SentinelRouter {
   asio::ssl::context* const tls_;
   std::vector<std::unique_ptr<NodePool>> sentinels_;
 
-  mutable std::mutex mu_;
-  std::condition_variable learnt_;
+  mutable Mutex mu_;
+  CondVar learnt_;
   std::atomic<NodePool*> master_{nullptr};  // null until the sentinels answered
-  std::optional<NodeAddress> master_address_;
-  std::vector<std::unique_ptr<NodePool>> masters_;  // every master ever learnt; the last is current
-  Status last_refresh_error_;
-  bool answered_once_ = false;
-  bool closed_ = false;
+  std::optional<NodeAddress> master_address_ SLUICE_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<NodePool>> masters_
+      SLUICE_GUARDED_BY(mu_);  // every master ever learnt; the last is current
+  Status last_refresh_error_ SLUICE_GUARDED_BY(mu_);
+  bool answered_once_ SLUICE_GUARDED_BY(mu_) = false;
+  bool closed_ SLUICE_GUARDED_BY(mu_) = false;
   RefreshThrottle refresh_;  // last: its reads use the members above
 };
 
