@@ -30,21 +30,20 @@ struct QuotaOptions {
   std::string reservation;  // settle
 };
 
-// One row per store::QuotaOperation, in its order: the subcommand, the word a decision that went
-// through starts with (padded to one width), and the help.
+// One row per store::QuotaOperation, in its order: the word a decision that went through starts
+// with (padded to one width), and the help. The subcommand is the operation's name
+// (service::operation_name).
 struct QuotaCommand {
-  std::string_view verb;
   std::string_view done;
   std::string_view help;
 };
 constexpr QuotaCommand kQuotaCommands[] = {
-    {"charge", "charged ",
-     "Charge units after the fact (may go into debt down to the policy's max_debt)"},
-    {"refund", "refunded", "Give units back (capped at each limit's size)"},
-    {"reserve", "reserved",
+    {"charged ", "Charge units after the fact (may go into debt down to the policy's max_debt)"},
+    {"refunded", "Give units back (capped at each limit's size)"},
+    {"reserved",
      "Reserve an estimate: charged now, settled later with the actual cost (needs --redis to "
      "outlive the command)"},
-    {"settle", "settled ",
+    {"settled ",
      "Settle a reservation with the actual cost: the difference is charged or refunded"},
 };
 
@@ -103,8 +102,9 @@ Status run_quota(const Run& run, const QuotaOptions& options, store::QuotaOperat
 void add_quota_command(CLI::App& app, const std::shared_ptr<const Environment>& env,
                        store::QuotaOperation operation) {
   auto options = std::make_shared<QuotaOptions>();
-  CLI::App* command = app.add_subcommand(std::string(command_of(operation).verb),
-                                         std::string(command_of(operation).help));
+  CLI::App* command =
+      app.add_subcommand(std::string(service::operation_name(service::operation_of(operation))),
+                         std::string(command_of(operation).help));
   command->add_option("--policy-file", options->policy_file, "Policy document (YAML or JSON)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -130,7 +130,7 @@ void add_quota_command(CLI::App& app, const std::shared_ptr<const Environment>& 
                       "On Redis: redis://[user:pass@]host:port/db (default: in memory, which "
                       "forgets the balance when the command ends)");
   command->callback([env, options, operation] {
-    const Run run(*env, std::string(command_of(operation).verb));
+    const Run run(*env, std::string(service::operation_name(service::operation_of(operation))));
     env->exit(run.finish(run_quota(run, *options, operation)));
   });
 }

@@ -69,29 +69,6 @@ Status problem_status(const json& problem) {
   return {status_code_for_http(status), detail};
 }
 
-// The route of each operation under /v1/ (a lease's under /v1/leases/{lease}/): the quota
-// operations' are their names, as `sluice charge|refund|reserve|settle` (docs/quotas.md).
-std::string_view route_of(service::Operation operation) {
-  switch (operation) {
-    case service::Operation::kAcquire:
-    case service::Operation::kPeek:
-      return "acquire";
-    case service::Operation::kRelease:
-      return "release";
-    case service::Operation::kRenew:
-      return "renew";
-    case service::Operation::kCharge:
-      return "charge";
-    case service::Operation::kRefund:
-      return "refund";
-    case service::Operation::kReserve:
-      return "reserve";
-    case service::Operation::kSettle:
-      return "settle";
-  }
-  return "acquire";
-}
-
 // Releases or renews `lease` through decide: whether it was live.
 StatusOr<bool> lease_was_live(RemoteLimiter& limiter, service::Operation operation,
                               std::string_view policy, std::string_view app,
@@ -271,7 +248,7 @@ StatusOr<service::Decision> RemoteLimiter::decide(const service::DecisionRequest
     return invalid_argument("a remote server decides by policy name: it holds the policies");
   }
   json body = {{"app", request.app}, {"policy", request.policy}, {"key", request.subject}};
-  std::string target = "/v1/" + std::string(route_of(request.operation));
+  std::string target = "/v1/" + std::string(service::operation_name(request.operation));
   Micros wait = 0;
   switch (request.operation) {
     case service::Operation::kAcquire:
@@ -286,11 +263,14 @@ StatusOr<service::Decision> RemoteLimiter::decide(const service::DecisionRequest
       const std::string_view field =
           request.operation == service::Operation::kRelease ? "released" : "renewed";
       SLUICE_ASSIGN_OR_RETURN(
-          json answer, impl_->call(bhttp::verb::post,
-                                   lease_target(request.lease, route_of(request.operation)), body));
+          json answer,
+          impl_->call(bhttp::verb::post,
+                      lease_target(request.lease, service::operation_name(request.operation)),
+                      body));
       if (!answer.contains(field) || !answer[field].is_boolean()) {
-        return internal_error("sluice server: " + std::string(route_of(request.operation)) +
-                              " answer has no \"" + std::string(field) + "\"");
+        return internal_error(
+            "sluice server: " + std::string(service::operation_name(request.operation)) +
+            " answer has no \"" + std::string(field) + "\"");
       }
       return service::Decision{.verdict = {.allowed = answer[field].get<bool>()}};
     }

@@ -4,6 +4,8 @@
 
 #include "sluice/core/mutex.h"
 #include "sluice/service/decision.h"
+#include "sluice/service/limiter.h"
+#include "sluice/store/store.h"
 
 namespace sluice::service {
 void Histogram::observe(Micros value) {
@@ -110,24 +112,27 @@ void DecisionMetrics::write(std::string& out) const {
               "have been, in shadow mode), the denial that starts a block included.");
   per_policy("sluice_penalty_blocked_total", {},
              [](const PolicyCounters& c) { return c.blocked.load(); });
-  static constexpr std::array<std::string_view, 4> kQuotaOperations = {"charge", "refund",
-                                                                       "reserve", "settle"};
+  // Counter i is store::QuotaOperation i's (record_quota).
+  constexpr std::size_t kQuotaCounters = std::tuple_size_v<decltype(PolicyCounters::quota_applied)>;
+  const auto quota_label = [](std::size_t i) {
+    return operation_name(operation_of(static_cast<store::QuotaOperation>(i)));
+  };
   text.family("sluice_quota_operations_total", MetricType::kCounter,
               "Quota operations (charge, refund, reserve, settle) by outcome: applied, or refused "
               "(a charge beyond the policy's max_debt). Not counted as decisions.");
-  for (std::size_t i = 0; i < kQuotaOperations.size(); ++i) {
-    per_policy("sluice_quota_operations_total",
-               {{"operation", kQuotaOperations[i]}, {"outcome", "applied"}},
+  for (std::size_t i = 0; i < kQuotaCounters; ++i) {
+    const std::string_view operation = quota_label(i);
+    per_policy("sluice_quota_operations_total", {{"operation", operation}, {"outcome", "applied"}},
                [i](const PolicyCounters& c) { return c.quota_applied[i].load(); });
-    per_policy("sluice_quota_operations_total",
-               {{"operation", kQuotaOperations[i]}, {"outcome", "refused"}},
+    per_policy("sluice_quota_operations_total", {{"operation", operation}, {"outcome", "refused"}},
                [i](const PolicyCounters& c) { return c.quota_refused[i].load(); });
   }
   text.family("sluice_quota_units_total", MetricType::kCounter,
               "Cost units named by applied quota operations (charged, refunded, reserved, or a "
               "settle's actual cost).");
-  for (std::size_t i = 0; i < kQuotaOperations.size(); ++i) {
-    per_policy("sluice_quota_units_total", {{"operation", kQuotaOperations[i]}},
+  for (std::size_t i = 0; i < kQuotaCounters; ++i) {
+    const std::string_view operation = quota_label(i);
+    per_policy("sluice_quota_units_total", {{"operation", operation}},
                [i](const PolicyCounters& c) { return c.quota_units[i].load(); });
   }
   text.single("sluice_store_errors_total", MetricType::kCounter,

@@ -21,6 +21,7 @@
 // Front ends only translate their protocol and never block an I/O thread. Thread-safe.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -125,6 +126,14 @@ enum class Operation : std::uint8_t {
   kReserve,  // charge the estimate `cost` and record a reservation for `reservation_ttl`
   kSettle,   // end reservation `reservation` with the actual cost `cost`
 };
+
+// Each operation's name, written once: its HTTP route's verb (/v1/charge, /v1/leases/{id}/renew),
+// the CLI's subcommand and the quota metric's label. A peek is an acquire of cost 0 on the wire.
+inline constexpr std::array<std::string_view, 8> kOperationNames = {
+    "acquire", "acquire", "release", "renew", "charge", "refund", "reserve", "settle"};
+constexpr std::string_view operation_name(Operation operation) {
+  return kOperationNames[static_cast<std::size_t>(operation)];
+}
 
 // The operation of a store quota operation (charge, refund, reserve, settle).
 constexpr Operation operation_of(store::QuotaOperation operation) {

@@ -60,20 +60,6 @@ service::Limiter::Done answer_decided(std::shared_ptr<Exchange> exchange, Overlo
   };
 }
 
-// The route's verb of a quota operation.
-std::string_view quota_name(service::Operation operation) {
-  switch (operation) {
-    case service::Operation::kRefund:
-      return "refund";
-    case service::Operation::kReserve:
-      return "reserve";
-    case service::Operation::kSettle:
-      return "settle";
-    default:
-      return "charge";
-  }
-}
-
 Response invalid_request(std::string_view detail, const std::vector<FieldError>& errors) {
   return problem_response(400, detail, errors);
 }
@@ -383,7 +369,7 @@ void DecisionApi::lease(const std::shared_ptr<Exchange>& exchange, service::Oper
 }
 
 void DecisionApi::quota(const std::shared_ptr<Exchange>& exchange, service::Operation operation) {
-  const std::string_view name = quota_name(operation);
+  const std::string_view name = service::operation_name(operation);
   if (refused_cross_site(exchange)) return;
   Response error;
   std::optional<json> body = parse_json_body(exchange->request().body, error);
