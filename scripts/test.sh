@@ -41,18 +41,18 @@ TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -R '^(memory_store_test
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/store/redis_store_test \
   --gtest_filter='*ShareScriptCalls*:*AsyncAcquire*:*InALoop*:RedisStoreFaultTest.*'
 # The blocking callers' Waiter and the Rendezvous over it: a lone waiter spinning, the others
-# sleeping, results racing both.
+# sleeping, results racing both; and the timer queue (deadlines armed and cancelled from any thread).
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/core/core_test \
-  --gtest_filter='WaiterTest.*:RendezvousTest.*:LowPriorityTest.*'
+  --gtest_filter='WaiterTest.*:RendezvousTest.*:LowPriorityTest.*:TimerQueueTest.*'
 # Redis Cluster and Sentinel routing: slot map refreshes, redirections and failovers racing the
 # callers' commands (real clusters, a reshard and killed masters included).
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/store/redis_cluster_test
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/store/redis_sentinel_test
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/bench/bench_test --gtest_filter='*Async*'
-# The asynchronous decision pipeline: timer queue, deadlines racing store answers, waits; and the
+# The asynchronous decision pipeline: deadlines racing store answers, waits; and the
 # HTTP server answering from store threads, over the memory store and a (stalled) Redis.
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/service/service_test \
-  --gtest_filter='TimerQueueTest.*:LimiterPipelineTest.*:LimiterFailureModeTest.*'
+  --gtest_filter='LimiterPipelineTest.*:LimiterFailureModeTest.*'
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/server/http/http_server_test
 # The access log's writer thread against the I/O threads, and the async HTTP load generator.
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/core/core_test --gtest_filter='LineWriterTest.*'

@@ -14,6 +14,7 @@
 #include "sluice/core/invalid_input.h"
 #include "sluice/core/mutex.h"
 #include "sluice/core/status_macros.h"
+#include "sluice/core/timer_queue.h"
 #include "sluice/core/work_queue.h"
 #include "sluice/db/stores.h"
 #include "sluice/policy/policy_cache.h"
@@ -22,7 +23,6 @@
 #include "sluice/service/backend.h"
 #include "sluice/service/limiter.h"
 #include "sluice/service/policy_lookup.h"
-#include "sluice/service/timer_queue.h"
 
 namespace sluice {
 
@@ -91,8 +91,8 @@ class Client::Impl {
   void after(Micros delay, std::function<void()> fire) { timers().after(delay, std::move(fire)); }
 
  protected:
-  service::TimerQueue& timers() {
-    std::call_once(timers_started_, [this] { timers_ = std::make_unique<service::TimerQueue>(); });
+  TimerQueue& timers() {
+    std::call_once(timers_started_, [this] { timers_ = std::make_unique<TimerQueue>(); });
     return *timers_;
   }
   // Stops the timer thread (timers still armed are dropped); before the pipeline goes away.
@@ -104,7 +104,7 @@ class Client::Impl {
   CondVar idle_;
   std::size_t in_flight_ SLUICE_GUARDED_BY(mutex_) = 0;
   std::once_flag timers_started_;
-  std::unique_ptr<service::TimerQueue> timers_;
+  std::unique_ptr<TimerQueue> timers_;
 };
 
 namespace {

@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/core/timer_queue.h"
 #include "sluice/core/waiter.h"
 #include "sluice/policy/descriptors.h"
 #include "sluice/policy/policy.h"
@@ -43,7 +44,6 @@
 #include "sluice/service/pending_bound.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/service/store_failure.h"
-#include "sluice/service/timer_queue.h"
 #include "sluice/service/token_batches.h"
 #include "sluice/store/store.h"
 

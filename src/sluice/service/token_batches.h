@@ -23,8 +23,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sluice/core/timer_queue.h"
 #include "sluice/policy/policy.h"
-#include "sluice/service/timer_queue.h"
 #include "sluice/store/store.h"
 
 namespace sluice::service {

@@ -100,7 +100,7 @@ class DecisionApiTest : public ::testing::Test {
   }
 
   ManualClock clock_{kEpoch};
-  service::TimerQueue timers_{clock_, kMicrosPerMilli, service::TimerQueue::Threading::kManual};
+  TimerQueue timers_{clock_, kMicrosPerMilli, TimerQueue::Threading::kManual};
   store::MemoryStore store_;
   service::StaticPolicyLookup lookup_;
   service::Limiter limiter_;

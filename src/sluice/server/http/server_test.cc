@@ -814,7 +814,7 @@ std::int64_t metric_value(std::uint16_t port, std::string_view name) {
 TEST(PendingShareTest, OneClientParkingWaitsCannotStarveAnotherClientsDecisions) {
   ManualClock clock(1'700'000'000'000'000);
   store::MemoryStore store(clock);
-  service::TimerQueue timers(clock, kMicrosPerMilli, service::TimerQueue::Threading::kManual);
+  TimerQueue timers(clock, kMicrosPerMilli, TimerQueue::Threading::kManual);
   constexpr int kMaxPending = 8;
   // `sluice serve`'s shares: a client holds at most half the places, waits at most half, a
   // client or a policy at most half of those.

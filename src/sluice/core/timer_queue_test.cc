@@ -1,4 +1,4 @@
-#include "sluice/service/timer_queue.h"
+#include "sluice/core/timer_queue.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-namespace sluice::service {
+namespace sluice {
 namespace {
 
 constexpr Micros kStart = 1'000'000;
@@ -81,4 +81,4 @@ TEST(TimerQueueTest, OwnThreadFiresTimersArmedFromOtherThreads) {
 }
 
 }  // namespace
-}  // namespace sluice::service
+}  // namespace sluice

@@ -19,7 +19,7 @@
 #include "sluice/core/mutex.h"
 #include "sluice/time.h"
 
-namespace sluice::service {
+namespace sluice {
 
 class TimerQueue {
  public:
@@ -75,4 +75,4 @@ class TimerQueue {
   std::thread thread_;
 };
 
-}  // namespace sluice::service
+}  // namespace sluice

@@ -1,11 +1,11 @@
-#include "sluice/service/timer_queue.h"
+#include "sluice/core/timer_queue.h"
 
 #include <chrono>
 #include <vector>
 
 #include "sluice/core/mutex.h"
 
-namespace sluice::service {
+namespace sluice {
 namespace {
 
 // Ticks without a timer before the thread stops ticking and sleeps until notified. Lingering
@@ -97,4 +97,4 @@ void TimerQueue::run() {
   }
 }
 
-}  // namespace sluice::service
+}  // namespace sluice
