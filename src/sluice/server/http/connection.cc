@@ -89,8 +89,8 @@ class HttpServer::Impl::ConnectionTransport final : public Transport {
   }
 
  private:
-  // The analysis cannot see that the unlocked branch runs on the one thread where connection_
-  // changes without the lock held elsewhere being needed (close() runs there).
+  // Not analysed: the unlocked branch runs on the connection's own thread, where close() (the
+  // only other writer of connection_) also runs, so it cannot race; the analysis cannot know.
   template <typename Fn>
   void with_connection(Fn&& fn) SLUICE_NO_THREAD_SAFETY_ANALYSIS {
     // Not io_.running_in_this_thread(): that reads the I/O context, which may be gone.
