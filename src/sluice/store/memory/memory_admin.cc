@@ -22,9 +22,7 @@ using memory::live_penalty;
 using memory::refresh;
 
 std::vector<LimitState> MemoryStore::current_states(const SubjectRef& ref, Micros now) {
-  const std::string_view key = key_of(ref);
-  const std::uint64_t hash = std::hash<std::string_view>{}(key);
-  Shard& shard = shard_for(hash);
+  const auto [key, hash, shard] = locate(ref);
   std::vector<LimitState> states;
   {
     MutexLock lock(shard.mutex);
@@ -90,9 +88,7 @@ StatusOr<std::vector<LimitLeases>> MemoryStore::leases(const SubjectRef& ref, st
 
 Status MemoryStore::reset(const SubjectRef& ref) {
   SLUICE_RETURN_IF_ERROR(validate_subject_ref(ref));
-  const std::string_view key = key_of(ref);
-  const std::uint64_t hash = std::hash<std::string_view>{}(key);
-  Shard& shard = shard_for(hash);
+  const auto [key, hash, shard] = locate(ref);
   MutexLock lock(shard.mutex);
   // "As if never seen", as Redis's reset deletes the penalty key with the limits'. Open
   // reservations stay settleable, as their Redis keys stay: the record keeps them alone.
@@ -113,9 +109,7 @@ Status MemoryStore::reset(const SubjectRef& ref) {
 StatusOr<PenaltyStatus> MemoryStore::penalty(const SubjectRef& ref) {
   SLUICE_RETURN_IF_ERROR(validate_penalty_ref(ref));
   const Micros now = clock_.now();
-  const std::string_view key = key_of(ref);
-  const std::uint64_t hash = std::hash<std::string_view>{}(key);
-  Shard& shard = shard_for(hash);
+  const auto [key, hash, shard] = locate(ref);
   MutexLock lock(shard.mutex);
   const Entry* entry = shard.find_live(hash, key, now);
   const algorithm::PenaltyState state =
@@ -126,9 +120,7 @@ StatusOr<PenaltyStatus> MemoryStore::penalty(const SubjectRef& ref) {
 StatusOr<bool> MemoryStore::lift_penalty(const SubjectRef& ref) {
   SLUICE_RETURN_IF_ERROR(validate_penalty_ref(ref));
   const Micros now = clock_.now();
-  const std::string_view key = key_of(ref);
-  const std::uint64_t hash = std::hash<std::string_view>{}(key);
-  Shard& shard = shard_for(hash);
+  const auto [key, hash, shard] = locate(ref);
   MutexLock lock(shard.mutex);
   Entry* entry = shard.find_live(hash, key, now);
   if (entry == nullptr || entry->extras == nullptr) return false;

@@ -132,9 +132,7 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
   const Micros now = clock_.now();
   const std::string lease =
       cost > 0 && algorithm::uses_leases(ref.limits) ? new_unique_id() : std::string();
-  const std::string_view key = key_of(ref);
-  const std::uint64_t hash = std::hash<std::string_view>{}(key);
-  Shard& shard = shard_for(hash);
+  const auto [key, hash, shard] = locate(ref);
 
   Decision decision;
   MutexLock lock(shard.mutex);
@@ -204,50 +202,37 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
   return decision;
 }
 
-StatusOr<bool> MemoryStore::release(const SubjectRef& ref, std::string_view lease) {
-  SLUICE_RETURN_IF_ERROR(validate_subject_ref(ref));
-  const Micros now = clock_.now();
+MemoryStore::Location MemoryStore::locate(const SubjectRef& ref) {
   const std::string_view key = key_of(ref);
   const std::uint64_t hash = std::hash<std::string_view>{}(key);
-  Shard& shard = shard_for(hash);
-  MutexLock lock(shard.mutex);
-  Entry* entry = shard.find_live(hash, key, now);
-  if (entry == nullptr || !entry->limits_held || entry->state_count != ref.limits.size()) {
-    return false;
-  }
-  refresh(ref.limits, entry->states(), now, RefreshScope::kConcurrencyLimits);
-  const bool released = algorithm::release_lease(ref.limits, entry->states(), lease, now);
-  shard.recount(entry);
-  Shard::update_expiry(entry, ref.limits);
-  return released;
+  return {.key = key, .hash = hash, .shard = shard_for(hash)};
 }
 
-StatusOr<bool> MemoryStore::renew(const SubjectRef& ref, std::string_view lease) {
+StatusOr<bool> MemoryStore::change_lease(const SubjectRef& ref, LeaseOperation operation,
+                                         std::string_view lease) {
   SLUICE_RETURN_IF_ERROR(validate_subject_ref(ref));
   const Micros now = clock_.now();
-  const std::string_view key = key_of(ref);
-  const std::uint64_t hash = std::hash<std::string_view>{}(key);
-  Shard& shard = shard_for(hash);
+  const auto [key, hash, shard] = locate(ref);
   MutexLock lock(shard.mutex);
   Entry* entry = shard.find_live(hash, key, now);
   if (entry == nullptr || !entry->limits_held || entry->state_count != ref.limits.size()) {
     return false;
   }
   refresh(ref.limits, entry->states(), now, RefreshScope::kConcurrencyLimits);
-  const bool renewed = algorithm::renew_lease(ref.limits, entry->states(), lease, now);
+  const bool live = operation == LeaseOperation::kRelease
+                        ? algorithm::release_lease(ref.limits, entry->states(), lease, now)
+                        : algorithm::renew_lease(ref.limits, entry->states(), lease, now);
   shard.recount(entry);
   Shard::update_expiry(entry, ref.limits);
-  shard.touch(entry);
-  return renewed;
+  if (operation == LeaseOperation::kRenew) shard.touch(entry);  // a renewal is use
+  return live;
 }
 
 StatusOr<Decision> MemoryStore::apply_quota(const SubjectRef& ref, const QuotaRequest& request) {
   SLUICE_RETURN_IF_ERROR(validate_quota_request(ref, request));
   SLUICE_RETURN_IF_ERROR(validate_reservation_ttl(request, reservation_limits_));
   const Micros now = clock_.now();
-  const std::string_view key = key_of(ref);
-  const std::uint64_t hash = std::hash<std::string_view>{}(key);
-  Shard& shard = shard_for(hash);
+  const auto [key, hash, shard] = locate(ref);
 
   MutexLock lock(shard.mutex);
   std::unique_ptr<Extras> carried;

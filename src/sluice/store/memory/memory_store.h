@@ -66,7 +66,7 @@ class MemoryStore final : public Store {
   }
   void lease(const SubjectRef& ref, LeaseOperation operation, std::string_view lease,
              LeaseDone done) override {
-    done(operation == LeaseOperation::kRelease ? release(ref, lease) : renew(ref, lease));
+    done(change_lease(ref, operation, lease));
   }
   void apply_quota(const SubjectRef& ref, const QuotaRequest& request, Done done) override {
     done(apply_quota(ref, request));
@@ -74,8 +74,12 @@ class MemoryStore final : public Store {
 
   // The same operations answered as values: the memory store decides on the calling thread.
   StatusOr<Decision> acquire(const SubjectRef& ref, std::int64_t cost);
-  StatusOr<bool> release(const SubjectRef& ref, std::string_view lease);
-  StatusOr<bool> renew(const SubjectRef& ref, std::string_view lease);
+  StatusOr<bool> release(const SubjectRef& ref, std::string_view lease) {
+    return change_lease(ref, LeaseOperation::kRelease, lease);
+  }
+  StatusOr<bool> renew(const SubjectRef& ref, std::string_view lease) {
+    return change_lease(ref, LeaseOperation::kRenew, lease);
+  }
   StatusOr<Decision> apply_quota(const SubjectRef& ref, const QuotaRequest& request);
 
   // The admin inspector.
@@ -91,6 +95,16 @@ class MemoryStore final : public Store {
  private:
   class Shard;
   Shard& shard_for(std::uint64_t hash);
+  // Where a subject's record lives: its key, the key's hash and the shard that holds it.
+  struct Location {
+    std::string_view key;
+    std::uint64_t hash;
+    Shard& shard;
+  };
+  Location locate(const SubjectRef& ref);
+  // Releases or renews `lease` (release and renew above).
+  StatusOr<bool> change_lease(const SubjectRef& ref, LeaseOperation operation,
+                              std::string_view lease);
   // A copy of the subject's states as a decision at `now` would start from (stale or absent
   // ones made initial). Stores nothing.
   std::vector<algorithm::LimitState> current_states(const SubjectRef& ref, Micros now);
