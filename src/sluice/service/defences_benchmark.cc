@@ -23,6 +23,7 @@
 #include "sluice/service/limiter.h"
 #include "sluice/store/memory/memory_store.h"
 #include "sluice/store/redis/redis_store.h"
+#include "testing/counting_store.h"
 #include "testing/redis_server.h"
 
 namespace sluice::service {
@@ -31,29 +32,7 @@ namespace {
 constexpr int kInFlight = 128;
 constexpr int kBatch = 2'000;  // decisions per benchmark iteration
 
-// A pass-through to the Redis store that counts the decisions asked of it.
-class CountingStore final : public store::DecisionPort {
- public:
-  explicit CountingStore(store::DecisionPort& inner) : inner_(inner) {}
-  void acquire(const store::SubjectRef& ref, std::int64_t cost, Done done) override {
-    calls.fetch_add(1, std::memory_order_relaxed);
-    inner_.acquire(ref, cost, std::move(done));
-  }
-  void apply_quota(const store::SubjectRef& ref, const store::QuotaRequest& request,
-                   Done done) override {
-    inner_.apply_quota(ref, request, std::move(done));
-  }
-  void lease(const store::SubjectRef& ref, store::LeaseOperation operation, std::string_view lease,
-             LeaseDone done) override {
-    inner_.lease(ref, operation, lease, std::move(done));
-  }
-  bool answers_in_process() const override { return inner_.answers_in_process(); }
-
-  std::atomic<std::int64_t> calls{0};
-
- private:
-  store::DecisionPort& inner_;
-};
+using test::CountingStore;
 
 // One redis-server and store for the whole process, stopped (by PID) when it exits.
 struct Redis {

@@ -17,6 +17,7 @@
 #include "sluice/service/rollout.h"
 #include "sluice/store/memory/memory_store.h"
 #include "sluice/store/redis/redis_store.h"
+#include "testing/counting_store.h"
 #include "testing/redis_server.h"
 
 namespace sluice::service {
@@ -74,29 +75,7 @@ std::vector<policy::Policy> policies() {
   return parsed.policies;
 }
 
-// A pass-through to the real Redis store that counts the decisions asked of it.
-class CountingStore final : public store::DecisionPort {
- public:
-  explicit CountingStore(store::DecisionPort& inner) : inner_(inner) {}
-  void acquire(const store::SubjectRef& ref, std::int64_t cost, Done done) override {
-    ++calls;
-    inner_.acquire(ref, cost, std::move(done));
-  }
-  void apply_quota(const store::SubjectRef& ref, const store::QuotaRequest& request,
-                   Done done) override {
-    inner_.apply_quota(ref, request, std::move(done));
-  }
-  void lease(const store::SubjectRef& ref, store::LeaseOperation operation, std::string_view lease,
-             LeaseDone done) override {
-    inner_.lease(ref, operation, lease, std::move(done));
-  }
-  bool answers_in_process() const override { return inner_.answers_in_process(); }
-
-  std::atomic<int> calls{0};
-
- private:
-  store::DecisionPort& inner_;
-};
+using test::CountingStore;
 
 // One acquire's answer: whether it came before acquire returned (always so for an answer made
 // without the store; an answer from a live Redis may race the return, so only call counts tell
@@ -269,7 +248,7 @@ TEST_F(DefencesLimiterTest, EveryCachedDenialIsOneRedisWouldGiveForEachAlgorithm
       store_denials += d->verdict.allowed ? 0 : 1;
     }
     ASSERT_EQ(store_denials, 1) << "the limit was never reached";
-    const int calls = counting_->calls;
+    const std::int64_t calls = counting_->calls;
     const std::uint64_t hits = limiter.metrics().defences().cache_hits();
     for (int i = 0; i < 20; ++i) {
       StatusOr<Decision> cached = acquire_held(limiter, policy, "exact");
@@ -295,7 +274,7 @@ TEST_F(DefencesLimiterTest, ACachedDenialInShadowModeIsReportedAndAllowed) {
   ASSERT_TRUE(stored.decision.ok());
   EXPECT_TRUE(stored.decision->verdict.allowed);
   EXPECT_TRUE(stored.decision->shadow_denied);
-  const int calls = counting_->calls;
+  const std::int64_t calls = counting_->calls;
   for (int i = 0; i < 10; ++i) {
     const Answer cached = decide("window-shadow", "abuser");
     ASSERT_TRUE(cached.decision.ok());
@@ -370,7 +349,7 @@ TEST_F(DefencesLimiterTest, ARefundThroughTheLimiterDropsTheCachedDenial) {
   for (int i = 0; i < 3; ++i) decide("metered", "tenant");
   ASSERT_FALSE(decide("metered", "tenant").decision->verdict.allowed);
   EXPECT_TRUE(decide("metered", "tenant").at_once) << "cached";
-  const int calls = counting_->calls;
+  const std::int64_t calls = counting_->calls;
   StatusOr<Decision> refund = limiter_
                                   ->block_on({.app = "web",
                                               .policy = "metered",
@@ -460,7 +439,7 @@ TEST_F(DefencesLimiterTest, TheBreakerOpensOnARefusedConnectionToo) {
     EXPECT_TRUE(answer.decision->degraded);
   }
   ASSERT_EQ(limiter_->circuit_breaker_state(), BreakerState::kOpen);
-  const int calls = counting_->calls;
+  const std::int64_t calls = counting_->calls;
   const Answer refused = decide("closed", "x");
   EXPECT_TRUE(refused.at_once);
   EXPECT_FALSE(refused.decision->verdict.allowed);
