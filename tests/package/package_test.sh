@@ -156,6 +156,12 @@ for binary in usr/bin/sluice "usr/$libdir/libsluice.so.0"; do
 done
 expect "unit" "$(cat "$root/usr/lib/systemd/system/sluice.service")" \
   "ExecStart=/usr/bin/sluice serve --config /etc/sluice/sluice.yaml"
+# docs/deploy.md shows the unit as packaged: the first ```ini block after "The unit as packaged".
+documented_unit=$(awk '/The unit as packaged/ {found = 1} found && /^```ini$/ {inside = 1; next}
+                       inside && /^```$/ {exit} inside {print}' "$source/docs/deploy.md")
+[ "$documented_unit" = "$(cat "$root/usr/lib/systemd/system/sluice.service")" ] ||
+  fail "docs/deploy.md's unit differs from the packaged one:"$'\n'"$(diff <(echo "$documented_unit") \
+    "$root/usr/lib/systemd/system/sluice.service")"
 version=$("$root/usr/bin/sluice" --version)
 expect "version" "$version" "^sluice [0-9]+\.[0-9]+\.[0-9]+$"
 echo "$version from the package"
