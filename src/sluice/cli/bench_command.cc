@@ -147,7 +147,8 @@ void draw_progress(const Run& run, const bench::Progress& p, bool async) {
   const double seconds = static_cast<double>(p.elapsed_ns) / 1e9;
   char line[160];
   std::snprintf(line, sizeof line, "\r\033[K%s %-4d [%s] %5.1f/%.1fs  %.0f decisions/s",
-                async ? "in flight" : "threads", p.threads, bar.c_str(), seconds, static_cast<double>(p.total_ns) / 1e9,
+                async ? "in flight" : "threads", p.threads, bar.c_str(), seconds,
+                static_cast<double>(p.total_ns) / 1e9,
                 seconds > 0 ? static_cast<double>(p.decisions) / seconds : 0.0);
   run.note() << line << std::flush;
 }
@@ -231,9 +232,8 @@ Status run_bench(const Run& run, const BenchOptions& options) {
         .key_prefix = options.key_prefix,
         .seed = options.seed,
     };
-    if (progress) load.on_progress = [&run, async](const bench::Progress& p) {
-        draw_progress(run, p, async);
-      };
+    if (progress)
+      load.on_progress = [&run, async](const bench::Progress& p) { draw_progress(run, p, async); };
     results.push_back(bench::run_load(*target, load));
     if (progress) run.note() << "\r\033[K" << std::flush;
   }

@@ -353,8 +353,7 @@ void HttpServer::Impl::Connection::write(Response response) {
   if (status == 204) response.body.clear();
   // Every JSON body ends its line, here for all of them (decisions, admin answers, problems, the
   // router's 404s), so a terminal's prompt and a line-reading client never meet a half line.
-  if (!response.body.empty() && response.body.back() != '\n' &&
-      json_type(response.content_type)) {
+  if (!response.body.empty() && response.body.back() != '\n' && json_type(response.content_type)) {
     response.body.push_back('\n');
   }
   head_.clear();

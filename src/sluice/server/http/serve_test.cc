@@ -345,7 +345,7 @@ TEST(ServeTest, FlagsBeatEnvironmentWhichBeatsTheConfigFile) {
   EXPECT_NE(ran.out.find("listen: \"0.0.0.0:9000\""), std::string::npos) << ran.out;  // file
   EXPECT_NE(ran.out.find("threads: \"4\""), std::string::npos) << ran.out;            // env
   EXPECT_NE(ran.out.find("max_batch: \"30\""), std::string::npos) << ran.out;         // flag
-  EXPECT_NE(ran.out.find("access_log: \"stderr\""), std::string::npos) << ran.out;  // file
+  EXPECT_NE(ran.out.find("access_log: \"stderr\""), std::string::npos) << ran.out;    // file
   // Relative policy paths in a config file are relative to the file.
   EXPECT_NE(ran.out.find("  - " + (dir.path() / "policies").string()), std::string::npos)
       << ran.out;
