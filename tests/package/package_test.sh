@@ -75,8 +75,9 @@ flags=$(PKG_CONFIG_PATH="$work/prefix/$libdir/pkgconfig" pkg-config --cflags --l
 expect "sluice.pc" "$flags" "-std=c\+\+20"
 # shellcheck disable=SC2086
 c++ "$source/examples/embed/main.cc" $flags -o "$work/embed-pc"
-env -u LD_LIBRARY_PATH "$work/embed-pc" memory: | grep -q "payment 4: denied" ||
-  fail "the pkg-config build did not decide"
+decided=$(env -u LD_LIBRARY_PATH "$work/embed-pc" memory:) ||
+  fail "the pkg-config build did not run: $decided"
+expect "pkg-config build" "$decided" "payment 4: denied"
 
 echo "== examples/embed on Redis"
 source "$source/tests/lib/redis_daemon.sh"
@@ -151,8 +152,9 @@ for binary in usr/bin/sluice "usr/$libdir/libsluice.so.0"; do
   symbols="$dbg/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
   [ -f "$symbols" ] || fail "no debug symbols for $binary in the -dbgsym packages ($symbols)"
   # (readelf notes that a debug file's program interpreter section is empty: not our concern.)
-  readelf -S --wide "$symbols" 2>/dev/null | grep -q '\.debug_info' ||
-    fail "$symbols holds no .debug_info"
+  # Read whole before grep: `readelf | grep -q` fails under pipefail when grep stops first.
+  sections=$(readelf -S --wide "$symbols" 2>/dev/null)
+  grep -q '\.debug_info' <<<"$sections" || fail "$symbols holds no .debug_info"
 done
 expect "unit" "$(cat "$root/usr/lib/systemd/system/sluice.service")" \
   "ExecStart=/usr/bin/sluice serve --config /etc/sluice/sluice.yaml"
@@ -196,10 +198,11 @@ echo "== examples/embed against the unpacked packages, with pkg-config"
 flags=$(PKG_CONFIG_PATH="$root/usr/$libdir/pkgconfig" pkg-config --cflags --libs sluice)
 # shellcheck disable=SC2086
 c++ "$source/examples/embed/main.cc" $flags -o "$work/embed-deb"
-env -u LD_LIBRARY_PATH "$work/embed-deb" memory: | grep -q "payment 4: denied" ||
-  fail "examples/embed built against the packages did not decide"
-ldd "$work/embed-deb" | grep -q "libsluice.so.0 => $root/usr/$libdir/" ||
-  fail "examples/embed did not find libsluice.so.0 in the unpacked root: $(ldd "$work/embed-deb")"
+decided=$(env -u LD_LIBRARY_PATH "$work/embed-deb" memory:) ||
+  fail "examples/embed built against the packages did not run: $decided"
+expect "built against the packages" "$decided" "payment 4: denied"
+expect "libsluice.so.0 from the unpacked root" "$(ldd "$work/embed-deb")" \
+  "libsluice\.so\.0 => $root/usr/$libdir/"
 
 echo "== the post-install message"
 mkdir -p "$work/control"
