@@ -45,7 +45,8 @@ install(FILES ${PROJECT_BINARY_DIR}/sluice.pc DESTINATION ${CMAKE_INSTALL_LIBDIR
 # The service's files are placed at install time, when the prefix is known: /etc and the unit's
 # ExecStart follow the prefix (cpack installs with the prefix /usr; see below).
 if(NOT SLUICE_LIBRARY_ONLY)
-  install(CODE "set(SLUICE_PACKAGING_DIR \"${PROJECT_SOURCE_DIR}/packaging\")" COMPONENT runtime)
+  install(CODE "set(SLUICE_PACKAGING_DIR \"${PROJECT_SOURCE_DIR}/packaging\")
+                set(SLUICE_BINARY_DIR \"${PROJECT_BINARY_DIR}\")" COMPONENT runtime)
   install(SCRIPT ${PROJECT_SOURCE_DIR}/cmake/install_service.cmake COMPONENT runtime)
 endif()
 

@@ -26,6 +26,10 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# Installing and packaging write nothing into the source tree (run from there, an install script
+# once left sluice.service in it).
+untracked() { git -C "$source" status --porcelain --untracked-files=all 2>/dev/null | sort; }
+untracked >"$work/untracked.before"
 expect() {  # expect NAME TEXT PATTERN: TEXT matches the extended regex PATTERN
   grep -Eq -- "$3" <<<"$2" || fail "$1: expected /$3/ in:"$'\n'"$2"
 }
@@ -222,4 +226,7 @@ report=$(lintian --no-cfg --fail-on error --display-level '>=warning' "$work"/de
 grep -v "running with root privileges" <<<"$report" || true
 [ "$rc" -eq 0 ] || fail "lintian exited $rc (errors above)"
 grep -q '^E: ' <<<"$report" && fail "lintian reports errors"
+untracked >"$work/untracked.after"
+diff "$work/untracked.before" "$work/untracked.after" >&2 ||
+  fail "installing or packaging left files in the source tree (above)"
 echo "PASS"
