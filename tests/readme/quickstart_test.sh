@@ -100,8 +100,10 @@ remember_redis_pid() {
 record_listeners() {  # record_listeners PORT: the local addresses listening on PORT (hex, /proc)
   local hex
   hex=$(printf '%04X' "$1")
+  local tables=(/proc/net/tcp)
+  [ -r /proc/net/tcp6 ] && tables+=(/proc/net/tcp6)  # absent where IPv6 is off
   awk -v port="$hex" '$4 == "0A" { split($2, a, ":"); if (a[2] == port) print a[1] }' \
-    /proc/net/tcp /proc/net/tcp6 >"$work/redis.listeners"
+    "${tables[@]}" >"$work/redis.listeners"
 }
 EOF
   n=0
