@@ -11,7 +11,6 @@
 #include "sluice/store/redis/scripts.h"
 
 namespace sluice::store {
-namespace {
 
 const redis::Script& heartbeat_script(bool pinned_time) {
   static const auto source = [](bool pinned) {
@@ -23,6 +22,7 @@ const redis::Script& heartbeat_script(bool pinned_time) {
   static const redis::Script with_pinned_time(source(true));
   return pinned_time ? with_pinned_time : with_redis_time;
 }
+namespace {
 
 }  // namespace
 
