@@ -155,10 +155,7 @@ namespace {
 // clock when the URL says clock=client; null: Redis's TIME.
 const Clock* caller_clock_of(const RedisStoreOptions& options, const redis::Multiplexer& client) {
   if (options.pinned_clock_for_tests != nullptr) return options.pinned_clock_for_tests;
-  if (client.options().engine.clock == redis::ScriptClock::kCaller) {
-    static const SystemClock system_clock;
-    return &system_clock;
-  }
+  if (client.options().engine.clock == redis::ScriptClock::kCaller) return &SystemClock::instance();
   return nullptr;
 }
 
