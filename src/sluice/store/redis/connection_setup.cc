@@ -158,11 +158,11 @@ void Connection::add_engine_probe() {
     probe_.module = reply.is_array() && !reply.elements().empty() && !reply.elements()[0].is_nil();
   });
   const EngineOptions& engine = options_.engine;
-  if (!engine.function_library.empty() && engine.choice != EngineChoice::kScripts &&
+  if (!engine.library.empty() && engine.choice != EngineChoice::kScripts &&
       engine.choice != EngineChoice::kModule) {
     // The library's name is its content's: present means identical, so "already exists" is as
     // good as loaded, and a node never rewrites (or replicates) a library it has.
-    add({"FUNCTION", "LOAD", engine.function_library}, [this](const Reply& reply) {
+    add({"FUNCTION", "LOAD", engine.library.text}, [this](const Reply& reply) {
       // A replica refuses every write (READONLY) but has the library its master loaded, and no
       // script call goes to a replica anyway.
       const bool exists_or_replica =

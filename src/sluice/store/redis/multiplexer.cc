@@ -250,8 +250,10 @@ class Multiplexer::Impl {
       engine = *next;
       return engine;
     }
-    if (engine == ScriptEngine::kScripts && !with_source && is_noscript(reply)) {
+    // Only EVALSHA answers NOSCRIPT (on any engine, for a script the engine lacks).
+    if (!with_source && is_noscript(reply)) {
       bump(counters_.script_reloads);
+      engine = ScriptEngine::kScripts;
       with_source = true;
       return engine;
     }
@@ -263,7 +265,8 @@ class Multiplexer::Impl {
     if (with_source) {
       append_eval_source(out, script, keys, args);
     } else {
-      append_script_call(out, engine, script, keys, args, drop_caller_time());
+      append_script_call(out, engine, script, options_.engine.library, keys, args,
+                         drop_caller_time());
     }
   }
 

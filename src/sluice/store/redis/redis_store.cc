@@ -94,8 +94,7 @@ StatusOr<std::unique_ptr<RedisStore>> RedisStore::open(std::string_view url,
   // store's library, scripts) and whether its scripts may read TIME (script_engine.h).
   if (options.pinned_clock_for_tests != nullptr) base.engine.clock = redis::ScriptClock::kCaller;
   base.engine.probe = true;
-  base.engine.function_library =
-      store_function_library(base.engine.clock == redis::ScriptClock::kCaller);
+  base.engine.library = store_function_library(base.engine.clock == redis::ScriptClock::kCaller);
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<redis::Multiplexer> client,
                           redis::Multiplexer::create(std::move(base)));
   return std::make_unique<RedisStore>(std::shared_ptr<redis::Multiplexer>(std::move(client)),

@@ -1,7 +1,5 @@
 #include "sluice/store/redis/script_engine.h"
 
-#include <set>
-
 #include "sluice/store/redis/resp_writer.h"
 
 namespace sluice::redis {
@@ -34,31 +32,34 @@ StatusOr<ScriptClock> parse_script_clock(std::string_view text) {
                           "\" is not one of redis, client");
 }
 
-std::string function_library(std::span<const Script> scripts) {
+bool FunctionLibrary::defines(std::string_view function) const {
+  for (const std::string& defined : functions) {
+    if (defined == function) return true;
+  }
+  return false;
+}
+
+FunctionLibrary function_library(std::span<const Script> scripts) {
   // Each script's chunk becomes a function's body: KEYS and ARGV are its parameters instead of
   // globals, and everything else (locals, the final return) reads the same.
+  FunctionLibrary library;
   std::string body;
-  std::set<std::string> seen;
   for (const Script& script : scripts) {
-    if (!seen.insert(script.function_name()).second) continue;
+    if (library.defines(script.function_name())) continue;
+    library.functions.push_back(script.function_name());
     body += "redis.register_function('" + script.function_name() + "', function(KEYS, ARGV)\n";
     body += script.source();
     body += "\nend)\n";
   }
-  return "#!lua name=sluice_" + sha1_hex(body).substr(0, 16) + "\n" + body;
-}
-
-std::string function_library_name(std::string_view library) {
-  static constexpr std::string_view kPrefix = "#!lua name=";
-  if (library.substr(0, kPrefix.size()) != kPrefix) return {};
-  library.remove_prefix(kPrefix.size());
-  return std::string(library.substr(0, library.find('\n')));
+  library.text = "#!lua name=sluice_" + sha1_hex(body).substr(0, 16) + "\n" + body;
+  return library;
 }
 
 void append_script_call(std::string& out, ScriptEngine engine, const Script& script,
-                        std::span<const std::string> keys, std::span<const std::string> args,
-                        bool drop_caller_time) {
-  if (engine == ScriptEngine::kModule && script.module_command().empty()) {
+                        const FunctionLibrary& library, std::span<const std::string> keys,
+                        std::span<const std::string> args, bool drop_caller_time) {
+  if ((engine == ScriptEngine::kModule && script.module_command().empty()) ||
+      (engine == ScriptEngine::kFunctions && !library.defines(script.function_name()))) {
     engine = ScriptEngine::kScripts;
   }
   if (engine == ScriptEngine::kModule && drop_caller_time && !args.empty()) {

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sluice/status.h"
 #include "sluice/store/redis/script.h"
@@ -42,14 +43,29 @@ StatusOr<EngineChoice> parse_engine_choice(std::string_view text);
 StatusOr<ScriptClock> parse_script_clock(std::string_view text);
 
 // What every connection's handshake asks a node, and which engine it then runs.
+// A Lua library of Sluice's scripts for FUNCTION LOAD, and the functions it defines.
+struct FunctionLibrary {
+  std::string text;                    // "#!lua name=sluice_<content hash>" and the functions
+  std::vector<std::string> functions;  // their names (Script::function_name)
+
+  bool empty() const { return text.empty(); }
+  bool defines(std::string_view function) const;
+};
+
+// The library for `scripts`: one FUNCTION per script, named script.function_name(), in a library
+// named after the content ("sluice_<16 hex digits of its SHA-1>"), so nodes of different Sluice
+// versions keep their own and never replace each other's during a rolling upgrade.
+FunctionLibrary function_library(std::span<const Script> scripts);
+
 struct EngineOptions {
   // Ask each node at connect (the Redis store's clients). Off: no probe, and every script call
   // is EVALSHA, as for clients that only run commands (sentinels, tools).
   bool probe = false;
   EngineChoice choice = EngineChoice::kAuto;
   ScriptClock clock = ScriptClock::kRedis;
-  // The Lua library FUNCTION LOAD installs (function_library()); empty: Functions are not used.
-  std::string function_library;
+  // The library FUNCTION LOAD installs (function_library()); empty: Functions are not used.
+  // Scripts it does not define always go as EVALSHA.
+  FunctionLibrary library;
   // TESTS ONLY: the module was loaded to read the time from the last argument, as the pinned
   // scripts do (docs/redis-module.md). Otherwise a call made with the caller's time reaches the
   // module without it: the module reads Redis's clock natively, which needs no TIME command.
@@ -59,19 +75,13 @@ struct EngineOptions {
 // The module command every node that has the module answers; a node's probe asks for it.
 inline constexpr std::string_view kModuleProbeCommand = "SLUICE.EVALUATE";
 
-// The library for `scripts`: one FUNCTION per script, named script.function_name(), in a library
-// named after the content (function_library_name), so nodes of different Sluice versions keep
-// their own and never replace each other's during a rolling upgrade.
-std::string function_library(std::span<const Script> scripts);
-// "sluice_<16 hex digits of the library's SHA-1>": the name in `library`'s first line.
-std::string function_library_name(std::string_view library);
-
 // How a script call is written for `engine` (RESP, appended to `out`): EVALSHA sha, FCALL name, or
-// the module's command, then numkeys, keys, args. Without the module's command for `script`, or
-// for kScripts, EVALSHA. `drop_caller_time`: leave the last argument (the caller's time) out.
+// the module's command, then numkeys, keys, args. EVALSHA for kScripts, and for a script the
+// engine lacks (no module command; a function `library` does not define).
+// `drop_caller_time`: leave the last argument (the caller's time) out of a module call.
 void append_script_call(std::string& out, ScriptEngine engine, const Script& script,
-                        std::span<const std::string> keys, std::span<const std::string> args,
-                        bool drop_caller_time);
+                        const FunctionLibrary& library, std::span<const std::string> keys,
+                        std::span<const std::string> args, bool drop_caller_time);
 
 // EVAL with the script's source (after NOSCRIPT), every argument kept.
 void append_eval_source(std::string& out, const Script& script, std::span<const std::string> keys,

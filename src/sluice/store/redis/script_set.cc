@@ -232,7 +232,7 @@ ScriptSet::ScriptSet(bool pinned_time)
     : evaluate_(evaluate_source(pinned_time), "SLUICE.EVALUATE"),
       lease_(lease_source(pinned_time), "SLUICE.LEASE") {}
 
-std::string store_function_library(bool caller_time) {
+redis::FunctionLibrary store_function_library(bool caller_time) {
   const ScriptSet set(caller_time);
   const std::vector<redis::Script> scripts = {
       set.get(ScriptOperation::kAcquire), set.get(ScriptOperation::kLease),

@@ -119,6 +119,6 @@ const redis::Script& heartbeat_script(bool pinned_time);
 
 // Every script the store and the node heartbeat run, as one Redis Function library
 // (script_engine.h): what RedisStore::open has each node load.
-std::string store_function_library(bool caller_time);
+redis::FunctionLibrary store_function_library(bool caller_time);
 
 }  // namespace sluice::store
