@@ -86,6 +86,8 @@ StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::start(RedisClusterOptions 
                          "--cluster-require-full-coverage", "no",
                          // A replica of a killed master must not wait for data it cannot get.
                          "--cluster-replica-validity-factor", "0"};
+      node.extra_args.insert(node.extra_args.end(), options.extra_args.begin(),
+                             options.extra_args.end());
       if (options.tls != nullptr) {
         StatusOr<std::uint16_t> picked = RedisServer::pick_free_port();
         if (!picked.ok()) return picked.status();

@@ -29,6 +29,7 @@
 #include "sluice/server/http/console.h"
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/metrics.h"
+#include "sluice/store/redis/engine_metrics.h"
 #include "sluice/server/http/server.h"
 #include "sluice/service/backend.h"
 #include "sluice/service/decision_history.h"
@@ -268,6 +269,14 @@ Status RunningServer::Parts::open_backend_for(const ServeInputs& inputs) {
     }
   };
   SLUICE_ASSIGN_OR_RETURN(backend, service::open_backend(settings.redis, std::move(options)));
+  if (backend->redis && backend->unanswered_at_start.ok()) {
+    // Which engine each node runs (store/redis/script_engine.h), as probed at connect.
+    std::string engines;
+    for (const auto& [node, engine] : backend->redis->client().engines()) {
+      engines += (engines.empty() ? "" : ",") + node + "=" + std::string(redis::engine_name(engine));
+    }
+    log_info("redis engines", {{"redis", backend->redis_address()}, {"engines", engines}});
+  }
   if (!backend->unanswered_at_start.ok() && inputs.warn) {
     inputs.warn(backend->unanswered_warning(
         "until it does, each policy's on_store_failure decides and /readyz answers 503"));
@@ -293,6 +302,7 @@ void RunningServer::Parts::add_routes() {
           .store_metrics =
               [this](std::string& out) {
                 http::write_memory_store_metrics(out, backend->memory->stats());
+                if (backend->redis) redis::write_engine_metrics(out, backend->redis->client());
                 service::write_token_batch_metrics(out, backend->limiter->token_batch_stats(),
                                                    backend->live_nodes());
                 if (const http::HttpServer* running = http_server.load()) {
