@@ -48,26 +48,23 @@ class EngineTest : public testing::Test {
     return RedisStore::open(url, {.connect_timeout = 2 * kMicrosPerSecond}, options);
   }
 
-  // How many times Redis ran `command` (INFO commandstats), 0 when it never did.
-  std::int64_t calls_of(std::string_view command) {
+  // A client of the test's own (no probe: plain commands).
+  std::unique_ptr<redis::Multiplexer> admin() {
     StatusOr<std::unique_ptr<redis::Multiplexer>> admin =
         redis::Multiplexer::create({.port = server_->port()});
     EXPECT_TRUE(admin.ok());
-    if (!admin.ok()) return -1;
-    StatusOr<redis::Reply> info = (*admin)->command({"INFO", "commandstats"});
+    return admin.ok() ? std::move(*admin) : nullptr;
+  }
+
+  // How many times Redis ran `command` (INFO commandstats), 0 when it never did.
+  std::int64_t calls_of(std::string_view command) {
+    StatusOr<redis::Reply> info = admin()->command({"INFO", "commandstats"});
     EXPECT_TRUE(info.ok());
     if (!info.ok()) return -1;
     const std::string text = info->as_string();
     const std::string field = "cmdstat_" + std::string(command) + ":calls=";
     const std::size_t at = text.find(field);
     return at == std::string::npos ? 0 : std::stoll(text.substr(at + field.size()));
-  }
-
-  std::unique_ptr<redis::Multiplexer> admin() {
-    StatusOr<std::unique_ptr<redis::Multiplexer>> admin =
-        redis::Multiplexer::create({.port = server_->port()});
-    EXPECT_TRUE(admin.ok());
-    return admin.ok() ? std::move(*admin) : nullptr;
   }
 
   static SubjectRef ref(std::string_view subject) {
