@@ -107,6 +107,17 @@ std::vector<std::string> differences(const YAML::Node& expect, const Response& g
     differ(at + "current_limit.name", "\"" + limit.name() + "\"",
            "\"" + want["name"].as<std::string>() + "\"");
   }
+  if (const YAML::Node headers = expect["headers"]) {
+    std::string have;
+    std::string wanted;
+    for (const auto& header : got.response_headers_to_add()) {
+      have += header.key() + ": " + header.value() + "; ";
+    }
+    for (const YAML::Node& header : headers) {
+      wanted += header[0].as<std::string>() + ": " + header[1].as<std::string>() + "; ";
+    }
+    differ("response_headers_to_add", "[" + have + "]", "[" + wanted + "]");
+  }
   return out;
 }
 
@@ -159,8 +170,12 @@ class EnvoyCorpusTest : public ::testing::TestWithParam<Backend> {
                              {.store_timeout = 5 * kMicrosPerSecond,
                               .policies = &lookup,
                               .over_limit_cache_entries = 0});
-    StatusOr<std::unique_ptr<grpc_server::GrpcServer>> server =
-        grpc_server::GrpcServer::start({}, limiter);
+    // `headers: true`: envoyproxy/ratelimit's LIMIT_RESPONSE_HEADERS_ENABLED, Sluice's
+    // --grpc-headers ratelimit; else neither adds headers.
+    const bool headers = file.root["headers"] && file.root["headers"].as<bool>();
+    StatusOr<std::unique_ptr<grpc_server::GrpcServer>> server = grpc_server::GrpcServer::start(
+        {.rls = {.headers = headers ? wire::RlsHeaders::kRateLimit : wire::RlsHeaders::kNone}},
+        limiter);
     if (!server.ok()) {
       ADD_FAILURE() << server.status().to_string();
       return static_cast<int>(calls.size());

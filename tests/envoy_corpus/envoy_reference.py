@@ -4,6 +4,9 @@ src/service/ratelimit.go, src/limiter/base_limiter.go, src/redis/fixed_cache_imp
 default settings: the Redis fixed-window cache, no local cache, no STOP_CACHE_KEY_INCREMENT_-
 WHEN_OVERLIMIT, no response headers, no dynamic metadata, MONTH as 30 days and YEAR as 365.
 
+A file with `headers: true` stands for its LIMIT_RESPONSE_HEADERS_ENABLED=true with the default
+header names (RateLimit-Limit, -Remaining, -Reset): its answers carry `headers` too.
+
 It writes the `expect` of every call of the corpus files it is given (`--write`), or checks that
 they are what it computes (the default). It never looks at Sluice: the corpus test
 (envoy_corpus_test) compares Sluice's answers with what this wrote.
@@ -86,7 +89,8 @@ def get_limit(domains, domain, entries):
 
 
 class Service:
-    def __init__(self, config_text):
+    def __init__(self, config_text, headers=False):
+        self.headers = headers
         self.domains = {}
         for document in yaml.safe_load_all(config_text):
             root = Node()
@@ -111,6 +115,7 @@ class Service:
                   else limit for limit in limits]
         statuses = []
         overall = "OK"
+        minimum = None  # the status the headers describe (ratelimit.go's minimumDescriptor)
         for limit, key_entries, is_unlimited in zip(limits, keys, unlimited):
             if is_unlimited:
                 statuses.append({"code": "OK", "remaining": MAX_UINT32})
@@ -133,12 +138,23 @@ class Service:
             else:
                 status["code"] = "OK"
                 status["remaining"] = limit["requests_per_unit"] - after
-            statuses.append(dict(sorted(status.items())))
-        return {"overall": overall, "statuses": statuses}
+            # The first with the fewest remaining; then any over-limit status, the last winning.
+            if minimum is None or status["remaining"] < minimum["remaining"]:
+                minimum = status
+            if status["code"] == "OVER_LIMIT":
+                minimum = status
+            statuses.append(status)
+        answer = {"overall": overall, "statuses": [dict(sorted(s.items())) for s in statuses]}
+        if self.headers:
+            answer["headers"] = [] if minimum is None else [
+                ["RateLimit-Limit", str(minimum["requests_per_unit"])],
+                ["RateLimit-Remaining", str(minimum["remaining"])],
+                ["RateLimit-Reset", str(minimum["reset"])]]
+        return answer
 
 
 def answers(corpus):
-    service = Service(corpus["config"])
+    service = Service(corpus["config"], bool(corpus.get("headers", False)))
     start = int(corpus["start"])
     for call in corpus["calls"]:
         now_seconds = int(start + float(call.get("at", 0)))  # time.Now().Unix(): whole seconds
@@ -155,7 +171,9 @@ def flow_dump(data):
         return dumper.represent_mapping("tag:yaml.org,2002:map", value.items(), flow_style=flow)
 
     def represent_list(dumper, value):
-        flow = all(not isinstance(v, dict) for v in value)
+        flow = all(not isinstance(v, dict) for v in value) and \
+            not all(isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and
+                    v[0].startswith("RateLimit-") for v in value) or not value
         return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
 
     def represent_str(dumper, value):

@@ -127,10 +127,15 @@ RlsStatus status_from_decision(const service::Decision& decision, const policy::
 
 std::vector<Header> response_headers(const std::vector<RlsStatus>& statuses, RlsHeaders style) {
   if (style == RlsHeaders::kNone) return {};
+  // As envoyproxy/ratelimit picks it: the last over-limit status, else the first with the
+  // fewest remaining.
   const RlsStatus* tightest = nullptr;
   for (const RlsStatus& status : statuses) {
     if (!status.current_limit) continue;
-    if (tightest == nullptr || status.limit_remaining < tightest->limit_remaining) {
+    if (status.code == RlsCode::kOverLimit) {
+      tightest = &status;
+    } else if (tightest == nullptr || (tightest->code != RlsCode::kOverLimit &&
+                                       status.limit_remaining < tightest->limit_remaining)) {
       tightest = &status;
     }
   }

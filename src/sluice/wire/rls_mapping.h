@@ -72,8 +72,9 @@ std::string override_subject(std::string_view subject, std::uint32_t requests_pe
 // `limit_name`, whole seconds until the reset, and 4294967295 remaining when unlimited.
 RlsStatus status_from_decision(const service::Decision& decision, const policy::Policy& policy);
 
-// The headers of an answer: those of the status with a current_limit and the fewest
-// remaining (as envoyproxy/ratelimit picks it), none when no status has a limit.
+// The headers of an answer: those of the last over-limit status with a current_limit, else of
+// the first with the fewest remaining (as envoyproxy/ratelimit picks it), none when no status
+// has a limit.
 std::vector<Header> response_headers(const std::vector<RlsStatus>& statuses, RlsHeaders style);
 
 }  // namespace sluice::wire

@@ -107,6 +107,21 @@ TEST(ResponseHeaders, DescribeTheStatusWithTheFewestRemaining) {
   EXPECT_TRUE(response_headers({{.code = RlsCode::kOk}}, RlsHeaders::kXRateLimit).empty());
 }
 
+TEST(ResponseHeaders, TheLastOverLimitStatusWinsAsInEnvoyRatelimit) {
+  const auto over = [](std::uint32_t requests) {
+    return RlsStatus{.code = RlsCode::kOverLimit,
+                     .current_limit = RlsLimit{.requests_per_unit = requests},
+                     .duration_until_reset = kMicrosPerSecond};
+  };
+  const RlsStatus shadowed{.code = RlsCode::kOk,
+                           .current_limit = RlsLimit{.requests_per_unit = 7},
+                           .limit_remaining = 0,
+                           .duration_until_reset = kMicrosPerSecond};
+  EXPECT_EQ(response_headers({over(5), over(9), shadowed}, RlsHeaders::kRateLimit).front().value,
+            "9");
+  EXPECT_EQ(response_headers({shadowed, over(5)}, RlsHeaders::kRateLimit).front().value, "5");
+}
+
 TEST(OverrideLimit, IsAFixedWindowOfTheUnitAndRefusesZeroAndUnknown) {
   struct Case {
     int unit;
