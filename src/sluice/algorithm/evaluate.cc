@@ -88,9 +88,22 @@ PolicyVerdict evaluate(std::span<const Limit> limits, std::span<LimitState> stat
       result.limit_index = i;
     }
   }
-  if (!result.verdict.allowed) return result;
+  if (!result.verdict.allowed) {
+    for (std::size_t i = 0; i < limits.size(); ++i) {
+      with_typed_state(limits[i], states[i], [&](const auto& params, auto& typed) {
+        // A counting window takes a cost it denies itself (not one another limit denied).
+        if constexpr (std::is_same_v<std::decay_t<decltype(params)>, FixedWindow>) {
+          if (!decide(params, typed, cost, now).allowed) {
+            result.wrote = commit_denied(params, typed, cost, now) || result.wrote;
+          }
+        }
+      });
+    }
+    return result;
+  }
   result.verdict.delay = longest_delay;
   if (cost == 0) return result;
+  result.wrote = true;
   for (std::size_t i = 0; i < limits.size(); ++i) {
     with_typed_state(limits[i], states[i], [&](const auto& params, auto& typed) {
       if constexpr (std::is_same_v<std::decay_t<decltype(params)>, Concurrency>) {

@@ -1,5 +1,7 @@
 // One decision over all limits of a policy, all or nothing (DESIGN.md §2): allowed only if every
-// limit allows; if any denies, none is charged. Dispatches each Limit to its algorithm.
+// limit allows; if any denies, none is charged — except a fixed window that counts denials
+// (DeniedCost::kCounted), which takes a cost it denies itself all the same. Dispatches each
+// Limit to its algorithm.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +21,8 @@ struct PolicyVerdict {
   // is the longest delay any limit asks for.
   Verdict verdict;
   std::size_t limit_index = 0;
+  // Whether the states changed: an allowed cost, or a denied one a counting window took.
+  bool wrote = false;
 };
 
 // State of a subject the store holds nothing for under `limit`.

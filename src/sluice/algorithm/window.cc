@@ -109,16 +109,25 @@ Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t
   const WindowState current = fixed_at(params, state, now);
   const Micros window_end = fixed_end_of(params, current.window_start);
   Verdict verdict{.limit = params.limit};
+  // A counting window reports its end in every verdict, empty or not, as envoyproxy/ratelimit
+  // reports the time to the end of the unit for every limited descriptor.
+  const bool counting = params.denied_cost == DeniedCost::kCounted;
   if (current.count + cost <= params.limit) {
     const std::int64_t count = current.count + cost;
     verdict.allowed = true;
     verdict.remaining = params.limit - count;
-    verdict.reset_after = count > 0 ? window_end - now : 0;
+    verdict.reset_after = count > 0 || counting ? window_end - now : 0;
     return verdict;
   }
-  verdict.remaining = std::max<std::int64_t>(0, params.limit - current.count);  // debt: quota.h
-  // An empty window (only a cost above the limit is denied there) has nothing to reset.
-  verdict.reset_after = current.count > 0 ? window_end - now : 0;
+  if (counting) {
+    // The denied cost is counted (commit_denied): nothing remains.
+    verdict.remaining = 0;
+    verdict.reset_after = window_end - now;
+  } else {
+    verdict.remaining = std::max<std::int64_t>(0, params.limit - current.count);  // debt: quota.h
+    // An empty window (only a cost above the limit is denied there) has nothing to reset.
+    verdict.reset_after = current.count > 0 ? window_end - now : 0;
+  }
   if (cost <= params.limit) verdict.retry_after = window_end - now;
   return verdict;
 }
@@ -126,6 +135,12 @@ Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t
 void commit(const FixedWindow& params, WindowState& state, std::int64_t cost, Micros now) {
   state = fixed_at(params, state, now);
   state.count += cost;
+}
+
+bool commit_denied(const FixedWindow& params, WindowState& state, std::int64_t cost, Micros now) {
+  if (params.denied_cost != DeniedCost::kCounted || cost == 0) return false;
+  commit(params, state, cost, now);
+  return true;
 }
 
 Micros expires_at(const FixedWindow& params, const WindowState& state) {

@@ -15,6 +15,10 @@ namespace sluice::algorithm {
 WindowState initial_state(const FixedWindow& params, Micros now);
 Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t cost, Micros now);
 void commit(const FixedWindow& params, WindowState& state, std::int64_t cost, Micros now);
+// An acquire of `cost` this window denied: counted (true) when the window counts denials
+// (DeniedCost::kCounted), else nothing changes (false). Decide's verdict for that denial already
+// reports the counted state (remaining 0, reset at the window's end).
+bool commit_denied(const FixedWindow& params, WindowState& state, std::int64_t cost, Micros now);
 Micros expires_at(const FixedWindow& params, const WindowState& state);
 
 // Admits when previous * (window - elapsed) + (current + cost) * window <= limit * window, all
