@@ -29,13 +29,13 @@
 #include "sluice/server/http/console.h"
 #include "sluice/server/http/decision_api.h"
 #include "sluice/server/http/metrics.h"
-#include "sluice/store/redis/engine_metrics.h"
 #include "sluice/server/http/server.h"
 #include "sluice/service/backend.h"
 #include "sluice/service/decision_history.h"
 #include "sluice/service/policy_lookup.h"
 #include "sluice/service/readiness.h"
 #include "sluice/service/token_batch_metrics.h"
+#include "sluice/store/redis/engine_metrics.h"
 
 namespace sluice::app {
 namespace {
@@ -273,7 +273,8 @@ Status RunningServer::Parts::open_backend_for(const ServeInputs& inputs) {
     // Which engine each node runs (store/redis/script_engine.h), as probed at connect.
     std::string engines;
     for (const auto& [node, engine] : backend->redis->client().engines()) {
-      engines += (engines.empty() ? "" : ",") + node + "=" + std::string(redis::engine_name(engine));
+      engines +=
+          (engines.empty() ? "" : ",") + node + "=" + std::string(redis::engine_name(engine));
     }
     log_info("redis engines", {{"redis", backend->redis_address()}, {"engines", engines}});
   }

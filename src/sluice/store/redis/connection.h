@@ -62,9 +62,9 @@ struct Counters {
   std::atomic<std::uint64_t> connect_failures{0};
   std::atomic<std::uint64_t> script_reloads{0};
   std::atomic<std::uint64_t> engine_fallbacks{0};  // module/function missing: sent as a script
-  std::atomic<std::uint64_t> redirections{0};   // MOVED and ASK followed (Redis Cluster)
-  std::atomic<std::uint64_t> retries{0};        // TRYAGAIN / CLUSTERDOWN waited out
-  std::atomic<std::uint64_t> map_refreshes{0};  // topology reads (CLUSTER SHARDS / SLOTS)
+  std::atomic<std::uint64_t> redirections{0};      // MOVED and ASK followed (Redis Cluster)
+  std::atomic<std::uint64_t> retries{0};           // TRYAGAIN / CLUSTERDOWN waited out
+  std::atomic<std::uint64_t> map_refreshes{0};     // topology reads (CLUSTER SHARDS / SLOTS)
 };
 
 // Asio's duration for a time in microseconds; a time as errors show it ("250ms", "1500us").
@@ -258,7 +258,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::string time_refusal;  // the TIME probe's error
   };
   ProbeAnswers probe_;  // this handshake's
-  int attempt_ = 0;  // consecutive failed attempts
+  int attempt_ = 0;     // consecutive failed attempts
   std::minstd_rand random_;
   std::vector<Reply> replies_;        // scratch for one read
   std::vector<Pending> completions_;  // scratch for one read

@@ -10,8 +10,7 @@ void write_engine_metrics(std::string& out, const Multiplexer& client) {
               "The engine script calls run on, per Redis node they reach: module, functions or "
               "scripts (1 per node).");
   for (const auto& [node, engine] : client.engines()) {
-    text.sample("sluice_redis_engine", {{"node", node}, {"engine", engine_name(engine)}},
-                1);
+    text.sample("sluice_redis_engine", {{"node", node}, {"engine", engine_name(engine)}}, 1);
   }
   const ClientStats stats = client.stats();
   text.single("sluice_redis_engine_fallbacks_total", MetricType::kCounter,

@@ -31,9 +31,9 @@ class EngineTest : public testing::Test {
     // Users standing in for services that refuse FUNCTION, or TIME inside scripts (Redis 7 runs
     // a script's commands with its caller's permissions).
     StatusOr<std::unique_ptr<test::RedisServer>> server = test::RedisServer::start(
-        {.extra_args = {"--user", "nofunction", "on", ">pw", "~*", "&*", "+@all", "-function",
-                        "--user", "notime", "on", ">pw", "~*", "&*", "+@all", "-time",
-                        "--user", "default", "on", "nopass", "~*", "&*", "+@all"}});
+        {.extra_args = {"--user", "nofunction", "on", ">pw",    "~*", "&*", "+@all", "-function",
+                        "--user", "notime",     "on", ">pw",    "~*", "&*", "+@all", "-time",
+                        "--user", "default",    "on", "nopass", "~*", "&*", "+@all"}});
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(*server);
   }
@@ -126,7 +126,8 @@ TEST_F(EngineTest, AnExplicitEngineANodeLacksRefusesToStartNamingWhatIsMissing) 
   ASSERT_TRUE(functions.ok()) << functions.status().to_string();
   const Status refused = (*functions)->check_configuration();
   EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition) << refused.to_string();
-  EXPECT_NE(refused.message().find("refused FUNCTION LOAD"), std::string::npos) << refused.to_string();
+  EXPECT_NE(refused.message().find("refused FUNCTION LOAD"), std::string::npos)
+      << refused.to_string();
   EXPECT_NE(refused.message().find("engine=functions"), std::string::npos) << refused.to_string();
 
   StatusOr<std::unique_ptr<RedisStore>> module = open(url("", "engine=module"));
@@ -180,7 +181,8 @@ TEST_F(EngineTest, RedisRefusingTimeInScriptsIsRefusedAtStartWithTheRemedy) {
   ASSERT_TRUE(store.ok());
   const Status refused = (*store)->check_configuration();
   EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition) << refused.to_string();
-  EXPECT_NE(refused.message().find("refuses TIME inside scripts"), std::string::npos) << refused.to_string();
+  EXPECT_NE(refused.message().find("refuses TIME inside scripts"), std::string::npos)
+      << refused.to_string();
   EXPECT_NE(refused.message().find("clock=client"), std::string::npos) << refused.to_string();
 }
 

@@ -22,9 +22,7 @@ const redis::Script& penalty_script(bool pinned_time) {
   static const redis::Script with_pinned_time(source(true), "SLUICE.PENALTY");
   return pinned_time ? with_pinned_time : with_redis_time;
 }
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 StatusOr<PenaltyStatus> RedisStore::penalty_operation(const SubjectRef& ref,
                                                       std::string_view operation) {
@@ -33,10 +31,9 @@ StatusOr<PenaltyStatus> RedisStore::penalty_operation(const SubjectRef& ref,
   std::vector<std::string> args = {std::string(operation), std::to_string(ref.penalty->within),
                                    std::to_string(ref.penalty->quiet)};
   append_pinned_time(args, caller_clock_);
-  SLUICE_ASSIGN_OR_RETURN(
-      const redis::Reply reply,
-      client_->eval_script(penalty_script(caller_clock_ != nullptr),
-                           {std::move(key)}, std::move(args)));
+  SLUICE_ASSIGN_OR_RETURN(const redis::Reply reply,
+                          client_->eval_script(penalty_script(caller_clock_ != nullptr),
+                                               {std::move(key)}, std::move(args)));
   const std::vector<redis::Reply>& items = reply.elements();
   if (!reply.is_array() || items.size() != 4) {
     return internal_error("redis store: unexpected penalty reply " + reply.debug_string());

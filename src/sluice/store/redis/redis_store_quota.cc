@@ -32,7 +32,6 @@ namespace {
 // Eight packed doubles: the seven of an evaluate verdict, then the signed balance.
 constexpr std::size_t kQuotaReplyBytes = kVerdictBytes + 8;
 
-
 bool uses_reservations(const QuotaRequest& request) {
   return request.operation == QuotaOperation::kReserve ||
          request.operation == QuotaOperation::kSettle;
@@ -186,8 +185,7 @@ void RedisStore::run_quota_script(const SubjectRef& ref, const QuotaRequest& req
     return;
   }
   client_->async_eval_script(
-      quota_script(caller_clock_ != nullptr), quota_keys(ref, request),
-      std::move(*args),
+      quota_script(caller_clock_ != nullptr), quota_keys(ref, request), std::move(*args),
       [answer = std::move(answer)](StatusOr<redis::Reply> reply) { answer(reply); });
 }
 

@@ -115,7 +115,8 @@ TEST(RedisUrlTest, AnyUrlChoosesTheEngineAndTheClock) {
   EXPECT_EQ(plain->engine, EngineChoice::kAuto);
   EXPECT_EQ(plain->clock, ScriptClock::kRedis);
 
-  StatusOr<RedisUrl> chosen = parse_redis_url("redis+cluster://a:7000,b:7001?engine=functions&clock=client");
+  StatusOr<RedisUrl> chosen =
+      parse_redis_url("redis+cluster://a:7000,b:7001?engine=functions&clock=client");
   ASSERT_TRUE(chosen.ok()) << chosen.status().message();
   EXPECT_EQ(chosen->engine, EngineChoice::kFunctions);
   EXPECT_EQ(chosen->clock, ScriptClock::kCaller);
