@@ -163,7 +163,7 @@ StatusOr<Replay> Replay::create(std::vector<Variant> variants, TrafficNames& nam
     const std::uint32_t id = names.policies.intern(variant.policy.name);
     StatusOr<VariantReplay> one = VariantReplay::create(std::move(variant), options);
     if (!one.ok()) return one.status();
-    replay.variants_.push_back(*std::move(one));
+    replay.variants_.push_back(std::move(*one));
     replay.policy_ids_.push_back(id);
     replay.admitted_.emplace_back();
   }
