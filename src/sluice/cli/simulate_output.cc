@@ -94,8 +94,12 @@ std::string simulate_table(const SimulateResult& result, bool over_time) {
         out << "tightest meeting " << share_name(*result.target)
             << " denied <= " << result.target->share * 100 << "%: " << *rec.recommended << "\n";
       } else {
-        out << "no value up to the search's bound meets " << share_name(*result.target)
-            << " denied <= " << result.target->share * 100 << "%\n";
+        out << "no value meets " << share_name(*result.target)
+            << " denied <= " << result.target->share * 100 << "%"
+            << (rec.plateau ? ": the share stops falling, the policy's other limits or this "
+                              "limit's other parameters deny the rest"
+                            : " up to the search's bound")
+            << "\n";
       }
       std::vector<std::vector<std::string>> curve = {
           {rec.parameter, share_name(*result.target) + "_denied", "of", "share"}};

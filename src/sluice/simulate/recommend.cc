@@ -72,6 +72,20 @@ Status replay_values(const policy::Policy& policy, std::size_t index,
   return Status();
 }
 
+// Whether the last kPlateau values (doublings) denied the same: growing this parameter no longer
+// changes anything, so the rest is decided by the policy's other limits or parameters, and
+// searching on to max_value would only repeat it.
+constexpr std::size_t kPlateau = 4;
+bool plateaued(const std::map<std::int64_t, CurvePoint>& curve) {
+  if (curve.size() < kPlateau) return false;
+  auto point = curve.rbegin();
+  const std::uint64_t denied = point->second.denied;
+  for (std::size_t i = 0; i < kPlateau; ++i, ++point) {
+    if (point->second.denied != denied) return false;
+  }
+  return true;
+}
+
 bool meets(const CurvePoint& point, const Target& target) {
   // Compared in integers where it matters: denied <= share × total, without rounding a 1 %
   // target of 300 subjects (3) into 2.9999.
@@ -146,6 +160,10 @@ StatusOr<std::vector<LimitRecommendation>> recommend(const policy::Policy& polic
         failing = value;
       }
       if (curve.empty()) break;  // no valid value at all
+      if (!passing && plateaued(curve)) {
+        out.plateau = true;
+        break;
+      }
     }
     // Narrow (failing, passing] with evenly spaced candidates until they are adjacent.
     while (passing && *passing - failing > 1) {

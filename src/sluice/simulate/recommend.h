@@ -52,6 +52,9 @@ struct LimitRecommendation {
   std::int64_t current = 0;
   // Absent when no valid value up to the search's bound met the target.
   std::optional<std::int64_t> recommended;
+  // No recommendation because the share stopped falling as the value doubled (recommend.cc
+  // kPlateau): the policy's other limits or this limit's other parameters deny the rest.
+  bool plateau = false;
   std::vector<CurvePoint> curve;  // every value replayed, ascending
 };
 

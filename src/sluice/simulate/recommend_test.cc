@@ -136,6 +136,24 @@ TEST(RecommendTest, RequestsTargetBoundsTheDeniedShareOfRequests) {
   EXPECT_EQ(found->front().recommended, 80);  // hot loses 10 of its 90
 }
 
+TEST(RecommendTest, StopsWithoutAnAnswerWhenAnotherLimitDecides) {
+  TrafficNames names;
+  std::vector<Event> events;
+  const std::uint32_t key = names.subjects.intern("k");
+  for (std::int64_t k = 0; k < 5; ++k) events.push_back({.time = kEpoch + k, .subject = key});
+  // limits[1] allows one an hour: 4 of 5 denied whatever limits[0] is.
+  const StatusOr<std::vector<LimitRecommendation>> found =
+      recommend(policy_of({algorithm::FixedWindow{.limit = 100, .window = kMicrosPerMinute},
+                           algorithm::FixedWindow{.limit = 1, .window = kMicrosPerHour}}),
+                {.of = ShareOf::kRequests, .share = 0.10}, names, pass_over(events));
+  ASSERT_TRUE(found.ok());
+  ASSERT_EQ(found->size(), 2u);
+  EXPECT_FALSE((*found)[0].recommended.has_value());
+  EXPECT_TRUE((*found)[0].plateau);
+  EXPECT_LT((*found)[0].curve.size(), 40u);  // stopped, not searched up to max_value
+  EXPECT_EQ((*found)[0].curve.back().denied, 4u);
+}
+
 TEST(RecommendTest, ParsesTargetsAndRefusesBadOnes) {
   const StatusOr<Target> subjects = parse_target("subjects=1%");
   ASSERT_TRUE(subjects.ok());
