@@ -8,7 +8,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 #include "sluice/time.h"
 
@@ -28,6 +28,10 @@ struct Event {
 
 // Interns strings to ids 0, 1, 2, ... in order of first sight. Ids and the views name() returns
 // stay valid for the table's life. Not thread-safe.
+//
+// Open addressing over ids rather than std::unordered_map: a JSON lines replay interns every
+// line's subject, and a profile of 100 000 subjects showed the map's node walk as a third of
+// the reader's time; here a lookup reads a dense slot array and the id's hash before comparing.
 class NameTable {
  public:
   std::uint32_t intern(std::string_view name);
@@ -35,12 +39,11 @@ class NameTable {
   std::size_t size() const { return names_.size(); }
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::deque<std::string> names_;  // a deque never moves its elements: the map's keys view them
-  std::unordered_map<std::string_view, std::uint32_t, Hash, std::equal_to<>> ids_;
+  void grow();
+
+  std::deque<std::string> names_;      // by id; a deque never moves its elements
+  std::vector<std::uint64_t> hashes_;  // by id
+  std::vector<std::uint32_t> slots_;   // id + 1, or 0 for empty; size a power of two
 };
 
 struct TrafficNames {
