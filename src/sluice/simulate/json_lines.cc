@@ -1,35 +1,22 @@
-// The JSON lines reader (traffic_reader.h): one object per line, fields found by a FieldMap.
+// The JSON lines reader (traffic_reader.h): one object per line, fields found by a FieldMap
+// (json_fields.h).
 #include <charconv>
 #include <chrono>
-#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
 #include "sluice/simulate/input_file.h"
+#include "sluice/simulate/json_fields.h"
 #include "sluice/simulate/traffic_reader.h"
 
 namespace sluice::simulate {
 namespace {
 
-using nlohmann::json;
-
 std::string path_text(const std::vector<std::string>& path) {
   std::string text;
   for (const std::string& name : path) text += "." + name;
   return text;
-}
-
-// The value at `path` in `object`, or null when any step is missing or not an object.
-const json* find_path(const json& object, const std::vector<std::string>& path) {
-  const json* at = &object;
-  for (const std::string& name : path) {
-    if (!at->is_object()) return nullptr;
-    auto found = at->find(name);
-    if (found == at->end()) return nullptr;
-    at = &*found;
-  }
-  return at;
 }
 
 // Reads a fixed count of digits at `at` (advanced past them).
@@ -83,19 +70,28 @@ class JsonLinesReader final : public TrafficReader {
 
  private:
   Status parse(std::string_view line, Event& event) {
-    const json object = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
-    if (object.is_discarded()) return invalid_argument("not valid JSON");
-    if (!object.is_object()) return invalid_argument("not a JSON object");
     const FieldMap& fields = options_.fields;
+    switch (extract_fields(line, fields, values_)) {
+      case JsonShape::kObject:
+        break;
+      case JsonShape::kNotJson:
+        return invalid_argument("not valid JSON");
+      case JsonShape::kNotObject:
+        return invalid_argument("not a JSON object");
+    }
+    using Kind = JsonValue::Kind;
 
-    const json* time = find_path(object, fields.time);
-    if (time == nullptr) return invalid_argument(path_text(fields.time) + ": missing (the time)");
-    if (time->is_number_integer()) {
-      event.time = time->get<std::int64_t>();
-    } else if (time->is_string()) {
-      StatusOr<Micros> at = parse_rfc3339(time->get_ref<const std::string&>());
-      if (!at.ok())
+    const JsonValue& time = values_.time;
+    if (time.kind == Kind::kAbsent) {
+      return invalid_argument(path_text(fields.time) + ": missing (the time)");
+    }
+    if (time.kind == Kind::kInteger) {
+      event.time = time.integer;
+    } else if (time.kind == Kind::kString) {
+      StatusOr<Micros> at = parse_rfc3339(time.text);
+      if (!at.ok()) {
         return invalid_argument(path_text(fields.time) + ": " + std::string(at.status().message()));
+      }
       event.time = *at;
     } else {
       return invalid_argument(path_text(fields.time) +
@@ -108,50 +104,48 @@ class JsonLinesReader final : public TrafficReader {
                               "): traffic must be in time order (sort it first)");
     }
 
-    const json* key = find_path(object, fields.key);
-    if (key == nullptr) return invalid_argument(path_text(fields.key) + ": missing (the subject)");
-    std::string number;
-    std::string_view subject;
-    if (key->is_string()) {
-      subject = key->get_ref<const std::string&>();
-    } else if (key->is_number_integer()) {
-      number = key->dump();
-      subject = number;
-    } else {
+    const JsonValue& key = values_.key;
+    if (key.kind == Kind::kAbsent) {
+      return invalid_argument(path_text(fields.key) + ": missing (the subject)");
+    }
+    if (key.kind == Kind::kInteger) {
+      values_.key.text = std::to_string(key.integer);
+    } else if (key.kind != Kind::kString) {
       return invalid_argument(path_text(fields.key) + ": must be a string or an integer");
     }
-    if (Status valid = validate_subject(subject, path_text(fields.key)); !valid.ok()) return valid;
+    if (Status valid = validate_subject(key.text, path_text(fields.key)); !valid.ok()) return valid;
 
     event.cost = 1;
-    if (!fields.cost.empty()) {
-      if (const json* cost = find_path(object, fields.cost); cost != nullptr) {
-        if (!cost->is_number_integer()) {
-          return invalid_argument(path_text(fields.cost) + ": must be an integer");
-        }
-        event.cost = cost->get<std::int64_t>();
-        if (Status valid = algorithm::validate_cost(event.cost); !valid.ok()) {
-          return invalid_argument(path_text(fields.cost) + ": " + std::string(valid.message()));
-        }
+    const JsonValue& cost = values_.cost;
+    if (cost.kind != Kind::kAbsent) {
+      if (cost.kind != Kind::kInteger) {
+        return invalid_argument(path_text(fields.cost) + ": must be an integer");
+      }
+      event.cost = cost.integer;
+      if (Status valid = algorithm::validate_cost(event.cost); !valid.ok()) {
+        return invalid_argument(path_text(fields.cost) + ": " + std::string(valid.message()));
       }
     }
-    StatusOr<std::uint32_t> app = optional_name(object, fields.app, names_.apps);
+    StatusOr<std::uint32_t> app = optional_name(values_.app, fields.app, names_.apps);
     if (!app.ok()) return app.status();
-    StatusOr<std::uint32_t> policy = optional_name(object, fields.policy, names_.policies);
+    StatusOr<std::uint32_t> policy = optional_name(values_.policy, fields.policy, names_.policies);
     if (!policy.ok()) return policy.status();
     event.app = *app;
     event.policy = *policy;
-    event.subject = names_.subjects.intern(subject);
+    event.subject = names_.subjects.intern(key.text);
     return Status();
   }
 
-  static StatusOr<std::uint32_t> optional_name(const json& object,
+  static StatusOr<std::uint32_t> optional_name(const JsonValue& value,
                                                const std::vector<std::string>& path,
                                                NameTable& table) {
-    if (path.empty()) return kUnnamed;
-    const json* value = find_path(object, path);
-    if (value == nullptr || value->is_null()) return kUnnamed;
-    if (!value->is_string()) return invalid_argument(path_text(path) + ": must be a string");
-    return table.intern(value->get_ref<const std::string&>());
+    if (value.kind == JsonValue::Kind::kAbsent || value.kind == JsonValue::Kind::kNull) {
+      return kUnnamed;
+    }
+    if (value.kind != JsonValue::Kind::kString) {
+      return invalid_argument(path_text(path) + ": must be a string");
+    }
+    return table.intern(value.text);
   }
 
   InputFile file_;
@@ -160,6 +154,7 @@ class JsonLinesReader final : public TrafficReader {
   std::uint64_t line_number_ = 0;
   std::uint64_t skipped_ = 0;
   Micros previous_ = 0;
+  JsonFields values_;  // reused: its strings keep their buffers from line to line
 };
 
 }  // namespace
