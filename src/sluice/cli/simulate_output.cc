@@ -90,6 +90,10 @@ std::string simulate_table(const SimulateResult& result, bool over_time) {
     for (const simulate::LimitRecommendation& rec : result.recommendations[v]) {
       out << "\nrecommendation, " << r.policy << " (" << r.label << ") limits[" << rec.limit_index
           << "] " << rec.algorithm << "." << rec.parameter << ": current " << rec.current << ", ";
+      if (!rec.note.empty()) {
+        out << "not searched: " << rec.note << "\n";
+        continue;
+      }
       if (rec.recommended) {
         out << "tightest meeting " << share_name(*result.target)
             << " denied <= " << result.target->share * 100 << "%: " << *rec.recommended << "\n";

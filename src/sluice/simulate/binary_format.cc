@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/core/status_macros.h"
 #include "sluice/simulate/input_file.h"
 #include "sluice/simulate/traffic_reader.h"
 
@@ -36,7 +37,7 @@ class BinaryReader final : public TrafficReader {
   BinaryReader(InputFile file, TrafficNames& names) : file_(std::move(file)), names_(names) {}
 
   Status read_header() {
-    if (Status read = file_.want(kBinaryHeaderBytes); !read.ok()) return read;
+    SLUICE_RETURN_IF_ERROR(file_.want(kBinaryHeaderBytes));
     if (file_.available() < kBinaryHeaderBytes ||
         std::string_view(file_.data(), kBinaryMagic.size()) != kBinaryMagic) {
       return invalid_argument(file_.path() + ": not a Sluice recording (no SLUICETR header)");
@@ -63,7 +64,7 @@ class BinaryReader final : public TrafficReader {
       // Enough for any event record at once: the hot loop reads varints without bounds checks
       // beyond this one.
       if (file_.available() < 64) {
-        if (Status read = file_.want(64); !read.ok()) return read;
+        SLUICE_RETURN_IF_ERROR(file_.want(64));
         if (file_.at_end()) return false;
       }
       const std::uint64_t record_offset = file_.offset();
@@ -98,7 +99,7 @@ class BinaryReader final : public TrafficReader {
       if (!varint(at, end, length)) return truncated(record_offset);
       if (length > kMaxNameBytes) return bad(record_offset, "a name longer than 64 KiB");
       const std::size_t head = static_cast<std::size_t>(at - file_.data());
-      if (Status read = file_.want(head + length); !read.ok()) return read;
+      SLUICE_RETURN_IF_ERROR(file_.want(head + length));
       if (file_.available() < head + length) return truncated(record_offset);
       const std::string_view name(file_.data() + head, length);
       switch (tag) {
@@ -236,14 +237,13 @@ Status BinaryWriter::close() {
 StatusOr<std::unique_ptr<TrafficReader>> open_traffic(const std::string& path, TrafficNames& names,
                                                       const OpenOptions& options) {
   {
-    StatusOr<InputFile> probe = InputFile::open(path);
-    if (!probe.ok()) return probe.status();
-    if (Status read = probe->want(kBinaryMagic.size()); !read.ok()) return read;
-    const bool binary = probe->available() >= kBinaryMagic.size() &&
-                        std::string_view(probe->data(), kBinaryMagic.size()) == kBinaryMagic;
+    SLUICE_ASSIGN_OR_RETURN(InputFile probe, InputFile::open(path));
+    SLUICE_RETURN_IF_ERROR(probe.want(kBinaryMagic.size()));
+    const bool binary = probe.available() >= kBinaryMagic.size() &&
+                        std::string_view(probe.data(), kBinaryMagic.size()) == kBinaryMagic;
     if (binary) {
-      auto reader = std::make_unique<BinaryReader>(std::move(*probe), names);
-      if (Status header = reader->read_header(); !header.ok()) return header;
+      auto reader = std::make_unique<BinaryReader>(std::move(probe), names);
+      SLUICE_RETURN_IF_ERROR(reader->read_header());
       return std::unique_ptr<TrafficReader>(std::move(reader));
     }
   }

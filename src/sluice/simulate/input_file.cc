@@ -6,6 +6,8 @@
 #include <cstring>
 #include <utility>
 
+#include "sluice/core/status_macros.h"
+
 namespace sluice::simulate {
 namespace {
 
@@ -61,7 +63,7 @@ Status InputFile::fill() {
 
 Status InputFile::want(std::size_t n) {
   while (available() < n && !eof_) {
-    if (Status read = fill(); !read.ok()) return read;
+    SLUICE_RETURN_IF_ERROR(fill());
   }
   return Status();
 }
@@ -87,7 +89,7 @@ StatusOr<bool> InputFile::next_line(std::string_view& line) {
       consume(searched);
       return true;
     }
-    if (Status read = fill(); !read.ok()) return read;
+    SLUICE_RETURN_IF_ERROR(fill());
   }
 }
 

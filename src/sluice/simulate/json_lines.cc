@@ -6,6 +6,7 @@
 
 #include "sluice/algorithm/validate.h"
 #include "sluice/core/key.h"
+#include "sluice/core/status_macros.h"
 #include "sluice/simulate/input_file.h"
 #include "sluice/simulate/json_fields.h"
 #include "sluice/simulate/traffic_reader.h"
@@ -46,9 +47,8 @@ class JsonLinesReader final : public TrafficReader {
   StatusOr<bool> next(Event& event) override {
     for (;;) {
       std::string_view line;
-      StatusOr<bool> more = file_.next_line(line);
-      if (!more.ok()) return more.status();
-      if (!*more) return false;
+      SLUICE_ASSIGN_OR_RETURN(const bool more, file_.next_line(line));
+      if (!more) return false;
       ++line_number_;
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       if (line.find_first_not_of(" \t") == std::string_view::npos) continue;  // blank
@@ -113,7 +113,7 @@ class JsonLinesReader final : public TrafficReader {
     } else if (key.kind != Kind::kString) {
       return invalid_argument(path_text(fields.key) + ": must be a string or an integer");
     }
-    if (Status valid = validate_subject(key.text, path_text(fields.key)); !valid.ok()) return valid;
+    SLUICE_RETURN_IF_ERROR(validate_subject(key.text, path_text(fields.key)));
 
     event.cost = 1;
     const JsonValue& cost = values_.cost;
@@ -126,12 +126,9 @@ class JsonLinesReader final : public TrafficReader {
         return invalid_argument(path_text(fields.cost) + ": " + std::string(valid.message()));
       }
     }
-    StatusOr<std::uint32_t> app = optional_name(values_.app, fields.app, names_.apps);
-    if (!app.ok()) return app.status();
-    StatusOr<std::uint32_t> policy = optional_name(values_.policy, fields.policy, names_.policies);
-    if (!policy.ok()) return policy.status();
-    event.app = *app;
-    event.policy = *policy;
+    SLUICE_ASSIGN_OR_RETURN(event.app, optional_name(values_.app, fields.app, names_.apps));
+    SLUICE_ASSIGN_OR_RETURN(event.policy,
+                            optional_name(values_.policy, fields.policy, names_.policies));
     event.subject = names_.subjects.intern(key.text);
     return Status();
   }
@@ -267,10 +264,9 @@ Status parse_field_map(std::string_view text, FieldMap& map) {
 StatusOr<std::unique_ptr<TrafficReader>> open_json_lines(const std::string& path,
                                                          TrafficNames& names,
                                                          const JsonOptions& options) {
-  StatusOr<InputFile> file = InputFile::open(path);
-  if (!file.ok()) return file.status();
+  SLUICE_ASSIGN_OR_RETURN(InputFile file, InputFile::open(path));
   return std::unique_ptr<TrafficReader>(
-      std::make_unique<JsonLinesReader>(std::move(*file), names, options));
+      std::make_unique<JsonLinesReader>(std::move(file), names, options));
 }
 
 }  // namespace sluice::simulate

@@ -6,37 +6,37 @@
 #include <set>
 #include <utility>
 
+#include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/validate.h"
+#include "sluice/core/status_macros.h"
 
 namespace sluice::simulate {
 namespace {
 
 using algorithm::Limit;
 
-// The size parameter of `limit` (recommend.h), as a pointer into it; null for a limit that has
-// none to tune (concurrency, refused before this).
-std::int64_t* size_parameter(Limit& limit, std::string& name) {
-  return std::visit(
-      [&name](auto& params) -> std::int64_t* {
-        using T = std::decay_t<decltype(params)>;
-        if constexpr (std::is_same_v<T, algorithm::Gcra> ||
-                      std::is_same_v<T, algorithm::LeakyBucket>) {
-          name = "rate";
-          return &params.rate;
-        } else if constexpr (std::is_same_v<T, algorithm::TokenBucket>) {
-          name = "capacity";
-          return &params.capacity;
-        } else {
-          name = "limit";
-          return &params.limit;
-        }
-      },
-      limit);
+// The index of the size parameter (recommend.h) in the algorithm's catalogue row: its first count
+// (token_bucket capacity, gcra and leaky_bucket rate, the windows' limit), so what is tuned is
+// read where every algorithm is described rather than decided here per algorithm.
+std::optional<std::size_t> size_index(const Limit& limit) {
+  const std::span<const algorithm::Parameter> parameters =
+      algorithm::algorithm_of(limit).parameters;
+  for (std::size_t i = 0; i < parameters.size(); ++i) {
+    if (parameters[i].type == algorithm::ParameterType::kCount) return i;
+  }
+  return std::nullopt;
+}
+
+// `limit` with its size parameter (at `index`) set to `value`.
+Limit with_size(const Limit& limit, std::size_t index, std::int64_t value) {
+  auto values = algorithm::parameter_values(limit);
+  values[index] = value;
+  return algorithm::make_limit(algorithm::algorithm_of(limit), values);
 }
 
 // Replays the traffic once for every value in `values` (limit `index` of `policy` set to each)
 // and adds the points to `curve`. Values whose limit fails validation are left out.
-Status replay_values(const policy::Policy& policy, std::size_t index,
+Status replay_values(const policy::Policy& policy, std::size_t index, std::size_t size,
                      const std::vector<std::int64_t>& values, const Target& target,
                      TrafficNames& names, const TrafficPass& pass,
                      std::map<std::int64_t, CurvePoint>& curve) {
@@ -45,23 +45,19 @@ Status replay_values(const policy::Policy& policy, std::size_t index,
   for (const std::int64_t value : values) {
     if (curve.contains(value)) continue;
     policy::Policy candidate = policy;
-    std::string name;
-    *size_parameter(candidate.limits[index], name) = value;
+    candidate.limits[index] = with_size(policy.limits[index], size, value);
     if (!algorithm::validate_limit(candidate.limits[index], "limit").empty()) continue;
     variants.push_back({.label = std::to_string(value), .policy = std::move(candidate)});
     tried.push_back(value);
   }
   if (variants.empty()) return Status();
   // One bucket for the whole replay: the curve needs totals, not denials over time.
-  StatusOr<Replay> replay =
-      Replay::create(std::move(variants), names, {.bucket = algorithm::kMaxHorizon, .top = 0});
-  if (!replay.ok()) return replay.status();
-  if (Status replayed = pass([&replay](const Event& event) { replay->add(event); });
-      !replayed.ok()) {
-    return replayed;
-  }
+  SLUICE_ASSIGN_OR_RETURN(
+      Replay replay,
+      Replay::create(std::move(variants), names, {.bucket = algorithm::kMaxHorizon, .top = 0}));
+  SLUICE_RETURN_IF_ERROR(pass([&replay](const Event& event) { replay.add(event); }));
   for (std::size_t i = 0; i < tried.size(); ++i) {
-    const VariantReplay& one = replay->variants()[i];
+    const VariantReplay& one = replay.variants()[i];
     curve[tried[i]] =
         target.of == ShareOf::kSubjects
             ? CurvePoint{.value = tried[i],
@@ -128,15 +124,23 @@ StatusOr<std::vector<LimitRecommendation>> recommend(const policy::Policy& polic
                                                      const Target& target, TrafficNames& names,
                                                      const TrafficPass& pass,
                                                      const RecommendOptions& options) {
-  if (Status replayable = check_replayable(policy); !replayable.ok()) return replayable;
+  SLUICE_RETURN_IF_ERROR(check_replayable(policy));
   const std::size_t per_pass = std::max<std::size_t>(2, options.candidates_per_pass);
   std::vector<LimitRecommendation> recommendations;
   for (std::size_t index = 0; index < policy.limits.size(); ++index) {
     LimitRecommendation out{
         .limit_index = index,
         .algorithm = std::string(algorithm::algorithm_name(policy.limits[index]))};
-    Limit copy = policy.limits[index];
-    out.current = *size_parameter(copy, out.parameter);
+    const Limit& limit = policy.limits[index];
+    const std::optional<std::size_t> size = size_index(limit);
+    if (!size || algorithm::calendar_of(limit) != nullptr) {
+      // make_limit builds from parameters only, and a calendar is not one.
+      out.note = size ? "calendar windows are not tuned yet" : "no size parameter to tune";
+      recommendations.push_back(std::move(out));
+      continue;
+    }
+    out.parameter = algorithm::algorithm_of(limit).parameters[*size].name;
+    out.current = *algorithm::parameter_values(limit)[*size];
     std::map<std::int64_t, CurvePoint> curve;
 
     // Bracket: powers of two from 1 upwards, a pass at a time, until one meets the target.
@@ -148,10 +152,8 @@ StatusOr<std::vector<LimitRecommendation>> recommend(const policy::Policy& polic
       for (std::size_t i = 0; i < per_pass && next <= options.max_value; ++i, next *= 2) {
         values.push_back(next);
       }
-      if (Status replayed = replay_values(policy, index, values, target, names, pass, curve);
-          !replayed.ok()) {
-        return replayed;
-      }
+      SLUICE_RETURN_IF_ERROR(
+          replay_values(policy, index, *size, values, target, names, pass, curve));
       for (const auto& [value, point] : curve) {
         if (meets(point, target)) {
           passing = value;
@@ -177,10 +179,8 @@ StatusOr<std::vector<LimitRecommendation>> recommend(const policy::Policy& polic
       std::sort(values.begin(), values.end());
       values.erase(std::unique(values.begin(), values.end()), values.end());
       const std::size_t before = curve.size();
-      if (Status replayed = replay_values(policy, index, values, target, names, pass, curve);
-          !replayed.ok()) {
-        return replayed;
-      }
+      SLUICE_RETURN_IF_ERROR(
+          replay_values(policy, index, *size, values, target, names, pass, curve));
       if (curve.size() == before) break;  // every value between was invalid
       for (const std::int64_t value : values) {
         auto found = curve.find(value);

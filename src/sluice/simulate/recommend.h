@@ -2,9 +2,10 @@
 // tightest value of its size parameter that keeps the denied share of the recorded traffic at or
 // below a target, found by replaying the traffic against candidates, with the curve searched.
 //
-// The size parameter: `limit` for fixed_window, sliding_window and sliding_log; `rate` for gcra
-// and leaky_bucket; `capacity` for token_bucket (its burst: the refill rate is kept). Every other
-// parameter, and every other limit of the policy, stays as written.
+// The size parameter: the first count of the algorithm's catalogue row — `limit` for
+// fixed_window, sliding_window and sliding_log; `rate` for gcra and leaky_bucket; `capacity` for
+// token_bucket (its burst: the refill rate is kept). Every other parameter, and every other limit
+// of the policy, stays as written. Calendar windows are not tuned yet.
 //
 // The search assumes the denied share does not grow when the parameter grows. It holds for one
 // limit alone; with several limits, admitting more under one can make another deny more, which
@@ -55,6 +56,8 @@ struct LimitRecommendation {
   // No recommendation because the share stopped falling as the value doubled (recommend.cc
   // kPlateau): the policy's other limits or this limit's other parameters deny the rest.
   bool plateau = false;
+  // Set when this limit was not searched, saying why (a calendar window).
+  std::string note;
   std::vector<CurvePoint> curve;  // every value replayed, ascending
 };
 

@@ -5,6 +5,7 @@
 
 #include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/evaluate.h"
+#include "sluice/core/status_macros.h"
 
 namespace sluice::simulate {
 namespace {
@@ -56,7 +57,7 @@ StatusOr<VariantReplay> VariantReplay::create(Variant variant, const ReplayOptio
     return invalid_argument("policy " + variant.policy.name + ": limits: none to replay");
   }
   if (options.bucket <= 0) return invalid_argument("bucket: must be at least 1 µs");
-  if (Status replayable = check_replayable(variant.policy); !replayable.ok()) return replayable;
+  SLUICE_RETURN_IF_ERROR(check_replayable(variant.policy));
   return VariantReplay(std::move(variant), options);
 }
 
@@ -161,9 +162,8 @@ StatusOr<Replay> Replay::create(std::vector<Variant> variants, TrafficNames& nam
   Replay replay(names, options);
   for (Variant& variant : variants) {
     const std::uint32_t id = names.policies.intern(variant.policy.name);
-    StatusOr<VariantReplay> one = VariantReplay::create(std::move(variant), options);
-    if (!one.ok()) return one.status();
-    replay.variants_.push_back(std::move(*one));
+    SLUICE_ASSIGN_OR_RETURN(VariantReplay one, VariantReplay::create(std::move(variant), options));
+    replay.variants_.push_back(std::move(one));
     replay.policy_ids_.push_back(id);
     replay.admitted_.emplace_back();
   }

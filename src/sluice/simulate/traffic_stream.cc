@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "sluice/core/status_macros.h"
+
 namespace sluice::simulate {
 
 StatusOr<TrafficSummary> stream_traffic(const std::vector<std::string>& paths, TrafficNames& names,
@@ -13,14 +15,12 @@ StatusOr<TrafficSummary> stream_traffic(const std::vector<std::string>& paths, T
   };
   std::vector<Head> heads;
   for (const std::string& path : paths) {
-    StatusOr<std::unique_ptr<TrafficReader>> reader = open_traffic(path, names, options);
-    if (!reader.ok()) return reader.status();
-    heads.push_back({.reader = std::move(*reader)});
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<TrafficReader> reader,
+                            open_traffic(path, names, options));
+    heads.push_back({.reader = std::move(reader)});
   }
   for (Head& head : heads) {
-    StatusOr<bool> more = head.reader->next(head.event);
-    if (!more.ok()) return more.status();
-    head.live = *more;
+    SLUICE_ASSIGN_OR_RETURN(head.live, head.reader->next(head.event));
   }
   TrafficSummary summary;
   for (;;) {
@@ -35,9 +35,7 @@ StatusOr<TrafficSummary> stream_traffic(const std::vector<std::string>& paths, T
     if (summary.events++ == 0) summary.first = earliest->event.time;
     summary.last = earliest->event.time;
     sink(earliest->event);
-    StatusOr<bool> more = earliest->reader->next(earliest->event);
-    if (!more.ok()) return more.status();
-    earliest->live = *more;
+    SLUICE_ASSIGN_OR_RETURN(earliest->live, earliest->reader->next(earliest->event));
   }
   for (const Head& head : heads) summary.skipped += head.reader->skipped();
   return summary;
