@@ -165,7 +165,8 @@ BinaryWriter::BinaryWriter(BinaryWriter&& other) noexcept
       names_(std::move(other.names_)),
       buffer_(std::move(other.buffer_)),
       previous_(other.previous_),
-      events_(other.events_) {}
+      events_(other.events_),
+      flushed_(other.flushed_) {}
 
 BinaryWriter::~BinaryWriter() {
   if (file_ != nullptr) (void)close();
@@ -218,7 +219,19 @@ Status BinaryWriter::write(Micros time, std::string_view subject, std::string_vi
     if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
       return invalid_argument(path_ + ": cannot write: " + std::strerror(errno));
     }
+    flushed_ += buffer_.size();
     buffer_.clear();
+  }
+  return Status();
+}
+
+Status BinaryWriter::flush() {
+  if (file_ == nullptr) return Status(StatusCode::kFailedPrecondition, path_ + ": closed");
+  const bool written = std::fwrite(buffer_.data(), 1, buffer_.size(), file_) == buffer_.size();
+  flushed_ += buffer_.size();
+  buffer_.clear();
+  if (!written || std::fflush(file_) != 0) {
+    return invalid_argument(path_ + ": cannot write: " + std::strerror(errno));
   }
   return Status();
 }
@@ -226,6 +239,7 @@ Status BinaryWriter::write(Micros time, std::string_view subject, std::string_vi
 Status BinaryWriter::close() {
   if (file_ == nullptr) return Status();
   const bool written = std::fwrite(buffer_.data(), 1, buffer_.size(), file_) == buffer_.size();
+  flushed_ += buffer_.size();
   buffer_.clear();
   const bool closed = std::fclose(file_) == 0;
   file_ = nullptr;

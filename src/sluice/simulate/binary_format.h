@@ -43,9 +43,13 @@ class BinaryWriter {
   // than the previous event's or `cost` is negative; the event is then not written.
   Status write(Micros time, std::string_view subject, std::string_view policy, std::string_view app,
                std::int64_t cost, RecordedOutcome outcome = RecordedOutcome::kUnknown);
+  // Hands what is buffered to the operating system (fflush). InvalidArgument on a write error.
+  Status flush();
   // Flushes and closes; InvalidArgument on a write error (a full disk).
   Status close();
   std::uint64_t events() const { return events_; }
+  // Bytes of the file so far, header included (written or still buffered).
+  std::uint64_t bytes() const { return flushed_ + buffer_.size(); }
 
  private:
   BinaryWriter(std::string path, std::FILE* file) : path_(std::move(path)), file_(file) {}
@@ -58,6 +62,7 @@ class BinaryWriter {
   std::string buffer_;
   Micros previous_ = 0;
   std::uint64_t events_ = 0;
+  std::uint64_t flushed_ = 0;
 };
 
 }  // namespace sluice::simulate
