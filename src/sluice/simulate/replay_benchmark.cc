@@ -1,6 +1,7 @@
 // Replay throughput (docs/benchmarks.md, "Back-testing replay (issue 36)"): events per second
 // from the binary recording format and lines per second from JSON lines, over 100 000 subjects,
-// plus the engine alone (events already in memory) to compare with the pure algorithm step.
+// plus the engine alone (events already in memory) to compare with the pure algorithm step, and
+// what Recorder::record costs the thread that records.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "sluice/simulate/binary_format.h"
+#include "sluice/simulate/recorder.h"
 #include "sluice/simulate/replay.h"
 #include "sluice/simulate/traffic_stream.h"
 
@@ -140,6 +142,30 @@ BENCHMARK(BM_JsonLinesRead)->Unit(benchmark::kMillisecond);
 
 void BM_ReplayJsonLines(benchmark::State& state) { replay_file(state, json_file(), "gcra"); }
 BENCHMARK(BM_ReplayJsonLines)->Unit(benchmark::kMillisecond);
+
+// What recording costs the decision path: Recorder::record on the calling thread (sampling
+// hash, the queue's lock, the copies), everything recorded, while the writer thread drains to
+// a file. Records the writer could not keep up with are dropped and counted (`dropped`).
+void BM_RecorderRecord(benchmark::State& state) {
+  const std::string directory = temp_path("recordings");
+  StatusOr<std::unique_ptr<Recorder>> recorder = Recorder::start({.directory = directory});
+  if (!recorder.ok()) state.SkipWithError(std::string(recorder.status().message()).c_str());
+  std::vector<std::string> subjects;
+  for (std::uint32_t i = 0; i < 1024; ++i) subjects.push_back(subject_name(i * 97));
+  std::size_t i = 0;
+  Micros now = kEpoch;
+  for (auto _ : state) {
+    (*recorder)->record(++now, "api", "web", subjects[i++ & 1023], 1, RecordedOutcome::kAllowed);
+  }
+  (*recorder)->flush();
+  const RecorderStats stats = (*recorder)->stats();
+  state.SetItemsProcessed(state.iterations());
+  state.counters["dropped"] = static_cast<double>(stats.dropped) /
+                              static_cast<double>(std::max<std::uint64_t>(state.iterations(), 1));
+  recorder->reset();
+  std::filesystem::remove_all(directory);
+}
+BENCHMARK(BM_RecorderRecord);
 
 // Removes the generated files when the process ends.
 struct Cleanup {
