@@ -5,6 +5,7 @@
 
 #include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/evaluate.h"
+#include "sluice/algorithm/penalty.h"
 #include "sluice/core/status_macros.h"
 
 namespace sluice::simulate {
@@ -42,13 +43,6 @@ Status check_replayable(const policy::Policy& policy) {
                         "release, which the traffic does not record (docs/backtesting.md)");
     }
   }
-  if (policy.penalty) {
-    return Status(
-        StatusCode::kFailedPrecondition,
-        "policy " + policy.name +
-            ": penalty: a policy with a penalty box cannot be replayed yet "
-            "(docs/backtesting.md); remove it from the candidate to back-test its limits");
-  }
   return Status();
 }
 
@@ -80,7 +74,35 @@ Decision VariantReplay::decide(std::uint32_t subject, std::int64_t cost, Micros 
 
   algorithm::PolicyVerdict verdict;
   bool charged = false;
-  if (!tally.held || tally.expires_at <= now) {
+  const bool fresh = !tally.held || tally.expires_at <= now;
+  if (variant_.policy.penalty) {
+    // As the memory store with a penalty box: the limits decide on a copy, the box may still
+    // turn an allowed verdict into a denial, and only a request still allowed is charged.
+    thread_local std::vector<LimitState> scratch;
+    scratch.assign(states.begin(), states.end());
+    for (std::size_t i = 0; i < width_; ++i) {
+      if (fresh || stale(limits[i], scratch[i], now)) {
+        scratch[i] = algorithm::initial_state(limits[i], now);
+      }
+    }
+    verdict = algorithm::evaluate(limits, scratch, cost, now, {});
+    const algorithm::Penalty& penalty = *variant_.policy.penalty;
+    auto found = penalties_.find(subject);
+    algorithm::PenaltyState box;
+    if (found != penalties_.end() && algorithm::penalty_expires_at(penalty, found->second) > now) {
+      box = found->second;
+    }
+    if (algorithm::penalize(penalty, box, verdict.verdict, cost, now)) {
+      if (algorithm::penalty_expires_at(penalty, box) <= now) {
+        if (found != penalties_.end()) penalties_.erase(found);
+      } else {
+        penalties_[subject] = std::move(box);
+      }
+    }
+    charged = verdict.verdict.allowed && cost > 0;
+    if (charged) std::move(scratch.begin(), scratch.end(), states.begin());
+    if (fresh) tally.held = charged;
+  } else if (fresh) {
     // Absent, expired or never charged: the memory store starts from initial states made now
     // and keeps them only if this request is charged.
     for (std::size_t i = 0; i < width_; ++i) states[i] = algorithm::initial_state(limits[i], now);

@@ -17,8 +17,10 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "sluice/algorithm/penalty.h"
 #include "sluice/algorithm/state.h"
 #include "sluice/decision.h"
 #include "sluice/policy/policy.h"
@@ -41,8 +43,8 @@ struct ReplayOptions {
   std::size_t top = 10;
 };
 
-// FailedPrecondition naming the field when `policy` cannot be replayed: a concurrency limit
-// (whose releases are not in the traffic) or a penalty box (not replayed yet).
+// FailedPrecondition naming the limit when `policy` cannot be replayed: a concurrency limit,
+// whose releases are not in the traffic.
 Status check_replayable(const policy::Policy& policy);
 
 struct DeniedSubject {
@@ -131,6 +133,8 @@ class VariantReplay {
   std::uint64_t subjects_ = 0;
   std::uint64_t subjects_denied_ = 0;
   std::uint64_t other_app_ = 0;
+  // Penalty boxes of the subjects that have one (policy.penalty): few subjects are ever struck.
+  std::unordered_map<std::uint32_t, algorithm::PenaltyState> penalties_;
   std::map<Micros, TimeBucket> buckets_;
   TimeBucket* last_bucket_ = nullptr;  // events come in time order: usually the same bucket
 };

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -34,7 +35,16 @@ policy::Policy policy_of(std::string name, std::vector<Limit> limits) {
 struct Scenario {
   std::string name;
   std::vector<Limit> limits;
+  std::optional<algorithm::Penalty> penalty;
 };
+
+// Three denials within 2 s block for 1 s, then 2 s, up to 4 s; forgotten after 10 s quiet.
+constexpr algorithm::Penalty kPenalty{.after = 3,
+                                      .within = 2 * kMicrosPerSecond,
+                                      .block = kMicrosPerSecond,
+                                      .escalate = 2,
+                                      .max = 4 * kMicrosPerSecond,
+                                      .quiet = 10 * kMicrosPerSecond};
 
 std::vector<Scenario> scenarios() {
   const Micros s = kMicrosPerSecond;
@@ -53,6 +63,11 @@ std::vector<Scenario> scenarios() {
       {"sliding_log", {SlidingLog{.limit = 5, .window = s}}},
       {"two_limits",
        {Gcra{.rate = 4, .period = s, .burst = 3}, FixedWindow{.limit = 9, .window = 3 * s}}},
+      {"gcra_penalty", {Gcra{.rate = 3, .period = s, .burst = 2}}, kPenalty},
+      {"warm_up_two_limits_penalty",
+       {TokenBucket{.capacity = 6, .refill = 2, .period = s, .initial = 1},
+        FixedWindow{.limit = 9, .window = 3 * s}},
+       kPenalty},
       {"three_limits",
        {TokenBucket{.capacity = 3, .refill = 1, .period = 200'000},
         SlidingWindow{.limit = 8, .window = 2 * s}, SlidingLog{.limit = 12, .window = 5 * s}}},
@@ -88,7 +103,8 @@ TEST(ReplayTest, DecidesAsTheMemoryStoreDecisionForDecision) {
   for (const Scenario& scenario : scenarios()) {
     for (std::uint32_t seed = 1; seed <= 3; ++seed) {
       SCOPED_TRACE(scenario.name + " seed " + std::to_string(seed));
-      const policy::Policy policy = policy_of("p." + scenario.name, scenario.limits);
+      policy::Policy policy = policy_of("p." + scenario.name, scenario.limits);
+      policy.penalty = scenario.penalty;
       StatusOr<VariantReplay> replay =
           VariantReplay::create({.label = "a", .policy = policy}, ReplayOptions{});
       ASSERT_TRUE(replay.ok()) << replay.status().message();
@@ -97,17 +113,23 @@ TEST(ReplayTest, DecidesAsTheMemoryStoreDecisionForDecision) {
       std::size_t costs_seen[3] = {0, 0, 0};
       std::size_t allowed = 0;
       std::size_t denied = 0;
+      std::size_t blocked = 0;
       for (const Event& event : random_traffic(seed, 4000, 4)) {
         clock.set(event.time);
         const std::string subject = "user-" + std::to_string(event.subject);
-        const StatusOr<Decision> expected = store.acquire(
-            {.policy = policy.name, .limits = policy.limits, .subject = subject}, event.cost);
+        const StatusOr<Decision> expected =
+            store.acquire({.policy = policy.name,
+                           .limits = policy.limits,
+                           .subject = subject,
+                           .penalty = policy.penalty ? &*policy.penalty : nullptr},
+                          event.cost);
         ASSERT_TRUE(expected.ok()) << expected.status().message();
         const Decision got = replay->decide(event.subject, event.cost, event.time);
         ASSERT_EQ(got.verdict, expected->verdict) << "at " << event.time << " cost " << event.cost;
         ASSERT_EQ(got.limit_index, expected->limit_index);
         ++costs_seen[std::min<std::int64_t>(event.cost, 2)];
         ++(got.verdict.allowed ? allowed : denied);
+        if (got.verdict.blocked_until) ++blocked;
       }
       // The sequence exercised what it claims to: every cost class, both outcomes.
       EXPECT_GT(costs_seen[0], 0u);
@@ -115,6 +137,9 @@ TEST(ReplayTest, DecidesAsTheMemoryStoreDecisionForDecision) {
       EXPECT_GT(costs_seen[2], 0u);
       EXPECT_GT(allowed, 100u);
       EXPECT_GT(denied, 100u);
+      if (scenario.penalty) {
+        EXPECT_GT(blocked, 10u);  // the box did block
+      }
     }
   }
 }
