@@ -25,7 +25,7 @@ LAYERS = [
     ["core"],
     ["algorithm"],
     ["policy", "auth", "store"],
-    ["db", "service"],
+    ["db", "service", "simulate"],
     ["wire"],
     ["server", "client"],
     ["app"],

@@ -26,7 +26,7 @@ build_packages=(
   libboost-dev libssl-dev libhiredis-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   libhowardhinnant-date-dev tzdata libjemalloc-dev libsqlite3-dev libargon2-dev
-  libsoci-dev libpq-dev libmariadb-dev libnghttp2-dev
+  libsoci-dev libpq-dev libmariadb-dev libnghttp2-dev zlib1g-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   redis-server redis-tools
 )

@@ -21,6 +21,8 @@ void add_bench_command(CLI::App& app, std::shared_ptr<const Environment> env);
 // `sluice policy ...` and `sluice admin ...` (policy_command.cc, admin_command.cc).
 void add_policy_command(CLI::App& app, std::shared_ptr<const Environment> env);
 void add_admin_command(CLI::App& app, std::shared_ptr<const Environment> env);
+// `sluice simulate`: back-testing (simulate_command.cc, docs/backtesting.md).
+void add_simulate_command(CLI::App& app, std::shared_ptr<const Environment> env);
 
 // 0 on success; set by the subcommand that ran.
 int exit_code();

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   sluice::cli::add_bench_command(app, env);
   sluice::cli::add_policy_command(app, env);
   sluice::cli::add_admin_command(app, env);
+  sluice::cli::add_simulate_command(app, env);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
