@@ -33,7 +33,7 @@ step "concurrency tests under TSan"
 cmake --preset tsan >/dev/null
 cmake --build build/tsan -j "$jobs" --target memory_store_test redis_client_test admin_api_test \
   redis_store_test bench_test service_test http_server_test redis_cluster_test \
-  redis_sentinel_test core_test bench_http_target_test
+  redis_sentinel_test core_test bench_http_target_test redis_engine_test simulate_test
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -R '^(memory_store_test|redis_client_test|admin_api_test)$' \
   --output-on-failure
 # The Redis store's threaded tests (decision batches, async decisions, faults under load); its
@@ -49,6 +49,10 @@ TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/core/core_test \
 # callers' commands (real clusters, a reshard and killed masters included).
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/store/redis_cluster_test
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/store/redis_sentinel_test
+# Engines probed on the connections' strands while callers submit; the back-testing recorder's
+# writer thread against the threads that record.
+TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/store/redis_engine_test
+TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/simulate/simulate_test --gtest_filter='RecorderTest.*'
 TSAN_OPTIONS=halt_on_error=1 build/tsan/src/sluice/bench/bench_test --gtest_filter='*Async*'
 # The asynchronous decision pipeline: deadlines racing store answers, waits; and the
 # HTTP server answering from store threads, over the memory store and a (stalled) Redis.
