@@ -72,15 +72,30 @@ Micros expires_at(const Limit& limit, const LimitState& state) {
   });
 }
 
+Verdict decide_limit(const Limit& limit, const LimitState& state, std::int64_t cost, Micros now) {
+  return with_typed_state(limit, state, [&](const auto& params, const auto& typed) {
+    return decide(params, typed, cost, now);
+  });
+}
+
+void commit_limit(const Limit& limit, LimitState& state, std::int64_t cost, Micros now,
+                  std::string_view lease_id) {
+  with_typed_state(limit, state, [&](const auto& params, auto& typed) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(params)>, Concurrency>) {
+      commit(params, typed, cost, now, lease_id);
+    } else {
+      commit(params, typed, cost, now);
+    }
+  });
+}
+
 PolicyVerdict evaluate(std::span<const Limit> limits, std::span<LimitState> states,
                        std::int64_t cost, Micros now, std::string_view lease_id) {
   assert(!limits.empty() && limits.size() == states.size());
   PolicyVerdict result;
   std::optional<Micros> longest_delay;
   for (std::size_t i = 0; i < limits.size(); ++i) {
-    const Verdict verdict = with_typed_state(
-        limits[i], states[i],
-        [&](const auto& params, const auto& typed) { return decide(params, typed, cost, now); });
+    const Verdict verdict = decide_limit(limits[i], states[i], cost, now);
     if (verdict.delay)
       longest_delay = std::max(verdict.delay.value_or(0), longest_delay.value_or(0));
     if (i == 0 || is_tighter(verdict, result.verdict)) {
@@ -92,13 +107,7 @@ PolicyVerdict evaluate(std::span<const Limit> limits, std::span<LimitState> stat
   result.verdict.delay = longest_delay;
   if (cost == 0) return result;
   for (std::size_t i = 0; i < limits.size(); ++i) {
-    with_typed_state(limits[i], states[i], [&](const auto& params, auto& typed) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(params)>, Concurrency>) {
-        commit(params, typed, cost, now, lease_id);
-      } else {
-        commit(params, typed, cost, now);
-      }
-    });
+    commit_limit(limits[i], states[i], cost, now, lease_id);
   }
   return result;
 }

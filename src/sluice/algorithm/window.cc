@@ -105,22 +105,26 @@ WindowState initial_state(const FixedWindow& params, Micros now) {
   return {.window_start = fixed_start_of(params, now), .count = 0};
 }
 
-Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t cost, Micros now) {
-  const WindowState current = fixed_at(params, state, now);
-  const Micros window_end = fixed_end_of(params, current.window_start);
-  Verdict verdict{.limit = params.limit};
-  if (current.count + cost <= params.limit) {
-    const std::int64_t count = current.count + cost;
+Verdict decide_window_count(std::int64_t limit, std::int64_t count, Micros window_end,
+                            std::int64_t cost, Micros now) {
+  Verdict verdict{.limit = limit};
+  if (count + cost <= limit) {
     verdict.allowed = true;
-    verdict.remaining = params.limit - count;
-    verdict.reset_after = count > 0 ? window_end - now : 0;
+    verdict.remaining = limit - count - cost;
+    verdict.reset_after = count + cost > 0 ? window_end - now : 0;
     return verdict;
   }
-  verdict.remaining = std::max<std::int64_t>(0, params.limit - current.count);  // debt: quota.h
+  verdict.remaining = std::max<std::int64_t>(0, limit - count);  // debt: quota.h
   // An empty window (only a cost above the limit is denied there) has nothing to reset.
-  verdict.reset_after = current.count > 0 ? window_end - now : 0;
-  if (cost <= params.limit) verdict.retry_after = window_end - now;
+  verdict.reset_after = count > 0 ? window_end - now : 0;
+  if (cost <= limit) verdict.retry_after = window_end - now;
   return verdict;
+}
+
+Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t cost, Micros now) {
+  const WindowState current = fixed_at(params, state, now);
+  return decide_window_count(params.limit, current.count,
+                             fixed_end_of(params, current.window_start), cost, now);
 }
 
 void commit(const FixedWindow& params, WindowState& state, std::int64_t cost, Micros now) {

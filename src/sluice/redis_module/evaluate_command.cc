@@ -1,0 +1,158 @@
+#include "sluice/redis_module/evaluate_command.h"
+
+#include <charconv>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/algorithm/evaluate.h"
+#include "sluice/algorithm/penalty.h"
+#include "sluice/redis_module/key_io.h"
+#include "sluice/redis_module/limit_slot.h"
+#include "sluice/redis_module/request.h"
+#include "sluice/redis_module/stored_values.h"
+
+namespace sluice::redis_module {
+namespace {
+
+ClockSource g_clock = ClockSource::kRedis;
+
+std::string_view bytes_of(RedisModuleString* string) {
+  std::size_t length = 0;
+  const char* bytes = api.StringPtrLen(string, &length);
+  return {bytes, length};
+}
+
+std::optional<std::int64_t> integer_of(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// Redis's clock, read once per command: the time Redis cached for this command where the API
+// offers it (7.2+), else the clock TIME reads (gettimeofday's, CLOCK_REALTIME), in µs.
+Micros redis_now() {
+  if (api.CachedMicroseconds != nullptr) return api.CachedMicroseconds();
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return Micros{now.tv_sec} * 1'000'000 + now.tv_nsec / 1'000;
+}
+
+int reply_error(RedisModuleCtx* ctx, const std::string& message) {
+  const std::string text = "ERR sluice: " + message;
+  return api.ReplyWithError(ctx, text.c_str());
+}
+
+// evaluate.lua's verdict: seven packed doubles, -1 for an absent retry_after or delay.
+void append_verdict(std::string& out, const algorithm::Verdict& verdict, std::size_t index) {
+  append_double(out, verdict.allowed ? 1 : 0);
+  append_double(out, static_cast<double>(verdict.limit));
+  append_double(out, static_cast<double>(verdict.remaining));
+  append_double(out, static_cast<double>(verdict.retry_after.value_or(-1)));
+  append_double(out, static_cast<double>(verdict.reset_after));
+  append_double(out, static_cast<double>(verdict.delay.value_or(-1)));
+  append_double(out, static_cast<double>(index));
+}
+
+// One decision: `keys` are its limits' keys, then the penalty box's.
+void decide(RedisModuleCtx* ctx, const Request& request, RedisModuleString* const* keys, Micros now,
+            std::string& reply) {
+  std::vector<LimitSlot> slots;
+  slots.reserve(request.limits.size());
+  for (std::size_t i = 0; i < request.limits.size(); ++i) {
+    slots.emplace_back(ctx, request.limits[i], keys[i], now);
+  }
+  std::vector<algorithm::Verdict> verdicts;
+  verdicts.reserve(slots.size());
+  for (const LimitSlot& slot : slots) verdicts.push_back(slot.decide(request.cost));
+  if (request.operation == Operation::kInspect) {
+    for (std::size_t i = 0; i < verdicts.size(); ++i) append_verdict(reply, verdicts[i], i);
+    return;
+  }
+  algorithm::PolicyVerdict policy = algorithm::combine_verdicts(verdicts);
+  if (request.penalty) {
+    RedisModuleString* key = keys[request.limits.size()];
+    const std::optional<std::string> value = read_string(ctx, key);
+    algorithm::PenaltyState box = value ? decode_penalty(*value).value_or(algorithm::PenaltyState{})
+                                        : algorithm::PenaltyState{};
+    if (algorithm::penalize(*request.penalty, box, policy.verdict, request.cost, now)) {
+      write_string(ctx, key, encode_penalty(box),
+                   ttl_millis(algorithm::penalty_expires_at(*request.penalty, box) - now));
+    }
+  }
+  if (policy.verdict.allowed && request.cost > 0) {
+    for (LimitSlot& slot : slots) slot.commit(request.cost, request.lease);
+  }
+  append_verdict(reply, policy.verdict, policy.limit_index);
+  if (request.penalty) {
+    append_double(reply, static_cast<double>(policy.verdict.blocked_until.value_or(-1)));
+  }
+}
+
+}  // namespace
+
+void set_clock_source(ClockSource source) { g_clock = source; }
+
+int evaluate_command(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 2) return api.WrongArity(ctx);
+  const std::optional<std::int64_t> numkeys = integer_of(bytes_of(argv[1]));
+  const bool numkeys_ok = numkeys && *numkeys >= 0 && *numkeys <= argc - 2;
+  if (api.IsKeysPositionRequest(ctx) != 0) {
+    // Cluster routing and ACL key patterns: the keys are arguments 2 .. numkeys + 1, as EVAL's.
+    if (numkeys_ok) {
+      for (int i = 0; i < *numkeys; ++i) api.KeyAtPos(ctx, 2 + i);
+    }
+    return kOk;
+  }
+  if (!numkeys_ok) return reply_error(ctx, "numkeys is not an integer in [0, arguments left]");
+  RedisModuleString** keys = argv + 2;
+  int first_request = 2 + static_cast<int>(*numkeys);
+  int end = argc;
+  Micros now = 0;
+  if (g_clock == ClockSource::kLastArgument) {
+    if (end <= first_request) return reply_error(ctx, "pinned clock: the time argument is missing");
+    const std::optional<std::int64_t> pinned = integer_of(bytes_of(argv[end - 1]));
+    if (!pinned || *pinned < 0 || *pinned >= (std::int64_t{1} << 53)) {
+      return reply_error(ctx, "pinned clock: the last argument is not a time in µs below 2^53");
+    }
+    now = *pinned;
+    --end;
+  } else {
+    now = redis_now();
+  }
+  // Everything is read and checked before the first key is touched.
+  std::vector<Request> requests;
+  requests.reserve(static_cast<std::size_t>(end - first_request));
+  std::int64_t keys_needed = 0;
+  for (int a = first_request; a < end; ++a) {
+    StatusOr<Request> request = parse_request(bytes_of(argv[a]));
+    if (!request.ok()) {
+      return reply_error(ctx, "request " + std::to_string(a - first_request + 1) + ": " +
+                                  request.status().message());
+    }
+    const auto per_decision = static_cast<std::int64_t>(keys_per_decision(*request));
+    if (request->repeats > (*numkeys - keys_needed) / per_decision) {
+      return reply_error(ctx, "request " + std::to_string(a - first_request + 1) +
+                                  ": more decisions than the keys given");
+    }
+    keys_needed += request->repeats * per_decision;
+    requests.push_back(std::move(*request));
+  }
+  std::string reply;
+  std::size_t key = 0;
+  for (const Request& request : requests) {
+    const std::size_t per_decision = keys_per_decision(request);
+    reply.reserve(reply.size() + static_cast<std::size_t>(request.repeats) *
+                                     (request.limits.size() + 1) * kVerdictBytes);
+    for (std::int64_t r = 0; r < request.repeats; ++r) {
+      decide(ctx, request, keys + key, now, reply);
+      key += per_decision;
+    }
+  }
+  return api.ReplyWithStringBuffer(ctx, reply.data(), reply.size());
+}
+
+}  // namespace sluice::redis_module

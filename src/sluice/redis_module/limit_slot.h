@@ -1,0 +1,50 @@
+// One limit of one decision inside SLUICE.EVALUATE: its key's state read into the algorithm's
+// state (as the kind's Lua block reads it), the algorithm's own verdict on it, and, when the
+// decision admits, the state charged by the algorithm and written back as the Lua block writes
+// it (same value, same TTL; sorted set and hash kinds through the same commands).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/algorithm/state.h"
+#include "sluice/redis_module/redis_module_api.h"
+#include "sluice/redis_module/request.h"
+#include "sluice/redis_module/stored_values.h"
+#include "sluice/verdict.h"
+
+namespace sluice::redis_module {
+
+class LimitSlot {
+ public:
+  // Reads `key`'s state for `limit` at `now`.
+  LimitSlot(RedisModuleCtx* ctx, const RequestLimit& limit, RedisModuleString* key, Micros now);
+
+  // The limit's own verdict on `cost` (the algorithm's decide): written nowhere.
+  algorithm::Verdict decide(std::int64_t cost) const;
+
+  // Charges `cost` (the algorithm's commit; a concurrency limit records `lease`) and writes the
+  // key. Precondition: decide(cost) allowed and cost > 0.
+  void commit(std::int64_t cost, std::string_view lease);
+
+ private:
+  void read_sliding_log();
+  void read_leases();
+  void write_sliding_log(std::int64_t cost);
+  void write_leases(std::string_view lease, std::int64_t cost);
+
+  RedisModuleCtx* ctx_;
+  const RequestLimit& limit_;
+  RedisModuleString* key_;
+  Micros now_;
+  algorithm::LimitState state_;       // every kind but the calendar window
+  StoredCalendarWindow calendar_;     // the calendar window: the window holding now
+  bool has_window_ = false;           // the calendar window: false when now is past all three
+  Micros expires_ = 0;                // fixed and sliding windows: where the TTL runs to
+  bool foreign_ = false;              // sliding log, concurrency: a key of another type
+  std::vector<std::string> expired_;  // concurrency: lease ids no longer live (or unreadable)
+};
+
+}  // namespace sluice::redis_module
