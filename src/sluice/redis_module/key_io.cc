@@ -1,6 +1,7 @@
 #include "sluice/redis_module/key_io.h"
 
 #include <cstring>
+#include <ctime>
 
 namespace sluice::redis_module {
 
@@ -29,10 +30,15 @@ void write_string(RedisModuleCtx* ctx, RedisModuleString* key, std::string_view 
   std::size_t length = 0;
   char* bytes = api.StringDMA(handle, &length, kWrite);
   if (bytes != nullptr && length == value.size()) std::memcpy(bytes, value.data(), value.size());
+  // The TTL counts from the moment of the write on Redis's clock, as SET … PX does (a relative
+  // expire through the module API counts from the time Redis cached for the event loop, which
+  // lags a long pipeline).
   long long expire_at = 0;
   if (ttl_ms) {
-    api.SetExpire(handle, *ttl_ms);
-    expire_at = api.GetAbsExpire(handle);
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    expire_at = static_cast<long long>(now.tv_sec) * 1000 + now.tv_nsec / 1'000'000 + *ttl_ms;
+    api.SetAbsExpire(handle, expire_at);
   }
   api.CloseKey(handle);
   if (ttl_ms) {

@@ -31,7 +31,6 @@ bool load_module_api(RedisModuleCtx* ctx) {
   ok &= fetch(get_api, "RedisModule_DeleteKey", api.DeleteKey);
   ok &= fetch(get_api, "RedisModule_StringDMA", api.StringDMA);
   ok &= fetch(get_api, "RedisModule_StringTruncate", api.StringTruncate);
-  ok &= fetch(get_api, "RedisModule_SetExpire", api.SetExpire);
   ok &= fetch(get_api, "RedisModule_ReplyWithError", api.ReplyWithError);
   ok &= fetch(get_api, "RedisModule_ReplyWithStringBuffer", api.ReplyWithStringBuffer);
   ok &= fetch(get_api, "RedisModule_WrongArity", api.WrongArity);
@@ -49,7 +48,7 @@ bool load_module_api(RedisModuleCtx* ctx) {
   ok &= fetch(get_api, "RedisModule_NotifyKeyspaceEvent", api.NotifyKeyspaceEvent);
   ok &= fetch(get_api, "RedisModule_SignalModifiedKey", api.SignalModifiedKey);
   ok &= fetch(get_api, "RedisModule_SetModuleOptions", api.SetModuleOptions);
-  ok &= fetch(get_api, "RedisModule_GetAbsExpire", api.GetAbsExpire);
+  ok &= fetch(get_api, "RedisModule_SetAbsExpire", api.SetAbsExpire);
   // Optional: Redis 7.2 and later. Before, the module reads the same clock TIME reads.
   if (!fetch(get_api, "RedisModule_CachedMicroseconds", api.CachedMicroseconds)) {
     api.CachedMicroseconds = nullptr;

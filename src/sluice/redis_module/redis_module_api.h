@@ -64,7 +64,6 @@ struct ModuleApi {
   int (*DeleteKey)(RedisModuleKey* key);
   char* (*StringDMA)(RedisModuleKey* key, std::size_t* len, int mode);
   int (*StringTruncate)(RedisModuleKey* key, std::size_t newlen);
-  int (*SetExpire)(RedisModuleKey* key, long long expire_ms);
   int (*ReplyWithError)(RedisModuleCtx* ctx, const char* err);
   int (*ReplyWithStringBuffer)(RedisModuleCtx* ctx, const char* buf, std::size_t len);
   int (*WrongArity)(RedisModuleCtx* ctx);
@@ -86,7 +85,7 @@ struct ModuleApi {
   int (*SignalModifiedKey)(RedisModuleCtx* ctx, RedisModuleString* keyname);
   void (*SetModuleOptions)(RedisModuleCtx* ctx, int options);
   // 6.2.2
-  long long (*GetAbsExpire)(RedisModuleKey* key);
+  int (*SetAbsExpire)(RedisModuleKey* key, long long expire_at_ms);
   // 7.2, optional (nullptr before): Redis's clock as the command started, in µs.
   long long (*CachedMicroseconds)();
 };

@@ -1,0 +1,187 @@
+// SLUICE.EVALUATE against the `evaluate` script it mirrors, on a real redis-server with sluice.so
+// loaded with the test-only pinned clock: random traces over every algorithm kind
+// (trace_generator.h) sent to the script under key prefix A and to the module under prefix B must
+// answer the same bytes and leave the same keys (type, value or members, TTL). And the same keys
+// driven by the script and the module in turn decide exactly as the script alone: switching engines
+// neither resets nor doubles a limit.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sluice/redis_module/module_test_support.h"
+#include "sluice/redis_module/request.h"
+#include "sluice/redis_module/trace_generator.h"
+#include "sluice/store/redis/script_set.h"
+
+namespace sluice::redis_module::test {
+namespace {
+
+// The operation numbers the module reads are the script's (request.h Operation).
+static_assert(static_cast<int>(Operation::kAcquire) ==
+              static_cast<int>(store::EvaluateOperation::kAcquire));
+static_assert(static_cast<int>(Operation::kInspect) ==
+              static_cast<int>(store::EvaluateOperation::kInspect));
+static_assert(static_cast<int>(Operation::kPenalizedAcquire) ==
+              static_cast<int>(store::EvaluateOperation::kPenalizedAcquire));
+static_assert(kVerdictBytes == store::kVerdictBytes);
+static_assert(kPenalizedVerdictBytes == store::kPenalizedVerdictBytes);
+
+constexpr int kSeeds = 40;
+constexpr int kSteps = 60;
+
+enum class Engine { kScript, kModule };
+
+class ModuleDifferentialTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = start_redis_with_module(/*pinned_clock=*/true);
+    ASSERT_TRUE(server.ok()) << server.status().to_string();
+    server_ = std::move(*server);
+    auto connection = Connection::open(server_->port());
+    ASSERT_TRUE(connection.ok()) << connection.status().to_string();
+    connection_ = std::move(*connection);
+    const store::ScriptSet scripts(/*pinned_time=*/true);
+    const Reply loaded = connection_->command(
+        {"SCRIPT", "LOAD", scripts.get(store::ScriptOperation::kAcquire).source()});
+    ASSERT_FALSE(loaded.is_error()) << loaded.text;
+    sha_ = loaded.text;
+  }
+
+  std::vector<std::string> command(Engine engine, const TraceCall& call) const {
+    std::vector<std::string> args;
+    if (engine == Engine::kScript) {
+      args = {"EVALSHA", sha_};
+    } else {
+      args = {"SLUICE.EVALUATE"};
+    }
+    args.push_back(std::to_string(call.keys.size()));
+    args.insert(args.end(), call.keys.begin(), call.keys.end());
+    args.insert(args.end(), call.args.begin(), call.args.end());
+    return args;
+  }
+
+  // Keys of another type, or strings no algorithm wrote, planted under both prefixes alike.
+  void plant_foreign_keys(TraceGenerator& trace, std::uint64_t seed,
+                          const std::vector<std::string>& prefixes) {
+    const std::vector<std::string> keys = trace.all_keys("");
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if ((seed + i) % 7 != 0) continue;
+      for (const std::string& prefix : prefixes) {
+        const std::string key = prefix + keys[i];
+        switch ((seed + i) % 3) {
+          case 0:
+            connection_->command({"RPUSH", key, "not", "a", "limit"});
+            break;
+          case 1:
+            connection_->command({"HSET", key, "field", "value"});
+            break;
+          default:
+            connection_->command({"SET", key, "stale:5"});
+            break;
+        }
+      }
+    }
+  }
+
+  // Asserts that the keys under the two prefixes hold the same state. TTLs are read a moment
+  // apart and were set a moment apart (one pipeline), each from the moment of its write on
+  // Redis's clock: equal within 2 ms.
+  void expect_same_keys(const TraceGenerator& trace, const std::string& a, const std::string& b) {
+    // Each key beside its twin, so their PTTLs are read microseconds apart.
+    const std::vector<std::string> names = trace.all_keys("");
+    std::vector<std::string> pairs;
+    for (const std::string& name : names) {
+      pairs.push_back(a + name);
+      pairs.push_back(b + name);
+    }
+    const std::vector<KeyState> states = read_key_states(*connection_, pairs);
+    std::vector<KeyState> left;
+    std::vector<KeyState> right;
+    for (std::size_t i = 0; i + 1 < states.size(); i += 2) {
+      left.push_back(states[i]);
+      right.push_back(states[i + 1]);
+    }
+    for (std::size_t i = 0; i < left.size(); ++i) {
+      SCOPED_TRACE(names[i]);
+      // Redis expires keys on its real clock while the pinned time jumps: a key whose TTL runs
+      // out between the two reads is gone on one side only.
+      const bool left_gone = left[i].type == "none";
+      const bool right_gone = right[i].type == "none";
+      if (left_gone != right_gone && (left_gone ? right[i].pttl : left[i].pttl) <= 2) continue;
+      EXPECT_EQ(left[i].type, right[i].type);
+      EXPECT_EQ(left[i].value, right[i].value);
+      if (left[i].pttl < 0 || right[i].pttl < 0) {
+        EXPECT_EQ(left[i].pttl, right[i].pttl);
+      } else {
+        EXPECT_LE(std::llabs(left[i].pttl - right[i].pttl), 2)
+            << left[i].pttl << " vs " << right[i].pttl;
+      }
+    }
+  }
+
+  std::unique_ptr<sluice::test::RedisServer> server_;
+  std::unique_ptr<Connection> connection_;
+  std::string sha_;
+};
+
+// allowed (the first double) of each verdict in `reply`, counted.
+void count_verdicts(const std::string& reply, int& allowed, int& denied) {
+  for (std::size_t at = 0; at + kVerdictBytes <= reply.size(); at += kVerdictBytes) {
+    double first = 0;
+    std::memcpy(&first, reply.data() + at, sizeof first);
+    (first == 1 ? allowed : denied) += 1;
+  }
+}
+
+TEST_F(ModuleDifferentialTest, ModuleAnswersAndWritesExactlyAsTheScriptOnRandomTraces) {
+  int allowed = 0;
+  int denied = 0;
+  for (int seed = 1; seed <= kSeeds && !HasFailure(); ++seed) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    TraceGenerator trace(static_cast<std::uint64_t>(seed));
+    plant_foreign_keys(trace, static_cast<std::uint64_t>(seed), {"A", "B"});
+    for (int step = 0; step < kSteps && !HasFailure(); ++step) {
+      SCOPED_TRACE(testing::Message() << "step " << step);
+      trace.next_step();
+      const std::vector<Reply> replies = connection_->pipeline(
+          {command(Engine::kScript, trace.call("A")), command(Engine::kModule, trace.call("B"))});
+      ASSERT_FALSE(replies[0].is_error()) << replies[0].text;
+      ASSERT_FALSE(replies[1].is_error()) << replies[1].text;
+      EXPECT_EQ(replies[0].text, replies[1].text);
+      count_verdicts(replies[1].text, allowed, denied);
+      expect_same_keys(trace, "A", "B");
+    }
+  }
+  // The traces reached both sides of the limits (the reply sizes are mostly 7 doubles).
+  EXPECT_GT(allowed, 500);
+  EXPECT_GT(denied, 500);
+}
+
+TEST_F(ModuleDifferentialTest, SwitchingEnginesOnTheSameKeysNeitherResetsNorDoublesALimit) {
+  // Keys under S are driven by the script and the module in turn (a rolling upgrade, a node
+  // falling back to scripts); keys under A by the script alone. Every decision and every key
+  // must agree.
+  for (int seed = 101; seed < 101 + kSeeds / 2 && !HasFailure(); ++seed) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    TraceGenerator trace(static_cast<std::uint64_t>(seed));
+    plant_foreign_keys(trace, static_cast<std::uint64_t>(seed), {"A", "S"});
+    for (int step = 0; step < kSteps && !HasFailure(); ++step) {
+      SCOPED_TRACE(testing::Message() << "step " << step);
+      trace.next_step();
+      const Engine engine = (step / 2 + seed) % 2 == 0 ? Engine::kScript : Engine::kModule;
+      const std::vector<Reply> replies = connection_->pipeline(
+          {command(Engine::kScript, trace.call("A")), command(engine, trace.call("S"))});
+      ASSERT_FALSE(replies[0].is_error()) << replies[0].text;
+      ASSERT_FALSE(replies[1].is_error()) << replies[1].text;
+      EXPECT_EQ(replies[0].text, replies[1].text);
+      expect_same_keys(trace, "A", "S");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sluice::redis_module::test

@@ -1,0 +1,70 @@
+// Random traces for the module's differential tests: policies over every algorithm kind (several
+// limits each, some with a penalty box), and steps that send one SLUICE.EVALUATE / `evaluate`
+// call each — acquire, inspect and penalized acquire, costs 0, 1, more, and more than a limit
+// grants, repeats, batches of decisions — at a pinned time that mostly moves forward and
+// sometimes steps back. The same step is sent to the script and to the module under two key
+// prefixes, so their replies and keys can be compared byte for byte.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sluice/algorithm/limit.h"
+#include "sluice/algorithm/penalty.h"
+#include "sluice/time.h"
+
+namespace sluice::redis_module::test {
+
+struct TracePolicy {
+  std::vector<algorithm::Limit> limits;
+  std::optional<algorithm::Penalty> penalty;
+};
+
+// One call: its keys (under `prefix`) and its requests, then the pinned time.
+struct TraceCall {
+  std::vector<std::string> keys;
+  std::vector<std::string> args;  // requests, then the pinned time
+};
+
+class TraceGenerator {
+ public:
+  explicit TraceGenerator(std::uint64_t seed);
+
+  const std::vector<TracePolicy>& policies() const { return policies_; }
+
+  // Advances the pinned time and draws the next call's decisions; call(prefix) then spells them
+  // out for one engine's keys.
+  void next_step();
+  TraceCall call(const std::string& prefix) const;
+
+  // Every key the trace may touch under `prefix`.
+  std::vector<std::string> all_keys(const std::string& prefix) const;
+
+  Micros now() const { return now_; }
+
+ private:
+  struct Decision {
+    std::size_t policy = 0;
+    std::vector<int> subjects;  // one per repeat
+    int operation = 0;          // 0 acquire, 1 inspect, 2 penalized acquire
+    std::int64_t cost = 0;
+    std::string lease;
+    Micros calendar_now = 0;
+  };
+
+  std::vector<std::string> decision_keys(const std::string& prefix, std::size_t policy,
+                                         int subject) const;
+
+  std::mt19937_64 random_;
+  std::vector<TracePolicy> policies_;
+  std::vector<Decision> step_;
+  Micros now_;
+  std::uint64_t leases_ = 0;
+};
+
+inline constexpr int kTraceSubjects = 3;
+
+}  // namespace sluice::redis_module::test
