@@ -93,12 +93,11 @@ TraceGenerator::TraceGenerator(std::uint64_t seed) : random_(seed), now_(kEpoch)
   }
 }
 
-void TraceGenerator::next_step() {
-  // Mostly forward, by steps around the limits' periods; now and then back (a clock step).
-  const Micros delta =
-      pick<Micros>(random_, {0, Micros{1}, 999, 1'000, 1'001, 7 * kMs, 37 * kMs, 150 * kMs,
-                             250 * kMs, kSecond, 3 * kSecond, -5 * kMs});
-  now_ += delta;
+void TraceGenerator::next_step(Micros real_elapsed) {
+  // Forward, by steps around the limits' periods and ±1 µs off them.
+  const Micros delta = pick<Micros>(random_, {0, Micros{1}, 999, 1'000, 1'001, 7 * kMs, 37 * kMs,
+                                              150 * kMs, 250 * kMs, kSecond, 3 * kSecond});
+  now_ += real_elapsed + delta;
   step_.clear();
   const int decisions = static_cast<int>(between(random_, 1, 3));
   for (int d = 0; d < decisions; ++d) {

@@ -3,7 +3,9 @@
 // call each — acquire, inspect and penalized acquire, costs 0, 1, more, and more than a limit
 // grants, repeats, batches of decisions — at a pinned time that mostly moves forward and
 // sometimes steps back. The same step is sent to the script and to the module under two key
-// prefixes, so their replies and keys can be compared byte for byte.
+// prefixes, so their replies and keys can be compared byte for byte. (A clock stepping back is
+// not among the steps: against Redis's real-time expiry it makes a live state vanish; the
+// algorithms' own tests cover it.)
 #pragma once
 
 #include <cstdint>
@@ -36,8 +38,11 @@ class TraceGenerator {
   const std::vector<TracePolicy>& policies() const { return policies_; }
 
   // Advances the pinned time and draws the next call's decisions; call(prefix) then spells them
-  // out for one engine's keys.
-  void next_step();
+  // out for one engine's keys. `real_elapsed`: the time since the previous step on the machine's
+  // clock, added to the pinned time's own step. Redis expires keys on its real clock, so the
+  // pinned time must never fall behind it: a key whose state is still live at the pinned time
+  // would otherwise vanish between two reads a moment apart, on one engine's side only.
+  void next_step(Micros real_elapsed);
   TraceCall call(const std::string& prefix) const;
 
   // Every key the trace may touch under `prefix`.
