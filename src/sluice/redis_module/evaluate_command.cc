@@ -48,25 +48,45 @@ int reply_error(RedisModuleCtx* ctx, const std::string& message) {
 
 // evaluate.lua's verdict: seven packed doubles, -1 for an absent retry_after or delay.
 void append_verdict(std::string& out, const algorithm::Verdict& verdict, std::size_t index) {
-  append_double(out, verdict.allowed ? 1 : 0);
-  append_double(out, static_cast<double>(verdict.limit));
-  append_double(out, static_cast<double>(verdict.remaining));
-  append_double(out, static_cast<double>(verdict.retry_after.value_or(-1)));
-  append_double(out, static_cast<double>(verdict.reset_after));
-  append_double(out, static_cast<double>(verdict.delay.value_or(-1)));
-  append_double(out, static_cast<double>(index));
+  const double fields[7] = {verdict.allowed ? 1.0 : 0.0,
+                            static_cast<double>(verdict.limit),
+                            static_cast<double>(verdict.remaining),
+                            static_cast<double>(verdict.retry_after.value_or(-1)),
+                            static_cast<double>(verdict.reset_after),
+                            static_cast<double>(verdict.delay.value_or(-1)),
+                            static_cast<double>(index)};
+  append_doubles(out, fields);
 }
+
+// Whether the `count` keys name `count` different keys (a decision holds its limits' keys open
+// from read to write only then).
+bool distinct_keys(RedisModuleString* const* keys, std::size_t count) {
+  for (std::size_t i = 1; i < count; ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (bytes_of(keys[i]) == bytes_of(keys[j])) return false;
+    }
+  }
+  return true;
+}
+
+// The per-decision storage, reused from decision to decision of one call (no allocation per
+// decision of a batch once the first has sized it).
+struct Scratch {
+  std::vector<LimitSlot> slots;
+  std::vector<algorithm::Verdict> verdicts;
+};
 
 // One decision: `keys` are its limits' keys, then the penalty box's.
 void decide(RedisModuleCtx* ctx, const Request& request, RedisModuleString* const* keys, Micros now,
-            std::string& reply) {
-  std::vector<LimitSlot> slots;
-  slots.reserve(request.limits.size());
+            Scratch& scratch, std::string& reply) {
+  const bool distinct = distinct_keys(keys, keys_per_decision(request));
+  std::vector<LimitSlot>& slots = scratch.slots;
+  slots.clear();
   for (std::size_t i = 0; i < request.limits.size(); ++i) {
-    slots.emplace_back(ctx, request.limits[i], keys[i], now);
+    slots.emplace_back(ctx, request.limits[i], keys[i], now, request.cost, distinct);
   }
-  std::vector<algorithm::Verdict> verdicts;
-  verdicts.reserve(slots.size());
+  std::vector<algorithm::Verdict>& verdicts = scratch.verdicts;
+  verdicts.clear();
   for (const LimitSlot& slot : slots) verdicts.push_back(slot.decide(request.cost));
   if (request.operation == Operation::kInspect) {
     for (std::size_t i = 0; i < verdicts.size(); ++i) append_verdict(reply, verdicts[i], i);
@@ -75,12 +95,13 @@ void decide(RedisModuleCtx* ctx, const Request& request, RedisModuleString* cons
   algorithm::PolicyVerdict policy = algorithm::combine_verdicts(verdicts);
   if (request.penalty) {
     RedisModuleString* key = keys[request.limits.size()];
-    const std::optional<std::string> value = read_string(ctx, key);
+    StringKey box_key(ctx, key, /*keep_open=*/false);
+    const std::optional<std::string_view> value = box_key.read();
     algorithm::PenaltyState box = value ? decode_penalty(*value).value_or(algorithm::PenaltyState{})
                                         : algorithm::PenaltyState{};
     if (algorithm::penalize(*request.penalty, box, policy.verdict, request.cost, now)) {
-      write_string(ctx, key, encode_penalty(box),
-                   ttl_millis(algorithm::penalty_expires_at(*request.penalty, box) - now));
+      box_key.write(encode_penalty(box),
+                    ttl_millis(algorithm::penalty_expires_at(*request.penalty, box) - now));
     }
   }
   if (policy.verdict.allowed && request.cost > 0) {
@@ -142,13 +163,16 @@ int evaluate_command(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     requests.push_back(std::move(*request));
   }
   std::string reply;
+  Scratch scratch;
   std::size_t key = 0;
   for (const Request& request : requests) {
     const std::size_t per_decision = keys_per_decision(request);
     reply.reserve(reply.size() + static_cast<std::size_t>(request.repeats) *
                                      (request.limits.size() + 1) * kVerdictBytes);
     for (std::int64_t r = 0; r < request.repeats; ++r) {
-      decide(ctx, request, keys + key, now, reply);
+      decide(ctx, request, keys + key, now, scratch, reply);
+      // Closes the decision's keys before the next decision, which may name them again.
+      scratch.slots.clear();
       key += per_decision;
     }
   }

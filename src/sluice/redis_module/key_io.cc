@@ -2,33 +2,48 @@
 
 #include <cstring>
 #include <ctime>
+#include <utility>
 
 namespace sluice::redis_module {
 
-std::optional<std::string> read_string(RedisModuleCtx* ctx, RedisModuleString* key) {
-  RedisModuleKey* handle = api.OpenKey(ctx, key, kRead);
-  std::optional<std::string> value;
-  if (handle != nullptr && api.KeyType(handle) == kKeyTypeString) {
+StringKey::StringKey(StringKey&& other) noexcept
+    : ctx_(other.ctx_),
+      key_(other.key_),
+      keep_open_(other.keep_open_),
+      handle_(std::exchange(other.handle_, nullptr)),
+      copy_(std::move(other.copy_)) {}
+
+StringKey::~StringKey() {
+  if (handle_ != nullptr) api.CloseKey(handle_);
+}
+
+std::optional<std::string_view> StringKey::read() {
+  handle_ = api.OpenKey(ctx_, key_, kRead | kWrite);
+  std::optional<std::string_view> value;
+  if (handle_ != nullptr && api.KeyType(handle_) == kKeyTypeString) {
     std::size_t length = 0;
     // Reading an embedded or integer string through DMA stores it as a plain one (same bytes);
     // the module API has no cheaper read of a string key.
-    const char* bytes = api.StringDMA(handle, &length, kRead);
+    const char* bytes = api.StringDMA(handle_, &length, kRead);
     if (bytes != nullptr) value.emplace(bytes, length);
   }
-  if (handle != nullptr) api.CloseKey(handle);
+  if (!keep_open_ && handle_ != nullptr) {
+    if (value) value = copy_.assign(*value);
+    api.CloseKey(handle_);
+    handle_ = nullptr;
+  }
   return value;
 }
 
-void write_string(RedisModuleCtx* ctx, RedisModuleString* key, std::string_view value,
-                  std::optional<long long> ttl_ms) {
-  RedisModuleKey* handle = api.OpenKey(ctx, key, kRead | kWrite);
-  if (handle == nullptr) return;
-  const int type = api.KeyType(handle);
-  if (type != kKeyTypeString && type != kKeyTypeEmpty) api.DeleteKey(handle);  // as SET does
+void StringKey::write(std::string_view value, std::optional<long long> ttl_ms) {
+  if (handle_ == nullptr) handle_ = api.OpenKey(ctx_, key_, kRead | kWrite);
+  if (handle_ == nullptr) return;
+  const int type = api.KeyType(handle_);
+  if (type != kKeyTypeString && type != kKeyTypeEmpty) api.DeleteKey(handle_);  // as SET does
   // In place: a string of the same length keeps its allocation, and its TTL unless set below.
-  api.StringTruncate(handle, value.size());
+  api.StringTruncate(handle_, value.size());
   std::size_t length = 0;
-  char* bytes = api.StringDMA(handle, &length, kWrite);
+  char* bytes = api.StringDMA(handle_, &length, kWrite);
   if (bytes != nullptr && length == value.size()) std::memcpy(bytes, value.data(), value.size());
   // The TTL counts from the moment of the write on Redis's clock, as SET … PX does (a relative
   // expire through the module API counts from the time Redis cached for the event loop, which
@@ -38,17 +53,18 @@ void write_string(RedisModuleCtx* ctx, RedisModuleString* key, std::string_view 
     timespec now{};
     ::clock_gettime(CLOCK_REALTIME, &now);
     expire_at = static_cast<long long>(now.tv_sec) * 1000 + now.tv_nsec / 1'000'000 + *ttl_ms;
-    api.SetAbsExpire(handle, expire_at);
+    api.SetAbsExpire(handle_, expire_at);
   }
-  api.CloseKey(handle);
+  api.CloseKey(handle_);
+  handle_ = nullptr;
   if (ttl_ms) {
-    api.Replicate(ctx, "SET", "sbcl", key, value.data(), value.size(), "PXAT", expire_at);
+    api.Replicate(ctx_, "SET", "sbcl", key_, value.data(), value.size(), "PXAT", expire_at);
   } else {
-    api.Replicate(ctx, "SET", "sbc", key, value.data(), value.size(), "KEEPTTL");
+    api.Replicate(ctx_, "SET", "sbc", key_, value.data(), value.size(), "KEEPTTL");
   }
-  api.NotifyKeyspaceEvent(ctx, kNotifyString, "set", key);
-  if (ttl_ms) api.NotifyKeyspaceEvent(ctx, kNotifyGeneric, "expire", key);
-  api.SignalModifiedKey(ctx, key);
+  api.NotifyKeyspaceEvent(ctx_, kNotifyString, "set", key_);
+  if (ttl_ms) api.NotifyKeyspaceEvent(ctx_, kNotifyGeneric, "expire", key_);
+  api.SignalModifiedKey(ctx_, key_);
 }
 
 std::string_view CallReply::string_at(std::size_t i) const {

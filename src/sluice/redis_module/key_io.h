@@ -13,15 +13,35 @@
 
 namespace sluice::redis_module {
 
-// The value of a string key, copied out; nullopt when the key is absent or holds another type
-// (the scripts' redis.pcall('GET') reads both as nothing). The key is closed again at once, so
-// two arguments naming one key never hold two handles on it.
-std::optional<std::string> read_string(RedisModuleCtx* ctx, RedisModuleString* key);
+// A string key of one command: its value read once, and written back with the effects a
+// script's SET has. With `keep_open` the key stays open from the read to the write (one lookup,
+// no copy); without, it is closed after the read and opened again to write, which a decision
+// naming one key twice needs (two open handles on one key would see each other's writes freed).
+class StringKey {
+ public:
+  StringKey(RedisModuleCtx* ctx, RedisModuleString* key, bool keep_open)
+      : ctx_(ctx), key_(key), keep_open_(keep_open) {}
+  StringKey(StringKey&& other) noexcept;
+  StringKey(const StringKey&) = delete;
+  StringKey& operator=(const StringKey&) = delete;
+  StringKey& operator=(StringKey&&) = delete;
+  ~StringKey();
 
-// SET key value PX ttl_ms, or with `ttl_ms` nullopt SET key value KEEPTTL: a key of another type
-// is replaced. Replicated as SET … PXAT (the instant Redis computed) or SET … KEEPTTL.
-void write_string(RedisModuleCtx* ctx, RedisModuleString* key, std::string_view value,
-                  std::optional<long long> ttl_ms);
+  // The value; nullopt when the key is absent or holds another type (the scripts'
+  // redis.pcall('GET') reads both as nothing). Valid until write(). Call once.
+  std::optional<std::string_view> read();
+
+  // SET key value PX ttl_ms, or with `ttl_ms` nullopt SET key value KEEPTTL: a key of another
+  // type is replaced. Replicated as SET … PXAT (the instant Redis computed) or SET … KEEPTTL.
+  void write(std::string_view value, std::optional<long long> ttl_ms);
+
+ private:
+  RedisModuleCtx* ctx_;
+  RedisModuleString* key_;
+  bool keep_open_;
+  RedisModuleKey* handle_ = nullptr;
+  std::string copy_;  // the value read, when the key was closed after reading
+};
 
 // A reply of RedisModule_Call, freed when it goes out of scope.
 class CallReply {

@@ -37,13 +37,13 @@ constexpr std::size_t kBatch = 1000;
 }  // namespace
 
 LimitSlot::LimitSlot(RedisModuleCtx* ctx, const RequestLimit& limit, RedisModuleString* key,
-                     Micros now)
-    : ctx_(ctx), limit_(limit), key_(key), now_(now) {
+                     Micros now, std::int64_t cost, bool keep_open)
+    : ctx_(ctx), limit_(limit), key_(key), string_key_(ctx, key, keep_open), now_(now) {
   switch (limit.kind) {
     case ScriptKind::kSmoothBucket:
     case ScriptKind::kLeakyBucket: {
       // tat.lua: absent, unreadable, or full again (expired) by now: a new state.
-      const std::optional<std::string> value = read_string(ctx, key);
+      const std::optional<std::string_view> value = string_key_.read();
       std::optional<algorithm::TatState> stored = value ? decode_tat(*value) : std::nullopt;
       state_ = stored && algorithm::tat_ceil(*stored) > now
                    ? algorithm::LimitState(*stored)
@@ -53,7 +53,7 @@ LimitSlot::LimitSlot(RedisModuleCtx* ctx, const RequestLimit& limit, RedisModule
     case ScriptKind::kIntervalBucket: {
       // interval_state.lua: expired once full again (interval_full_at <= now).
       const auto& bucket = std::get<algorithm::TokenBucket>(limit.limit);
-      const std::optional<std::string> value = read_string(ctx, key);
+      const std::optional<std::string_view> value = string_key_.read();
       const auto stored = value ? decode_interval(*value, bucket.period) : std::nullopt;
       state_ = algorithm::initial_state(limit.limit, now);
       if (stored && algorithm::expires_at(limit.limit, *stored) > now) state_ = *stored;
@@ -62,7 +62,7 @@ LimitSlot::LimitSlot(RedisModuleCtx* ctx, const RequestLimit& limit, RedisModule
     case ScriptKind::kFixedWindow: {
       // fixed_window_state.lua: a later window starts empty and its TTL is set again.
       const auto& window = std::get<algorithm::FixedWindow>(limit.limit);
-      const std::optional<std::string> value = read_string(ctx, key);
+      const std::optional<std::string_view> value = string_key_.read();
       const auto stored = value ? decode_fixed_window(*value) : std::nullopt;
       const Micros current = algorithm::floor_div(now, window.window) * window.window;
       if (stored && stored->state.window_start >= current) {
@@ -76,7 +76,7 @@ LimitSlot::LimitSlot(RedisModuleCtx* ctx, const RequestLimit& limit, RedisModule
     case ScriptKind::kSlidingWindow: {
       // sliding_window_state.lua: the counts roll forward in the algorithm; `expires` stays.
       const auto& window = std::get<algorithm::SlidingWindow>(limit.limit);
-      const std::optional<std::string> value = read_string(ctx, key);
+      const std::optional<std::string_view> value = string_key_.read();
       const auto stored = value ? decode_sliding_window(*value, window.window) : std::nullopt;
       state_ = stored ? algorithm::LimitState(stored->state)
                       : algorithm::initial_state(limit.limit, now);
@@ -94,14 +94,14 @@ LimitSlot::LimitSlot(RedisModuleCtx* ctx, const RequestLimit& limit, RedisModule
         }
       }
       if (!has_window_) break;
-      const std::optional<std::string> value = read_string(ctx, key);
+      const std::optional<std::string_view> value = string_key_.read();
       const auto stored = value ? decode_calendar_window(*value) : std::nullopt;
       // The same window, or a later one kept while the clock stepped back.
       if (stored && stored->window_end >= calendar_.window_end) calendar_ = *stored;
       break;
     }
     case ScriptKind::kSlidingLog:
-      read_sliding_log();
+      read_sliding_log(cost);
       break;
     case ScriptKind::kConcurrency:
       read_leases();
@@ -109,9 +109,13 @@ LimitSlot::LimitSlot(RedisModuleCtx* ctx, const RequestLimit& limit, RedisModule
   }
 }
 
-void LimitSlot::read_sliding_log() {
-  // sliding_log.lua: the newest entry tells whether any is live; the live ones are the entries
-  // in (at - window, +inf], at = max(now, newest). Each member is one unit at its score.
+void LimitSlot::read_sliding_log(std::int64_t cost) {
+  // sliding_log.lua's reads: the newest entry tells whether any is live; the live ones are the
+  // entries in (at - window, +inf], at = max(now, newest), each one unit. The algorithm needs
+  // their count and the newest, and, for a denial it can retry, when the excess-th oldest unit
+  // leaves the window: the log is given to it as that unit (with the older ones merged into it)
+  // and the newest (with the rest), which it decides on exactly as on every entry, reading no
+  // more than the script reads.
   const auto& log = std::get<algorithm::SlidingLog>(limit_.limit);
   algorithm::SlidingLogState state;
   const CallReply last(api.Call(ctx_, "ZRANGE", "sccc", key_, "-1", "-1", "WITHSCORES"));
@@ -121,17 +125,19 @@ void LimitSlot::read_sliding_log() {
   if (newest && *newest + log.window > now_) {
     const Micros at = std::max(now_, *newest);
     const std::string after = "(" + decimal(at - log.window);
-    const CallReply live(
-        api.Call(ctx_, "ZRANGEBYSCORE", "sccc", key_, after.c_str(), "+inf", "WITHSCORES"));
-    for (std::size_t i = 1; i < live.size(); i += 2) {
-      const std::optional<Micros> score = score_of(live.string_at(i));
-      if (!score) continue;
-      if (!state.entries.empty() && state.entries.back().at == *score) {
-        ++state.entries.back().cost;
-      } else {
-        state.entries.push_back({.at = *score, .cost = 1});
-      }
+    const long long used =
+        CallReply(api.Call(ctx_, "ZCOUNT", "scc", key_, after.c_str(), "+inf")).integer();
+    const long long excess = used + cost - log.limit;
+    if (excess > 0 && cost <= log.limit) {
+      const std::string skip = decimal(excess - 1);
+      const CallReply entry(api.Call(ctx_, "ZRANGEBYSCORE", "scccccc", key_, after.c_str(), "+inf",
+                                     "WITHSCORES", "LIMIT", skip.c_str(), "1"));
+      const std::optional<Micros> excess_at =
+          entry.size() == 2 ? score_of(entry.string_at(1)) : std::nullopt;
+      if (excess_at) state.entries.push_back({.at = *excess_at, .cost = excess});
     }
+    const std::int64_t merged = state.entries.empty() ? 0 : state.entries.back().cost;
+    if (used > merged) state.entries.push_back({.at = *newest, .cost = used - merged});
   }
   state_ = std::move(state);
 }
@@ -166,8 +172,7 @@ algorithm::Verdict LimitSlot::decide(std::int64_t cost) const {
 void LimitSlot::commit(std::int64_t cost, std::string_view lease) {
   if (limit_.kind == ScriptKind::kCalendarWindow) {
     calendar_.counted += cost;
-    write_string(ctx_, key_, encode_calendar_window(calendar_),
-                 ttl_millis(calendar_.window_end - now_));
+    string_key_.write(encode_calendar_window(calendar_), ttl_millis(calendar_.window_end - now_));
     return;
   }
   algorithm::commit_limit(limit_.limit, state_, cost, now_, lease);
@@ -176,11 +181,11 @@ void LimitSlot::commit(std::int64_t cost, std::string_view lease) {
   switch (limit_.kind) {
     case ScriptKind::kSmoothBucket:
     case ScriptKind::kLeakyBucket:
-      write_string(ctx_, key_, encode_tat(std::get<algorithm::TatState>(state_)), ttl_millis(ttl));
+      string_key_.write(encode_tat(std::get<algorithm::TatState>(state_)), ttl_millis(ttl));
       break;
     case ScriptKind::kIntervalBucket:
-      write_string(ctx_, key_, encode_interval(std::get<algorithm::IntervalBucketState>(state_)),
-                   ttl_millis(ttl));
+      string_key_.write(encode_interval(std::get<algorithm::IntervalBucketState>(state_)),
+                        ttl_millis(ttl));
       break;
     case ScriptKind::kFixedWindow: {
       // The TTL is set once per window; later writes into it keep it (SET … KEEPTTL).
@@ -190,8 +195,8 @@ void LimitSlot::commit(std::int64_t cost, std::string_view lease) {
         ttl_ms = ttl_millis(ttl);
         expires_ = window_end;
       }
-      write_string(ctx_, key_,
-                   encode_fixed_window(std::get<algorithm::WindowState>(state_), expires_), ttl_ms);
+      string_key_.write(encode_fixed_window(std::get<algorithm::WindowState>(state_), expires_),
+                        ttl_ms);
       break;
     }
     case ScriptKind::kSlidingWindow: {
@@ -201,9 +206,8 @@ void LimitSlot::commit(std::int64_t cost, std::string_view lease) {
         ttl_ms = ttl_millis(reset);
         expires_ = now_ + reset;
       }
-      write_string(ctx_, key_,
-                   encode_sliding_window(std::get<algorithm::SlidingWindowState>(state_), expires_),
-                   ttl_ms);
+      string_key_.write(
+          encode_sliding_window(std::get<algorithm::SlidingWindowState>(state_), expires_), ttl_ms);
       break;
     }
     case ScriptKind::kSlidingLog:

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sluice/algorithm/state.h"
+#include "sluice/redis_module/key_io.h"
 #include "sluice/redis_module/redis_module_api.h"
 #include "sluice/redis_module/request.h"
 #include "sluice/redis_module/stored_values.h"
@@ -19,8 +20,11 @@ namespace sluice::redis_module {
 
 class LimitSlot {
  public:
-  // Reads `key`'s state for `limit` at `now`.
-  LimitSlot(RedisModuleCtx* ctx, const RequestLimit& limit, RedisModuleString* key, Micros now);
+  // Reads `key`'s state for `limit` at `now`, for deciding `cost` (the sliding log reads only
+  // what that decision needs). `keep_open`: no other key of the decision has this name
+  // (key_io.h StringKey).
+  LimitSlot(RedisModuleCtx* ctx, const RequestLimit& limit, RedisModuleString* key, Micros now,
+            std::int64_t cost, bool keep_open);
 
   // The limit's own verdict on `cost` (the algorithm's decide): written nowhere.
   algorithm::Verdict decide(std::int64_t cost) const;
@@ -30,7 +34,7 @@ class LimitSlot {
   void commit(std::int64_t cost, std::string_view lease);
 
  private:
-  void read_sliding_log();
+  void read_sliding_log(std::int64_t cost);
   void read_leases();
   void write_sliding_log(std::int64_t cost);
   void write_leases(std::string_view lease, std::int64_t cost);
@@ -38,6 +42,7 @@ class LimitSlot {
   RedisModuleCtx* ctx_;
   const RequestLimit& limit_;
   RedisModuleString* key_;
+  StringKey string_key_;  // the key of the kinds stored as strings
   Micros now_;
   algorithm::LimitState state_;       // every kind but the calendar window
   StoredCalendarWindow calendar_;     // the calendar window: the window holding now

@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <utility>
 
 #include "sluice/algorithm/validate.h"
@@ -94,17 +95,25 @@ StatusOr<RequestLimit> limit_of(std::int64_t kind, const std::int64_t (&p)[4], s
                               std::to_string(kind));
   }
   out.kind = static_cast<ScriptKind>(kind);
-  const std::vector<algorithm::FieldError> errors =
-      algorithm::validate_limit(out.limit, "limits[" + std::to_string(index) + "]");
-  if (!errors.empty()) return invalid_argument(joined(errors));
+  // Named only when refused: building the prefix for every request would cost an allocation.
+  const std::vector<algorithm::FieldError> errors = algorithm::validate_limit(out.limit, "");
+  if (!errors.empty()) {
+    return invalid_argument("limits[" + std::to_string(index) + "]." + joined(errors));
+  }
   return out;
 }
 
 }  // namespace
 
-void append_double(std::string& out, double value) {
-  const auto bits = std::bit_cast<std::uint64_t>(value);
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+// Lua's struct '<d' is little-endian: so is every host the module builds for.
+static_assert(std::endian::native == std::endian::little);
+
+void append_double(std::string& out, double value) { append_doubles(out, std::span(&value, 1)); }
+
+void append_doubles(std::string& out, std::span<const double> values) {
+  const std::size_t at = out.size();
+  out.resize(at + 8 * values.size());
+  std::memcpy(out.data() + at, values.data(), 8 * values.size());
 }
 
 std::size_t keys_per_decision(const Request& request) {

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,7 +66,8 @@ StatusOr<Request> parse_request(std::string_view bytes);
 // Keys one decision of `request` uses: its limits', and the penalty box's.
 std::size_t keys_per_decision(const Request& request);
 
-// Appends `value` as a packed little-endian double (values below 2^53 are exact).
+// Appends `value` as a packed little-endian double (values below 2^53 are exact), and several.
 void append_double(std::string& out, double value);
+void append_doubles(std::string& out, std::span<const double> values);
 
 }  // namespace sluice::redis_module
