@@ -1,7 +1,5 @@
 #include "sluice/redis_module/evaluate_command.h"
 
-#include <charconv>
-#include <ctime>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +7,7 @@
 
 #include "sluice/algorithm/evaluate.h"
 #include "sluice/algorithm/penalty.h"
+#include "sluice/redis_module/command_call.h"
 #include "sluice/redis_module/key_io.h"
 #include "sluice/redis_module/limit_slot.h"
 #include "sluice/redis_module/request.h"
@@ -16,35 +15,6 @@
 
 namespace sluice::redis_module {
 namespace {
-
-ClockSource g_clock = ClockSource::kRedis;
-
-std::string_view bytes_of(RedisModuleString* string) {
-  std::size_t length = 0;
-  const char* bytes = api.StringPtrLen(string, &length);
-  return {bytes, length};
-}
-
-std::optional<std::int64_t> integer_of(std::string_view text) {
-  std::int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-// Redis's clock, read once per command: the time Redis cached for this command where the API
-// offers it (7.2+), else the clock TIME reads (gettimeofday's, CLOCK_REALTIME), in µs.
-Micros redis_now() {
-  if (api.CachedMicroseconds != nullptr) return api.CachedMicroseconds();
-  timespec now{};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  return Micros{now.tv_sec} * 1'000'000 + now.tv_nsec / 1'000;
-}
-
-int reply_error(RedisModuleCtx* ctx, const std::string& message) {
-  const std::string text = "ERR sluice: " + message;
-  return api.ReplyWithError(ctx, text.c_str());
-}
 
 // evaluate.lua's verdict: seven packed doubles, -1 for an absent retry_after or delay.
 void append_verdict(std::string& out, const algorithm::Verdict& verdict, std::size_t index) {
@@ -115,49 +85,26 @@ void decide(RedisModuleCtx* ctx, const Request& request, RedisModuleString* cons
 
 }  // namespace
 
-void set_clock_source(ClockSource source) { g_clock = source; }
-
 int evaluate_command(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc < 2) return api.WrongArity(ctx);
-  const std::optional<std::int64_t> numkeys = integer_of(bytes_of(argv[1]));
-  const bool numkeys_ok = numkeys && *numkeys >= 0 && *numkeys <= argc - 2;
-  if (api.IsKeysPositionRequest(ctx) != 0) {
-    // Cluster routing and ACL key patterns: the keys are arguments 2 .. numkeys + 1, as EVAL's.
-    if (numkeys_ok) {
-      for (int i = 0; i < *numkeys; ++i) api.KeyAtPos(ctx, 2 + i);
-    }
-    return kOk;
-  }
-  if (!numkeys_ok) return reply_error(ctx, "numkeys is not an integer in [0, arguments left]");
-  RedisModuleString** keys = argv + 2;
-  int first_request = 2 + static_cast<int>(*numkeys);
-  int end = argc;
-  Micros now = 0;
-  if (g_clock == ClockSource::kLastArgument) {
-    if (end <= first_request) return reply_error(ctx, "pinned clock: the time argument is missing");
-    const std::optional<std::int64_t> pinned = integer_of(bytes_of(argv[end - 1]));
-    if (!pinned || *pinned < 0 || *pinned >= (std::int64_t{1} << 53)) {
-      return reply_error(ctx, "pinned clock: the last argument is not a time in µs below 2^53");
-    }
-    now = *pinned;
-    --end;
-  } else {
-    now = redis_now();
-  }
+  const std::optional<CommandCall> call = begin_command(ctx, argv, argc);
+  if (!call) return kOk;  // replied
+  const std::int64_t numkeys = call->key_count;
+  RedisModuleString** keys = call->keys;
+  const Micros now = call->now;
   // Everything is read and checked before the first key is touched.
   std::vector<Request> requests;
-  requests.reserve(static_cast<std::size_t>(end - first_request));
+  requests.reserve(static_cast<std::size_t>(call->arg_count));
   std::int64_t keys_needed = 0;
-  for (int a = first_request; a < end; ++a) {
-    StatusOr<Request> request = parse_request(bytes_of(argv[a]));
+  for (int a = 0; a < call->arg_count; ++a) {
+    StatusOr<Request> request = parse_request(bytes_of(call->args[a]));
     if (!request.ok()) {
-      return reply_error(ctx, "request " + std::to_string(a - first_request + 1) + ": " +
-                                  request.status().message());
+      return reply_error(ctx,
+                         "request " + std::to_string(a + 1) + ": " + request.status().message());
     }
     const auto per_decision = static_cast<std::int64_t>(keys_per_decision(*request));
-    if (request->repeats > (*numkeys - keys_needed) / per_decision) {
-      return reply_error(ctx, "request " + std::to_string(a - first_request + 1) +
-                                  ": more decisions than the keys given");
+    if (request->repeats > (numkeys - keys_needed) / per_decision) {
+      return reply_error(
+          ctx, "request " + std::to_string(a + 1) + ": more decisions than the keys given");
     }
     keys_needed += request->repeats * per_decision;
     requests.push_back(std::move(*request));

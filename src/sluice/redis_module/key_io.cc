@@ -67,6 +67,13 @@ void StringKey::write(std::string_view value, std::optional<long long> ttl_ms) {
   api.SignalModifiedKey(ctx_, key_);
 }
 
+std::string_view CallReply::text() const {
+  if (reply_ == nullptr || api.CallReplyType(reply_) != kReplyString) return {};
+  std::size_t length = 0;
+  const char* bytes = api.CallReplyStringPtr(reply_, &length);
+  return bytes == nullptr ? std::string_view{} : std::string_view(bytes, length);
+}
+
 std::string_view CallReply::string_at(std::size_t i) const {
   if (i >= size()) return {};
   RedisModuleCallReply* element = api.CallReplyArrayElement(reply_, i);

@@ -59,6 +59,8 @@ class CallReply {
   std::size_t size() const { return is_array() ? api.CallReplyLength(reply_) : 0; }
   // Element `i` of an array reply as bytes (a bulk string; empty for anything else).
   std::string_view string_at(std::size_t i) const;
+  // A bulk string reply's bytes (empty for anything else).
+  std::string_view text() const;
   long long integer() const {
     return reply_ != nullptr && api.CallReplyType(reply_) == kReplyInteger
                ? api.CallReplyInteger(reply_)

@@ -3,7 +3,10 @@
 // symbol. docs/redis-module.md.
 #include <string_view>
 
+#include "sluice/redis_module/command_call.h"
 #include "sluice/redis_module/evaluate_command.h"
+#include "sluice/redis_module/lease_command.h"
+#include "sluice/redis_module/penalty_command.h"
 #include "sluice/redis_module/redis_module_api.h"
 
 using sluice::redis_module::api;
@@ -33,9 +36,17 @@ extern "C" __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisMo
   api.SetModuleOptions(ctx, rm::kOptionNoImplicitSignalModified);
   // Keys: arguments 2 .. numkeys + 1, reported through the getkeys API (a key count the static
   // first/last/step triple cannot describe), so Cluster routes and ACL key patterns apply.
-  if (api.CreateCommand(ctx, "sluice.evaluate", rm::evaluate_command, "write deny-oom getkeys-api",
-                        0, 0, 0) != rm::kOk) {
-    return rm::kErr;
+  const struct {
+    const char* name;
+    RedisModuleCmdFunc function;
+  } commands[] = {{"sluice.evaluate", rm::evaluate_command},
+                  {"sluice.lease", rm::lease_command},
+                  {"sluice.penalty", rm::penalty_command}};
+  for (const auto& command : commands) {
+    if (api.CreateCommand(ctx, command.name, command.function, "write deny-oom getkeys-api", 0, 0,
+                          0) != rm::kOk) {
+      return rm::kErr;
+    }
   }
   return rm::kOk;
 }

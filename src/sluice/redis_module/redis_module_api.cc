@@ -33,6 +33,8 @@ bool load_module_api(RedisModuleCtx* ctx) {
   ok &= fetch(get_api, "RedisModule_StringTruncate", api.StringTruncate);
   ok &= fetch(get_api, "RedisModule_ReplyWithError", api.ReplyWithError);
   ok &= fetch(get_api, "RedisModule_ReplyWithStringBuffer", api.ReplyWithStringBuffer);
+  ok &= fetch(get_api, "RedisModule_ReplyWithArray", api.ReplyWithArray);
+  ok &= fetch(get_api, "RedisModule_ReplyWithLongLong", api.ReplyWithLongLong);
   ok &= fetch(get_api, "RedisModule_WrongArity", api.WrongArity);
   ok &= fetch(get_api, "RedisModule_Replicate", api.Replicate);
   ok &= fetch(get_api, "RedisModule_Call", api.Call);

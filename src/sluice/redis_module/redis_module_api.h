@@ -66,6 +66,8 @@ struct ModuleApi {
   int (*StringTruncate)(RedisModuleKey* key, std::size_t newlen);
   int (*ReplyWithError)(RedisModuleCtx* ctx, const char* err);
   int (*ReplyWithStringBuffer)(RedisModuleCtx* ctx, const char* buf, std::size_t len);
+  int (*ReplyWithArray)(RedisModuleCtx* ctx, long len);
+  int (*ReplyWithLongLong)(RedisModuleCtx* ctx, long long ll);
   int (*WrongArity)(RedisModuleCtx* ctx);
   int (*Replicate)(RedisModuleCtx* ctx, const char* cmdname, const char* fmt, ...);
   RedisModuleCallReply* (*Call)(RedisModuleCtx* ctx, const char* cmdname, const char* fmt, ...);
