@@ -33,6 +33,21 @@ Reply broken(const char* what) {
 
 }  // namespace
 
+void PrintTo(const Reply& reply, std::ostream* out) {
+  if (reply.type == REDIS_REPLY_INTEGER) {
+    *out << reply.integer;
+  } else if (reply.type == REDIS_REPLY_ARRAY) {
+    *out << "[";
+    for (const Reply& element : reply.elements) {
+      PrintTo(element, out);
+      *out << " ";
+    }
+    *out << "]";
+  } else {
+    *out << "\"" << reply.text << "\" (type " << reply.type << ")";
+  }
+}
+
 StatusOr<std::unique_ptr<Connection>> Connection::open(std::uint16_t port) {
   redisContext* context = redisConnect("127.0.0.1", port);
   if (context == nullptr || context->err != 0) {

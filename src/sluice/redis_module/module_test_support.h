@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct Reply {
   bool is_error() const { return type == REDIS_REPLY_ERROR; }
   friend bool operator==(const Reply&, const Reply&) = default;
 };
+
+// For test failures: type, text or integer, elements.
+void PrintTo(const Reply& reply, std::ostream* out);
 
 class Connection {
  public:

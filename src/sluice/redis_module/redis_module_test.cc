@@ -11,13 +11,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <random>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "sluice/redis_module/module_test_support.h"
 #include "sluice/redis_module/request.h"
 #include "sluice/redis_module/trace_generator.h"
 #include "sluice/store/redis/script_set.h"
+#include "sluice/store/redis/scripts.h"
 
 namespace sluice::redis_module::test {
 namespace {
@@ -51,6 +55,77 @@ class ModuleDifferentialTest : public testing::Test {
         {"SCRIPT", "LOAD", scripts.get(store::ScriptOperation::kAcquire).source()});
     ASSERT_FALSE(loaded.is_error()) << loaded.text;
     sha_ = loaded.text;
+    const Reply lease = connection_->command(
+        {"SCRIPT", "LOAD", scripts.get(store::ScriptOperation::kLease).source()});
+    ASSERT_FALSE(lease.is_error()) << lease.text;
+    lease_sha_ = lease.text;
+    // Assembled as redis_store_penalty.cc assembles it.
+    std::string penalty(store::scripts::lua_clock_pinned());
+    penalty += store::scripts::lua_common();
+    penalty += store::scripts::lua_penalty();
+    const Reply box = connection_->command({"SCRIPT", "LOAD", penalty});
+    ASSERT_FALSE(box.is_error()) << box.text;
+    penalty_sha_ = box.text;
+  }
+
+  // A lease or penalty-box call on the trace's keys, for both engines: release / renew a lease
+  // the trace issued (or one never issued), list the leases, show / lift a penalty box.
+  struct SideCall {
+    bool lease = true;
+    std::vector<std::string> key_suffixes;  // under TraceGenerator::key(prefix, ...)
+    std::size_t policy = 0;
+    int subject = 0;
+    std::vector<std::string> args;
+  };
+
+  static std::optional<SideCall> side_call(const TraceGenerator& trace, std::mt19937_64& random) {
+    const auto& policies = trace.policies();
+    SideCall call;
+    call.policy = random() % policies.size();
+    call.subject = static_cast<int>(random() % kTraceSubjects);
+    const TracePolicy& policy = policies[call.policy];
+    if (random() % 2 == 0 && policy.penalty) {
+      call.lease = false;
+      call.key_suffixes = {"penalty"};
+      call.args = {random() % 4 == 0 ? "lift" : "show", std::to_string(policy.penalty->within),
+                   std::to_string(policy.penalty->quiet)};
+      return call;
+    }
+    std::vector<std::string> ttls;
+    for (std::size_t i = 0; i < policy.limits.size(); ++i) {
+      if (const auto* limit = std::get_if<algorithm::Concurrency>(&policy.limits[i])) {
+        call.key_suffixes.push_back(std::to_string(i));
+        ttls.push_back(std::to_string(limit->lease_ttl));
+      }
+    }
+    if (call.key_suffixes.empty()) return std::nullopt;
+    const int roll = static_cast<int>(random() % 5);
+    if (roll == 0) {
+      call.args = {"list", std::to_string(random() % 4)};
+      return call;
+    }
+    const std::uint64_t issued = trace.leases_issued();
+    const std::uint64_t pick = issued == 0 ? 0 : random() % (issued + 1);  // 0: never issued
+    call.args = {roll < 3 ? "release" : "renew", "lease-" + std::to_string(pick)};
+    call.args.insert(call.args.end(), ttls.begin(), ttls.end());
+    return call;
+  }
+
+  std::vector<std::string> side_command(Engine engine, const SideCall& call,
+                                        const std::string& prefix, Micros now) const {
+    std::vector<std::string> args;
+    if (engine == Engine::kScript) {
+      args = {"EVALSHA", call.lease ? lease_sha_ : penalty_sha_};
+    } else {
+      args = {call.lease ? "SLUICE.LEASE" : "SLUICE.PENALTY"};
+    }
+    args.push_back(std::to_string(call.key_suffixes.size()));
+    for (const std::string& suffix : call.key_suffixes) {
+      args.push_back(TraceGenerator::key(prefix, call.policy, call.subject, suffix));
+    }
+    args.insert(args.end(), call.args.begin(), call.args.end());
+    args.push_back(std::to_string(now));
+    return args;
   }
 
   std::vector<std::string> command(Engine engine, const TraceCall& call) const {
@@ -166,6 +241,8 @@ class ModuleDifferentialTest : public testing::Test {
   std::unique_ptr<sluice::test::RedisServer> server_;
   std::unique_ptr<Connection> connection_;
   std::string sha_;
+  std::string lease_sha_;
+  std::string penalty_sha_;
   long long write_gap_ms_ = 0;
   std::chrono::steady_clock::time_point last_step_;
 };
@@ -182,6 +259,8 @@ void count_verdicts(const std::string& reply, int& allowed, int& denied) {
 TEST_F(ModuleDifferentialTest, ModuleAnswersAndWritesExactlyAsTheScriptOnRandomTraces) {
   int allowed = 0;
   int denied = 0;
+  int side_calls = 0;
+  std::mt19937_64 random(34);
   for (int seed = 1; seed <= kSeeds && !HasFailure(); ++seed) {
     SCOPED_TRACE(testing::Message() << "seed " << seed);
     TraceGenerator trace(static_cast<std::uint64_t>(seed));
@@ -197,17 +276,29 @@ TEST_F(ModuleDifferentialTest, ModuleAnswersAndWritesExactlyAsTheScriptOnRandomT
       EXPECT_EQ(replies[0].text, replies[1].text);
       count_verdicts(replies[1].text, allowed, denied);
       expect_same_keys(trace, "A", "B");
+      if (const std::optional<SideCall> side = side_call(trace, random)) {
+        SCOPED_TRACE(side->args[0]);
+        const std::vector<Reply> answers =
+            send({side_command(Engine::kScript, *side, "A", trace.now()),
+                  side_command(Engine::kModule, *side, "B", trace.now())});
+        ASSERT_FALSE(answers[0].is_error()) << answers[0].text;
+        EXPECT_EQ(answers[0], answers[1]);
+        ++side_calls;
+        expect_same_keys(trace, "A", "B");
+      }
     }
   }
   // The traces reached both sides of the limits (the reply sizes are mostly 7 doubles).
   EXPECT_GT(allowed, 500);
   EXPECT_GT(denied, 500);
+  EXPECT_GT(side_calls, 200);
 }
 
 TEST_F(ModuleDifferentialTest, SwitchingEnginesOnTheSameKeysNeitherResetsNorDoublesALimit) {
   // Keys under S are driven by the script and the module in turn (a rolling upgrade, a node
   // falling back to scripts); keys under A by the script alone. Every decision and every key
-  // must agree.
+  // must agree; so must their leases and penalty boxes.
+  std::mt19937_64 random(35);
   for (int seed = 101; seed < 101 + kSeeds / 2 && !HasFailure(); ++seed) {
     SCOPED_TRACE(testing::Message() << "seed " << seed);
     TraceGenerator trace(static_cast<std::uint64_t>(seed));
@@ -223,6 +314,16 @@ TEST_F(ModuleDifferentialTest, SwitchingEnginesOnTheSameKeysNeitherResetsNorDoub
       ASSERT_FALSE(replies[1].is_error()) << replies[1].text;
       EXPECT_EQ(replies[0].text, replies[1].text);
       expect_same_keys(trace, "A", "S");
+      if (const std::optional<SideCall> side = side_call(trace, random)) {
+        SCOPED_TRACE(side->args[0]);
+        const Engine side_engine = step % 2 == 0 ? Engine::kModule : Engine::kScript;
+        const std::vector<Reply> answers =
+            send({side_command(Engine::kScript, *side, "A", trace.now()),
+                  side_command(side_engine, *side, "S", trace.now())});
+        ASSERT_FALSE(answers[0].is_error()) << answers[0].text;
+        EXPECT_EQ(answers[0], answers[1]);
+        expect_same_keys(trace, "A", "S");
+      }
     }
   }
 }

@@ -123,15 +123,18 @@ void TraceGenerator::next_step(Micros real_elapsed) {
   }
 }
 
+std::string TraceGenerator::key(const std::string& prefix, std::size_t policy, int subject,
+                                const std::string& suffix) {
+  return prefix + ":{p" + std::to_string(policy) + ":s" + std::to_string(subject) + "}:" + suffix;
+}
+
 std::vector<std::string> TraceGenerator::decision_keys(const std::string& prefix,
                                                        std::size_t policy, int subject) const {
-  const std::string tag =
-      prefix + ":{p" + std::to_string(policy) + ":s" + std::to_string(subject) + "}:";
   std::vector<std::string> keys;
   for (std::size_t i = 0; i < policies_[policy].limits.size(); ++i) {
-    keys.push_back(tag + std::to_string(i));
+    keys.push_back(key(prefix, policy, subject, std::to_string(i)));
   }
-  if (policies_[policy].penalty) keys.push_back(tag + "penalty");
+  if (policies_[policy].penalty) keys.push_back(key(prefix, policy, subject, "penalty"));
   return keys;
 }
 

@@ -49,6 +49,11 @@ class TraceGenerator {
   std::vector<std::string> all_keys(const std::string& prefix) const;
 
   Micros now() const { return now_; }
+  // Lease ids so far are "lease-1" .. "lease-<leases_issued()>".
+  std::uint64_t leases_issued() const { return leases_; }
+  // The key of `policy`'s limit `suffix` ("0", "1", ... or "penalty") for `subject`.
+  static std::string key(const std::string& prefix, std::size_t policy, int subject,
+                         const std::string& suffix);
 
  private:
   struct Decision {
