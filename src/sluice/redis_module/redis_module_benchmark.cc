@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/algorithm/catalogue.h"
 #include "sluice/algorithm/limit.h"
 #include "sluice/redis_module/module_test_support.h"
 #include "sluice/store/redis/script_set.h"
@@ -135,10 +136,11 @@ class Bench {
                .text;
   }
 
-  // One call deciding `batch` subjects from `first` on under `limit`.
-  std::vector<std::string> call(bool module, const Limit& limit, int first, int batch) {
+  // One call deciding `batch` subjects from `first` on under `limit`, each for `cost`.
+  std::vector<std::string> call(bool module, const Limit& limit, int first, int batch,
+                                std::int64_t cost) {
     std::string request = store::decision_request(store::ScriptOperation::kAcquire,
-                                                  std::span(&limit, 1), 1, 0, lease());
+                                                  std::span(&limit, 1), cost, 0, lease());
     store::set_request_repeats(request, static_cast<std::size_t>(batch));
     std::vector<std::string> args;
     if (module) {
@@ -154,15 +156,15 @@ class Bench {
     return args;
   }
 
-  Measure row(bool module, const Limit& limit, int batch, bool lease) {
+  Measure row(bool module, const Limit& limit, int batch, bool lease, bool allowed) {
     lease_ = lease;
     connection_->command({"FLUSHALL"});
-    // Every subject written first (and the hot limits, 10 deep, exhausted): the row measures
-    // decisions on existing keys, as a busy limiter makes them.
-    for (int pass = 0; pass < 11; ++pass) send(module, limit, kSubjects / batch + 1, batch);
+    // Every subject written first, the hot limits exhausted by one request of their whole size:
+    // the row measures decisions of cost 1 on existing keys, as a busy limiter makes them.
+    send(module, limit, kSubjects / batch + 1, batch, allowed ? 1 : nominal_size(limit));
     connection_->command({"CONFIG", "RESETSTAT"});
     if (callgrind()) run_command("callgrind_control --zero " + std::to_string(server_->pid()));
-    send(module, limit, calls_, batch);
+    send(module, limit, calls_, batch, 1);
     const double instructions = read_instructions(server_->pid());
     const double decisions = static_cast<double>(calls_) * batch;
     const double usec = command_usec(*connection_, module ? "sluice.evaluate" : "evalsha");
@@ -188,11 +190,11 @@ class Bench {
  private:
   std::string lease() { return lease_ ? "lease-" + std::to_string(++leases_) : std::string(); }
 
-  void send(bool module, const Limit& limit, int calls, int batch) {
+  void send(bool module, const Limit& limit, int calls, int batch, std::int64_t cost) {
     for (int sent = 0; sent < calls; sent += kPipeline) {
       std::vector<std::vector<std::string>> commands;
       for (int i = sent; i < std::min(calls, sent + kPipeline); ++i) {
-        commands.push_back(call(module, limit, i * batch, batch));
+        commands.push_back(call(module, limit, i * batch, batch, cost));
       }
       for (const Reply& reply : connection_->pipeline(commands)) {
         if (reply.is_error()) {
@@ -252,8 +254,8 @@ int main(int argc, char** argv) {
           if (filter != nullptr && label.find(filter) == std::string::npos) continue;
           if (run == 0) order.push_back(label);
           auto& [script, module] = worst[label];
-          keep(script, bench.row(false, limit, batch, lease));
-          keep(module, bench.row(true, limit, batch, lease));
+          keep(script, bench.row(false, limit, batch, lease, allowed));
+          keep(module, bench.row(true, limit, batch, lease, allowed));
         }
       }
     }
