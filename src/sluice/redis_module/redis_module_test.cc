@@ -328,5 +328,53 @@ TEST_F(ModuleDifferentialTest, SwitchingEnginesOnTheSameKeysNeitherResetsNorDoub
   }
 }
 
+TEST_F(ModuleDifferentialTest, ADecisionNamingOneKeyTwiceDecidesAsTheScript) {
+  // Two limits (and the penalty box) on one key: the module closes each key after reading it and
+  // opens it again to write (key_io.h StringKey), as the script reads and writes in turn.
+  using namespace algorithm;
+  const Limit limits[] = {FixedWindow{.limit = 3, .window = kMicrosPerSecond},
+                          Gcra{.rate = 2, .period = kMicrosPerSecond, .burst = 1}};
+  const Penalty penalty{.after = 1,
+                        .within = kMicrosPerSecond,
+                        .block = kMicrosPerSecond,
+                        .escalate = 2,
+                        .max = 4 * kMicrosPerSecond,
+                        .quiet = 2 * kMicrosPerSecond};
+  start_trace();
+  Micros now = 1'700'000'000'000'000;
+  for (int step = 0; step < 12; ++step) {
+    if (step % 4 == 0) {  // another type's key, which the first write replaces
+      connection_->pipeline({{"DEL", "A:twice", "B:twice"},
+                             {"RPUSH", "A:twice", "x"},
+                             {"RPUSH", "B:twice", "x"}});
+    }
+    SCOPED_TRACE(step);
+    now += 150 * kMicrosPerMilli;
+    const std::string request = store::decision_request(
+        store::ScriptOperation::kAcquire, limits, 1, now, {}, step % 2 == 0 ? &penalty : nullptr);
+    const auto command = [&](Engine engine, const std::string& key) {
+      std::vector<std::string> args;
+      if (engine == Engine::kScript) {
+        args = {"EVALSHA", sha_};
+      } else {
+        args = {"SLUICE.EVALUATE"};
+      }
+      const bool penalized = step % 2 == 0;
+      args.push_back(penalized ? "3" : "2");
+      for (int k = 0; k < (penalized ? 3 : 2); ++k) args.push_back(key);
+      args.push_back(request);
+      args.push_back(std::to_string(now));
+      return args;
+    };
+    const std::vector<Reply> replies =
+        send({command(Engine::kScript, "A:twice"), command(Engine::kModule, "B:twice")});
+    ASSERT_FALSE(replies[0].is_error()) << replies[0].text;
+    EXPECT_EQ(replies[0].text, replies[1].text);
+    const std::vector<KeyState> states = read_key_states(*connection_, {"A:twice", "B:twice"});
+    EXPECT_EQ(states[0].type, states[1].type);
+    EXPECT_EQ(states[0].value, states[1].value);
+  }
+}
+
 }  // namespace
 }  // namespace sluice::redis_module::test
