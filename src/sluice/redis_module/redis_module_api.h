@@ -80,10 +80,9 @@ struct ModuleApi {
   void (*Log)(RedisModuleCtx* ctx, const char* level, const char* fmt, ...);
   RedisModuleString* (*CreateString)(RedisModuleCtx* ctx, const char* ptr, std::size_t len);
   void (*FreeString)(RedisModuleCtx* ctx, RedisModuleString* str);
-  // 4.0.9
+  // 6.0
   int (*NotifyKeyspaceEvent)(RedisModuleCtx* ctx, int type, const char* event,
                              RedisModuleString* key);
-  // 6.0
   int (*SignalModifiedKey)(RedisModuleCtx* ctx, RedisModuleString* keyname);
   void (*SetModuleOptions)(RedisModuleCtx* ctx, int options);
   // 6.2.2

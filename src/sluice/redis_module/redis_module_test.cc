@@ -344,9 +344,8 @@ TEST_F(ModuleDifferentialTest, ADecisionNamingOneKeyTwiceDecidesAsTheScript) {
   Micros now = 1'700'000'000'000'000;
   for (int step = 0; step < 12; ++step) {
     if (step % 4 == 0) {  // another type's key, which the first write replaces
-      connection_->pipeline({{"DEL", "A:twice", "B:twice"},
-                             {"RPUSH", "A:twice", "x"},
-                             {"RPUSH", "B:twice", "x"}});
+      connection_->pipeline(
+          {{"DEL", "A:twice", "B:twice"}, {"RPUSH", "A:twice", "x"}, {"RPUSH", "B:twice", "x"}});
     }
     SCOPED_TRACE(step);
     now += 150 * kMicrosPerMilli;
