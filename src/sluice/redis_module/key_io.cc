@@ -39,12 +39,19 @@ void StringKey::write(std::string_view value, std::optional<long long> ttl_ms) {
   if (handle_ == nullptr) handle_ = api.OpenKey(ctx_, key_, kRead | kWrite);
   if (handle_ == nullptr) return;
   const int type = api.KeyType(handle_);
-  if (type != kKeyTypeString && type != kKeyTypeEmpty) api.DeleteKey(handle_);  // as SET does
-  // In place: a string of the same length keeps its allocation, and its TTL unless set below.
-  api.StringTruncate(handle_, value.size());
-  std::size_t length = 0;
-  char* bytes = api.StringDMA(handle_, &length, kWrite);
-  if (bytes != nullptr && length == value.size()) std::memcpy(bytes, value.data(), value.size());
+  // A new value: SET's object, set whole (another type's key is replaced, as SET replaces it).
+  // An existing string: written in place, keeping its allocation when the length is the same
+  // and its TTL unless set below (a plain string, which a DMA write leaves it).
+  RedisModuleString* created = nullptr;
+  if (type != kKeyTypeString) {
+    created = api.CreateString(ctx_, value.data(), value.size());
+    api.StringSet(handle_, created);
+  } else {
+    api.StringTruncate(handle_, value.size());
+    std::size_t length = 0;
+    char* bytes = api.StringDMA(handle_, &length, kWrite);
+    if (bytes != nullptr && length == value.size()) std::memcpy(bytes, value.data(), value.size());
+  }
   // The TTL counts from the moment of the write on Redis's clock, as SET … PX does (a relative
   // expire through the module API counts from the time Redis cached for the event loop, which
   // lags a long pipeline).
@@ -57,7 +64,14 @@ void StringKey::write(std::string_view value, std::optional<long long> ttl_ms) {
   }
   api.CloseKey(handle_);
   handle_ = nullptr;
-  if (ttl_ms) {
+  if (created != nullptr) {
+    if (ttl_ms) {
+      api.Replicate(ctx_, "SET", "sscl", key_, created, "PXAT", expire_at);
+    } else {
+      api.Replicate(ctx_, "SET", "ssc", key_, created, "KEEPTTL");
+    }
+    api.FreeString(ctx_, created);
+  } else if (ttl_ms) {
     api.Replicate(ctx_, "SET", "sbcl", key_, value.data(), value.size(), "PXAT", expire_at);
   } else {
     api.Replicate(ctx_, "SET", "sbc", key_, value.data(), value.size(), "KEEPTTL");

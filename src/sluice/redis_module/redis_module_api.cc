@@ -31,6 +31,7 @@ bool load_module_api(RedisModuleCtx* ctx) {
   ok &= fetch(get_api, "RedisModule_DeleteKey", api.DeleteKey);
   ok &= fetch(get_api, "RedisModule_StringDMA", api.StringDMA);
   ok &= fetch(get_api, "RedisModule_StringTruncate", api.StringTruncate);
+  ok &= fetch(get_api, "RedisModule_StringSet", api.StringSet);
   ok &= fetch(get_api, "RedisModule_ReplyWithError", api.ReplyWithError);
   ok &= fetch(get_api, "RedisModule_ReplyWithStringBuffer", api.ReplyWithStringBuffer);
   ok &= fetch(get_api, "RedisModule_ReplyWithArray", api.ReplyWithArray);

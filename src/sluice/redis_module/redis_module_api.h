@@ -64,6 +64,7 @@ struct ModuleApi {
   int (*DeleteKey)(RedisModuleKey* key);
   char* (*StringDMA)(RedisModuleKey* key, std::size_t* len, int mode);
   int (*StringTruncate)(RedisModuleKey* key, std::size_t newlen);
+  int (*StringSet)(RedisModuleKey* key, RedisModuleString* str);
   int (*ReplyWithError)(RedisModuleCtx* ctx, const char* err);
   int (*ReplyWithStringBuffer)(RedisModuleCtx* ctx, const char* buf, std::size_t len);
   int (*ReplyWithArray)(RedisModuleCtx* ctx, long len);
