@@ -122,6 +122,7 @@ void LimitSlot::read_sliding_log(std::int64_t cost) {
   foreign_ = !last.ok();
   const std::optional<Micros> newest =
       last.size() == 2 ? score_of(last.string_at(1)) : std::nullopt;
+  newest_ = newest;
   if (newest && *newest + log.window > now_) {
     const Micros at = std::max(now_, *newest);
     const std::string after = "(" + decimal(at - log.window);
@@ -227,11 +228,18 @@ void LimitSlot::write_sliding_log(std::int64_t cost) {
   const auto& log = std::get<algorithm::SlidingLog>(limit_.limit);
   const Micros at = std::get<algorithm::SlidingLogState>(state_).entries.back().at;
   if (foreign_) CallReply(api.Call(ctx_, "DEL", "!s", key_));
-  const std::string oldest = decimal(at - log.window);
-  CallReply(api.Call(ctx_, "ZREMRANGEBYSCORE", "!scc", key_, "-inf", oldest.c_str()));
+  // The script's ZREMRANGEBYSCORE and ZCOUNT, left out where they cannot find anything (an empty
+  // or replaced log; no entry as late as `at`, the newest being earlier): a command that changes
+  // nothing is not replicated either.
+  if (newest_) {
+    const std::string oldest = decimal(at - log.window);
+    CallReply(api.Call(ctx_, "ZREMRANGEBYSCORE", "!scc", key_, "-inf", oldest.c_str()));
+  }
   const std::string stamp = decimal(at);
   const long long taken =
-      CallReply(api.Call(ctx_, "ZCOUNT", "scc", key_, stamp.c_str(), stamp.c_str())).integer();
+      newest_ && *newest_ >= at
+          ? CallReply(api.Call(ctx_, "ZCOUNT", "scc", key_, stamp.c_str(), stamp.c_str())).integer()
+          : 0;
   StringArguments members(ctx_);
   for (std::int64_t n = taken + 1; n <= taken + cost; ++n) {
     members.add(stamp);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,7 @@ class LimitSlot {
   bool has_window_ = false;           // the calendar window: false when now is past all three
   Micros expires_ = 0;                // fixed and sliding windows: where the TTL runs to
   bool foreign_ = false;              // sliding log, concurrency: a key of another type
+  std::optional<Micros> newest_;      // sliding log: its newest entry's instant, if any
   std::vector<std::string> expired_;  // concurrency: lease ids no longer live (or unreadable)
 };
 
