@@ -96,6 +96,8 @@ StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::start(RedisClusterOptions 
              "--tls-key-file", options.tls->server_key, "--tls-ca-cert-file", options.tls->ca_cert,
              "--tls-auth-clients", "no", "--tls-cluster", "yes", "--tls-replication", "yes"});
       }
+      node.extra_args.insert(node.extra_args.end(), options.node_args.begin(),
+                             options.node_args.end());
       server = RedisServer::start(std::move(node));
     }
     if (!server.ok()) return server.status();
