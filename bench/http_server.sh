@@ -54,7 +54,7 @@ SLUICE_ACCESS_LOG=false "$sluice" serve --listen "127.0.0.1:$redis_sluice_port" 
 pids+=($!)
 logged_port=$(free_port)
 "$sluice" serve --listen "127.0.0.1:$logged_port" --policies sqlite::memory: \
-  --policy-file "$dir/bench.yaml" \
+  --policy-file "$dir/bench.yaml" --access-log stderr \
   2>/dev/null &
 pids+=($!)
 for port in "$nginx_port" "$memory_port" "$redis_sluice_port" "$logged_port"; do wait_port "$port"; done

@@ -2,10 +2,11 @@
 # Every test: build, unit + integration tests, unit tests again under ASan/UBSan, the
 # concurrency tests under TSan, clang's thread-safety analysis, a formatting check, a brief run
 # of every micro-benchmark, and 20 s of fuzzing per parser of untrusted bytes (docs/fuzzing.md).
-# Installs what it needs first (scripts/setup.sh). Usage: scripts/test.sh
+# Installs what it needs first (scripts/setup.sh --tests: what run.sh installs, and the servers,
+# browser and tools only the tests use). Usage: scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --tests
 jobs=$(nproc)
 
 step() { printf '\n==> %s\n' "$*"; }

@@ -45,6 +45,25 @@ TEST_P(RedisConformanceTest, ReplaysTraceExactly) {
   for (const std::string& problem : problems) ADD_FAILURE() << problem;
 }
 
+// The same traces through Redis Functions (engine=functions): the library holds the very
+// scripts, so the same expectations hold.
+TEST_P(RedisConformanceTest, ReplaysTraceExactlyThroughRedisFunctions) {
+  ASSERT_NE(server_, nullptr);
+  ManualClock clock(0);
+  StatusOr<std::unique_ptr<store::RedisStore>> store = store::RedisStore::open(
+      "redis://127.0.0.1:" + std::to_string(server_->port()) + "?engine=functions", {},
+      {.pinned_clock_for_tests = &clock});
+  ASSERT_TRUE(store.ok()) << store.status().to_string();
+  ASSERT_TRUE((*store)->client().command({"FLUSHALL"}).ok());
+  const std::vector<std::string> problems =
+      replay(load_trace(GetParam()), **store, [&](Micros now) { clock.set(now); });
+  for (const std::string& problem : problems) ADD_FAILURE() << problem;
+  const auto engines = (*store)->client().engines();
+  ASSERT_EQ(engines.size(), 1U);
+  EXPECT_EQ(engines[0].second, redis::ScriptEngine::kFunctions);
+  EXPECT_EQ((*store)->client().stats().engine_fallbacks, 0U);
+}
+
 std::string trace_name(const testing::TestParamInfo<std::filesystem::path>& param) {
   std::string name = param.param.stem().string();
   for (char& c : name) {

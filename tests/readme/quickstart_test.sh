@@ -8,8 +8,11 @@
 #   - the ports 8080, 8081 and 6380 become free loopback ports (run.sh's 8080 through
 #     SLUICE_LISTEN, which `sluice serve` reads);
 #   - the policy database is a fresh one (XDG_DATA_HOME in a scratch directory), as on a fresh
-#     machine, and the cookie jar lives there too;
+#     machine;
 #   - benchmarks run 1 s instead of 5 s.
+# Beyond each command's output it checks what a person would notice: the terminal (every
+# command's output, the background servers' included) shows no access-log line, JSON answers end
+# with a newline, the Redis it starts listens on loopback only, and the repository gains no file.
 # Every process it starts is stopped by PID, whatever happens.
 # Usage: quickstart_test.sh SOURCE_DIR
 set -euo pipefail
@@ -38,8 +41,10 @@ awk '/^## Quick start/ {section = 1; next}
      inside {print}' README.md >"$work/block.sh"
 [ -s "$work/block.sh" ] || fail 'README.md has no ```sh block under "## Quick start"'
 sed -i -E -e "s/\b8080\b/$first_port/g" -e "s/\b8081\b/$second_port/g" \
-  -e "s/\b6380\b/$redis_port/g" -e 's/--duration 5s/--duration 1s/g' \
-  -e 's/ -([cb]) jar\b/ -\1 "$work\/jar"/g' "$work/block.sh"
+  -e "s/\b6380\b/$redis_port/g" -e 's/--duration 5s/--duration 1s/g' "$work/block.sh"
+# What the repository holds besides its tracked files before the quick start (build/ is ignored).
+untracked() { git -C "$source" status --porcelain --untracked-files=all 2>/dev/null | sort; }
+untracked >"$work/untracked.before"
 
 # The commands: lines joined where they end in '\', comment-only and empty lines dropped.
 commands=()
@@ -92,6 +97,14 @@ wait_for_password() {  # the first start's one-time password, from the log it wr
 remember_redis_pid() {
   redis-cli -p "$1" info server | sed -n 's/^process_id:\([0-9]*\).*/\1/p' >"$work/redis.pid"
 }
+record_listeners() {  # record_listeners PORT: the local addresses listening on PORT (hex, /proc)
+  local hex
+  hex=$(printf '%04X' "$1")
+  local tables=(/proc/net/tcp)
+  [ -r /proc/net/tcp6 ] && tables+=(/proc/net/tcp6)  # absent where IPv6 is off
+  awk -v port="$hex" '$4 == "0A" { split($2, a, ":"); if (a[2] == port) print a[1] }' \
+    "${tables[@]}" >"$work/redis.listeners"
+}
 EOF
   n=0
   for command in "${commands[@]}"; do
@@ -113,7 +126,8 @@ EOF
       printf '{\n%s\n} >"$work/out.%d" 2>&1\ncheck %d $?\n' "$command" "$n" "$n"
       # A Redis it started: its PID, so the cleanup can stop it should a later step fail.
       [[ $first_line =~ ^redis-server.*--port[[:space:]]+([0-9]+) ]] &&
-        printf 'remember_redis_pid %d\n' "${BASH_REMATCH[1]}"
+        printf 'remember_redis_pid %d\nrecord_listeners %d\n' "${BASH_REMATCH[1]}" \
+          "${BASH_REMATCH[1]}"
     fi
   done
 } >"$script"
@@ -149,6 +163,24 @@ expect "--mode async" 'decisions/s'
 expect "--help" 'serve'
 expect "run.sh" 'run\.sh: 4/4 sluice serve'
 expect "serve --listen 127.0.0.1:$second_port" '"store":"redis"'
+
+# Quiet: no access-log line reached the terminal (the servers' output is in out.N too).
+if logged=$(grep -h '"bytes_out":' "$work"/out.*); then
+  fail "access-log lines on the terminal:"$'\n'"$(head -3 <<<"$logged")"
+fi
+# A JSON answer ends its line, so the prompt does not follow it on the same line.
+acquired=$(output_of "/v1/acquire")
+[ -n "$acquired" ] && [ -z "$(output_of "/v1/acquire" | tail -c 1)" ] ||
+  fail "the /v1/acquire answer does not end with a newline: $acquired"
+# The Redis of the quick start listened on loopback only (IPv4 127.0.0.1; nothing on IPv6).
+[ -s "$work/redis.listeners" ] || fail "no listening socket of the quick start's Redis was seen"
+if grep -vx '0100007F' "$work/redis.listeners" >/dev/null; then
+  fail "the quick start's Redis listens beyond 127.0.0.1: $(tr '\n' ' ' <"$work/redis.listeners")"
+fi
+# Nothing was left in the repository (the cookie jar once was).
+untracked >"$work/untracked.after"
+diff "$work/untracked.before" "$work/untracked.after" >&2 ||
+  fail "the quick start left files in the repository (above)"
 
 # The last line stopped both servers and the Redis.
 for pid_file in "$work"/server.*.pid "$work/redis.pid"; do

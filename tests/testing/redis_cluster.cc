@@ -86,6 +86,8 @@ StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::start(RedisClusterOptions 
                          "--cluster-require-full-coverage", "no",
                          // A replica of a killed master must not wait for data it cannot get.
                          "--cluster-replica-validity-factor", "0"};
+      node.extra_args.insert(node.extra_args.end(), options.extra_args.begin(),
+                             options.extra_args.end());
       if (options.tls != nullptr) {
         StatusOr<std::uint16_t> picked = RedisServer::pick_free_port();
         if (!picked.ok()) return picked.status();
@@ -96,8 +98,6 @@ StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::start(RedisClusterOptions 
              "--tls-key-file", options.tls->server_key, "--tls-ca-cert-file", options.tls->ca_cert,
              "--tls-auth-clients", "no", "--tls-cluster", "yes", "--tls-replication", "yes"});
       }
-      node.extra_args.insert(node.extra_args.end(), options.node_args.begin(),
-                             options.node_args.end());
       server = RedisServer::start(std::move(node));
     }
     if (!server.ok()) return server.status();

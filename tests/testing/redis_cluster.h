@@ -26,8 +26,8 @@ struct RedisClusterOptions {
   // Not null: every node also listens for TLS on a port of its own (tls_port(i)), and the
   // cluster bus and replication run over TLS, with these certificates.
   const TestCertificates* tls = nullptr;
-  // More redis-server arguments for every node (e.g. {"--loadmodule", "/path/sluice.so"}).
-  std::vector<std::string> node_args;
+  // More `redis-server` arguments for every node (e.g. {"--enable-module-command", "local"}).
+  std::vector<std::string> extra_args;
 };
 
 class RedisCluster {

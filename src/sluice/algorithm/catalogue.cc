@@ -12,6 +12,7 @@ namespace sluice::algorithm {
 namespace {
 
 constexpr std::string_view kRefillModes[] = {"smooth", "interval"};
+constexpr std::string_view kDeniedCosts[] = {"free", "counted"};
 
 // The rate algorithms' period, the same parameter in each.
 constexpr Parameter kPeriod{.name = "period",
@@ -55,6 +56,16 @@ constexpr Parameter kWindowParameters[] = {
      .type = ParameterType::kDuration,
      .example = "1m",
      .hint = "e.g. 1s, 1m, 1h"},
+};
+constexpr Parameter kFixedWindowParameters[] = {
+    kWindowParameters[0],
+    kWindowParameters[1],
+    {.name = "denied_cost",
+     .type = ParameterType::kChoice,
+     .required = false,
+     .absent = 0,
+     .choices = kDeniedCosts,
+     .hint = "free: a denial takes nothing; counted: it is counted too (envoyproxy/ratelimit)"},
 };
 constexpr Parameter kConcurrencyParameters[] = {
     {.name = "limit", .example = "10"},
@@ -118,7 +129,7 @@ constexpr Algorithm kAlgorithms[] = {
      .scaling = "period stretched",
      .brief_words = kLeakyBucketWords},
     {.name = "fixed_window",
-     .parameters = kWindowParameters,
+     .parameters = kFixedWindowParameters,
      .summary = "at most limit per window aligned to the epoch, or per calendar period in a "
                 "time zone",
      .size = "limit",
@@ -158,7 +169,7 @@ constexpr ScriptKindRow kScriptKinds[] = {
     {ScriptKind::kSmoothBucket, "KIND_SMOOTH_BUCKET", "capacity, refill, period, initial"},
     {ScriptKind::kIntervalBucket, "KIND_INTERVAL_BUCKET", "capacity, refill, period, initial"},
     {ScriptKind::kLeakyBucket, "KIND_LEAKY_BUCKET", "rate, period, max_delay, -"},
-    {ScriptKind::kFixedWindow, "KIND_FIXED_WINDOW", "limit, window, -, -"},
+    {ScriptKind::kFixedWindow, "KIND_FIXED_WINDOW", "limit, window, denied_cost, -"},
     {ScriptKind::kSlidingWindow, "KIND_SLIDING_WINDOW", "limit, window, -, -"},
     {ScriptKind::kSlidingLog, "KIND_SLIDING_LOG", "limit, window, -, -"},
     {ScriptKind::kConcurrency, "KIND_CONCURRENCY", "limit, lease_ttl, -, -"},
@@ -210,7 +221,8 @@ std::string words(const FixedWindow& p) {
            std::string(calendar_period_name(p.calendar->period)) + " in " +
            std::string(p.calendar->time_zone);
   }
-  return std::to_string(p.limit) + " per " + format_duration(p.window);
+  return std::to_string(p.limit) + " per " + format_duration(p.window) +
+         (p.denied_cost == DeniedCost::kCounted ? ", denied requests counted too" : "");
 }
 
 std::string words(const SlidingWindow& p) {
@@ -312,8 +324,11 @@ Limit scale_limit(const Limit& limit, double fraction) {
           p.period = stretch(p.period, fraction);
         } else if constexpr (std::is_same_v<P, LeakyBucket>) {
           p.period = stretch(p.period, fraction);
+        } else if constexpr (std::is_same_v<P, FixedWindow>) {
+          // A window of 0 (a counting one that admits nothing) admits nothing at any fraction.
+          if (p.limit > 0) p.limit = scale_count(p.limit, fraction);
         } else {
-          p.limit = scale_count(p.limit, fraction);  // windows, sliding log, concurrency
+          p.limit = scale_count(p.limit, fraction);  // sliding windows and log, concurrency
         }
         return p;
       },
@@ -333,6 +348,11 @@ std::array<std::optional<std::int64_t>, 5> parameter_values(const Limit& limit) 
           return {p.rate, p.period, p.max_delay};
         } else if constexpr (std::is_same_v<P, Concurrency>) {
           return {p.limit, p.lease_ttl};
+        } else if constexpr (std::is_same_v<P, FixedWindow>) {
+          // Left out when free (the default), so documents without it read and write unchanged.
+          return {p.limit, p.window,
+                  p.denied_cost == DeniedCost::kCounted ? std::optional<std::int64_t>(1)
+                                                        : std::nullopt};
         } else {
           return {p.limit, p.window};
         }
@@ -357,7 +377,9 @@ Limit make_limit(const Algorithm& row, std::span<const std::optional<std::int64_
     case 2:
       return LeakyBucket{.rate = at(0), .period = at(1), .max_delay = at(2)};
     case 3:
-      return FixedWindow{.limit = at(0), .window = at(1)};
+      return FixedWindow{.limit = at(0),
+                         .window = at(1),
+                         .denied_cost = at(2) == 1 ? DeniedCost::kCounted : DeniedCost::kFree};
     case 4:
       return SlidingWindow{.limit = at(0), .window = at(1)};
     case 5:
@@ -404,7 +426,8 @@ ScriptRecord script_record(const Limit& limit, Micros calendar_now) {
             const PeriodBounds next = calendar_period(*p.calendar, current.end);
             return {ScriptKind::kCalendarWindow, {p.limit, current.start, current.end, next.end}};
           }
-          return {ScriptKind::kFixedWindow, {p.limit, p.window, 0, 0}};
+          return {ScriptKind::kFixedWindow,
+                  {p.limit, p.window, static_cast<std::int64_t>(p.denied_cost), 0}};
         } else if constexpr (std::is_same_v<P, SlidingWindow>) {
           return {ScriptKind::kSlidingWindow, {p.limit, p.window, 0, 0}};
         } else if constexpr (std::is_same_v<P, SlidingLog>) {

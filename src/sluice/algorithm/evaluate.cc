@@ -89,6 +89,19 @@ void commit_limit(const Limit& limit, LimitState& state, std::int64_t cost, Micr
   });
 }
 
+bool commit_denied_limit(const Limit& limit, LimitState& state, std::int64_t cost, Micros now) {
+  bool wrote = false;
+  with_typed_state(limit, state, [&](const auto& params, auto& typed) {
+    // A counting window takes a cost it denies itself (not one another limit denied).
+    if constexpr (std::is_same_v<std::decay_t<decltype(params)>, FixedWindow>) {
+      if (!decide(params, typed, cost, now).allowed) {
+        wrote = commit_denied(params, typed, cost, now);
+      }
+    }
+  });
+  return wrote;
+}
+
 PolicyVerdict evaluate(std::span<const Limit> limits, std::span<LimitState> states,
                        std::int64_t cost, Micros now, std::string_view lease_id) {
   assert(!limits.empty() && limits.size() == states.size());
@@ -103,9 +116,15 @@ PolicyVerdict evaluate(std::span<const Limit> limits, std::span<LimitState> stat
       result.limit_index = i;
     }
   }
-  if (!result.verdict.allowed) return result;
+  if (!result.verdict.allowed) {
+    for (std::size_t i = 0; i < limits.size(); ++i) {
+      result.wrote = commit_denied_limit(limits[i], states[i], cost, now) || result.wrote;
+    }
+    return result;
+  }
   result.verdict.delay = longest_delay;
   if (cost == 0) return result;
+  result.wrote = true;
   for (std::size_t i = 0; i < limits.size(); ++i) {
     commit_limit(limits[i], states[i], cost, now, lease_id);
   }

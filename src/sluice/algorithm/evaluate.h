@@ -1,5 +1,7 @@
 // One decision over all limits of a policy, all or nothing (DESIGN.md §2): allowed only if every
-// limit allows; if any denies, none is charged. Dispatches each Limit to its algorithm.
+// limit allows; if any denies, none is charged — except a fixed window that counts denials
+// (DeniedCost::kCounted), which takes a cost it denies itself all the same. Dispatches each
+// Limit to its algorithm.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +21,8 @@ struct PolicyVerdict {
   // is the longest delay any limit asks for.
   Verdict verdict;
   std::size_t limit_index = 0;
+  // Whether the states changed: an allowed cost, or a denied one a counting window took.
+  bool wrote = false;
 };
 
 // State of a subject the store holds nothing for under `limit`.
@@ -37,6 +41,10 @@ Micros expires_at(const Limit& limit, const LimitState& state);
 Verdict decide_limit(const Limit& limit, const LimitState& state, std::int64_t cost, Micros now);
 void commit_limit(const Limit& limit, LimitState& state, std::int64_t cost, Micros now,
                   std::string_view lease_id);
+// What a denial of `cost` does to one limit: a fixed window counting denials
+// (DeniedCost::kCounted) that denies the cost itself counts it; nothing else changes. Returns
+// whether the state changed.
+bool commit_denied_limit(const Limit& limit, LimitState& state, std::int64_t cost, Micros now);
 
 // Decides `cost` for one subject. Preconditions: limits non-empty, states.size() ==
 // limits.size(), state_fits(limits[i], states[i]). When allowed with cost > 0, every state is

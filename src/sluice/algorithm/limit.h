@@ -40,13 +40,20 @@ struct LeakyBucket {
   Micros max_delay = 0;
 };
 
+// What a denied request takes from a fixed window: nothing (Sluice's rule: a denial charges
+// nothing), or its cost all the same, as envoyproxy/ratelimit counts every hit unless its
+// STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT is set (docs/envoy.md "Counting denied hits").
+enum class DeniedCost : std::uint8_t { kFree, kCounted };
+
 // At most `limit` units per window aligned to the epoch, or, with `calendar`, per calendar period
 // in a time zone (calendar.h); `window` is then the longest such period (what validation bounds
-// products and horizons with).
+// products and horizons with). With DeniedCost::kCounted a denial is counted too, so the window
+// stays over once it is over, and `limit` may be 0 (every request with a cost is denied).
 struct FixedWindow {
   std::int64_t limit = 0;
   Micros window = 0;
   std::optional<Calendar> calendar;
+  DeniedCost denied_cost = DeniedCost::kFree;
 };
 
 // Cloudflare's estimate: previous window weighted by its overlap plus the current window.

@@ -18,6 +18,13 @@ Status check_token_lease_limits(std::span<const Limit> limits) {
                               "]: a calendar fixed_window cannot be leased (token leases serve "
                               "windows of a fixed length)");
     }
+    if (const auto* window = std::get_if<FixedWindow>(&limits[i]);
+        window && window->denied_cost == DeniedCost::kCounted) {
+      // A lease is taken before the requests it serves; a denied request has nothing to take
+      // from, so a node could not count it where the shared window would.
+      return invalid_argument("limits[" + std::to_string(i) +
+                              "]: a fixed_window with denied_cost: counted cannot be leased");
+    }
     if (!leasable) {
       return invalid_argument("limits[" + std::to_string(i) +
                               "]: " + std::string(algorithm_name(limits[i])) +

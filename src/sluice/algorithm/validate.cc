@@ -96,8 +96,13 @@ void check(Checker& c, const LeakyBucket& p, const ValidationOptions&) {
 }
 
 void check(Checker& c, const FixedWindow& p, const ValidationOptions&) {
-  c.at_least("limit", p.limit, 1);
+  // A window that counts denials may admit nothing (envoyproxy/ratelimit's requests_per_unit: 0):
+  // it still answers, counts and resets like any other.
+  c.at_least("limit", p.limit, p.denied_cost == DeniedCost::kCounted ? 0 : 1);
   if (p.calendar) {
+    if (p.denied_cost == DeniedCost::kCounted) {
+      c.fail("denied_cost", "counted is not available with a calendar period");
+    }
     // `window` is not the document's: the parser sets it to the longest period.
     if (Status zone = validate_time_zone(p.calendar->time_zone); !zone.ok()) {
       c.fail("time_zone", std::string(zone.message()));

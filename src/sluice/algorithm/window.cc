@@ -106,17 +106,26 @@ WindowState initial_state(const FixedWindow& params, Micros now) {
 }
 
 Verdict decide_window_count(std::int64_t limit, std::int64_t count, Micros window_end,
-                            std::int64_t cost, Micros now) {
+                            std::int64_t cost, Micros now, DeniedCost denied_cost) {
   Verdict verdict{.limit = limit};
+  // A counting window reports its end in every verdict, empty or not, as envoyproxy/ratelimit
+  // reports the time to the end of the unit for every limited descriptor.
+  const bool counting = denied_cost == DeniedCost::kCounted;
   if (count + cost <= limit) {
     verdict.allowed = true;
     verdict.remaining = limit - count - cost;
-    verdict.reset_after = count + cost > 0 ? window_end - now : 0;
+    verdict.reset_after = count + cost > 0 || counting ? window_end - now : 0;
     return verdict;
   }
-  verdict.remaining = std::max<std::int64_t>(0, limit - count);  // debt: quota.h
-  // An empty window (only a cost above the limit is denied there) has nothing to reset.
-  verdict.reset_after = count > 0 ? window_end - now : 0;
+  if (counting) {
+    // The denied cost is counted (commit_denied): nothing remains.
+    verdict.remaining = 0;
+    verdict.reset_after = window_end - now;
+  } else {
+    verdict.remaining = std::max<std::int64_t>(0, limit - count);  // debt: quota.h
+    // An empty window (only a cost above the limit is denied there) has nothing to reset.
+    verdict.reset_after = count > 0 ? window_end - now : 0;
+  }
   if (cost <= limit) verdict.retry_after = window_end - now;
   return verdict;
 }
@@ -124,12 +133,19 @@ Verdict decide_window_count(std::int64_t limit, std::int64_t count, Micros windo
 Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t cost, Micros now) {
   const WindowState current = fixed_at(params, state, now);
   return decide_window_count(params.limit, current.count,
-                             fixed_end_of(params, current.window_start), cost, now);
+                             fixed_end_of(params, current.window_start), cost, now,
+                             params.denied_cost);
 }
 
 void commit(const FixedWindow& params, WindowState& state, std::int64_t cost, Micros now) {
   state = fixed_at(params, state, now);
   state.count += cost;
+}
+
+bool commit_denied(const FixedWindow& params, WindowState& state, std::int64_t cost, Micros now) {
+  if (params.denied_cost != DeniedCost::kCounted || cost == 0) return false;
+  commit(params, state, cost, now);
+  return true;
 }
 
 Micros expires_at(const FixedWindow& params, const WindowState& state) {

@@ -13,14 +13,20 @@
 namespace sluice::algorithm {
 
 // The fixed window's decision once its window is known: `count` units counted in a window ending
-// at `window_end` (> now), `limit` per window. Stores whose windows come from elsewhere (the Redis
-// module's calendar windows, whose bounds the client computes) decide with it too.
+// at `window_end` (> now), `limit` per window, denials counted or not. Stores whose windows come
+// from elsewhere (the Redis module's calendar windows, whose bounds the client computes) decide
+// with it too.
 Verdict decide_window_count(std::int64_t limit, std::int64_t count, Micros window_end,
-                            std::int64_t cost, Micros now);
+                            std::int64_t cost, Micros now,
+                            DeniedCost denied_cost = DeniedCost::kFree);
 
 WindowState initial_state(const FixedWindow& params, Micros now);
 Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t cost, Micros now);
 void commit(const FixedWindow& params, WindowState& state, std::int64_t cost, Micros now);
+// An acquire of `cost` this window denied: counted (true) when the window counts denials
+// (DeniedCost::kCounted), else nothing changes (false). Decide's verdict for that denial already
+// reports the counted state (remaining 0, reset at the window's end).
+bool commit_denied(const FixedWindow& params, WindowState& state, std::int64_t cost, Micros now);
 Micros expires_at(const FixedWindow& params, const WindowState& state);
 
 // Admits when previous * (window - elapsed) + (current + cost) * window <= limit * window, all

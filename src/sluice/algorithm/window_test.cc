@@ -141,6 +141,42 @@ TEST(FixedWindowTest, CostAboveLimitOnAnEmptyWindowReportsNothingToReset) {
   EXPECT_EQ(decide(params, state, 6, kEpoch + 300 * kMs).reset_after, 0);
 }
 
+TEST(FixedWindowTest, ACountingWindowTakesTheCostsItDeniesAndAFreeOneDoesNot) {
+  // envoyproxy/ratelimit's counting: 3 + 3 on a limit of 5 is over, and counted, so 1 more is
+  // over too; a free window (Sluice's rule) admits it.
+  for (const DeniedCost denied_cost : {DeniedCost::kFree, DeniedCost::kCounted}) {
+    SCOPED_TRACE(denied_cost == DeniedCost::kFree ? "free" : "counted");
+    const FixedWindow params{.limit = 5, .window = kSecond, .denied_cost = denied_cost};
+    const std::array limits = {Limit(params)};
+    std::array states = {LimitState(initial_state(params, kEpoch))};
+    EXPECT_TRUE(evaluate(limits, states, 3, kEpoch, {}).verdict.allowed);
+    const PolicyVerdict over = evaluate(limits, states, 3, kEpoch + 100 * kMs, {});
+    EXPECT_FALSE(over.verdict.allowed);
+    EXPECT_EQ(over.wrote, denied_cost == DeniedCost::kCounted);
+    EXPECT_EQ(over.verdict.remaining, denied_cost == DeniedCost::kCounted ? 0 : 2);
+    EXPECT_EQ(std::get<WindowState>(states[0]).count, denied_cost == DeniedCost::kCounted ? 6 : 3);
+    EXPECT_EQ(evaluate(limits, states, 1, kEpoch + 200 * kMs, {}).verdict.allowed,
+              denied_cost == DeniedCost::kFree);
+  }
+}
+
+TEST(FixedWindowTest, ACountingWindowReportsItsEndEvenEmptyAndMayHoldZero) {
+  const FixedWindow zero{.limit = 0, .window = kSecond, .denied_cost = DeniedCost::kCounted};
+  EXPECT_TRUE(validate_limit(Limit(zero), "").empty());
+  EXPECT_FALSE(validate_limit(Limit(FixedWindow{.limit = 0, .window = kSecond}), "").empty());
+  WindowState state = initial_state(zero, kEpoch);
+  const Verdict peek = decide(zero, state, 0, kEpoch + 250 * kMs);
+  EXPECT_TRUE(peek.allowed);
+  EXPECT_EQ(peek.reset_after, 750 * kMs);
+  const Verdict denied = decide(zero, state, 1, kEpoch + 250 * kMs);
+  EXPECT_FALSE(denied.allowed);
+  EXPECT_EQ(denied.retry_after, kNever);  // 1 > 0 never fits
+  EXPECT_EQ(denied.reset_after, 750 * kMs);
+  EXPECT_TRUE(commit_denied(zero, state, 1, kEpoch + 250 * kMs));
+  EXPECT_FALSE(decide(zero, state, 0, kEpoch + 500 * kMs).allowed);  // 1 counted: over
+  EXPECT_FALSE(commit_denied(zero, state, 0, kEpoch + 500 * kMs));   // a peek counts nothing
+}
+
 TEST(FixedWindowTest, ClockSteppingBackStillCountsInTheLaterWindow) {
   const FixedWindow params{.limit = 3, .window = kSecond};
   WindowState state = initial_state(params, kEpoch);

@@ -1,8 +1,13 @@
 #include "sluice/app/server.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <stop_token>
@@ -30,6 +35,7 @@
 #include "sluice/service/policy_lookup.h"
 #include "sluice/service/readiness.h"
 #include "sluice/service/token_batch_metrics.h"
+#include "sluice/store/redis/engine_metrics.h"
 
 namespace sluice::app {
 namespace {
@@ -159,7 +165,7 @@ http::HttpServerOptions http_options(const Settings& s, const HostPort& listen,
           .max_connections_per_peer = static_cast<std::size_t>(s.max_connections_per_peer),
           .tls = tls_options(s),
           .tls_handshake_timeout = s.tls_handshake_timeout,
-          .access_log = s.access_log};
+          .access_log = s.access_log != kAccessLogOff};
 }
 
 grpc_server::GrpcServerOptions grpc_options(const Settings& s, const HostPort& listen,
@@ -211,6 +217,16 @@ StatusOr<T> internal_if_error(StatusOr<T> started) {
 // Declared in the order they are built; destroyed in reverse, each before what it uses.
 struct RunningServer::Parts {
   Settings settings;
+  // The access log's file when `access_log` names one; open while the HTTP server writes to it.
+  struct AccessLogFile {
+    int fd = -1;
+    AccessLogFile() = default;
+    AccessLogFile(const AccessLogFile&) = delete;
+    AccessLogFile& operator=(const AccessLogFile&) = delete;
+    ~AccessLogFile() {
+      if (fd >= 0) ::close(fd);
+    }
+  } access_log_file;
   ServePolicies policies;
   std::unique_ptr<service::CachedPolicyLookup> lookup;
   // A credential revoked while serving fails every decision; say so loudly, but once per 10 s.
@@ -253,6 +269,15 @@ Status RunningServer::Parts::open_backend_for(const ServeInputs& inputs) {
     }
   };
   SLUICE_ASSIGN_OR_RETURN(backend, service::open_backend(settings.redis, std::move(options)));
+  if (backend->redis && backend->unanswered_at_start.ok()) {
+    // Which engine each node runs (store/redis/script_engine.h), as probed at connect.
+    std::string engines;
+    for (const auto& [node, engine] : backend->redis->client().engines()) {
+      engines +=
+          (engines.empty() ? "" : ",") + node + "=" + std::string(redis::engine_name(engine));
+    }
+    log_info("redis engines", {{"redis", backend->redis_address()}, {"engines", engines}});
+  }
   if (!backend->unanswered_at_start.ok() && inputs.warn) {
     inputs.warn(backend->unanswered_warning(
         "until it does, each policy's on_store_failure decides and /readyz answers 503"));
@@ -278,6 +303,7 @@ void RunningServer::Parts::add_routes() {
           .store_metrics =
               [this](std::string& out) {
                 http::write_memory_store_metrics(out, backend->memory->stats());
+                if (backend->redis) redis::write_engine_metrics(out, backend->redis->client());
                 service::write_token_batch_metrics(out, backend->limiter->token_batch_stats(),
                                                    backend->live_nodes());
                 if (const http::HttpServer* running = http_server.load()) {
@@ -330,6 +356,16 @@ Status RunningServer::Parts::start_http() {
   options.on_response = [this](std::string_view route, int status, Micros duration) {
     metrics.record_http(route, status, duration);
   };
+  if (options.access_log && s.access_log != kAccessLogStderr) {
+    // Appended to, so that logrotate's copytruncate (or a reader's tail -F) works.
+    access_log_file.fd =
+        ::open(s.access_log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    if (access_log_file.fd < 0) {
+      return invalid_argument("access_log: cannot open " + s.access_log + ": " +
+                              std::strerror(errno));
+    }
+    options.access_log_fd = access_log_file.fd;
+  }
   SLUICE_ASSIGN_OR_RETURN(server, start_error(http::HttpServer::start(options, router)));
   http_server.store(server.get());
   log_info("listening", {{"address", listen.host + ":" + std::to_string(server->port())},

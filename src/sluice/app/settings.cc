@@ -379,8 +379,21 @@ const std::vector<Setting>& settings() {
         "docs/server.md)",
         integer_setter(&Settings::check_deny_status, 400, 499),
         [](const Settings& s) { return std::to_string(s.check_deny_status); });
-    add("access_log", "One JSON line per request on stderr (true/false)",
-        bool_setter(&Settings::access_log), bool_shower(&Settings::access_log));
+    add(
+        "access_log",
+        "One JSON line per request: off, stderr, or a file to append to (true/false, the "
+        "values of old, mean stderr/off)",
+        [](Settings& s, std::string_view text) -> Status {
+          if (text.empty()) return invalid_argument("must be off, stderr or a file");
+          // A file named like a boolean would be a surprise; the booleans keep their old meaning.
+          if (StatusOr<bool> on = parse_bool(text); on.ok()) {
+            s.access_log = *on ? kAccessLogStderr : kAccessLogOff;
+          } else {
+            s.access_log = text;
+          }
+          return Status();
+        },
+        [](const Settings& s) { return s.access_log; });
     add(
         "local_fraction",
         "Failure mode `local`: share of each limit this node grants alone while Redis is down "

@@ -24,6 +24,9 @@ namespace sluice::app {
 inline const grpc_server::GrpcServerOptions kGrpcDefaults{};
 // A size as the settings hold it (signed, as they are parsed and printed).
 constexpr std::int64_t as_setting(std::size_t size) { return static_cast<std::int64_t>(size); }
+// The access log's two named places; any other value of `access_log` is a file.
+inline constexpr std::string_view kAccessLogOff = "off";
+inline constexpr std::string_view kAccessLogStderr = "stderr";
 
 struct Settings {
   std::string listen = "127.0.0.1:8080";
@@ -98,7 +101,8 @@ struct Settings {
   std::string check_key_header = "X-Sluice-Key";
   std::string check_cost_header = "X-Sluice-Cost";
   int check_deny_status = 429;
-  bool access_log = true;
+  // The access log: "off", "stderr", or a file the lines are appended to (docs/server.md).
+  std::string access_log = std::string(kAccessLogOff);
   double local_fraction = 1.0;
   std::string node_id;  // empty: a random one per start
   Micros heartbeat_ttl = 3 * kMicrosPerSecond;

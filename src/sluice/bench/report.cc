@@ -88,8 +88,12 @@ std::string format_latency(std::uint64_t ns) {
 }
 
 std::string format_table(const std::vector<LoadResult>& results, LoadMode mode) {
-  std::vector<Column> columns = {
-      {"threads", 7}, {"decisions/s", 11}, {"allowed", 10}, {"denied", 10}, {"errors", 6}};
+  // Async callers are requests in flight, not threads: the column says which it counts.
+  std::vector<Column> columns = {{mode == LoadMode::kAsync ? "in flight" : "threads", 9},
+                                 {"decisions/s", 11},
+                                 {"allowed", 10},
+                                 {"denied", 10},
+                                 {"errors", 6}};
   if (mode == LoadMode::kOpen) {
     columns.push_back({"intended/s", 10});
     columns.push_back({"unsent", 8});

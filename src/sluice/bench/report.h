@@ -22,9 +22,9 @@ nlohmann::json result_to_json(const LoadResult& result, LoadMode mode);
 // "850ns", "78.1us", "1.23ms", "2.50s": three significant digits.
 std::string format_latency(std::uint64_t nanoseconds);
 
-// The human table: one row per point (decisions/s, allowed, denied, errors, p50, p90, p99, p99.9,
-// max; open loop adds the intended rate and unsent requests; a batching store, decisions per
-// call).
+// The human table: one row per point (threads, or callers "in flight" for kAsync; decisions/s,
+// allowed, denied, errors, p50, p90, p99, p99.9, max; open loop adds the intended rate and unsent
+// requests; a batching store, decisions per call).
 std::string format_table(const std::vector<LoadResult>& results, LoadMode mode);
 
 }  // namespace sluice::bench

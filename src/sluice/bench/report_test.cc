@@ -69,5 +69,13 @@ TEST(ReportTest, TableHasAHeaderAndOneRowPerPoint) {
   EXPECT_THAT(with_calls, HasSubstr("  5.0\n"));
 }
 
+TEST(ReportTest, AsyncTableCountsCallersInFlightNotThreads) {
+  const std::string async = format_table({sample_result()}, LoadMode::kAsync);
+  EXPECT_EQ(async.rfind("in flight", 0), 0u) << async;
+  EXPECT_THAT(async, Not(HasSubstr("threads")));
+  const std::string closed = format_table({sample_result()}, LoadMode::kClosed);
+  EXPECT_EQ(closed.rfind("  threads", 0), 0u) << closed;
+}
+
 }  // namespace
 }  // namespace sluice::bench

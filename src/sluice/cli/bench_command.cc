@@ -135,7 +135,7 @@ std::string cpu_model() {
 }
 
 // One line of progress on the note stream, drawn over the last one.
-void draw_progress(const Run& run, const bench::Progress& p) {
+void draw_progress(const Run& run, const bench::Progress& p, bool async) {
   constexpr int kWidth = 30;
   const double fraction =
       p.total_ns > 0
@@ -146,8 +146,9 @@ void draw_progress(const Run& run, const bench::Progress& p) {
   bar.append(static_cast<std::size_t>(kWidth - filled), '.');
   const double seconds = static_cast<double>(p.elapsed_ns) / 1e9;
   char line[160];
-  std::snprintf(line, sizeof line, "\r\033[Kthreads %-4d [%s] %5.1f/%.1fs  %.0f decisions/s",
-                p.threads, bar.c_str(), seconds, static_cast<double>(p.total_ns) / 1e9,
+  std::snprintf(line, sizeof line, "\r\033[K%s %-4d [%s] %5.1f/%.1fs  %.0f decisions/s",
+                async ? "in flight" : "threads", p.threads, bar.c_str(), seconds,
+                static_cast<double>(p.total_ns) / 1e9,
                 seconds > 0 ? static_cast<double>(p.decisions) / seconds : 0.0);
   run.note() << line << std::flush;
 }
@@ -231,7 +232,8 @@ Status run_bench(const Run& run, const BenchOptions& options) {
         .key_prefix = options.key_prefix,
         .seed = options.seed,
     };
-    if (progress) load.on_progress = [&run](const bench::Progress& p) { draw_progress(run, p); };
+    if (progress)
+      load.on_progress = [&run, async](const bench::Progress& p) { draw_progress(run, p, async); };
     results.push_back(bench::run_load(*target, load));
     if (progress) run.note() << "\r\033[K" << std::flush;
   }

@@ -36,6 +36,9 @@ struct PolicyOptions {
   std::string import_format = "sluice";
   bool dry_run = false;
   bool allow_lossy = false;
+  // --format envoy: envoyproxy/ratelimit's STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT (a denied hit
+  // is not counted); by default denied hits are counted, as it counts them by default.
+  bool stop_increment_when_over_limit = false;
 };
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
@@ -293,7 +296,10 @@ StatusOr<std::vector<Policy>> policies_to_import(const Run& run, const PolicyOpt
     }
     return std::move(parsed.policies);
   }
-  policy::EnvoyImport converted = policy::import_envoy_config(text);
+  policy::EnvoyImport converted =
+      policy::import_envoy_config(text, {.denied_cost = options.stop_increment_when_over_limit
+                                                            ? algorithm::DeniedCost::kFree
+                                                            : algorithm::DeniedCost::kCounted});
   for (const algorithm::FieldError& warning : converted.warnings) {
     run.note() << "warning: " << (warning.field.empty() ? "" : warning.field + ": ")
                << warning.message << "\n";
@@ -455,8 +461,14 @@ void add_policy_command(CLI::App& app, std::shared_ptr<const Environment> env) {
                      "Check everything and print what would be created or updated; change "
                      "nothing");
   importer->add_flag("--allow-lossy", options->allow_lossy,
-                     "With --format envoy: import even though parts of the config cannot be "
-                     "represented (each is printed as a warning)");
+                     "With --format envoy: import even though parts of the config will answer "
+                     "or measure differently (each is printed as a warning)");
+  importer->add_flag(
+      "--stop-cache-key-increment-when-overlimit", options->stop_increment_when_over_limit,
+      "With --format envoy: a denied request counts nothing, as envoyproxy/ratelimit "
+      "with STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT=true (the imported windows get "
+      "denied_cost: free); by default denied hits are counted, as it does by "
+      "default");
 }
 
 }  // namespace sluice::cli

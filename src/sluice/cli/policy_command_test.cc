@@ -454,6 +454,7 @@ descriptors:
     rate_limit: {unit: minute, requests_per_unit: 5}
   - key: path
     value: /api/*
+    detailed_metric: true
     rate_limit: {unit: second, requests_per_unit: 20, replaces: [{name: global}]}
 )";
 
@@ -461,15 +462,17 @@ TEST_F(PolicyCommandTest, EnvoyImportRefusesToLoseAnythingWithoutAllowLossy) {
   const CliResult refused =
       run({"policy", "import", "--format", "envoy", "-"}, std::string(kEnvoyConfig));
   EXPECT_EQ(refused.code, kExitInvalid);
-  EXPECT_THAT(refused.err, HasSubstr("warning: descriptors[2].rate_limit.replaces"));
+  EXPECT_THAT(refused.err, HasSubstr("warning: descriptors[2].detailed_metric"));
   EXPECT_THAT(refused.err, HasSubstr("--allow-lossy"));
   EXPECT_TRUE(policies->list()->empty());
 
   const CliResult lossy = run({"policy", "import", "--format", "envoy", "--allow-lossy", "-"},
                               std::string(kEnvoyConfig));
   EXPECT_EQ(lossy.code, kExitOk) << lossy.err;
-  EXPECT_THAT(lossy.err, HasSubstr("warning: descriptors[2].rate_limit.replaces"));
+  EXPECT_THAT(lossy.err, HasSubstr("warning: descriptors[2].detailed_metric"));
   EXPECT_EQ(lossy.out, "imported 3 policies (3 new, 0 updated)\n");
+  EXPECT_EQ(policies->get("edge.path__api__")->descriptors->replaces,
+            std::vector<std::string>{"global"});
   EXPECT_EQ(policies->get("edge.path__login")->mode, policy::Mode::kShadow);
   EXPECT_EQ(policies->get("edge.remote_address")->apps, std::vector<std::string>{"edge"});
   // Descriptor-matching policies: the gRPC front end finds them by the descriptor's path.
@@ -478,6 +481,23 @@ TEST_F(PolicyCommandTest, EnvoyImportRefusesToLoseAnythingWithoutAllowLossy) {
   ASSERT_TRUE(section);
   EXPECT_EQ(section->entries,
             (std::vector<policy::DescriptorEntry>{{"remote_address", std::nullopt}}));
+  EXPECT_EQ(section->answers, policy::DescriptorAnswers::kEnvoy);
+}
+
+TEST_F(PolicyCommandTest, EnvoyImportCountsDeniedHitsUnlessTheStopFlagIsGiven) {
+  constexpr std::string_view kConfig =
+      "domain: edge\ndescriptors:\n  - {key: user, rate_limit: {unit: second, "
+      "requests_per_unit: 5}}\n";
+  ASSERT_EQ(run({"policy", "import", "--format", "envoy", "-"}, std::string(kConfig)).code,
+            kExitOk);
+  const auto counted = std::get<algorithm::FixedWindow>(policies->get("edge.user")->limits.at(0));
+  EXPECT_EQ(counted.denied_cost, algorithm::DeniedCost::kCounted);
+  const CliResult stopped = run(
+      {"policy", "import", "--format", "envoy", "--stop-cache-key-increment-when-overlimit", "-"},
+      std::string(kConfig));
+  ASSERT_EQ(stopped.code, kExitOk) << stopped.err;
+  const auto free = std::get<algorithm::FixedWindow>(policies->get("edge.user")->limits.at(0));
+  EXPECT_EQ(free.denied_cost, algorithm::DeniedCost::kFree);
 }
 
 TEST_F(PolicyCommandTest, EnvoyImportWithErrorsImportsNothingAndListsThemAll) {
@@ -485,7 +505,7 @@ TEST_F(PolicyCommandTest, EnvoyImportWithErrorsImportsNothingAndListsThemAll) {
 domain: edge
 descriptors:
   - {key: a, value: b, rate_limit: {unit: fortnight, requests_per_unit: 1}}
-  - {key: c, value: d, rate_limit: {unit: second, requests_per_unit: 0}}
+  - {key: c, value: d, rate_limit: {unit: second, requests_per_unit: -1}}
 )");
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("  descriptors[0].rate_limit.unit: "));

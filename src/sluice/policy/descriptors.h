@@ -1,8 +1,9 @@
 // Descriptor matching for the Envoy Rate Limit Service (docs/envoy.md): a policy's optional
 // `descriptors` section places it in a domain's descriptor tree, and DescriptorIndex finds the
 // policy a request descriptor reaches, with envoyproxy/ratelimit's semantics:
-//   - each level matches an entry by key and value, else by a wildcard value ("foo*": any value
-//     starting with "foo"), else by key alone (the more specific match wins, and there is no
+//   - each level matches an entry by key and value, else by a wildcard value (each '*' stands for
+//     any run of characters: "foo*" is any value starting with "foo", "/api/*/edit" any value
+//     between those ends), else by key alone (the more specific match wins, and there is no
 //     backtracking once one is taken);
 //   - a descriptor matches only when its last entry lands on a node that holds a policy;
 //   - an unmatched descriptor is not limited.
@@ -11,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -25,12 +27,24 @@ namespace sluice::policy {
 
 struct Policy;
 
-// One level of a descriptor path: a key, and the value it must have (absent: any value; ending
-// in '*': any value starting with what precedes the '*').
+// One level of a descriptor path: a key, and the value it must have (absent: any value; holding
+// a '*': a wildcard, each '*' any run of characters).
 struct DescriptorEntry {
   std::string key;
   std::optional<std::string> value;
+  // A wildcard's values share one count (envoyproxy/ratelimit's share_threshold): the subject
+  // holds the pattern at this level instead of the request's value. Only with a wildcard value.
+  bool shared = false;
   friend bool operator==(const DescriptorEntry&, const DescriptorEntry&) = default;
+};
+
+// How the gRPC front end writes a matched descriptor's status (docs/envoy.md "Answers").
+enum class DescriptorAnswers : std::uint8_t {
+  kSluice,  // current_limit.name the policy's name, duration_until_reset to the microsecond
+  // As envoyproxy/ratelimit (an imported configuration): current_limit.name the rate limit's
+  // `name` (limit_name, possibly empty), duration_until_reset in whole seconds (rounded up), an
+  // unlimited descriptor's limit_remaining 4294967295.
+  kEnvoy,
 };
 
 // A policy's place in its domains' descriptor trees and envoyproxy/ratelimit's node options.
@@ -49,15 +63,22 @@ struct DescriptorSection {
   // move it into debt down to the policy's max_debt (docs/quotas.md). Not with unlimited or
   // allow_override.
   bool charge = false;
+  // envoyproxy/ratelimit's rate_limit.name: what `replaces` names, and the current_limit.name of
+  // kEnvoy answers. Empty: none.
+  std::string limit_name;
+  // The limit names this path replaces: when one call's descriptors reach both, the replaced
+  // one is not limited (nor counted) in that call (envoyproxy/ratelimit's `replaces`).
+  std::vector<std::string> replaces;
+  DescriptorAnswers answers = DescriptorAnswers::kSluice;
   friend bool operator==(const DescriptorSection&, const DescriptorSection&) = default;
 };
 
 inline constexpr std::size_t kMaxDescriptorDepth = 16;
 inline constexpr std::size_t kMaxDescriptorTextBytes = 256;
 
-// Reads a `descriptors` section ({"entries": [{"key", "value"?}...], "unlimited"?,
-// "detailed_metric"?, "allow_override"?, "charge"?}); every problem is an error naming its field
-// under `prefix`.
+// Reads a `descriptors` section ({"entries": [{"key", "value"?, "shared"?}...], "unlimited"?,
+// "detailed_metric"?, "allow_override"?, "charge"?, "name"?, "replaces"?, "answers"?}); every
+// problem is an error naming its field under `prefix`.
 std::optional<DescriptorSection> descriptor_section_from_json(
     const nlohmann::json& section, const std::string& prefix,
     std::vector<algorithm::FieldError>& errors);
@@ -92,8 +113,9 @@ class DescriptorIndex {
  private:
   struct Wildcard {
     std::string key;
-    std::string prefix;  // the value without its trailing '*'
+    std::string pattern;  // the value, '*' standing for any run of characters
     std::string index_key;
+    bool shared = false;  // DescriptorEntry::shared: the subject holds the pattern
   };
   struct Node {
     // Children by "key\0value" (value and wildcard matches) and by "key" (key-only matches).
@@ -102,8 +124,11 @@ class DescriptorIndex {
     std::vector<Wildcard> wildcards;  // the wildcard children, tried in order
     std::shared_ptr<const Policy> policy;
   };
+  // The policy `entries` reach from `root`, and in `values` the value each level counts under
+  // (the request's, or a shared wildcard's pattern).
   static const std::shared_ptr<const Policy>* match_in(const Node& root,
-                                                       const std::vector<RequestEntry>& entries);
+                                                       const std::vector<RequestEntry>& entries,
+                                                       std::vector<std::string_view>& values);
 
   std::unordered_map<std::string, Node> domains_;  // "*" included
   std::vector<std::string> conflicts_;
@@ -116,7 +141,14 @@ class DescriptorIndex {
 bool descriptor_paths_overlap(const std::vector<DescriptorEntry>& a,
                               const std::vector<DescriptorEntry>& b);
 
-// The subject of DescriptorMatch for these entries.
+// The subject of DescriptorMatch for these entries (or these values, one per level).
 std::string descriptor_subject(const std::vector<RequestEntry>& entries);
+std::string descriptor_subject_of_values(const std::vector<std::string_view>& values);
+
+// Whether `value` fits `pattern`, where each '*' stands for any run of characters (none
+// included) and every other character for itself. Linear in practice: backtracks to the last
+// '*' only.
+bool wildcard_matches(std::string_view pattern, std::string_view value);
+bool is_wildcard(std::string_view value);
 
 }  // namespace sluice::policy

@@ -104,6 +104,53 @@ TEST(DescriptorIndex, WildcardValuesMatchByPrefixAfterExactValuesAndBeforeKeyOnl
   EXPECT_EQ(matched(index, "d", {{"other", "/api/x"}}), "none");
 }
 
+TEST(DescriptorIndex, AStarInsideAValueStandsForAnyRunOfCharacters) {
+  const DescriptorIndex index({descriptor_policy("action", {"d"}, {{"path", "/api/*/action"}}),
+                               descriptor_policy("edit", {"d"}, {{"path", "/api/*/item/*/edit"}})});
+  EXPECT_EQ(matched(index, "d", {{"path", "/api/123/action"}}), "action /api/123/action");
+  EXPECT_EQ(matched(index, "d", {{"path", "/api/a/b/action"}}), "action /api/a/b/action");
+  EXPECT_EQ(matched(index, "d", {{"path", "/api//action"}}), "action /api//action");
+  EXPECT_EQ(matched(index, "d", {{"path", "/api/123/actions"}}), "none");
+  EXPECT_EQ(matched(index, "d", {{"path", "/api/7/item/9/edit"}}), "edit /api/7/item/9/edit");
+  EXPECT_EQ(matched(index, "d", {{"path", "/api/7/item/9/view"}}), "none");
+}
+
+TEST(WildcardMatches, IsAnchoredAtBothEndsAndBacktracksToTheLastStar) {
+  struct Case {
+    std::string_view pattern, value;
+    bool matches;
+  };
+  for (const Case& c : std::vector<Case>{{"a*", "a", true},
+                                         {"a*", "abc", true},
+                                         {"a*", "ba", false},
+                                         {"*c", "abc", true},
+                                         {"a*c", "ac", true},
+                                         {"a*c", "abcbc", true},
+                                         {"a*c", "abcb", false},
+                                         {"a*b*c", "axxbyyc", true},
+                                         {"a*b*c", "axxcyyb", false},
+                                         {"*", "", true},
+                                         {"**", "x", true},
+                                         {"abc", "abc", true},
+                                         {"abc", "abd", false}}) {
+    SCOPED_TRACE(std::string(c.pattern) + " ~ " + std::string(c.value));
+    EXPECT_EQ(wildcard_matches(c.pattern, c.value), c.matches);
+  }
+}
+
+TEST(DescriptorIndex, ASharedWildcardCountsEveryValueUnderItsPattern) {
+  Policy shared;
+  shared.name = "shared";
+  shared.apps = {"d"};
+  shared.limits = {algorithm::FixedWindow{.limit = 1, .window = kMicrosPerSecond}};
+  shared.descriptors = DescriptorSection{
+      .entries = {{.key = "model", .value = "gpt-*", .shared = true}, {.key = "tenant"}}};
+  const DescriptorIndex index({std::make_shared<const Policy>(shared)});
+  EXPECT_EQ(matched(index, "d", {{"model", "gpt-4"}, {"tenant", "t1"}}), "shared gpt-*|t1");
+  EXPECT_EQ(matched(index, "d", {{"model", "gpt-5"}, {"tenant", "t1"}}), "shared gpt-*|t1");
+  EXPECT_EQ(matched(index, "d", {{"model", "gpt-5"}, {"tenant", "t2"}}), "shared gpt-*|t2");
+}
+
 TEST(DescriptorIndex, SubjectsAreInjectiveForOnePath) {
   EXPECT_EQ(descriptor_subject({{"k", "a|b"}, {"k2", "c"}}), "a\\|b|c");
   EXPECT_NE(descriptor_subject({{"k", "a|b"}, {"k2", "c"}}),
@@ -135,8 +182,12 @@ descriptors:
   entries:
     - {key: message_type, value: marketing}
     - {key: to_number}
+    - {key: route, value: "/v1/*", shared: true}
   detailed_metric: true
   allow_override: true
+  name: per_number
+  replaces: [global, per_day]
+  answers: envoy
 limits:
   - {algorithm: sliding_window, limit: 5, window: 1d}
 )");
@@ -144,7 +195,11 @@ limits:
   ASSERT_TRUE(parsed.policy->descriptors);
   const DescriptorSection& section = *parsed.policy->descriptors;
   EXPECT_EQ(section.entries, (std::vector<DescriptorEntry>{{"message_type", "marketing"},
-                                                           {"to_number", std::nullopt}}));
+                                                           {"to_number", std::nullopt},
+                                                           {"route", "/v1/*", true}}));
+  EXPECT_EQ(section.limit_name, "per_number");
+  EXPECT_EQ(section.replaces, (std::vector<std::string>{"global", "per_day"}));
+  EXPECT_EQ(section.answers, DescriptorAnswers::kEnvoy);
   EXPECT_TRUE(section.detailed_metric);
   EXPECT_TRUE(section.allow_override);
   EXPECT_FALSE(section.unlimited);
@@ -206,16 +261,19 @@ TEST(DescriptorSection, EveryProblemNamesItsField) {
   const ParsedPolicy parsed = policy_from_json(json::parse(R"({
     "name": "p", "apps": ["d"],
     "limits": [{"algorithm": "fixed_window", "limit": 1, "window": "1s"}],
-    "descriptors": {"entries": [{"key": ""}, {"value": "v"}, {"key": "k", "value": 3, "x": 1}],
-                    "unlimited": "yes", "allow_override": 1, "shadow": true}})"));
+    "descriptors": {"entries": [{"key": ""}, {"value": "v"}, {"key": "k", "value": 3, "x": 1},
+                                {"key": "s", "value": "exact", "shared": true}],
+                    "unlimited": "yes", "allow_override": 1, "shadow": true,
+                    "name": "n", "replaces": ["n", ""], "answers": "grpc"}})"));
   std::vector<std::string> fields;
   for (const FieldError& error : parsed.errors) fields.push_back(error.field);
   std::sort(fields.begin(), fields.end());
-  EXPECT_EQ(fields,
-            (std::vector<std::string>{"descriptors.allow_override", "descriptors.entries[0].key",
-                                      "descriptors.entries[1].key", "descriptors.entries[2].value",
-                                      "descriptors.entries[2].x", "descriptors.shadow",
-                                      "descriptors.unlimited"}));
+  EXPECT_EQ(fields, (std::vector<std::string>{
+                        "descriptors.allow_override", "descriptors.answers",
+                        "descriptors.entries[0].key", "descriptors.entries[1].key",
+                        "descriptors.entries[2].value", "descriptors.entries[2].x",
+                        "descriptors.entries[3].shared", "descriptors.replaces[0]",
+                        "descriptors.replaces[1]", "descriptors.shadow", "descriptors.unlimited"}));
   const ParsedPolicy empty = policy_from_json(json::parse(R"({
     "name": "p", "apps": ["d"],
     "limits": [{"algorithm": "fixed_window", "limit": 1, "window": "1s"}],

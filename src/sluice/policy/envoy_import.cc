@@ -35,11 +35,15 @@ constexpr std::array<Unit, 7> kUnits = {{
     {"year", 365 * kMicrosPerDay},
 }};
 
-std::string lower(std::string_view text) {
-  std::string out;
-  for (const char c : text)
-    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  return out;
+// The unit named `text` (any case, as envoyproxy/ratelimit upper-cases it), or null.
+const Unit* find_unit(std::string_view text) {
+  std::string wanted;
+  for (const char c : text) {
+    wanted.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  const auto it =
+      std::find_if(kUnits.begin(), kUnits.end(), [&](const Unit& u) { return u.name == wanted; });
+  return it == kUnits.end() ? nullptr : &*it;
 }
 
 // Every character outside the policy-name alphabet becomes '_'.
@@ -55,8 +59,8 @@ std::string sanitize(std::string_view text) {
 
 class Converter {
  public:
-  Converter(EnvoyImport& result, std::string prefix)
-      : result_(result), prefix_(std::move(prefix)) {}
+  Converter(EnvoyImport& result, std::string prefix, EnvoyImportOptions options)
+      : result_(result), prefix_(std::move(prefix)), options_(options) {}
 
   void convert_root(const YAML::Node& root, std::map<std::string, std::string>& names,
                     std::size_t& descriptors_seen) {
@@ -66,7 +70,7 @@ class Converter {
       error("", "an envoy ratelimit config must be a map with \"domain\" and \"descriptors\"");
       return;
     }
-    warn_unknown(root, "", {"domain", "descriptors"});
+    reject_unknown(root, "", {"domain", "descriptors"});
     const std::optional<std::string> domain = scalar(root, "", "domain", /*required=*/true);
     if (!domain) return;
     if (domain->empty()) {
@@ -103,8 +107,10 @@ class Converter {
     return path.empty() ? std::string(key) : std::string(path) + "." + std::string(key);
   }
 
-  void warn_unknown(const YAML::Node& map, std::string_view path,
-                    std::initializer_list<std::string_view> known) {
+  // An unknown field is an error: envoyproxy/ratelimit refuses the whole file for one too, and
+  // one left out could change what the file means (a newer field this import does not know).
+  void reject_unknown(const YAML::Node& map, std::string_view path,
+                      std::initializer_list<std::string_view> known) {
     for (const auto& item : map) {
       if (!item.first.IsScalar()) {
         error(path, "has a key that is not a string");
@@ -112,7 +118,7 @@ class Converter {
       }
       const std::string& key = item.first.Scalar();
       if (std::find(known.begin(), known.end(), key) == known.end()) {
-        warn(join(path, key), "unknown field, not imported");
+        error(join(path, key), "unknown field (envoyproxy/ratelimit refuses it too)");
       }
     }
   }
@@ -172,8 +178,9 @@ class Converter {
             "\"descriptors\"");
       return;
     }
-    warn_unknown(node, path,
-                 {"key", "value", "rate_limit", "descriptors", "shadow_mode", "detailed_metric"});
+    reject_unknown(node, path,
+                   {"key", "value", "rate_limit", "descriptors", "shadow_mode", "detailed_metric",
+                    "value_to_metric", "share_threshold", "quota_mode", "metadata"});
     const std::optional<std::string> key = scalar(node, path, "key", /*required=*/true);
     if (!key) return;
     if (key->empty()) {
@@ -194,6 +201,14 @@ class Converter {
       error(path, "nested deeper than " + std::to_string(kMaxDescriptorDepth) + " levels");
       return;
     }
+    if (boolean(node, path, "share_threshold").value_or(false)) {
+      // As envoyproxy/ratelimit, which refuses the file otherwise.
+      if (!value.ends_with('*')) {
+        error(join(path, "share_threshold"),
+              "can only be used with a wildcard value ending with '*' (got \"" + value + "\")");
+      }
+      entries.back().shared = true;
+    }
     const bool detailed_metric = boolean(node, path, "detailed_metric").value_or(false);
     const std::string segment = value.empty() ? *key : *key + "_" + value;
     const std::string name = parent_name + "." + sanitize(segment);
@@ -204,15 +219,33 @@ class Converter {
     const YAML::Node children = node["descriptors"];
     const bool has_rate_limit = rate_limit.IsDefined() && !rate_limit.IsNull();
     const bool has_children = children.IsDefined() && !children.IsNull();
-    const bool shadow = boolean(node, path, "shadow_mode").value_or(false);
+    bool shadow = boolean(node, path, "shadow_mode").value_or(false);
     if (detailed_metric) {
       warn(join(path, "detailed_metric"),
            "kept in the policy's descriptors section, but Sluice's metrics stay per policy: no "
            "per-value series");
     }
+    if (boolean(node, path, "value_to_metric").value_or(false)) {
+      warn(join(path, "value_to_metric"),
+           "not imported: Sluice's metrics stay per policy, so the matched values appear in no "
+           "metric name (answers are unchanged)");
+    }
+    if (boolean(node, path, "quota_mode").value_or(false)) {
+      warn(join(path, "quota_mode"),
+           "imported as mode: shadow: an exceeded limit answers OK and is counted, but no "
+           "quotaModeViolations entry is set in dynamic_metadata for the proxy to act on");
+      shadow = true;
+    }
+    if (node["metadata"].IsDefined() && !node["metadata"].IsNull()) {
+      warn(join(path, "metadata"),
+           "dropped: envoyproxy/ratelimit sends it only in dynamic_metadata (with "
+           "RESPONSE_DYNAMIC_METADATA=true), which Sluice does not set");
+    }
     if (has_rate_limit) {
       convert_rate_limit(rate_limit, join(path, "rate_limit"), name, described, shadow,
-                         DescriptorSection{.entries = entries, .detailed_metric = detailed_metric});
+                         DescriptorSection{.entries = entries,
+                                           .detailed_metric = detailed_metric,
+                                           .answers = DescriptorAnswers::kEnvoy});
     } else if (shadow) {
       warn(join(path, "shadow_mode"), "not represented: it has no effect without a rate_limit");
     }
@@ -223,45 +256,76 @@ class Converter {
     }
   }
 
+  // rate_limit.replaces: a list of {name}; every name non-empty and not the limit's own.
+  std::vector<std::string> read_replaces(const YAML::Node& node, const std::string& path,
+                                         const std::string& own_name) {
+    std::vector<std::string> names;
+    const YAML::Node replaces = node["replaces"];
+    if (!replaces.IsDefined() || replaces.IsNull()) return names;
+    if (!replaces.IsSequence()) {
+      error(join(path, "replaces"), "must be a list of {name: <rate limit name>}");
+      return names;
+    }
+    for (std::size_t i = 0; i < replaces.size(); ++i) {
+      const std::string at = join(path, "replaces") + "[" + std::to_string(i) + "]";
+      if (!replaces[i].IsMap()) {
+        error(at, "must be a map {name: <rate limit name>}");
+        continue;
+      }
+      reject_unknown(replaces[i], at, {"name"});
+      const std::optional<std::string> replaced = scalar(replaces[i], at, "name", false);
+      if (!replaced || replaced->empty()) {
+        error(join(at, "name"), "must not be empty (envoyproxy/ratelimit refuses it too)");
+      } else if (*replaced == own_name) {
+        error(join(at, "name"), "must not name this rate limit's own name");
+      } else {
+        names.push_back(*replaced);
+      }
+    }
+    return names;
+  }
+
   void convert_rate_limit(const YAML::Node& node, const std::string& path, const std::string& name,
                           const std::string& described, bool shadow, DescriptorSection section) {
     if (!node.IsMap()) {
       error(path, "must be a map with \"unit\" and \"requests_per_unit\"");
       return;
     }
-    warn_unknown(node, path, {"unit", "requests_per_unit", "unlimited", "name", "replaces"});
+    reject_unknown(node, path,
+                   {"unit", "requests_per_unit", "unlimited", "name", "replaces", "metadata"});
     const std::optional<std::string> limit_name = scalar(node, path, "name", false);
-    const YAML::Node replaces = node["replaces"];
-    if (replaces.IsDefined() && !replaces.IsNull() &&
-        (!replaces.IsSequence() || replaces.size() > 0)) {
-      warn(join(path, "replaces"),
-           "not represented: Sluice applies every policy a request names, so the replaced "
-           "limits still apply");
+    if (node["metadata"].IsDefined() && !node["metadata"].IsNull()) {
+      warn(join(path, "metadata"),
+           "dropped: envoyproxy/ratelimit sends it only in dynamic_metadata (with "
+           "RESPONSE_DYNAMIC_METADATA=true), which Sluice does not set");
     }
     const std::size_t errors_before = result_.errors.size();
+    section.limit_name = limit_name.value_or("");
+    section.replaces = read_replaces(node, path, section.limit_name);
+    const std::optional<std::string> unit = scalar(node, path, "unit", false);
     if (boolean(node, path, "unlimited").value_or(false)) {
+      if (unit && find_unit(*unit) != nullptr) {
+        error(join(path, "unit"),
+              "must not be set when unlimited is true (envoyproxy/ratelimit "
+              "refuses it too)");
+      }
+      if (result_.errors.size() != errors_before) return;
       section.unlimited = true;
       add_policy(path, name, described, limit_name, shadow, std::move(section), {});
       return;
     }
     std::optional<Micros> window;
-    if (const std::optional<std::string> unit = scalar(node, path, "unit", true)) {
-      const std::string wanted = lower(*unit);
-      const auto it = std::find_if(kUnits.begin(), kUnits.end(),
-                                   [&](const Unit& u) { return u.name == wanted; });
-      if (it == kUnits.end()) {
-        error(join(path, "unit"),
-              "must be one of second, minute, hour, day, week, month, year "
-              "(got \"" +
-                  *unit + "\")");
-      } else {
-        window = it->window;
-        if (it->name == "month") {
-          warn(join(path, "unit"),
-               "month is imported as a window of 30 days, as "
-               "envoyproxy/ratelimit counts it, not a calendar month");
-        }
-      }
+    if (!unit) {
+      error(join(path, "unit"), "is required");
+    } else if (const Unit* found = find_unit(*unit); found == nullptr) {
+      error(join(path, "unit"),
+            "must be one of second, minute, hour, day, week, month, year "
+            "(got \"" +
+                *unit + "\")");
+    } else {
+      // month and year: 30 and 365 days, envoyproxy/ratelimit's default dividers (its
+      // USE_CALENDAR_MONTH_RATE_LIMIT is not followed: docs/envoy.md).
+      window = found->window;
     }
     std::optional<std::int64_t> requests;
     if (const std::optional<std::string> text = scalar(node, path, "requests_per_unit", true)) {
@@ -271,9 +335,6 @@ class Converter {
           (text->size() > 1 && text->front() == '0')) {
         error(join(path, "requests_per_unit"),
               "must be a non-negative integer (got \"" + *text + "\")");
-      } else if (parsed == 0) {
-        error(join(path, "requests_per_unit"),
-              "0 (deny every request) cannot be represented: a Sluice limit admits at least 1");
       } else if (parsed > UINT32_MAX) {
         error(join(path, "requests_per_unit"), "must be at most 4294967295, as in envoy");
       } else {
@@ -281,8 +342,13 @@ class Converter {
       }
     }
     if (result_.errors.size() != errors_before || !window || !requests) return;
+    // 0 admits nothing whichever way denials count; counted, it answers as envoyproxy/ratelimit
+    // (and a window of 0 is valid only so).
+    const algorithm::DeniedCost denied_cost =
+        *requests == 0 ? algorithm::DeniedCost::kCounted : options_.denied_cost;
     add_policy(path, name, described, limit_name, shadow, std::move(section),
-               {algorithm::FixedWindow{.limit = *requests, .window = *window}});
+               {algorithm::FixedWindow{
+                   .limit = *requests, .window = *window, .denied_cost = denied_cost}});
   }
 
   // The policy of one descriptor node; `limits` empty for an unlimited one.
@@ -321,6 +387,7 @@ class Converter {
 
   EnvoyImport& result_;
   std::string prefix_;
+  EnvoyImportOptions options_;
   std::map<std::string, std::string>* names_ = nullptr;  // policy name -> field that made it
   std::size_t* descriptors_seen_ = nullptr;              // in every document so far
   std::string domain_;
@@ -329,7 +396,7 @@ class Converter {
 
 }  // namespace
 
-EnvoyImport import_envoy_config(std::string_view yaml_text) {
+EnvoyImport import_envoy_config(std::string_view yaml_text, EnvoyImportOptions options) {
   EnvoyImport result;
   StatusOr<std::vector<YAML::Node>> loaded = load_yaml_documents(yaml_text);
   if (!loaded.ok()) {
@@ -344,7 +411,8 @@ EnvoyImport import_envoy_config(std::string_view yaml_text) {
   std::map<std::string, std::string> names;
   std::size_t descriptors_seen = 0;
   for (std::size_t i = 0; i < documents.size(); ++i) {
-    Converter converter(result, documents.size() == 1 ? "" : "[" + std::to_string(i) + "]");
+    Converter converter(result, documents.size() == 1 ? "" : "[" + std::to_string(i) + "]",
+                        options);
     converter.convert_root(documents[i], names, descriptors_seen);
   }
   if (!result.errors.empty()) result.policies.clear();

@@ -109,13 +109,15 @@ TEST(EnvoyImport, EveryUnitMapsToItsWindow) {
   }
 }
 
-TEST(EnvoyImport, MonthIsThirtyDaysAndSaysSo) {
+TEST(EnvoyImport, MonthAndYearAreEnvoyRatelimitsDefaultDividersWithoutAWarning) {
   const EnvoyImport result = import_envoy_config(
       "domain: d\ndescriptors:\n  - {key: k, value: v, rate_limit: {unit: month, "
+      "requests_per_unit: 1}}\n  - {key: k, value: w, rate_limit: {unit: year, "
       "requests_per_unit: 1}}\n");
-  const FieldError* warning = find_field(result.warnings, "descriptors[0].rate_limit.unit");
-  ASSERT_NE(warning, nullptr);
-  EXPECT_THAT(warning->message, HasSubstr("30 days"));
+  EXPECT_TRUE(result.warnings.empty()) << join_errors(result.warnings);
+  ASSERT_EQ(result.policies.size(), 2u);
+  EXPECT_EQ(window_of(result.policies[0]).window, 30 * kMicrosPerDay);
+  EXPECT_EQ(window_of(result.policies[1]).window, 365 * kMicrosPerDay);
 }
 
 TEST(EnvoyImport, ShadowModeBecomesShadowPolicies) {
@@ -156,7 +158,7 @@ descriptors:
   EXPECT_TRUE(again.errors.empty()) << join_errors(again.errors);
 }
 
-TEST(EnvoyImport, ReplacesDetailedMetricAndTheLimitsNameAreNeverDroppedSilently) {
+TEST(EnvoyImport, ReplacesAndTheLimitsNameAreKeptAndDetailedMetricWarns) {
   const EnvoyImport result = import_envoy_config(R"(
 domain: d
 descriptors:
@@ -173,11 +175,106 @@ descriptors:
   EXPECT_TRUE(result.errors.empty()) << join_errors(result.errors);
   ASSERT_EQ(result.policies.size(), 1u);
   EXPECT_THAT(result.policies[0].description, HasSubstr("rate limit per_user"));
-  EXPECT_NE(find_field(result.warnings, "descriptors[0].rate_limit.replaces"), nullptr);
   EXPECT_NE(find_field(result.warnings, "descriptors[0].detailed_metric"), nullptr);
-  EXPECT_EQ(result.warnings.size(), 2u) << join_errors(result.warnings);
+  EXPECT_EQ(result.warnings.size(), 1u) << join_errors(result.warnings);
   ASSERT_TRUE(result.policies[0].descriptors);
   EXPECT_TRUE(result.policies[0].descriptors->detailed_metric);
+  EXPECT_EQ(result.policies[0].descriptors->limit_name, "per_user");
+  EXPECT_EQ(result.policies[0].descriptors->replaces, std::vector<std::string>{"global"});
+  EXPECT_EQ(result.policies[0].descriptors->answers, DescriptorAnswers::kEnvoy);
+}
+
+TEST(EnvoyImport, DeniedHitsAreCountedUnlessTheOptionsStopThem) {
+  constexpr std::string_view kConfig = R"(
+domain: d
+descriptors:
+  - {key: user, rate_limit: {unit: second, requests_per_unit: 5}}
+  - {key: ip, value: 203.0.113.9, rate_limit: {unit: second, requests_per_unit: 0}}
+)";
+  for (const auto denied_cost : {algorithm::DeniedCost::kCounted, algorithm::DeniedCost::kFree}) {
+    SCOPED_TRACE(static_cast<int>(denied_cost));
+    const EnvoyImport result = import_envoy_config(kConfig, {.denied_cost = denied_cost});
+    EXPECT_TRUE(result.errors.empty()) << join_errors(result.errors);
+    EXPECT_TRUE(result.warnings.empty()) << join_errors(result.warnings);
+    ASSERT_EQ(result.policies.size(), 2u);
+    EXPECT_EQ(window_of(result.policies[0]).denied_cost, denied_cost);
+    // requests_per_unit 0 denies every request either way; counted, it answers as envoy.
+    EXPECT_EQ(window_of(result.policies[1]).limit, 0);
+    EXPECT_EQ(window_of(result.policies[1]).denied_cost, algorithm::DeniedCost::kCounted);
+    for (const Policy& policy : result.policies) {
+      const ParsedPolicy again = policy_from_json(policy_to_json(policy));
+      EXPECT_TRUE(again.errors.empty()) << join_errors(again.errors);
+      ASSERT_TRUE(again.policy);
+      EXPECT_EQ(window_of(*again.policy).denied_cost, window_of(policy).denied_cost);
+      EXPECT_EQ(window_of(*again.policy).limit, window_of(policy).limit);
+    }
+  }
+}
+
+TEST(EnvoyImport, ShareThresholdSharesTheWildcardsCountAndNeedsATrailingStar) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: d
+descriptors:
+  - key: file
+    value: reports/*
+    share_threshold: true
+    rate_limit: {unit: hour, requests_per_unit: 3}
+)");
+  EXPECT_TRUE(result.errors.empty()) << join_errors(result.errors);
+  ASSERT_EQ(result.policies.size(), 1u);
+  const DescriptorIndex index = index_of(result.policies);
+  const auto a = index.match("d", {{"file", "reports/a.pdf"}});
+  const auto b = index.match("d", {{"file", "reports/b.csv"}});
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->subject, "reports/*");
+  EXPECT_EQ(a->subject, b->subject);
+  for (const std::string_view value : {"reports", "/api/*/x", ""}) {
+    SCOPED_TRACE(value);
+    const EnvoyImport refused = import_envoy_config(
+        "domain: d\ndescriptors:\n  - {key: file, value: \"" + std::string(value) +
+        "\", share_threshold: true, rate_limit: {unit: hour, "
+        "requests_per_unit: 3}}\n");
+    const FieldError* error = find_field(refused.errors, "descriptors[0].share_threshold");
+    ASSERT_NE(error, nullptr) << join_errors(refused.errors);
+    EXPECT_THAT(error->message, HasSubstr("wildcard value ending with '*'"));
+  }
+}
+
+TEST(EnvoyImport, QuotaModeValueToMetricAndMetadataImportWithWarningsNamingTheDifference) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: d
+descriptors:
+  - key: tenant
+    quota_mode: true
+    value_to_metric: true
+    metadata: {tier: gold}
+    rate_limit: {unit: day, requests_per_unit: 100}
+)");
+  EXPECT_TRUE(result.errors.empty()) << join_errors(result.errors);
+  ASSERT_EQ(result.policies.size(), 1u);
+  EXPECT_EQ(result.policies[0].mode, Mode::kShadow);
+  EXPECT_THAT(find_field(result.warnings, "descriptors[0].quota_mode")->message,
+              HasSubstr("dynamic_metadata"));
+  EXPECT_NE(find_field(result.warnings, "descriptors[0].value_to_metric"), nullptr);
+  EXPECT_NE(find_field(result.warnings, "descriptors[0].metadata"), nullptr);
+  EXPECT_EQ(result.warnings.size(), 3u) << join_errors(result.warnings);
+}
+
+TEST(EnvoyImport, BadReplacesAndAUnitBesideUnlimitedAreRefusedAsEnvoyRatelimitDoes) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: d
+descriptors:
+  - {key: a, rate_limit: {name: mine, unit: second, requests_per_unit: 1, replaces: [{name: mine}]}}
+  - {key: b, rate_limit: {unit: second, requests_per_unit: 1, replaces: [{name: ""}]}}
+  - {key: c, rate_limit: {unit: second, requests_per_unit: 1, replaces: global}}
+  - {key: e, rate_limit: {unlimited: true, unit: second}}
+)");
+  EXPECT_TRUE(result.policies.empty());
+  EXPECT_NE(find_field(result.errors, "descriptors[0].rate_limit.replaces[0].name"), nullptr);
+  EXPECT_NE(find_field(result.errors, "descriptors[1].rate_limit.replaces[0].name"), nullptr);
+  EXPECT_NE(find_field(result.errors, "descriptors[2].rate_limit.replaces"), nullptr);
+  EXPECT_NE(find_field(result.errors, "descriptors[3].rate_limit.unit"), nullptr);
+  EXPECT_EQ(result.errors.size(), 4u) << join_errors(result.errors);
 }
 
 TEST(EnvoyImport, DefaultFalseFlagsAreNotWarnings) {
@@ -300,15 +397,29 @@ descriptors:
   EXPECT_EQ(per_user->subject, "account|alice");
 }
 
-TEST(EnvoyImport, UnknownFieldsAndEmptyDescriptorsAreWarnings) {
+TEST(EnvoyImport, UnknownFieldsAreErrorsAsInEnvoyRatelimit) {
   const EnvoyImport result = import_envoy_config(R"(
 domain: d
 owner: team-a
 descriptors:
   - key: k
     value: v
-    share_threshold: true
-    rate_limit: {unit: second, requests_per_unit: 3, burst: 9}
+    rate_limit: {unit: second, requests_per_unit: 3, burst: 9, unit_multiplier: 2}
+)");
+  EXPECT_TRUE(result.policies.empty());
+  EXPECT_NE(find_field(result.errors, "owner"), nullptr);
+  EXPECT_NE(find_field(result.errors, "descriptors[0].rate_limit.burst"), nullptr);
+  EXPECT_NE(find_field(result.errors, "descriptors[0].rate_limit.unit_multiplier"), nullptr);
+  EXPECT_EQ(result.errors.size(), 3u) << join_errors(result.errors);
+}
+
+TEST(EnvoyImport, EmptyDescriptorsAreWarnings) {
+  const EnvoyImport result = import_envoy_config(R"(
+domain: d
+descriptors:
+  - key: k
+    value: v
+    rate_limit: {unit: second, requests_per_unit: 3}
   - key: nothing
     value: here
   - key: quiet
@@ -318,9 +429,6 @@ descriptors:
 )");
   EXPECT_TRUE(result.errors.empty()) << join_errors(result.errors);
   EXPECT_EQ(result.policies.size(), 1u);
-  EXPECT_NE(find_field(result.warnings, "owner"), nullptr);
-  EXPECT_NE(find_field(result.warnings, "descriptors[0].share_threshold"), nullptr);
-  EXPECT_NE(find_field(result.warnings, "descriptors[0].rate_limit.burst"), nullptr);
   const FieldError* empty = find_field(result.warnings, "descriptors[1]");
   ASSERT_NE(empty, nullptr);
   EXPECT_THAT(empty->message, HasSubstr("nothing to import"));
@@ -339,7 +447,7 @@ descriptors:
     rate_limit: {unit: fortnight, requests_per_unit: 1}
   - key: c
     value: v
-    rate_limit: {unit: second, requests_per_unit: 0}
+    rate_limit: {unit: second, requests_per_unit: -1}
   - key: d
     value: v
     rate_limit: {unit: second, requests_per_unit: ten}
@@ -360,7 +468,7 @@ descriptors:
   EXPECT_THAT(find_field(result.errors, "descriptors[1].rate_limit.unit")->message,
               HasSubstr("got \"fortnight\""));
   EXPECT_THAT(find_field(result.errors, "descriptors[2].rate_limit.requests_per_unit")->message,
-              HasSubstr("0 (deny every request) cannot be represented"));
+              HasSubstr("non-negative integer"));
   EXPECT_THAT(find_field(result.errors, "descriptors[3].rate_limit.requests_per_unit")->message,
               HasSubstr("non-negative integer"));
   EXPECT_EQ(find_field(result.errors, "descriptors[4].rate_limit.requests_per_unit")->message,

@@ -64,6 +64,13 @@ void decide(RedisModuleCtx* ctx, const Request& request, RedisModuleString* cons
     for (std::size_t i = 0; i < verdicts.size(); ++i) append_verdict(reply, verdicts[i], i);
     return;
   }
+  // A fixed window counting denials counts (and writes) a cost it denies itself, whatever the
+  // policy's verdict, before the penalty box is applied (fixed_window.lua).
+  if (request.cost > 0) {
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      if (!verdicts[i].allowed) slots[i].commit_denied(request.cost);
+    }
+  }
   algorithm::PolicyVerdict policy = algorithm::combine_verdicts(verdicts);
   if (request.penalty) {
     RedisModuleString* key = keys[request.limits.size()];

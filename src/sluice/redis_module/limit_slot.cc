@@ -188,18 +188,9 @@ void LimitSlot::commit(std::int64_t cost, std::string_view lease) {
       string_key_.write(encode_interval(std::get<algorithm::IntervalBucketState>(state_)),
                         ttl_millis(ttl));
       break;
-    case ScriptKind::kFixedWindow: {
-      // The TTL is set once per window; later writes into it keep it (SET … KEEPTTL).
-      const Micros window_end = now_ + ttl;
-      std::optional<long long> ttl_ms;
-      if (expires_ < window_end) {
-        ttl_ms = ttl_millis(ttl);
-        expires_ = window_end;
-      }
-      string_key_.write(encode_fixed_window(std::get<algorithm::WindowState>(state_), expires_),
-                        ttl_ms);
+    case ScriptKind::kFixedWindow:
+      write_fixed_window(now_ + ttl);
       break;
-    }
     case ScriptKind::kSlidingWindow: {
       const Micros reset = std::max<Micros>(0, ttl);
       std::optional<long long> ttl_ms;
@@ -220,6 +211,23 @@ void LimitSlot::commit(std::int64_t cost, std::string_view lease) {
     case ScriptKind::kCalendarWindow:
       break;  // written above
   }
+}
+
+void LimitSlot::commit_denied(std::int64_t cost) {
+  if (limit_.kind != ScriptKind::kFixedWindow) return;
+  if (!algorithm::commit_denied_limit(limit_.limit, state_, cost, now_)) return;
+  write_fixed_window(algorithm::expires_at(limit_.limit, state_));
+}
+
+void LimitSlot::write_fixed_window(Micros window_end) {
+  // The TTL is set once per window; later writes into it keep it (SET … KEEPTTL).
+  std::optional<long long> ttl_ms;
+  if (expires_ < window_end) {
+    ttl_ms = ttl_millis(window_end - now_);
+    expires_ = window_end;
+  }
+  string_key_.write(encode_fixed_window(std::get<algorithm::WindowState>(state_), expires_),
+                    ttl_ms);
 }
 
 void LimitSlot::write_sliding_log(std::int64_t cost) {

@@ -34,9 +34,14 @@ class LimitSlot {
   // key. Precondition: decide(cost) allowed and cost > 0.
   void commit(std::int64_t cost, std::string_view lease);
 
+  // An acquire of `cost` this limit denied itself: a fixed window counting denials counts it and
+  // writes the key at once (fixed_window.lua); every other limit is left as it is.
+  void commit_denied(std::int64_t cost);
+
  private:
   void read_sliding_log(std::int64_t cost);
   void read_leases();
+  void write_fixed_window(Micros window_end);
   void write_sliding_log(std::int64_t cost);
   void write_leases(std::string_view lease, std::int64_t cost);
 

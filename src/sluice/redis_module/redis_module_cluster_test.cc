@@ -29,7 +29,7 @@ std::string acquire(const Limit& limit, std::string_view lease = {}) {
 
 TEST(ModuleClusterTest, RoutesBySlotAdmitsExactlyTheLimitAndReplicatesItsWrites) {
   auto cluster = sluice::test::RedisCluster::start(
-      {.masters = 3, .replicas_per_master = 1, .node_args = {"--loadmodule", module_path()}});
+      {.masters = 3, .replicas_per_master = 1, .extra_args = {"--loadmodule", module_path()}});
   ASSERT_TRUE(cluster.ok()) << cluster.status().to_string();
   const std::string gcra_key = "race:{hot}:0";
   const std::string lease_key = "race:{hot}:1";

@@ -69,7 +69,12 @@ StatusOr<RequestLimit> limit_of(std::int64_t kind, const std::int64_t (&p)[4], s
       out.limit = algorithm::LeakyBucket{.rate = p[0], .period = p[1], .max_delay = p[2]};
       break;
     case static_cast<int>(ScriptKind::kFixedWindow):
-      out.limit = algorithm::FixedWindow{.limit = p[0], .window = p[1]};
+      // p3 = 1: denied costs counted (fixed_window.lua); any other value: free, as the script
+      // reads it.
+      out.limit = algorithm::FixedWindow{.limit = p[0],
+                                         .window = p[1],
+                                         .denied_cost = p[2] == 1 ? algorithm::DeniedCost::kCounted
+                                                                  : algorithm::DeniedCost::kFree};
       break;
     case static_cast<int>(ScriptKind::kSlidingWindow):
       out.limit = algorithm::SlidingWindow{.limit = p[0], .window = p[1]};

@@ -53,9 +53,13 @@ Limit random_limit(std::mt19937_64& random) {
       return LeakyBucket{.rate = between(random, 1, 4),
                          .period = pick(random, {kSecond, 100 * kMs, 7 * kMs}),
                          .max_delay = pick(random, {Micros{0}, 300 * kMs, kSecond})};
-    case 4:
-      return FixedWindow{.limit = between(random, 1, 5),
-                         .window = pick(random, {kSecond, 250 * kMs})};
+    case 4: {
+      // Half of them count denied costs (envoyproxy/ratelimit's rule), which admits a limit of 0.
+      const bool counted = between(random, 0, 1) == 1;
+      return FixedWindow{.limit = between(random, counted ? 0 : 1, 5),
+                         .window = pick(random, {kSecond, 250 * kMs}),
+                         .denied_cost = counted ? DeniedCost::kCounted : DeniedCost::kFree};
+    }
     case 5:
       return SlidingWindow{.limit = between(random, 1, 6),
                            .window = pick(random, {kSecond, 300 * kMs})};

@@ -72,6 +72,18 @@ StatusOr<Decision> lease_decision(const StatusOr<bool>& live) {
 // The answer for a descriptor that nothing limits (Envoy: OK, no current limit).
 Decided not_limited() { return {.decision = Decision{.verdict = {.allowed = true}}}; }
 
+// The answer for a descriptor that reached an `unlimited` path: allowed, counted nowhere, with
+// the policy, so the front end can tell it from an unmatched one (envoyproxy/ratelimit does).
+Decided unlimited(std::shared_ptr<const policy::Policy> policy) {
+  Decision decision{.verdict = {.allowed = true}, .policy = policy->name, .mode = policy->mode};
+  return {.decision = std::move(decision), .policy = std::move(policy)};
+}
+
+// Whether `policy` (a request's) needs no store: an `unlimited` descriptor path.
+bool is_unlimited(const std::shared_ptr<const policy::Policy>& policy) {
+  return policy && policy->descriptors && policy->descriptors->unlimited;
+}
+
 Status not_decided() {
   return Status(StatusCode::kAborted, "not decided: another request of the batch is invalid");
 }
@@ -199,7 +211,12 @@ Status Limiter::resolve(Attempt& attempt) const {
   const DescriptorTarget& descriptor = *request.descriptor;
   std::optional<policy::DescriptorMatch> match =
       options_.policies->descriptors()->match(request.app, descriptor.entries);
-  if (!match || match->policy->limits.empty()) return {};  // not limited
+  if (!match) return {};  // not limited
+  if (match->policy->limits.empty()) {
+    // Answered without the store (unlimited()), or not limited when it has no limits otherwise.
+    if (match->policy->descriptors->unlimited) attempt.policy = std::move(match->policy);
+    return {};
+  }
   if (match->subject.size() > kMaxSubjectBytes) {
     return invalid_argument("entries: the values make a subject over " +
                             std::to_string(kMaxSubjectBytes) + " bytes");
@@ -263,6 +280,7 @@ void Limiter::start(DecisionRequest request, Done done, bool blocking) {
   attempt->blocking = blocking;
   if (Status status = resolve(*attempt); !status.ok()) return done({.decision = status});
   if (!attempt->policy) return done(not_limited());
+  if (is_unlimited(attempt->policy)) return done(unlimited(attempt->policy));
   if (std::optional<Status> refused = take_places(*attempt)) {
     return done({.decision = *std::move(refused), .policy = attempt->policy});
   }
@@ -290,6 +308,7 @@ void Limiter::decide_all(std::vector<DecisionRequest> requests, BatchDone done, 
     }
     return done(std::move(answers));
   }
+  if (rule == BatchRule::kResolutionAllOrNone) drop_replaced(attempts);
   // All places or none: a batch refused in part would be answered in part.
   for (std::size_t i = 0; i < size && rule == BatchRule::kPlacesAllOrNone; ++i) {
     if (!unresolved[i].ok() || !attempts[i]->policy) continue;
@@ -311,6 +330,8 @@ void Limiter::decide_all(std::vector<DecisionRequest> requests, BatchDone done, 
       batch->deliver(i, {.decision = std::move(unresolved[i])});
     } else if (!attempts[i]->policy) {
       batch->deliver(i, not_limited());
+    } else if (is_unlimited(attempts[i]->policy)) {
+      batch->deliver(i, unlimited(attempts[i]->policy));
     } else if (std::optional<Status> refused = rule == BatchRule::kResolutionAllOrNone
                                                    ? take_places(*attempts[i])
                                                    : std::nullopt) {
@@ -318,6 +339,22 @@ void Limiter::decide_all(std::vector<DecisionRequest> requests, BatchDone done, 
     } else {
       attempts[i]->done = [batch, i](Decided answer) { batch->deliver(i, std::move(answer)); };
       run(attempts[i]);
+    }
+  }
+}
+
+void Limiter::drop_replaced(const std::vector<std::shared_ptr<Attempt>>& attempts) {
+  std::vector<std::string_view> replaced;
+  for (const auto& attempt : attempts) {
+    if (!attempt->policy || !attempt->policy->descriptors) continue;
+    for (const std::string& name : attempt->policy->descriptors->replaces) replaced.push_back(name);
+  }
+  if (replaced.empty()) return;
+  for (const auto& attempt : attempts) {
+    if (!attempt->policy || !attempt->policy->descriptors) continue;
+    const std::string& name = attempt->policy->descriptors->limit_name;
+    if (!name.empty() && std::find(replaced.begin(), replaced.end(), name) != replaced.end()) {
+      attempt->policy = nullptr;  // not limited in this call, nor counted
     }
   }
 }

@@ -277,6 +277,9 @@ class Limiter {
   // Resolves `attempt`'s target: sets its policy (and, for a descriptor, its subject and
   // operation). Ok with no policy: a descriptor that nothing limits.
   Status resolve(Attempt& attempt) const;
+  // One Envoy call's resolved descriptors: those whose path's limit_name another's `replaces`
+  // names lose their policy (not limited in this call), as envoyproxy/ratelimit's `replaces`.
+  static void drop_replaced(const std::vector<std::shared_ptr<Attempt>>& attempts);
   // Takes the places `attempt` holds among max_pending while in flight (none for lease
   // operations); the overloaded() answer when they do not fit.
   std::optional<Status> take_places(Attempt& attempt);

@@ -101,13 +101,25 @@ StatusOr<std::int64_t> descriptor_cost(std::uint32_t request_hits_addend,
 }
 
 RlsStatus status_from_decision(const service::Decision& decision, const policy::Policy& policy) {
+  const bool as_envoy =
+      policy.descriptors && policy.descriptors->answers == policy::DescriptorAnswers::kEnvoy;
   RlsStatus status{.code = decision.verdict.allowed ? RlsCode::kOk : RlsCode::kOverLimit,
                    .limit_remaining = clamp_u32(decision.verdict.remaining),
                    .duration_until_reset = decision.verdict.reset_after};
-  if (policy.limits.empty()) return status;  // unlimited: nothing to report
+  if (policy.limits.empty()) {  // unlimited: no current limit
+    // envoyproxy/ratelimit tells an unlimited descriptor from an unmatched one this way.
+    if (as_envoy) status.limit_remaining = std::numeric_limits<std::uint32_t>::max();
+    return status;
+  }
+  if (as_envoy) {
+    // envoyproxy/ratelimit sends whole seconds, the unit's length less the seconds elapsed in it:
+    // the time to the window's end rounded up.
+    status.duration_until_reset =
+        (status.duration_until_reset + kMicrosPerSecond - 1) / kMicrosPerSecond * kMicrosPerSecond;
+  }
   const algorithm::Limit& limit =
       policy.limits[std::min(decision.limit_index, policy.limits.size() - 1)];
-  status.current_limit = RlsLimit{.name = policy.name,
+  status.current_limit = RlsLimit{.name = as_envoy ? policy.descriptors->limit_name : policy.name,
                                   .requests_per_unit = clamp_u32(decision.verdict.limit),
                                   .unit = unit_for(algorithm::unit_length(limit))};
   return status;
@@ -115,10 +127,15 @@ RlsStatus status_from_decision(const service::Decision& decision, const policy::
 
 std::vector<Header> response_headers(const std::vector<RlsStatus>& statuses, RlsHeaders style) {
   if (style == RlsHeaders::kNone) return {};
+  // As envoyproxy/ratelimit picks it: the last over-limit status, else the first with the
+  // fewest remaining.
   const RlsStatus* tightest = nullptr;
   for (const RlsStatus& status : statuses) {
     if (!status.current_limit) continue;
-    if (tightest == nullptr || status.limit_remaining < tightest->limit_remaining) {
+    if (status.code == RlsCode::kOverLimit) {
+      tightest = &status;
+    } else if (tightest == nullptr || (tightest->code != RlsCode::kOverLimit &&
+                                       status.limit_remaining < tightest->limit_remaining)) {
       tightest = &status;
     }
   }

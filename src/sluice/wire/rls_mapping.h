@@ -30,7 +30,7 @@ enum class RlsUnit : int {
 };
 
 struct RlsLimit {
-  std::string name;  // the policy's name
+  std::string name;  // the policy's name (kEnvoy answers: descriptors.limit_name)
   std::uint32_t requests_per_unit = 0;
   RlsUnit unit = RlsUnit::kUnknown;
 };
@@ -67,11 +67,14 @@ std::string override_subject(std::string_view subject, std::uint32_t requests_pe
 
 // The status of a matched descriptor decided by `policy`. Shadow decisions and failure-mode
 // decisions arrive allowed and answer OK. The unit is the deciding limit's window or period when
-// it is exactly one RateLimit unit, else UNKNOWN with the limit's own size.
+// it is exactly one RateLimit unit, else UNKNOWN with the limit's own size. A policy whose
+// descriptors answer as envoyproxy/ratelimit (DescriptorAnswers::kEnvoy) reports its limit's
+// `limit_name`, whole seconds until the reset, and 4294967295 remaining when unlimited.
 RlsStatus status_from_decision(const service::Decision& decision, const policy::Policy& policy);
 
-// The headers of an answer: those of the status with a current_limit and the fewest
-// remaining (as envoyproxy/ratelimit picks it), none when no status has a limit.
+// The headers of an answer: those of the last over-limit status with a current_limit, else of
+// the first with the fewest remaining (as envoyproxy/ratelimit picks it), none when no status
+// has a limit.
 std::vector<Header> response_headers(const std::vector<RlsStatus>& statuses, RlsHeaders style);
 
 }  // namespace sluice::wire

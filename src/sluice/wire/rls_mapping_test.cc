@@ -57,6 +57,32 @@ TEST(StatusFromDecision, CarriesLimitRemainingResetAndTheUnitOfExactWindows) {
       RlsUnit::kHour);
 }
 
+TEST(StatusFromDecision, EnvoyAnswersNameTheLimitRoundToWholeSecondsAndMarkUnlimited) {
+  policy::Policy imported = window_policy(algorithm::FixedWindow{
+      .limit = 5, .window = kMicrosPerMinute, .denied_cost = algorithm::DeniedCost::kCounted});
+  imported.descriptors = policy::DescriptorSection{.entries = {{.key = "user"}},
+                                                   .limit_name = "per_user",
+                                                   .answers = policy::DescriptorAnswers::kEnvoy};
+  const RlsStatus status = status_from_decision(
+      {.verdict = {.allowed = true, .limit = 5, .remaining = 4, .reset_after = 49'500'001}},
+      imported);
+  EXPECT_EQ(status.current_limit->name, "per_user");
+  EXPECT_EQ(status.duration_until_reset, 50 * kMicrosPerSecond);  // rounded up
+  EXPECT_EQ(status_from_decision(
+                {.verdict = {.allowed = true, .reset_after = 3 * kMicrosPerSecond}}, imported)
+                .duration_until_reset,
+            3 * kMicrosPerSecond);  // whole already
+
+  policy::Policy unlimited{.name = "u", .apps = {"d"}};
+  unlimited.descriptors = policy::DescriptorSection{
+      .entries = {{.key = "k"}}, .unlimited = true, .answers = policy::DescriptorAnswers::kEnvoy};
+  const RlsStatus open = status_from_decision({.verdict = {.allowed = true}}, unlimited);
+  EXPECT_FALSE(open.current_limit);
+  EXPECT_EQ(open.limit_remaining, 4'294'967'295u);
+  unlimited.descriptors->answers = policy::DescriptorAnswers::kSluice;
+  EXPECT_EQ(status_from_decision({.verdict = {.allowed = true}}, unlimited).limit_remaining, 0u);
+}
+
 TEST(ResponseHeaders, DescribeTheStatusWithTheFewestRemaining) {
   const std::vector<RlsStatus> statuses = {
       {.code = RlsCode::kOk},  // unmatched: no limit, ignored
@@ -79,6 +105,21 @@ TEST(ResponseHeaders, DescribeTheStatusWithTheFewestRemaining) {
           {"RateLimit-Limit", "10"}, {"RateLimit-Remaining", "0"}, {"RateLimit-Reset", "3"}}));
   EXPECT_TRUE(response_headers(statuses, RlsHeaders::kNone).empty());
   EXPECT_TRUE(response_headers({{.code = RlsCode::kOk}}, RlsHeaders::kXRateLimit).empty());
+}
+
+TEST(ResponseHeaders, TheLastOverLimitStatusWinsAsInEnvoyRatelimit) {
+  const auto over = [](std::uint32_t requests) {
+    return RlsStatus{.code = RlsCode::kOverLimit,
+                     .current_limit = RlsLimit{.requests_per_unit = requests},
+                     .duration_until_reset = kMicrosPerSecond};
+  };
+  const RlsStatus shadowed{.code = RlsCode::kOk,
+                           .current_limit = RlsLimit{.requests_per_unit = 7},
+                           .limit_remaining = 0,
+                           .duration_until_reset = kMicrosPerSecond};
+  EXPECT_EQ(response_headers({over(5), over(9), shadowed}, RlsHeaders::kRateLimit).front().value,
+            "9");
+  EXPECT_EQ(response_headers({shadowed, over(5)}, RlsHeaders::kRateLimit).front().value, "5");
 }
 
 TEST(OverrideLimit, IsAFixedWindowOfTheUnitAndRefusesZeroAndUnknown) {

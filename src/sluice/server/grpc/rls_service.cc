@@ -25,12 +25,13 @@ constexpr Micros kMinAnswerMargin = 2 * kMicrosPerMilli;
 
 void set_status(const RlsStatus& from, rls::RateLimitResponse::DescriptorStatus& to) {
   to.set_code(static_cast<rls::RateLimitResponse::Code>(from.code));
+  // Without a current limit too: envoyproxy/ratelimit tells unlimited (4294967295) this way.
+  to.set_limit_remaining(from.limit_remaining);
   if (!from.current_limit) return;
   rls::RateLimitResponse::RateLimit& limit = *to.mutable_current_limit();
   limit.set_name(from.current_limit->name);
   limit.set_requests_per_unit(from.current_limit->requests_per_unit);
   limit.set_unit(static_cast<rls::RateLimitResponse::RateLimit::Unit>(from.current_limit->unit));
-  to.set_limit_remaining(from.limit_remaining);
   to.mutable_duration_until_reset()->set_seconds(from.duration_until_reset / kMicrosPerSecond);
   to.mutable_duration_until_reset()->set_nanos(
       static_cast<std::int32_t>(from.duration_until_reset % kMicrosPerSecond * 1000));

@@ -338,6 +338,12 @@ bool header_safe(std::string_view text) {
   return std::none_of(text.begin(), text.end(), [](char c) { return c == '\r' || c == '\n'; });
 }
 
+// application/json, application/problem+json and the like, with or without parameters.
+bool json_type(std::string_view content_type) {
+  const std::string_view type = content_type.substr(0, content_type.find(';'));
+  return type == "application/json" || type.ends_with("+json");
+}
+
 }  // namespace
 
 void HttpServer::Impl::Connection::write(Response response) {
@@ -345,6 +351,11 @@ void HttpServer::Impl::Connection::write(Response response) {
   const bool keep_alive = keep_alive_ && !response.close && !server_.draining();
   const int status = response.status;
   if (status == 204) response.body.clear();
+  // Every JSON body ends its line, here for all of them (decisions, admin answers, problems, the
+  // router's 404s), so a terminal's prompt and a line-reading client never meet a half line.
+  if (!response.body.empty() && response.body.back() != '\n' && json_type(response.content_type)) {
+    response.body.push_back('\n');
+  }
   head_.clear();
   head_.append(version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
   head_.append(std::to_string(status)).push_back(' ');

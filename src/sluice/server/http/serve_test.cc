@@ -293,7 +293,38 @@ TEST(ServeTest, SigtermDrainsAndExitsZero) {
   const std::string log = (*serve)->log();
   EXPECT_NE(log.find("\"msg\":\"shutting down\""), std::string::npos) << log;
   EXPECT_NE(log.find("\"msg\":\"stopped\""), std::string::npos);
-  EXPECT_NE(log.find("\"route\":\"/healthz\""), std::string::npos);  // the access log
+  // By default the access log is off: a server started in a terminal does not flood it.
+  EXPECT_EQ(log.find("\"route\":"), std::string::npos) << log;
+}
+
+// --access-log FILE appends one line per request to FILE and none to stderr; `stderr` (or the
+// old `true`) writes them there.
+TEST(ServeTest, AccessLogGoesToTheFileItNamesOrToStderrWhenAsked) {
+  TempDir dir;
+  const std::string file = (dir.path() / "access.log").string();
+  write_file(dir.path() / "access.log", "kept\n");  // appended to, not truncated
+  StatusOr<std::unique_ptr<Serve>> to_file = Serve::start({"--access-log", file});
+  ASSERT_TRUE(to_file.ok()) << to_file.status().to_string();
+  ASSERT_EQ(http_request((*to_file)->port(), "GET", "/healthz")->status, 200);
+  EXPECT_EQ((*to_file)->process().signal_and_wait(SIGTERM), 0);
+  const std::string written = read_file(dir.path() / "access.log");
+  EXPECT_EQ(written.rfind("kept\n", 0), 0u) << written;
+  EXPECT_NE(written.find("\"route\":\"/healthz\""), std::string::npos) << written;
+  EXPECT_EQ((*to_file)->log().find("\"route\":"), std::string::npos) << (*to_file)->log();
+
+  for (const char* value : {"stderr", "true"}) {
+    SCOPED_TRACE(value);
+    StatusOr<std::unique_ptr<Serve>> to_stderr = Serve::start({"--access-log", value});
+    ASSERT_TRUE(to_stderr.ok()) << to_stderr.status().to_string();
+    ASSERT_EQ(http_request((*to_stderr)->port(), "GET", "/healthz")->status, 200);
+    EXPECT_TRUE((*to_stderr)->log_shows("\"route\":\"/healthz\"")) << (*to_stderr)->log();
+  }
+
+  // A file that cannot be opened stops the start, naming the setting.
+  const Ran refused = run({SLUICE_BINARY, "serve", "--listen", "127.0.0.1:0", "--access-log",
+                           (dir.path() / "no" / "such" / "dir" / "access.log").string()});
+  EXPECT_NE(refused.code, 0);
+  EXPECT_NE(refused.err.find("access_log: cannot open"), std::string::npos) << refused.err;
 }
 
 TEST(ServeTest, SigintAlsoStopsTheServer) {
@@ -305,7 +336,7 @@ TEST(ServeTest, SigintAlsoStopsTheServer) {
 TEST(ServeTest, FlagsBeatEnvironmentWhichBeatsTheConfigFile) {
   TempDir dir;
   write_file(dir.path() / "sluice.yaml",
-             "listen: 0.0.0.0:9000\nthreads: 3\nmax_batch: 10\naccess_log: false\n"
+             "listen: 0.0.0.0:9000\nthreads: 3\nmax_batch: 10\naccess_log: true\n"
              "policy_file: [policies]\n");
   const Ran ran = run({SLUICE_BINARY, "serve", "--config", (dir.path() / "sluice.yaml").string(),
                        "--max-batch", "30", "--print-config"},
@@ -314,7 +345,7 @@ TEST(ServeTest, FlagsBeatEnvironmentWhichBeatsTheConfigFile) {
   EXPECT_NE(ran.out.find("listen: \"0.0.0.0:9000\""), std::string::npos) << ran.out;  // file
   EXPECT_NE(ran.out.find("threads: \"4\""), std::string::npos) << ran.out;            // env
   EXPECT_NE(ran.out.find("max_batch: \"30\""), std::string::npos) << ran.out;         // flag
-  EXPECT_NE(ran.out.find("access_log: \"false\""), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("access_log: \"stderr\""), std::string::npos) << ran.out;    // file
   // Relative policy paths in a config file are relative to the file.
   EXPECT_NE(ran.out.find("  - " + (dir.path() / "policies").string()), std::string::npos)
       << ran.out;
@@ -1018,7 +1049,7 @@ TEST_F(ServeRedisTest, DefencesRolloutOverLimitCacheAndBreakerShowOnMetrics) {
 // denials (?deny_status=403) and nginx turns it into a 429 carrying sluice's headers.
 TEST(ServeNginxTest, AuthRequestPasses200And429WithRateLimitHeaders) {
   if (::access("/usr/sbin/nginx", X_OK) != 0) GTEST_SKIP() << "nginx is not installed";
-  StatusOr<std::unique_ptr<Serve>> serve = Serve::start({});
+  StatusOr<std::unique_ptr<Serve>> serve = Serve::start({"--access-log", "stderr"});
   ASSERT_TRUE(serve.ok()) << serve.status().to_string();
   TempDir dir;
   fs::create_directories(dir.path() / "www");

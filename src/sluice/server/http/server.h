@@ -10,6 +10,8 @@
 // response over TLS. Every response says X-Content-Type-Options: nosniff.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -74,9 +76,12 @@ struct HttpServerOptions {
   // within first_request_timeout), so half-open handshakes cannot hold descriptors.
   Micros tls_handshake_timeout = 5 * kMicrosPerSecond;
   bool access_log = true;
-  // Receives each access-log line (without newline), on an I/O thread. Default: stderr through a
-  // LineWriter (core/line_writer.h): batched writes by a thread of its own, at most ~50 ms late,
-  // lines dropped and counted when stderr does not keep up.
+  // Where the default sink writes: stderr, or a file the caller opened (and keeps open while the
+  // server runs).
+  int access_log_fd = STDERR_FILENO;
+  // Receives each access-log line (without newline), on an I/O thread. Default: access_log_fd
+  // through a LineWriter (core/line_writer.h): batched writes by a thread of its own, at most
+  // ~50 ms late, lines dropped and counted when the fd does not keep up.
   std::function<void(std::string_view line)> access_log_sink;
   // Called for every response (route pattern or "-" when none matched), on an I/O thread.
   std::function<void(std::string_view route, int status, Micros duration)> on_response;
@@ -115,7 +120,7 @@ class HttpServer {
     // Accepts that failed (out of descriptors and the like); the port is asked again after a
     // pause, and one waiting client is closed at once (server/net/io_workers.h).
     std::uint64_t accept_errors = 0;
-    // Access-log lines dropped because stderr did not keep up (LineWriter's bound).
+    // Access-log lines dropped because their fd did not keep up (LineWriter's bound).
     std::uint64_t access_log_dropped = 0;
     // Request-body bytes held against max_buffered_body_bytes now, and bodies refused at it.
     std::size_t buffered_body_bytes = 0;

@@ -67,8 +67,8 @@ class HttpServer::Impl {
   Impl(HttpServerOptions options, std::shared_ptr<const Router> router)
       : options_(std::move(options)), router_(std::move(router)) {
     if (options_.access_log && !options_.access_log_sink) {
-      stderr_log_ = std::make_unique<LineWriter>(STDERR_FILENO);
-      options_.access_log_sink = [log = stderr_log_.get()](std::string_view line) {
+      default_log_ = std::make_unique<LineWriter>(options_.access_log_fd);
+      options_.access_log_sink = [log = default_log_.get()](std::string_view line) {
         log->write(line);
       };
     }
@@ -98,7 +98,7 @@ class HttpServer::Impl {
             .refused = caps_.refused(),
             .tls_handshake_failures = tls_failures_.load(),
             .accept_errors = workers_.accept_errors(),
-            .access_log_dropped = stderr_log_ ? stderr_log_->dropped() : 0,
+            .access_log_dropped = default_log_ ? default_log_->dropped() : 0,
             .buffered_body_bytes = body_budget_ ? body_budget_->used() : 0,
             .body_budget_refusals = body_budget_ ? body_budget_->refusals() : 0};
   }
@@ -118,7 +118,7 @@ class HttpServer::Impl {
   HttpServerOptions options_;
   std::shared_ptr<const Router> router_;
   // The default access-log sink; declared before the threads so it outlives them.
-  std::unique_ptr<LineWriter> stderr_log_;
+  std::unique_ptr<LineWriter> default_log_;
   Workers workers_;
   std::optional<asio::thread_pool> pool_;
   server::ConnectionCaps caps_;

@@ -774,6 +774,33 @@ TEST_F(ServerTest, EveryResponseSaysNosniffOnce) {
   }
 }
 
+// JSON answers end their line, whoever wrote them: a decision, the OpenAPI document, a handler's
+// problem, the router's 404 and 405, the body limit's 413 and the parser's 400; exactly once.
+TEST_F(ServerTest, EveryJsonBodyEndsWithOneNewline) {
+  TestServer server(store_, {.max_body_bytes = 64});
+  std::vector<StatusOr<RawResponse>> answers;
+  answers.push_back(http_request(server.port(), "POST", "/v1/acquire", acquire_body("nl")));
+  answers.push_back(http_request(server.port(), "GET", "/healthz"));
+  answers.push_back(http_request(server.port(), "GET", "/openapi.json"));
+  answers.push_back(http_request(server.port(), "POST", "/v1/acquire", "{"));
+  answers.push_back(http_request(server.port(), "GET", "/no/such/path"));
+  answers.push_back(http_request(server.port(), "DELETE", "/healthz"));
+  answers.push_back(http_request(server.port(), "POST", "/v1/acquire", std::string(100, ' ')));
+  StatusOr<RawConnection> malformed = RawConnection::open(server.port());
+  ASSERT_TRUE(malformed.ok());
+  ASSERT_TRUE(malformed->send("NOT HTTP\r\n\r\n").ok());
+  answers.push_back(malformed->read());
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_TRUE(answers[i].ok()) << answers[i].status().to_string();
+    const std::string& body = answers[i]->body;
+    ASSERT_GE(body.size(), 2u);
+    EXPECT_EQ(body.back(), '\n') << body;
+    EXPECT_NE(body[body.size() - 2], '\n') << body;
+    EXPECT_TRUE(json::accept(body)) << body;
+  }
+}
+
 // Sanitizers shadow memory and keep freed blocks in quarantine: resident memory then says
 // nothing about what the server holds, and only the budget's own counter is checked.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

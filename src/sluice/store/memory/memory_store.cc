@@ -151,7 +151,9 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
   // initial state may only be stored by a charge, and growth needs room first.
   thread_local std::vector<LimitState> scratch;
   load_states(entry, ref.limits, now, scratch);
-  decision = decision_from(algorithm::evaluate(ref.limits, scratch, cost, now, lease));
+  const algorithm::PolicyVerdict evaluated =
+      algorithm::evaluate(ref.limits, scratch, cost, now, lease);
+  decision = decision_from(evaluated);
   algorithm::PenaltyState penalty;
   bool struck = false;
   if (ref.penalty != nullptr) {
@@ -159,7 +161,9 @@ StatusOr<Decision> MemoryStore::acquire(const SubjectRef& ref, std::int64_t cost
         live_penalty(entry != nullptr ? entry->extras.get() : carried.get(), *ref.penalty, now);
     struck = algorithm::penalize(*ref.penalty, penalty, decision.verdict, cost, now);
   }
-  const bool charged = decision.verdict.allowed && cost > 0;
+  // An allowed cost the penalty box turned into a denial is not stored; a denied cost a counting
+  // window took (DeniedCost::kCounted) is.
+  const bool charged = evaluated.wrote && (decision.verdict.allowed || !evaluated.verdict.allowed);
   if (decision.verdict.allowed && !lease.empty()) decision.lease = lease;
   if (!charged && !struck) {
     if (entry != nullptr) shard.touch(entry);

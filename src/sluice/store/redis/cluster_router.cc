@@ -67,6 +67,27 @@ NodePool* ClusterRouter::pool_at(const NodeAddress& address) {
   return pool.get();
 }
 
+ScriptEngine ClusterRouter::engine_for_slot(std::optional<int> slot) {
+  const NodePool* pool = pool_for_slot(slot);
+  return pool == nullptr ? ScriptEngine::kScripts : pool->engine();
+}
+
+std::vector<std::pair<std::string, ScriptEngine>> ClusterRouter::engines() const {
+  std::vector<const NodePool*> masters;
+  {
+    ReaderLock lock(map_mu_);
+    for (const NodePool* owner : slot_owner_) {
+      if (owner != nullptr && std::find(masters.begin(), masters.end(), owner) == masters.end()) {
+        masters.push_back(owner);
+      }
+    }
+  }
+  std::vector<std::pair<std::string, ScriptEngine>> out;
+  for (const NodePool* pool : masters) out.emplace_back(pool->name(), pool->engine());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 NodePool* ClusterRouter::pool_for_slot(std::optional<int> slot) {
   if (slot) {
     ReaderLock lock(map_mu_);

@@ -47,6 +47,11 @@ class ClusterRouter {
   // Sends `formatted` to the master of `slot` (any master when nullopt: a keyless command).
   void submit(std::string_view formatted, std::optional<int> slot, ErrorReplies errors,
               Completion done);
+  // The engine of the master serving `slot` now. The map may change before the call is sent:
+  // a call written for an engine its node lacks falls back (multiplexer.cc).
+  ScriptEngine engine_for_slot(std::optional<int> slot);
+  // Every known master and its engine, for /metrics and the start log.
+  std::vector<std::pair<std::string, ScriptEngine>> engines() const;
 
   // Stops refreshing and closes every connection (outstanding commands fail with Cancelled).
   void close();

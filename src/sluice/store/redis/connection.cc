@@ -310,14 +310,21 @@ void Connection::on_read(std::size_t size) {
     Reply reply = reply_from_hiredis(*static_cast<const redisReply*>(raw));
     freeReplyObject(raw);
     if (handshake_remaining_ > 0) {
-      if (reply.is_error()) {
-        const std::size_t step = handshake_steps_.size() - handshake_remaining_;
+      const HandshakeStep& step = handshake_steps_[handshake_steps_.size() - handshake_remaining_];
+      if (step.probe) {
+        step.probe(reply);
+      } else if (reply.is_error()) {
         const Status status = error_reply_status(reply.as_string());
         fail(Status(status.code(), "handshake with redis " + endpoint_name_ + " failed at " +
-                                       handshake_steps_[step] + ": " + status.message()));
+                                       step.name + ": " + status.message()));
         return;
       }
-      if (--handshake_remaining_ == 0) become_ready();
+      if (--handshake_remaining_ > 0) continue;
+      if (Status decided = decide_engine(); !decided.ok()) {
+        fail(decided);
+        return;
+      }
+      become_ready();
       continue;
     }
     replies_.push_back(std::move(reply));

@@ -61,9 +61,10 @@ struct Counters {
   std::atomic<std::uint64_t> connects{0};
   std::atomic<std::uint64_t> connect_failures{0};
   std::atomic<std::uint64_t> script_reloads{0};
-  std::atomic<std::uint64_t> redirections{0};   // MOVED and ASK followed (Redis Cluster)
-  std::atomic<std::uint64_t> retries{0};        // TRYAGAIN / CLUSTERDOWN waited out
-  std::atomic<std::uint64_t> map_refreshes{0};  // topology reads (CLUSTER SHARDS / SLOTS)
+  std::atomic<std::uint64_t> engine_fallbacks{0};  // module/function missing: sent as a script
+  std::atomic<std::uint64_t> redirections{0};      // MOVED and ASK followed (Redis Cluster)
+  std::atomic<std::uint64_t> retries{0};           // TRYAGAIN / CLUSTERDOWN waited out
+  std::atomic<std::uint64_t> map_refreshes{0};     // topology reads (CLUSTER SHARDS / SLOTS)
 };
 
 // Asio's duration for a time in microseconds; a time as errors show it ("250ms", "1500us").
@@ -103,9 +104,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   // `tls`: when not null, every connection attempt runs a TLS handshake (verifying the server's
   // certificate for options.tls.server_name, or the host) before AUTH/SELECT.
+  // `engine`: where the handshake's probe (options.engine.probe) leaves the engine this node
+  // runs (script_engine.h); shared by the node's connections. Null: no probe.
   Connection(asio::io_context& io, const MultiplexerOptions& options, Counters& counters,
-             unsigned seed, asio::ssl::context* tls = nullptr)
+             unsigned seed, asio::ssl::context* tls = nullptr,
+             std::atomic<ScriptEngine>* engine = nullptr)
       : options_(options),
+        engine_(engine),
         tls_context_(tls),
         counters_(counters),
         endpoint_name_(options.host + ":" + std::to_string(options.port)),
@@ -211,7 +216,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using IoHandler = std::function<void(const boost::system::error_code&, std::size_t)>;
   void write_all(asio::const_buffer bytes, IoHandler handler);
 
+  // The engine probe (connection_setup.cc): after AUTH/SELECT, the handshake asks the node for the
+  // module's command, loads the function library and tries TIME in a script; the answers decide
+  // the node's engine, or refuse the node (an explicit engine it lacks; no TIME on Redis's clock).
+  void add_engine_probe();
+  Status decide_engine();
+
   const MultiplexerOptions& options_;
+  std::atomic<ScriptEngine>* const engine_;
   asio::ssl::context* const tls_context_;
   // A new stream per connection attempt (TLS state does not survive a reconnect); handlers keep
   // their own reference, so one torn down with operations pending stays alive until they end.
@@ -230,10 +242,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
   redisReader* reader_;
   std::array<char, std::size_t{64} * 1024> read_buffer_;
   std::string writing_;    // bytes of the write in flight
-  std::string handshake_;  // AUTH / SELECT
-  std::vector<std::string> handshake_steps_;
+  std::string handshake_;  // AUTH / SELECT, then the engine probe
+  struct HandshakeStep {
+    std::string name;  // for errors; never the password
+    // A probe's reply, errors included; null: an error reply fails the connection.
+    std::function<void(const Reply&)> probe;
+  };
+  std::vector<HandshakeStep> handshake_steps_;
   int handshake_remaining_ = 0;
-  int attempt_ = 0;  // consecutive failed attempts
+  struct ProbeAnswers {
+    bool module = false;
+    bool functions = false;
+    std::string functions_refusal;  // FUNCTION LOAD's error
+    bool time = true;
+    std::string time_refusal;  // the TIME probe's error
+  };
+  ProbeAnswers probe_;  // this handshake's
+  int attempt_ = 0;     // consecutive failed attempts
   std::minstd_rand random_;
   std::vector<Reply> replies_;        // scratch for one read
   std::vector<Pending> completions_;  // scratch for one read

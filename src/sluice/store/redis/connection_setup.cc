@@ -111,7 +111,7 @@ void Connection::on_transport_ready() {
     StatusOr<std::string> formatted = format_command(args);
     if (formatted.ok()) {
       handshake_ += *formatted;
-      handshake_steps_.push_back(std::move(step));
+      handshake_steps_.push_back({.name = std::move(step), .probe = nullptr});
       ++handshake_remaining_;
     }
   };
@@ -126,6 +126,7 @@ void Connection::on_transport_ready() {
     const std::string db = std::to_string(options_.db);
     add({"SELECT", db}, "SELECT " + db);
   }
+  add_engine_probe();
   if (handshake_remaining_ == 0) {
     become_ready();
     return;
@@ -140,6 +141,91 @@ void Connection::on_transport_ready() {
               if (gen != self->gen_ || !ec) return;
               self->fail(self->lost(ec));
             });
+}
+
+void Connection::add_engine_probe() {
+  probe_ = ProbeAnswers{};
+  if (engine_ == nullptr || !options_.engine.probe) return;
+  const auto add = [&](std::vector<std::string> args, std::function<void(const Reply&)> probe) {
+    StatusOr<std::string> formatted = format_command(args);
+    if (!formatted.ok()) return;
+    handshake_ += *formatted;
+    handshake_steps_.push_back({.name = args.front(), .probe = std::move(probe)});
+    ++handshake_remaining_;
+  };
+  // A module command the node does not know answers an array holding one nil.
+  add({"COMMAND", "INFO", std::string(kModuleProbeCommand)}, [this](const Reply& reply) {
+    probe_.module = reply.is_array() && !reply.elements().empty() && !reply.elements()[0].is_nil();
+  });
+  const EngineOptions& engine = options_.engine;
+  if (!engine.library.empty() && engine.choice != EngineChoice::kScripts &&
+      engine.choice != EngineChoice::kModule) {
+    // The library's name is its content's: present means identical, so "already exists" is as
+    // good as loaded, and a node never rewrites (or replicates) a library it has.
+    add({"FUNCTION", "LOAD", engine.library.text}, [this](const Reply& reply) {
+      // A replica refuses every write (READONLY) but has the library its master loaded, and no
+      // script call goes to a replica anyway.
+      const bool exists_or_replica =
+          reply.is_error() && (reply.as_string().find("already exists") != std::string::npos ||
+                               reply.as_string().rfind("READONLY", 0) == 0);
+      probe_.functions = !reply.is_error() || exists_or_replica;
+      if (!probe_.functions) probe_.functions_refusal = reply.as_string();
+    });
+  }
+  if (engine.clock == ScriptClock::kRedis) {
+    add({"EVAL", "return redis.call('TIME')", "0"}, [this](const Reply& reply) {
+      probe_.time = !reply.is_error();
+      if (!probe_.time) probe_.time_refusal = reply.as_string();
+    });
+  }
+}
+
+Status Connection::decide_engine() {
+  if (engine_ == nullptr || !options_.engine.probe) return {};
+  const EngineOptions& options = options_.engine;
+  const std::string node = "redis " + endpoint_name_;
+  ScriptEngine engine = ScriptEngine::kScripts;
+  switch (options.choice) {
+    case EngineChoice::kModule:
+      if (!probe_.module) {
+        return {StatusCode::kFailedPrecondition,
+                node + " has no " + std::string(kModuleProbeCommand) +
+                    " command: engine=module needs the sluice module on every node "
+                    "(`loadmodule /usr/lib/sluice/sluice.so` in redis.conf, or MODULE LOAD; "
+                    "docs/redis-module.md), or engine=auto to use it where it is loaded"};
+      }
+      engine = ScriptEngine::kModule;
+      break;
+    case EngineChoice::kFunctions:
+      if (!probe_.functions) {
+        return {StatusCode::kFailedPrecondition,
+                node + " refused FUNCTION LOAD (" + probe_.functions_refusal +
+                    "): engine=functions needs Redis 7 or later and a user allowed FUNCTION; "
+                    "engine=auto falls back to scripts"};
+      }
+      engine = ScriptEngine::kFunctions;
+      break;
+    case EngineChoice::kScripts:
+      break;
+    case EngineChoice::kAuto:
+      if (probe_.module) {
+        engine = ScriptEngine::kModule;
+      } else if (probe_.functions) {
+        engine = ScriptEngine::kFunctions;
+      }
+      break;
+  }
+  // The module reads Redis's clock natively; scripts and functions read it with TIME.
+  if (!probe_.time && engine != ScriptEngine::kModule) {
+    return {StatusCode::kFailedPrecondition,
+            node + " refuses TIME inside scripts (" + probe_.time_refusal +
+                "), and Sluice's scripts decide on Redis's clock. Remedies: allow TIME for this "
+                "user (ACL +time), load the sluice module (it reads the clock without TIME), or "
+                "add clock=client to the Redis URL to send the Sluice node's own time "
+                "(docs/redis.md, \"Redis without TIME\")"};
+  }
+  engine_->store(engine, std::memory_order_relaxed);
+  return {};
 }
 
 void Connection::become_ready() {

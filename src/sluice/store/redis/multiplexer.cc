@@ -30,6 +30,8 @@ MultiplexerOptions client_options_from_url(const RedisUrl& url, MultiplexerOptio
   base.password = url.password;
   base.db = url.db;
   base.tls = url.tls;
+  base.engine.choice = url.engine;
+  base.engine.clock = url.clock;
   base.cluster_seeds.clear();
   base.sentinels.clear();
   base.sentinel_master.clear();
@@ -111,6 +113,8 @@ Status validate(const MultiplexerOptions& options) {
 
 // ---------------------------------------------------------------------------------------------
 
+struct EvalCall;
+
 class Multiplexer::Impl {
  public:
   Impl(MultiplexerOptions options, std::unique_ptr<asio::ssl::context> tls)
@@ -165,6 +169,9 @@ class Multiplexer::Impl {
 
   bool on_io_thread() { return io_.get_executor().running_in_this_thread(); }
 
+  // Writes `call` for its engine and routes it; on an engine's miss or NOSCRIPT, again.
+  void send_script(const std::shared_ptr<EvalCall>& call, Dispatch dispatch);
+
   // Fails a request that never reached a connection: a waiting caller at once, a callback on an
   // I/O thread (callbacks never run inside the call that submits them).
   void fail_later(Completion done, Status status) {
@@ -210,31 +217,76 @@ class Multiplexer::Impl {
     return waiter.wait(options_.blocking_spin);
   }
 
+  // The engine script calls take on the node serving `slot` (script_engine.h).
+  ScriptEngine engine_for(std::optional<int> slot) const {
+    if (cluster_) return cluster_->engine_for_slot(slot);
+    if (sentinel_) return sentinel_->engine();
+    return standalone_->engine();
+  }
+
+  std::vector<std::pair<std::string, ScriptEngine>> engines() const {
+    if (cluster_) return cluster_->engines();
+    if (sentinel_) {
+      const std::string master = sentinel_->master_address();
+      if (master.empty()) return {};
+      return {{master, sentinel_->engine()}};
+    }
+    return {{standalone_->name(), standalone_->engine()}};
+  }
+
+  // A call with the caller's time reaches the module without it (script_engine.h).
+  bool drop_caller_time() const {
+    return options_.engine.clock == ScriptClock::kCaller &&
+           !options_.engine.module_reads_caller_time;
+  }
+
+  // What follows a script call's error reply: another attempt on `engine` (the node lacks the
+  // one tried, or lost the script: EVAL then sends the source, which also caches it again), or
+  // nullopt: the error is the call's outcome.
+  std::optional<ScriptEngine> retry_after_error(ScriptEngine& engine, bool& with_source,
+                                                const Reply& reply) {
+    if (std::optional<ScriptEngine> next = engine_missing(engine, reply.as_string())) {
+      bump(counters_.engine_fallbacks);
+      engine = *next;
+      return engine;
+    }
+    // Only EVALSHA answers NOSCRIPT (on any engine, for a script the engine lacks).
+    if (!with_source && is_noscript(reply)) {
+      bump(counters_.script_reloads);
+      engine = ScriptEngine::kScripts;
+      with_source = true;
+      return engine;
+    }
+    return std::nullopt;
+  }
+
+  void append_call(std::string& out, ScriptEngine engine, bool with_source, const Script& script,
+                   std::span<const std::string> keys, std::span<const std::string> args) const {
+    if (with_source) {
+      append_eval_source(out, script, keys, args);
+    } else {
+      append_script_call(out, engine, script, options_.engine.library, keys, args,
+                         drop_caller_time());
+    }
+  }
+
   // The blocking script call: formats straight from the caller's strings into the thread's
-  // scratch buffer (no argument vector, no callback, no shared state), and on NOSCRIPT re-sends
-  // as EVAL from the calling thread.
+  // scratch buffer (no argument vector, no callback, no shared state), and re-sends from the
+  // calling thread after an engine's miss or NOSCRIPT.
   StatusOr<Reply> eval_and_wait(const Script& script, std::span<const std::string> keys,
                                 std::span<const std::string> args) {
     const std::optional<int> slot = slot_of(keys, keys.empty() ? std::nullopt : std::optional(0));
-    const auto format = [&](std::string_view command, std::string_view body) -> std::string& {
+    ScriptEngine engine = engine_for(slot);
+    bool with_source = false;
+    for (;;) {
       std::string& out = scratch_buffer();
-      append_array_header(out, 3 + keys.size() + args.size());
-      append_bulk(out, command);
-      append_bulk(out, body);
-      append_bulk_decimal(out, keys.size());
-      for (const std::string& key : keys) append_bulk(out, key);
-      for (const std::string& arg : args) append_bulk(out, arg);
-      return out;
-    };
-    StatusOr<Reply> result =
-        submit_and_wait(format("EVALSHA", script.sha1()), slot, ErrorReplies::kAsReply);
-    if (result.ok() && is_noscript(*result)) {
-      // The server lost its script cache: EVAL runs the script and caches it again.
-      bump(counters_.script_reloads);
-      return submit_and_wait(format("EVAL", script.source()), slot, ErrorReplies::kAsStatus);
+      append_call(out, engine, with_source, script, keys, args);
+      StatusOr<Reply> result = submit_and_wait(out, slot, ErrorReplies::kAsReply);
+      if (!result.ok() || !result->is_error()) return result;
+      if (!retry_after_error(engine, with_source, *result)) {
+        return error_reply_status(result->as_string());
+      }
     }
-    if (result.ok() && result->is_error()) return error_reply_status(result->as_string());
-    return result;
   }
 
   // The hash slot of args[key_index] when the client routes by slot (Redis Cluster).
@@ -271,6 +323,7 @@ class Multiplexer::Impl {
     out.connects = counters_.connects.load(std::memory_order_relaxed);
     out.connect_failures = counters_.connect_failures.load(std::memory_order_relaxed);
     out.script_reloads = counters_.script_reloads.load(std::memory_order_relaxed);
+    out.engine_fallbacks = counters_.engine_fallbacks.load(std::memory_order_relaxed);
     out.redirections = counters_.redirections.load(std::memory_order_relaxed);
     out.retries = counters_.retries.load(std::memory_order_relaxed);
     out.map_refreshes = counters_.map_refreshes.load(std::memory_order_relaxed);
@@ -345,49 +398,53 @@ void Multiplexer::async_command(std::vector<std::string> args, Callback done) {
                 Completion{.callback = std::move(done)});
 }
 
-namespace {
-
+// One asynchronous script call, kept for its re-sends.
 struct EvalCall {
   Script script;
-  std::vector<std::string> args;  // EVALSHA sha numkeys keys… args…
-  std::optional<std::size_t> key_index;
+  std::vector<std::string> keys;
+  std::vector<std::string> args;
+  std::optional<int> slot;
+  ScriptEngine engine = ScriptEngine::kScripts;
+  bool with_source = false;  // EVAL with the script's source (after NOSCRIPT)
   Callback done;
 };
 
-}  // namespace
-
-void Multiplexer::async_eval_script(const Script& script, std::vector<std::string> keys,
-                                    std::vector<std::string> args, Callback done,
-                                    Dispatch dispatch) {
-  auto call = std::make_shared<EvalCall>(EvalCall{script, {}, std::nullopt, std::move(done)});
-  call->args.reserve(3 + keys.size() + args.size());
-  call->args.push_back("EVALSHA");
-  call->args.push_back(script.sha1());
-  call->args.push_back(std::to_string(keys.size()));
-  for (std::string& key : keys) call->args.push_back(std::move(key));
-  for (std::string& arg : args) call->args.push_back(std::move(arg));
-  if (!keys.empty()) call->key_index = 3;
-
-  Impl* impl = impl_.get();
-  auto on_reply = [impl, call](StatusOr<Reply> result) {
-    if (result.ok() && is_noscript(*result)) {
-      // The server lost its script cache: EVAL runs the script and caches it again.
-      bump(impl->counters_.script_reloads);
-      call->args[0] = "EVAL";
-      call->args[1] = call->script.source();
-      impl->submit(call->args, call->key_index, ErrorReplies::kAsStatus,
-                   Completion{.callback = std::move(call->done)});
-      return;
-    }
+void Multiplexer::Impl::send_script(const std::shared_ptr<EvalCall>& call, Dispatch dispatch) {
+  std::string& formatted = scratch_buffer();
+  append_call(formatted, call->engine, call->with_source, call->script, call->keys, call->args);
+  auto on_reply = [this, call](StatusOr<Reply> result) {
     if (result.ok() && result->is_error()) {
+      if (retry_after_error(call->engine, call->with_source, *result)) {
+        send_script(call, Dispatch::kQueued);
+        return;
+      }
       run_callback(call->done, error_reply_status(result->as_string()));
       return;
     }
     run_callback(call->done, std::move(result));
   };
-  impl->submit(call->args, call->key_index, ErrorReplies::kAsReply,
-               Completion{.callback = std::move(on_reply),
-                          .submitter_writes = dispatch == Dispatch::kImmediate});
+  route(formatted, call->slot, ErrorReplies::kAsReply,
+        Completion{.callback = std::move(on_reply),
+                   .submitter_writes = dispatch == Dispatch::kImmediate});
+}
+
+void Multiplexer::async_eval_script(const Script& script, std::vector<std::string> keys,
+                                    std::vector<std::string> args, Callback done,
+                                    Dispatch dispatch) {
+  const std::optional<int> slot =
+      impl_->slot_of(keys, keys.empty() ? std::nullopt : std::optional<std::size_t>(0));
+  auto call = std::make_shared<EvalCall>(EvalCall{.script = script,
+                                                  .keys = std::move(keys),
+                                                  .args = std::move(args),
+                                                  .slot = slot,
+                                                  .engine = impl_->engine_for(slot),
+                                                  .with_source = false,
+                                                  .done = std::move(done)});
+  impl_->send_script(call, dispatch);
+}
+
+std::vector<std::pair<std::string, ScriptEngine>> Multiplexer::engines() const {
+  return impl_->engines();
 }
 
 namespace {

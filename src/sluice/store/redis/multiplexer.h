@@ -28,6 +28,7 @@
 #include "sluice/store/redis/redis_url.h"
 #include "sluice/store/redis/resp.h"
 #include "sluice/store/redis/script.h"
+#include "sluice/store/redis/script_engine.h"
 #include "sluice/time.h"
 
 namespace sluice::redis {
@@ -83,6 +84,10 @@ struct MultiplexerOptions {
   Micros reconnect_backoff_min = 10 * kMicrosPerMilli;
   Micros reconnect_backoff_max = 2 * kMicrosPerSecond;
 
+  // How script calls run on each node (script_engine.h): probed at every connect when
+  // engine.probe is set (RedisStore::open sets it, with the store's function library).
+  EngineOptions engine;
+
   // Redis Cluster (cluster_router.h). Non-empty: the client routes every command to the master
   // serving its key's slot, learning the masters from these seeds; `host`, `port` and `db` are
   // then unused (`connections` is per master).
@@ -111,6 +116,7 @@ struct ClientStats {
   std::uint64_t connects = 0;          // successful connects (including the handshake)
   std::uint64_t connect_failures = 0;  // failed attempts and lost connections
   std::uint64_t script_reloads = 0;    // EVALSHA answered NOSCRIPT and was re-sent as EVAL
+  std::uint64_t engine_fallbacks = 0;  // a node lacked the module or function: re-sent as script
   std::uint64_t redirections = 0;      // Redis Cluster: MOVED and ASK followed
   std::uint64_t retries = 0;           // Redis Cluster: TRYAGAIN / CLUSTERDOWN re-sent later
   std::uint64_t map_refreshes = 0;     // Redis Cluster: slot map reads started
@@ -153,9 +159,11 @@ class Multiplexer {
   void async_execute(Request request, Callback done);
   void async_command(std::vector<std::string> args, Callback done);
 
-  // EVALSHA script.sha1() with `keys` and `args`. If Redis answers NOSCRIPT (restart, failover,
-  // SCRIPT FLUSH), the call is re-sent once as EVAL with the source, which also reloads the cache.
-  // Routed by keys[0] when there are keys.
+  // `script` with `keys` and `args`, on the engine of the node it reaches (options().engine):
+  // the module's command, FCALL, or EVALSHA script.sha1(). A node that turns out to lack the
+  // module or the function gets the call again as EVALSHA; if Redis answers NOSCRIPT (restart,
+  // failover, SCRIPT FLUSH), the call is re-sent once as EVAL with the source, which also reloads
+  // the cache. Routed by keys[0] when there are keys.
   void async_eval_script(const Script& script, std::vector<std::string> keys,
                          std::vector<std::string> args, Callback done,
                          Dispatch dispatch = Dispatch::kQueued);
@@ -168,6 +176,8 @@ class Multiplexer {
                               std::vector<std::string> args);
 
   ClientStats stats() const;
+  // Each node script calls reach now ("host:port"), and the engine it runs (script_engine.h).
+  std::vector<std::pair<std::string, ScriptEngine>> engines() const;
   const MultiplexerOptions& options() const;
 
  private:

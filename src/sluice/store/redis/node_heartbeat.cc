@@ -11,7 +11,6 @@
 #include "sluice/store/redis/scripts.h"
 
 namespace sluice::store {
-namespace {
 
 const redis::Script& heartbeat_script(bool pinned_time) {
   static const auto source = [](bool pinned) {
@@ -23,9 +22,6 @@ const redis::Script& heartbeat_script(bool pinned_time) {
   static const redis::Script with_pinned_time(source(true));
   return pinned_time ? with_pinned_time : with_redis_time;
 }
-
-}  // namespace
-
 StatusOr<std::unique_ptr<NodeHeartbeat>> NodeHeartbeat::create(redis::Multiplexer& client,
                                                                NodeHeartbeatOptions options) {
   if (options.node_id.empty() || options.node_id.size() > 256) {
@@ -42,13 +38,16 @@ StatusOr<std::size_t> NodeHeartbeat::leave() { return call(false); }
 StatusOr<std::size_t> NodeHeartbeat::call(bool beat) {
   std::vector<std::string> args = {beat ? "beat" : "leave", options_.node_id,
                                    std::to_string(options_.ttl)};
-  if (options_.pinned_clock_for_tests != nullptr) {
-    args.push_back(std::to_string(options_.pinned_clock_for_tests->now()));
+  // The caller's time, as the store sends it: the tests' pinned clock, or this node's with
+  // clock=client in the Redis URL (script_engine.h).
+  const Clock* caller_clock = options_.pinned_clock_for_tests;
+  if (caller_clock == nullptr && client_.options().engine.clock == redis::ScriptClock::kCaller) {
+    caller_clock = &SystemClock::instance();
   }
-  SLUICE_ASSIGN_OR_RETURN(
-      redis::Reply reply,
-      client_.eval_script(heartbeat_script(options_.pinned_clock_for_tests != nullptr),
-                          {options_.key}, std::move(args)));
+  if (caller_clock != nullptr) args.push_back(std::to_string(caller_clock->now()));
+  SLUICE_ASSIGN_OR_RETURN(redis::Reply reply,
+                          client_.eval_script(heartbeat_script(caller_clock != nullptr),
+                                              {options_.key}, std::move(args)));
   if (!reply.is_integer() || reply.as_integer() < 0) {
     return internal_error("node heartbeat: unexpected reply " + reply.debug_string());
   }

@@ -9,7 +9,8 @@ NodePool::NodePool(asio::io_context& io, MultiplexerOptions options, Counters& c
     : options_(std::move(options)), name_(options_.host + ":" + std::to_string(options_.port)) {
   std::random_device seeds;
   for (int i = 0; i < options_.connections; ++i) {
-    connections_.push_back(std::make_shared<Connection>(io, options_, counters, seeds(), tls));
+    connections_.push_back(
+        std::make_shared<Connection>(io, options_, counters, seeds(), tls, &engine_));
   }
   for (const auto& connection : connections_) connection->start();
 }

@@ -36,6 +36,9 @@ class NodePool {
   void close();
 
   int ready_connections() const;
+  // The engine script calls take on this node (script_engine.h): kScripts until a connection's
+  // probe decides otherwise, and again after any reconnect's probe.
+  ScriptEngine engine() const { return engine_.load(std::memory_order_relaxed); }
   const std::string& name() const { return name_; }  // "host:port"
   const MultiplexerOptions& options() const { return options_; }
 
@@ -43,6 +46,7 @@ class NodePool {
   const MultiplexerOptions
       options_;  // the connections keep a reference: stable for the pool's life
   const std::string name_;
+  std::atomic<ScriptEngine> engine_{ScriptEngine::kScripts};
   std::vector<std::shared_ptr<Connection>> connections_;
   std::atomic<std::size_t> next_{0};
 };

@@ -88,8 +88,15 @@ StatusOr<Decision> decision_in(const StatusOr<std::string>& bytes, std::size_t l
 StatusOr<std::unique_ptr<RedisStore>> RedisStore::open(std::string_view url,
                                                        redis::MultiplexerOptions base,
                                                        RedisStoreOptions options) {
+  SLUICE_ASSIGN_OR_RETURN(const redis::RedisUrl parsed, redis::parse_redis_url(url));
+  base = redis::client_options_from_url(parsed, std::move(base));
+  // Every node is asked at connect which engine it offers (the module, Functions with this
+  // store's library, scripts) and whether its scripts may read TIME (script_engine.h).
+  if (options.pinned_clock_for_tests != nullptr) base.engine.clock = redis::ScriptClock::kCaller;
+  base.engine.probe = true;
+  base.engine.library = store_function_library(base.engine.clock == redis::ScriptClock::kCaller);
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<redis::Multiplexer> client,
-                          redis::Multiplexer::open(url, std::move(base)));
+                          redis::Multiplexer::create(std::move(base)));
   return std::make_unique<RedisStore>(std::shared_ptr<redis::Multiplexer>(std::move(client)),
                                       options);
 }
@@ -141,10 +148,23 @@ std::string RedisStore::address() const {
          "/" + std::to_string(options.db);
 }
 
+namespace {
+
+// Whose time the scripts read from their last argument: the tests' pinned clock, else the system
+// clock when the URL says clock=client; null: Redis's TIME.
+const Clock* caller_clock_of(const RedisStoreOptions& options, const redis::Multiplexer& client) {
+  if (options.pinned_clock_for_tests != nullptr) return options.pinned_clock_for_tests;
+  if (client.options().engine.clock == redis::ScriptClock::kCaller) return &SystemClock::instance();
+  return nullptr;
+}
+
+}  // namespace
+
 RedisStore::RedisStore(std::shared_ptr<redis::Multiplexer> client, RedisStoreOptions options)
     : client_(std::move(client)),
       options_(options),
-      scripts_(std::make_unique<ScriptSet>(options.pinned_clock_for_tests != nullptr)) {
+      caller_clock_(caller_clock_of(options_, *client_)),
+      scripts_(std::make_unique<ScriptSet>(caller_clock_ != nullptr)) {
   if (options_.max_batch > 1) {
     batchers_ = std::make_unique<std::atomic<DecisionBatcher*>[]>(
         routes_by_slot() ? redis::kClusterSlots : 1);
@@ -171,7 +191,7 @@ DecisionBatcher* RedisStore::batcher_for(const std::vector<std::string>& keys) {
       client_, scripts_->get(ScriptOperation::kAcquire),
       DecisionBatcherOptions{.max_batch = options_.max_batch,
                              .batches_in_flight = options_.batches_in_flight,
-                             .pinned_clock_for_tests = options_.pinned_clock_for_tests}));
+                             .pinned_clock_for_tests = caller_clock_}));
   slot.store(owned_batchers_.back().get(), std::memory_order_release);
   return owned_batchers_.back().get();
 }
@@ -180,7 +200,7 @@ RedisStore::~RedisStore() = default;
 
 Micros RedisStore::calendar_now() const {
   if (options_.calendar_clock != nullptr) return options_.calendar_clock->now();
-  if (options_.pinned_clock_for_tests != nullptr) return options_.pinned_clock_for_tests->now();
+  if (caller_clock_ != nullptr) return caller_clock_->now();
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -189,7 +209,7 @@ Micros RedisStore::calendar_now() const {
 std::vector<std::string> RedisStore::unbatched_args(std::string request) {
   unbatched_decisions_.fetch_add(1, std::memory_order_relaxed);
   std::vector<std::string> args = {std::move(request)};
-  append_pinned_time(args, options_.pinned_clock_for_tests);
+  append_pinned_time(args, caller_clock_);
   return args;
 }
 
@@ -254,7 +274,7 @@ StatusOr<std::optional<RedisStore::LeaseCall>> RedisStore::lease_call(
     }
   }
   if (call.keys.empty()) return std::optional<LeaseCall>();
-  append_pinned_time(call.args, options_.pinned_clock_for_tests);
+  append_pinned_time(call.args, caller_clock_);
   return std::optional<LeaseCall>(std::move(call));
 }
 

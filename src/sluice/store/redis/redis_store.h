@@ -143,6 +143,9 @@ class RedisStore final : public Store {
 
   std::shared_ptr<redis::Multiplexer> client_;
   RedisStoreOptions options_;
+  // The clock whose time the scripts take as their last argument (the tests' pinned clock, or
+  // the system clock with clock=client in the Redis URL); null: Redis's own (TIME).
+  const Clock* const caller_clock_;
   std::unique_ptr<ScriptSet> scripts_;
   // Whether the client routes by hash slot (Redis Cluster): then decisions batch per slot.
   bool routes_by_slot() const;

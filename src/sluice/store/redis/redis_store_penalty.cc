@@ -10,7 +10,6 @@
 #include "sluice/store/redis/scripts.h"
 
 namespace sluice::store {
-namespace {
 
 const redis::Script& penalty_script(bool pinned_time) {
   static const auto source = [](bool pinned) {
@@ -19,12 +18,11 @@ const redis::Script& penalty_script(bool pinned_time) {
     text += scripts::lua_penalty();
     return text;
   };
-  static const redis::Script with_redis_time(source(false));
-  static const redis::Script with_pinned_time(source(true));
+  static const redis::Script with_redis_time(source(false), "SLUICE.PENALTY");
+  static const redis::Script with_pinned_time(source(true), "SLUICE.PENALTY");
   return pinned_time ? with_pinned_time : with_redis_time;
 }
-
-}  // namespace
+namespace {}  // namespace
 
 StatusOr<PenaltyStatus> RedisStore::penalty_operation(const SubjectRef& ref,
                                                       std::string_view operation) {
@@ -32,11 +30,10 @@ StatusOr<PenaltyStatus> RedisStore::penalty_operation(const SubjectRef& ref,
   std::string key = redis_penalty_key(ref.policy, ref.subject);
   std::vector<std::string> args = {std::string(operation), std::to_string(ref.penalty->within),
                                    std::to_string(ref.penalty->quiet)};
-  append_pinned_time(args, options_.pinned_clock_for_tests);
-  SLUICE_ASSIGN_OR_RETURN(
-      const redis::Reply reply,
-      client_->eval_script(penalty_script(options_.pinned_clock_for_tests != nullptr),
-                           {std::move(key)}, std::move(args)));
+  append_pinned_time(args, caller_clock_);
+  SLUICE_ASSIGN_OR_RETURN(const redis::Reply reply,
+                          client_->eval_script(penalty_script(caller_clock_ != nullptr),
+                                               {std::move(key)}, std::move(args)));
   const std::vector<redis::Reply>& items = reply.elements();
   if (!reply.is_array() || items.size() != 4) {
     return internal_error("redis store: unexpected penalty reply " + reply.debug_string());

@@ -15,10 +15,6 @@
 #include "sluice/store/redis/scripts.h"
 
 namespace sluice::store {
-namespace {
-
-// Eight packed doubles: the seven of an evaluate verdict, then the signed balance.
-constexpr std::size_t kQuotaReplyBytes = kVerdictBytes + 8;
 
 const redis::Script& quota_script(bool pinned_time) {
   static const auto source = [](bool pinned) {
@@ -27,10 +23,14 @@ const redis::Script& quota_script(bool pinned_time) {
     text += with_shared_blocks(scripts::lua_quota());
     return text;
   };
-  static const redis::Script with_redis_time(source(false));
-  static const redis::Script with_pinned_time(source(true));
+  static const redis::Script with_redis_time(source(false), "SLUICE.QUOTA");
+  static const redis::Script with_pinned_time(source(true), "SLUICE.QUOTA");
   return pinned_time ? with_pinned_time : with_redis_time;
 }
+namespace {
+
+// Eight packed doubles: the seven of an evaluate verdict, then the signed balance.
+constexpr std::size_t kQuotaReplyBytes = kVerdictBytes + 8;
 
 bool uses_reservations(const QuotaRequest& request) {
   return request.operation == QuotaOperation::kReserve ||
@@ -185,8 +185,7 @@ void RedisStore::run_quota_script(const SubjectRef& ref, const QuotaRequest& req
     return;
   }
   client_->async_eval_script(
-      quota_script(options_.pinned_clock_for_tests != nullptr), quota_keys(ref, request),
-      std::move(*args),
+      quota_script(caller_clock_ != nullptr), quota_keys(ref, request), std::move(*args),
       [answer = std::move(answer)](StatusOr<redis::Reply> reply) { answer(reply); });
 }
 
@@ -201,7 +200,7 @@ StatusOr<std::vector<std::string>> RedisStore::quota_args(const SubjectRef& ref,
     args.push_back(std::to_string(request.reservation_ttl));
     args.push_back(std::to_string(options_.reservations.max_per_subject));
   }
-  append_pinned_time(args, options_.pinned_clock_for_tests);
+  append_pinned_time(args, caller_clock_);
   return args;
 }
 

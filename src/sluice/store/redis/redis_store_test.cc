@@ -963,6 +963,32 @@ TEST_F(RedisStoreTest, DecidesFieldForFieldLikeTheMemoryStoreOnRandomSequences) 
   }
 }
 
+// The same sequences through Redis Functions (script_engine.h): the function library holds the
+// very scripts, so every decision, field for field, is the memory store's too.
+TEST_F(RedisStoreTest, DecidesFieldForFieldLikeTheMemoryStoreThroughRedisFunctions) {
+  redis::MultiplexerOptions options;
+  options.engine = {.probe = true,
+                    .choice = redis::EngineChoice::kFunctions,
+                    .clock = redis::ScriptClock::kCaller,
+                    .library = store_function_library(true)};
+  const std::shared_ptr<redis::Multiplexer> functions = make_client(server_->port(), options);
+  ASSERT_NE(functions, nullptr);
+  ASSERT_TRUE(wait_until_answering(*functions));
+
+  const Coverage coverage = run_differential(*functions, {});
+  for (const char* algorithm : {"token_bucket", "gcra", "leaky_bucket", "fixed_window",
+                                "sliding_window", "sliding_log", "concurrency"}) {
+    EXPECT_GE(coverage.allowed.count(algorithm) ? coverage.allowed.at(algorithm) : 0, 200)
+        << algorithm;
+  }
+  EXPECT_GE(coverage.quota.count("charge allowed") ? coverage.quota.at("charge allowed") : 0, 400);
+  // Every store script call was an FCALL (the test's own snapshot script, not in the library,
+  // went as EVALSHA without trying FCALL first).
+  const std::string after = run(*client_, {"INFO", "commandstats"}).as_string();
+  EXPECT_NE(after.find("cmdstat_fcall"), std::string::npos);
+  EXPECT_EQ(functions->stats().engine_fallbacks, 0U);
+}
+
 // Parameters at the edge of what validation accepts (found discrepancy B before validation got
 // its 100-year horizon). Slower to generate, so not part of the default run. Not a copy of the
 // enabled run above: 30 % of its limits are extreme_limit's, which no enabled test draws.

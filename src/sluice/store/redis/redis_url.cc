@@ -75,14 +75,28 @@ StatusOr<NodeAddress> parse_host_port(std::string_view authority, std::uint16_t 
   return address;
 }
 
-// `tls_ca=…&tls_cert=…&tls_key=…&tls_server_name=…` of a rediss:// URL.
-Status parse_tls_query(std::string_view query, TlsOptions& tls) {
+// `engine=…&clock=…` on any URL, and `tls_ca=…&tls_cert=…&tls_key=…&tls_server_name=…` on a
+// rediss:// one.
+Status parse_query(std::string_view query, RedisUrl& parsed) {
+  TlsOptions& tls = parsed.tls;
   for (const url::QueryItem& item : url::split_query(query)) {
     if (item.name.empty() && !item.value) continue;
     if (!item.value) {
       return url_error("query parameter \"" + std::string(item.name) + "\" has no value");
     }
     SLUICE_ASSIGN_OR_RETURN(std::string value, decode(*item.value, item.name));
+    if (item.name == "engine") {
+      SLUICE_ASSIGN_OR_RETURN(parsed.engine, parse_engine_choice(value));
+      continue;
+    }
+    if (item.name == "clock") {
+      SLUICE_ASSIGN_OR_RETURN(parsed.clock, parse_script_clock(value));
+      continue;
+    }
+    if (!tls.enabled) {
+      return url_error("query parameter \"" + std::string(item.name) +
+                       "\" is unknown; expected engine or clock (tls_* only on rediss://)");
+    }
     if (item.name == "tls_ca") {
       tls.ca_file = std::move(value);
     } else if (item.name == "tls_cert") {
@@ -93,7 +107,8 @@ Status parse_tls_query(std::string_view query, TlsOptions& tls) {
       tls.server_name = std::move(value);
     } else {
       return url_error("unknown query parameter \"" + std::string(item.name) +
-                       "\"; expected tls_ca, tls_cert, tls_key or tls_server_name");
+                       "\"; expected engine, clock, tls_ca, tls_cert, tls_key or "
+                       "tls_server_name");
     }
   }
   return {};
@@ -127,10 +142,7 @@ StatusOr<RedisUrl> parse_redis_url(std::string_view url) {
   // The authority ends at the first '/', so a password containing '/' must be percent-encoded.
   const url::Components parts = url::split_components(url.substr(scheme_end + 3));
   if (parts.fragment) return url_error("fragments are not supported");
-  if (parts.query) {
-    if (!parsed.tls.enabled) return url_error("query parameters are not supported");
-    SLUICE_RETURN_IF_ERROR(parse_tls_query(*parts.query, parsed.tls));
-  }
+  if (parts.query) SLUICE_RETURN_IF_ERROR(parse_query(*parts.query, parsed));
   const std::string_view authority = parts.authority;
   std::string_view path = parts.path.value_or(std::string_view());
   if (parts.userinfo) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sluice/status.h"
+#include "sluice/store/redis/script_engine.h"
 
 namespace sluice::redis {
 
@@ -53,6 +54,9 @@ struct RedisUrl {
   std::string username;  // empty: Redis's `default` user
   std::string password;  // empty: no AUTH
   int db = 0;            // SELECT index
+  // `engine=` and `clock=` (script_engine.h): how script calls run, and on whose clock.
+  EngineChoice engine = EngineChoice::kAuto;
+  ScriptClock clock = ScriptClock::kRedis;
 };
 
 // Parses `redis://[[username]:password@]host[:port][/db]`,
@@ -70,8 +74,10 @@ struct RedisUrl {
 // - IPv6 hosts go in brackets: `redis://[::1]:6380`.
 // - `port` defaults to 6379 and must be 1–65535; `db` defaults to 0 and must be a non-negative
 //   integer.
-// - Other query parameters (and any on redis://), and fragments, are refused rather than silently
-//   ignored.
+// - Any scheme's query may set `engine=auto|module|functions|scripts` and `clock=redis|client`
+//   (script_engine.h; defaults auto and redis).
+// - Other query parameters (tls_* on a scheme without TLS), and fragments, are refused rather
+//   than silently ignored.
 //
 // Errors are InvalidArgument with a message naming the part that is wrong. Messages never contain
 // the password. Thread-safe (pure function).

@@ -66,7 +66,11 @@ TEST(RedisUrlTest, RefusesMalformedUrlsNamingTheProblem) {
       {"rediss://h?tls_insecure=1", StatusCode::kInvalidArgument,
        "unknown query parameter \"tls_insecure\""},
       {"rediss://h?tls_ca=%zz", StatusCode::kInvalidArgument, "tls_ca has a '%'"},
-      {"redis://h?tls_ca=x", StatusCode::kInvalidArgument, "query parameters"},
+      {"redis://h?tls_ca=x", StatusCode::kInvalidArgument, "tls_* only on rediss://"},
+      {"redis://h?engine=lua", StatusCode::kInvalidArgument,
+       "engine \"lua\" is not one of auto, module, functions, scripts"},
+      {"redis://h?clock=local", StatusCode::kInvalidArgument,
+       "clock \"local\" is not one of redis, client"},
       {"redis+cluster://a:7000,", StatusCode::kInvalidArgument, "missing host"},
       {"redis+cluster://a:7000,b:x", StatusCode::kInvalidArgument, "port \"x\" is not a number"},
       {"redis+cluster://a:7000/3", StatusCode::kInvalidArgument, "only database 0"},
@@ -82,7 +86,7 @@ TEST(RedisUrlTest, RefusesMalformedUrlsNamingTheProblem) {
       {"redis://h/1/2", StatusCode::kInvalidArgument, "database \"1/2\""},
       {"redis://h/99999999999", StatusCode::kInvalidArgument,
        "database 99999999999 is out of range"},
-      {"redis://h?db=1", StatusCode::kInvalidArgument, "query parameters"},
+      {"redis://h?db=1", StatusCode::kInvalidArgument, "\"db\" is unknown"},
       {"redis://h#x", StatusCode::kInvalidArgument, "fragments"},
       {"redis://::1", StatusCode::kInvalidArgument, "brackets"},
       {"redis://[::1", StatusCode::kInvalidArgument, "closing ']'"},
@@ -103,6 +107,28 @@ TEST(RedisUrlTest, RefusesMalformedUrlsNamingTheProblem) {
     EXPECT_THAT(parsed.status().message(), HasSubstr(c.message_part));
     EXPECT_THAT(parsed.status().message(), HasSubstr("redis URL"));
   }
+}
+
+TEST(RedisUrlTest, AnyUrlChoosesTheEngineAndTheClock) {
+  StatusOr<RedisUrl> plain = parse_redis_url("redis://h:7000/2");
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(plain->engine, EngineChoice::kAuto);
+  EXPECT_EQ(plain->clock, ScriptClock::kRedis);
+
+  StatusOr<RedisUrl> chosen =
+      parse_redis_url("redis+cluster://a:7000,b:7001?engine=functions&clock=client");
+  ASSERT_TRUE(chosen.ok()) << chosen.status().message();
+  EXPECT_EQ(chosen->engine, EngineChoice::kFunctions);
+  EXPECT_EQ(chosen->clock, ScriptClock::kCaller);
+
+  StatusOr<RedisUrl> tls = parse_redis_url("rediss://h?tls_ca=/ca.pem&engine=module");
+  ASSERT_TRUE(tls.ok()) << tls.status().message();
+  EXPECT_EQ(tls->engine, EngineChoice::kModule);
+  EXPECT_EQ(tls->tls.ca_file, "/ca.pem");
+
+  const MultiplexerOptions options = client_options_from_url(*chosen);
+  EXPECT_EQ(options.engine.choice, EngineChoice::kFunctions);
+  EXPECT_EQ(options.engine.clock, ScriptClock::kCaller);
 }
 
 TEST(RedisUrlTest, AClusterUrlListsItsSeedNodesInOrder) {

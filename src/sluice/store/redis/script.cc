@@ -19,9 +19,11 @@ std::string sha1_hex(std::string_view data) {
   return out;
 }
 
-Script::Script(std::string source) {
+Script::Script(std::string source, std::string module_command) {
   std::string sha1 = sha1_hex(source);
-  data_ = std::make_shared<const Data>(Data{std::move(source), std::move(sha1)});
+  std::string function_name = "sluice_" + sha1.substr(0, 16);
+  data_ = std::make_shared<const Data>(Data{std::move(source), std::move(sha1),
+                                            std::move(function_name), std::move(module_command)});
 }
 
 }  // namespace sluice::redis

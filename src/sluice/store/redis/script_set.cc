@@ -229,7 +229,16 @@ StatusOr<algorithm::PolicyVerdict> unpack_penalized_verdict(std::string_view byt
 }
 
 ScriptSet::ScriptSet(bool pinned_time)
-    : evaluate_(evaluate_source(pinned_time)), lease_(lease_source(pinned_time)) {}
+    : evaluate_(evaluate_source(pinned_time), "SLUICE.EVALUATE"),
+      lease_(lease_source(pinned_time), "SLUICE.LEASE") {}
+
+redis::FunctionLibrary store_function_library(bool caller_time) {
+  const ScriptSet set(caller_time);
+  const std::vector<redis::Script> scripts = {
+      set.get(ScriptOperation::kAcquire), set.get(ScriptOperation::kLease),
+      quota_script(caller_time), penalty_script(caller_time), heartbeat_script(caller_time)};
+  return redis::function_library(scripts);
+}
 
 const redis::Script& ScriptSet::get(ScriptOperation operation,
                                     std::span<const algorithm::Limit> /*limits*/) const {

@@ -111,4 +111,14 @@ class ScriptSet {
   redis::Script lease_;
 };
 
+// The other scripts (redis_store_quota.cc, redis_store_penalty.cc, node_heartbeat.cc).
+// `pinned_time`: the variant that reads the caller's time from its last argument.
+const redis::Script& quota_script(bool pinned_time);
+const redis::Script& penalty_script(bool pinned_time);
+const redis::Script& heartbeat_script(bool pinned_time);
+
+// Every script the store and the node heartbeat run, as one Redis Function library
+// (script_engine.h): what RedisStore::open has each node load.
+redis::FunctionLibrary store_function_library(bool caller_time);
+
 }  // namespace sluice::store

@@ -30,9 +30,15 @@ SentinelRouter::SentinelRouter(asio::io_context& io, const MultiplexerOptions& o
     node.db = 0;
     node.connections = 1;
     node.sentinels.clear();
+    node.engine.probe = false;  // a sentinel runs no scripts
     sentinels_.push_back(std::make_unique<NodePool>(io_, std::move(node), counters_, tls_));
   }
   refresh_.request();
+}
+
+ScriptEngine SentinelRouter::engine() const {
+  const NodePool* master = master_.load(std::memory_order_acquire);
+  return master == nullptr ? ScriptEngine::kScripts : master->engine();
 }
 
 bool SentinelRouter::wait_for_master(std::chrono::microseconds timeout) {

@@ -42,6 +42,8 @@ class SentinelRouter {
   bool wait_for_master(std::chrono::microseconds timeout);
 
   void submit(std::string_view formatted, ErrorReplies errors, Completion done);
+  // The engine of the master commands go to now (kScripts before the sentinels answered).
+  ScriptEngine engine() const;
   void close();
 
   int ready_connections() const;
