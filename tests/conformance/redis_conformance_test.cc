@@ -64,6 +64,48 @@ TEST_P(RedisConformanceTest, ReplaysTraceExactlyThroughRedisFunctions) {
   EXPECT_EQ((*store)->client().stats().engine_fallbacks, 0U);
 }
 
+#ifdef SLUICE_MODULE_PATH
+// The same traces through the sluice.so module (engine=module), loaded with its test-only
+// pinned clock so each call's last argument is the trace's instant (docs/redis-module.md): the
+// module decides with the memory store's code, in the scripts' encoding, so the same
+// expectations hold. Quota operations have no module command yet (SLUICE.QUOTA): the store falls
+// back to quota.lua for each of them, on the same keys.
+class RedisModuleConformanceTest : public testing::TestWithParam<std::filesystem::path> {
+ protected:
+  static void SetUpTestSuite() {
+    StatusOr<std::unique_ptr<sluice::test::RedisServer>> server = sluice::test::RedisServer::start(
+        {.extra_args = {"--loadmodule", SLUICE_MODULE_PATH, "pinned-clock"}});
+    ASSERT_TRUE(server.ok()) << server.status().to_string();
+    server_ = std::move(*server).release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static sluice::test::RedisServer* server_;
+};
+
+sluice::test::RedisServer* RedisModuleConformanceTest::server_ = nullptr;
+
+TEST_P(RedisModuleConformanceTest, ReplaysTraceExactlyThroughTheModule) {
+  ASSERT_NE(server_, nullptr);
+  ManualClock clock(0);
+  redis::MultiplexerOptions base;
+  base.engine.module_reads_caller_time = true;  // the module was loaded with pinned-clock
+  StatusOr<std::unique_ptr<store::RedisStore>> store = store::RedisStore::open(
+      "redis://127.0.0.1:" + std::to_string(server_->port()) + "?engine=module", std::move(base),
+      {.pinned_clock_for_tests = &clock});
+  ASSERT_TRUE(store.ok()) << store.status().to_string();
+  ASSERT_TRUE((*store)->client().command({"FLUSHALL"}).ok());
+  const std::vector<std::string> problems =
+      replay(load_trace(GetParam()), **store, [&](Micros now) { clock.set(now); });
+  for (const std::string& problem : problems) ADD_FAILURE() << problem;
+  const auto engines = (*store)->client().engines();
+  ASSERT_EQ(engines.size(), 1U);
+  EXPECT_EQ(engines[0].second, redis::ScriptEngine::kModule);
+}
+#endif
+
 std::string trace_name(const testing::TestParamInfo<std::filesystem::path>& param) {
   std::string name = param.param.stem().string();
   for (char& c : name) {
@@ -74,6 +116,10 @@ std::string trace_name(const testing::TestParamInfo<std::filesystem::path>& para
 
 INSTANTIATE_TEST_SUITE_P(Traces, RedisConformanceTest, testing::ValuesIn(trace_files()),
                          trace_name);
+#ifdef SLUICE_MODULE_PATH
+INSTANTIATE_TEST_SUITE_P(Traces, RedisModuleConformanceTest, testing::ValuesIn(trace_files()),
+                         trace_name);
+#endif
 
 // The same traces through a Redis Cluster of three masters (redis+cluster://): routing by slot
 // and per-slot batching change nothing in what is decided.

@@ -72,15 +72,43 @@ Micros expires_at(const Limit& limit, const LimitState& state) {
   });
 }
 
+Verdict decide_limit(const Limit& limit, const LimitState& state, std::int64_t cost, Micros now) {
+  return with_typed_state(limit, state, [&](const auto& params, const auto& typed) {
+    return decide(params, typed, cost, now);
+  });
+}
+
+void commit_limit(const Limit& limit, LimitState& state, std::int64_t cost, Micros now,
+                  std::string_view lease_id) {
+  with_typed_state(limit, state, [&](const auto& params, auto& typed) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(params)>, Concurrency>) {
+      commit(params, typed, cost, now, lease_id);
+    } else {
+      commit(params, typed, cost, now);
+    }
+  });
+}
+
+bool commit_denied_limit(const Limit& limit, LimitState& state, std::int64_t cost, Micros now) {
+  bool wrote = false;
+  with_typed_state(limit, state, [&](const auto& params, auto& typed) {
+    // A counting window takes a cost it denies itself (not one another limit denied).
+    if constexpr (std::is_same_v<std::decay_t<decltype(params)>, FixedWindow>) {
+      if (!decide(params, typed, cost, now).allowed) {
+        wrote = commit_denied(params, typed, cost, now);
+      }
+    }
+  });
+  return wrote;
+}
+
 PolicyVerdict evaluate(std::span<const Limit> limits, std::span<LimitState> states,
                        std::int64_t cost, Micros now, std::string_view lease_id) {
   assert(!limits.empty() && limits.size() == states.size());
   PolicyVerdict result;
   std::optional<Micros> longest_delay;
   for (std::size_t i = 0; i < limits.size(); ++i) {
-    const Verdict verdict = with_typed_state(
-        limits[i], states[i],
-        [&](const auto& params, const auto& typed) { return decide(params, typed, cost, now); });
+    const Verdict verdict = decide_limit(limits[i], states[i], cost, now);
     if (verdict.delay)
       longest_delay = std::max(verdict.delay.value_or(0), longest_delay.value_or(0));
     if (i == 0 || is_tighter(verdict, result.verdict)) {
@@ -90,14 +118,7 @@ PolicyVerdict evaluate(std::span<const Limit> limits, std::span<LimitState> stat
   }
   if (!result.verdict.allowed) {
     for (std::size_t i = 0; i < limits.size(); ++i) {
-      with_typed_state(limits[i], states[i], [&](const auto& params, auto& typed) {
-        // A counting window takes a cost it denies itself (not one another limit denied).
-        if constexpr (std::is_same_v<std::decay_t<decltype(params)>, FixedWindow>) {
-          if (!decide(params, typed, cost, now).allowed) {
-            result.wrote = commit_denied(params, typed, cost, now) || result.wrote;
-          }
-        }
-      });
+      result.wrote = commit_denied_limit(limits[i], states[i], cost, now) || result.wrote;
     }
     return result;
   }
@@ -105,13 +126,7 @@ PolicyVerdict evaluate(std::span<const Limit> limits, std::span<LimitState> stat
   if (cost == 0) return result;
   result.wrote = true;
   for (std::size_t i = 0; i < limits.size(); ++i) {
-    with_typed_state(limits[i], states[i], [&](const auto& params, auto& typed) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(params)>, Concurrency>) {
-        commit(params, typed, cost, now, lease_id);
-      } else {
-        commit(params, typed, cost, now);
-      }
-    });
+    commit_limit(limits[i], states[i], cost, now, lease_id);
   }
   return result;
 }

@@ -34,6 +34,18 @@ bool state_fits(const Limit& limit, const LimitState& state);
 // Instant from which `state` equals initial_state; stores expire it then.
 Micros expires_at(const Limit& limit, const LimitState& state);
 
+// One limit's own verdict for `cost`, and charging it (precondition for commit_limit: the verdict
+// allowed; a concurrency limit records lease `lease_id`). Precondition: state_fits(limit, state).
+// For stores that keep each limit's state apart and combine the verdicts themselves (the Redis
+// module: redis_module/), so they decide with this code rather than a copy of it.
+Verdict decide_limit(const Limit& limit, const LimitState& state, std::int64_t cost, Micros now);
+void commit_limit(const Limit& limit, LimitState& state, std::int64_t cost, Micros now,
+                  std::string_view lease_id);
+// What a denial of `cost` does to one limit: a fixed window counting denials
+// (DeniedCost::kCounted) that denies the cost itself counts it; nothing else changes. Returns
+// whether the state changed.
+bool commit_denied_limit(const Limit& limit, LimitState& state, std::int64_t cost, Micros now);
+
 // Decides `cost` for one subject. Preconditions: limits non-empty, states.size() ==
 // limits.size(), state_fits(limits[i], states[i]). When allowed with cost > 0, every state is
 // charged (concurrency limits record lease `lease_id`); otherwise states are untouched.

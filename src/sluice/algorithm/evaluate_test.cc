@@ -558,5 +558,32 @@ RC_GTEST_PROP(EvaluateProperty, PolicyRetryAfterIsExact, ()) {
   });
 }
 
+TEST(EvaluateTest, OneLimitDecidedAndChargedAloneAgreesWithEvaluate) {
+  // decide_limit / commit_limit: what evaluate does per limit, for stores that combine verdicts
+  // themselves (the Redis module).
+  const std::vector<Limit> limits = {Gcra{.rate = 10, .period = kSecond, .burst = 2},
+                                     Concurrency{.limit = 2, .lease_ttl = 5 * kSecond}};
+  Policy together(limits);
+  std::vector<LimitState> apart = together.states;
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE(i);
+    const Micros now = kEpoch + i * 10 * kMs;
+    const std::string lease = "lease-" + std::to_string(i);
+    const PolicyVerdict expected = evaluate(limits, together.states, 1, now, lease);
+    std::vector<Verdict> verdicts;
+    for (std::size_t j = 0; j < limits.size(); ++j) {
+      verdicts.push_back(decide_limit(limits[j], apart[j], 1, now));
+    }
+    const PolicyVerdict combined = combine_verdicts(verdicts);
+    EXPECT_EQ(combined.verdict, expected.verdict);
+    EXPECT_EQ(combined.limit_index, expected.limit_index);
+    if (combined.verdict.allowed) {
+      for (std::size_t j = 0; j < limits.size(); ++j)
+        commit_limit(limits[j], apart[j], 1, now, lease);
+    }
+    EXPECT_EQ(apart, together.states);
+  }
+}
+
 }  // namespace
 }  // namespace sluice::algorithm

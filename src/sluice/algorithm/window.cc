@@ -105,18 +105,16 @@ WindowState initial_state(const FixedWindow& params, Micros now) {
   return {.window_start = fixed_start_of(params, now), .count = 0};
 }
 
-Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t cost, Micros now) {
-  const WindowState current = fixed_at(params, state, now);
-  const Micros window_end = fixed_end_of(params, current.window_start);
-  Verdict verdict{.limit = params.limit};
+Verdict decide_window_count(std::int64_t limit, std::int64_t count, Micros window_end,
+                            std::int64_t cost, Micros now, DeniedCost denied_cost) {
+  Verdict verdict{.limit = limit};
   // A counting window reports its end in every verdict, empty or not, as envoyproxy/ratelimit
   // reports the time to the end of the unit for every limited descriptor.
-  const bool counting = params.denied_cost == DeniedCost::kCounted;
-  if (current.count + cost <= params.limit) {
-    const std::int64_t count = current.count + cost;
+  const bool counting = denied_cost == DeniedCost::kCounted;
+  if (count + cost <= limit) {
     verdict.allowed = true;
-    verdict.remaining = params.limit - count;
-    verdict.reset_after = count > 0 || counting ? window_end - now : 0;
+    verdict.remaining = limit - count - cost;
+    verdict.reset_after = count + cost > 0 || counting ? window_end - now : 0;
     return verdict;
   }
   if (counting) {
@@ -124,12 +122,19 @@ Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t
     verdict.remaining = 0;
     verdict.reset_after = window_end - now;
   } else {
-    verdict.remaining = std::max<std::int64_t>(0, params.limit - current.count);  // debt: quota.h
+    verdict.remaining = std::max<std::int64_t>(0, limit - count);  // debt: quota.h
     // An empty window (only a cost above the limit is denied there) has nothing to reset.
-    verdict.reset_after = current.count > 0 ? window_end - now : 0;
+    verdict.reset_after = count > 0 ? window_end - now : 0;
   }
-  if (cost <= params.limit) verdict.retry_after = window_end - now;
+  if (cost <= limit) verdict.retry_after = window_end - now;
   return verdict;
+}
+
+Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t cost, Micros now) {
+  const WindowState current = fixed_at(params, state, now);
+  return decide_window_count(params.limit, current.count,
+                             fixed_end_of(params, current.window_start), cost, now,
+                             params.denied_cost);
 }
 
 void commit(const FixedWindow& params, WindowState& state, std::int64_t cost, Micros now) {

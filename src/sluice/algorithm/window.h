@@ -12,6 +12,14 @@
 
 namespace sluice::algorithm {
 
+// The fixed window's decision once its window is known: `count` units counted in a window ending
+// at `window_end` (> now), `limit` per window, denials counted or not. Stores whose windows come
+// from elsewhere (the Redis module's calendar windows, whose bounds the client computes) decide
+// with it too.
+Verdict decide_window_count(std::int64_t limit, std::int64_t count, Micros window_end,
+                            std::int64_t cost, Micros now,
+                            DeniedCost denied_cost = DeniedCost::kFree);
+
 WindowState initial_state(const FixedWindow& params, Micros now);
 Verdict decide(const FixedWindow& params, const WindowState& state, std::int64_t cost, Micros now);
 void commit(const FixedWindow& params, WindowState& state, std::int64_t cost, Micros now);

@@ -86,6 +86,26 @@ TEST(FixedWindowTest, ScenarioAtTheEpochProbesEveryWindowEdge) {
   run_scenario(params, kSteps);
 }
 
+TEST(FixedWindowTest, DecisionOnAKnownWindowEndMatchesTheEpochAlignedWindow) {
+  // decide_window_count is the fixed window's decision once the window is known (the Redis
+  // module's calendar windows use it); the aligned window decides through it.
+  const FixedWindow params{.limit = 3, .window = kSecond};
+  const Micros end = kEpoch + kSecond;
+  for (const std::int64_t count : {0, 1, 3, 5}) {
+    for (const std::int64_t cost : {0, 1, 2, 4}) {
+      SCOPED_TRACE(testing::Message() << "count " << count << " cost " << cost);
+      const Verdict aligned =
+          decide(params, {.window_start = kEpoch, .count = count}, cost, kEpoch + 250 * kMs);
+      EXPECT_EQ(decide_window_count(3, count, end, cost, kEpoch + 250 * kMs), aligned);
+    }
+  }
+  const Verdict full = decide_window_count(3, 3, end, 1, end - 1);
+  EXPECT_FALSE(full.allowed);
+  EXPECT_EQ(full.retry_after, 1);
+  EXPECT_EQ(full.reset_after, 1);
+  EXPECT_EQ(decide_window_count(3, 0, end, 4, end - 1).retry_after, std::nullopt);
+}
+
 TEST(FixedWindowTest, WindowsAlignToTheEpochNotToTheFirstRequest) {
   // kEpoch is 20 s into its minute: floor(kEpoch / 1 min) · 1 min = kEpoch − 20 s.
   const FixedWindow params{.limit = 2, .window = kMicrosPerMinute};
