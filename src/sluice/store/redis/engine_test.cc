@@ -5,15 +5,21 @@
 // Users whose ACLs deny FUNCTION or TIME stand in for managed services that refuse them.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "sluice/core/clock.h"
+#include "sluice/core/key.h"
+#include "sluice/store/redis/hash_slot.h"
 #include "sluice/store/redis/redis_store.h"
 #include "testing/eventually.h"
+#include "testing/redis_cluster.h"
 #include "testing/redis_server.h"
 
 namespace sluice::store {
@@ -247,6 +253,119 @@ TEST_F(EngineTest, ANodeWhoseClockRunsAheadAdmitsWithinTheStatedBound) {
   while (by_b < 20 && acquire_now(**b, early, 1)->verdict.allowed) ++by_b;
   EXPECT_EQ(by_a + by_b, 5);
 }
+
+#ifdef SLUICE_MODULE_PATH
+// The module (docs/redis-module.md), where it is built (not in sanitizer builds).
+
+// A Redis restarted without `loadmodule`: the reconnect's probe finds no SLUICE.EVALUATE, the node
+// runs Functions from its first call on, and no call meets the missing command.
+TEST_F(EngineTest, ARedisRestartedWithoutTheModuleRunsFunctionsFromItsFirstCall) {
+  const std::uint16_t port = server_->port();
+  server_.reset();
+  StatusOr<std::unique_ptr<test::RedisServer>> with_module =
+      test::RedisServer::start({.port = port, .extra_args = {"--loadmodule", SLUICE_MODULE_PATH}});
+  ASSERT_TRUE(with_module.ok()) << with_module.status().to_string();
+  server_ = std::move(*with_module);
+  StatusOr<std::unique_ptr<RedisStore>> store = open(url("", ""));
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->check_configuration().ok());
+  ASSERT_EQ(engine_of(**store), "module");
+  EXPECT_EQ(admitted(**store, "frank"), 5);
+  EXPECT_GE(calls_of("sluice.evaluate"), 6);
+
+  ASSERT_TRUE(server_->kill_hard().ok());
+  server_.reset();
+  StatusOr<std::unique_ptr<test::RedisServer>> without = test::RedisServer::start({.port = port});
+  ASSERT_TRUE(without.ok()) << without.status().to_string();
+  server_ = std::move(*without);
+  ASSERT_TRUE(test::eventually([&] { return acquire_now(**store, ref("frank-probe"), 0).ok(); },
+                               std::chrono::seconds(10)));
+  EXPECT_EQ(engine_of(**store), "functions");
+  EXPECT_EQ(admitted(**store, "frank"), 5);  // an empty Redis: a fresh budget
+  EXPECT_EQ((*store)->client().stats().engine_fallbacks, 0U);
+}
+
+// The module reads Redis's clock without the TIME command: a Redis that refuses TIME in scripts
+// serves through it with Redis's clock (no clock=client needed).
+TEST_F(EngineTest, TheModuleDecidesOnRedisThatRefusesTimeInScripts) {
+  const std::uint16_t port = server_->port();
+  server_.reset();
+  StatusOr<std::unique_ptr<test::RedisServer>> with_module = test::RedisServer::start(
+      {.port = port,
+       .extra_args = {"--loadmodule", SLUICE_MODULE_PATH, "--user", "notime", "on", ">pw", "~*",
+                      "&*", "+@all", "-time"}});
+  ASSERT_TRUE(with_module.ok()) << with_module.status().to_string();
+  server_ = std::move(*with_module);
+  StatusOr<std::unique_ptr<RedisStore>> store = open(url("notime:pw@", ""));
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->check_configuration().ok());
+  EXPECT_EQ(engine_of(**store), "module");
+  EXPECT_EQ(admitted(**store, "grace"), 5);
+}
+#endif
+
+#ifdef SLUICE_MODULE_PATH
+// A Redis Cluster mid-rollout (docs/redis.md, "Rolling out the module"): the module on two of
+// three masters. Each master runs its own engine, and a race of 300 callers on one key of each
+// master admits exactly the limit, whatever engine decides it.
+TEST(EngineClusterTest, AClusterMidRolloutRunsEachNodesEngineAndAdmitsExactlyTheLimit) {
+  StatusOr<std::unique_ptr<test::RedisCluster>> cluster = test::RedisCluster::start(
+      {.masters = 3, .replicas_per_master = 0, .extra_args = {"--enable-module-command", "yes"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status().to_string();
+  for (std::size_t i : {0U, 1U}) {
+    StatusOr<std::string> loaded = (*cluster)->cli(i, {"MODULE", "LOAD", SLUICE_MODULE_PATH});
+    ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
+  }
+  StatusOr<std::unique_ptr<RedisStore>> store = RedisStore::open((*cluster)->url());
+  ASSERT_TRUE(store.ok()) << store.status().to_string();
+  ASSERT_TRUE((*store)->check_configuration().ok());
+
+  // One subject per master: its keys' slot belongs to that master.
+  const Limit limit[] = {FixedWindow{.limit = 50, .window = 60 * kMicrosPerSecond}};
+  std::map<std::uint16_t, std::string> subject_of_master;
+  for (int n = 0; subject_of_master.size() < 3 && n < 1000; ++n) {
+    const std::string subject = "racer-" + std::to_string(n);
+    const int slot = redis::key_hash_slot(redis_limit_key("engine.race", subject, 0));
+    StatusOr<std::uint16_t> master = (*cluster)->master_of_slot(slot);
+    ASSERT_TRUE(master.ok());
+    subject_of_master.emplace(*master, subject);
+  }
+  ASSERT_EQ(subject_of_master.size(), 3U);
+  // Every master is known, each with the engine its probe found.
+  for (const auto& [port, subject] : subject_of_master) {
+    ASSERT_TRUE(
+        acquire_now(**store, {.policy = "engine.race", .limits = limit, .subject = subject}, 0)
+            .ok());
+  }
+  std::map<std::string, int> engines;
+  for (const auto& [node, engine] : (*store)->client().engines())
+    ++engines[std::string(redis::engine_name(engine))];
+  EXPECT_EQ(engines["module"], 2);
+  EXPECT_EQ(engines["functions"], 1);
+
+  for (const auto& [port, subject] : subject_of_master) {
+    SCOPED_TRACE("master on port " + std::to_string(port));
+    const SubjectRef ref{.policy = "engine.race", .limits = limit, .subject = subject};
+    std::atomic<int> allowed{0};
+    std::atomic<int> failed{0};
+    std::vector<std::thread> callers;
+    for (int t = 0; t < 300; ++t) {
+      callers.emplace_back([&] {
+        StatusOr<Decision> decision = acquire_now(**store, ref, 1);
+        if (!decision.ok()) {
+          ++failed;
+        } else if (decision->verdict.allowed) {
+          ++allowed;
+        }
+      });
+    }
+    for (std::thread& caller : callers) caller.join();
+    EXPECT_EQ(failed.load(), 0);
+    EXPECT_EQ(allowed.load(), 50);
+  }
+  EXPECT_EQ((*store)->client().stats().engine_fallbacks, 0U);
+}
+#endif
 
 }  // namespace
 }  // namespace sluice::store

@@ -989,6 +989,36 @@ TEST_F(RedisStoreTest, DecidesFieldForFieldLikeTheMemoryStoreThroughRedisFunctio
   EXPECT_EQ(functions->stats().engine_fallbacks, 0U);
 }
 
+#ifdef SLUICE_MODULE_PATH
+// The same sequences through the sluice module (docs/redis-module.md), loaded with its test-only
+// pinned clock: decisions, leases and the penalty box field for field as the memory store's.
+// Quota calls stay scripts (the module has no SLUICE.QUOTA yet).
+TEST(RedisStoreModuleTest, DecidesFieldForFieldLikeTheMemoryStoreThroughTheModule) {
+  StatusOr<std::unique_ptr<RedisServer>> server =
+      RedisServer::start({.extra_args = {"--loadmodule", SLUICE_MODULE_PATH, "pinned-clock"}});
+  ASSERT_TRUE(server.ok()) << server.status().to_string();
+  redis::MultiplexerOptions options;
+  options.engine = {.probe = true,
+                    .choice = redis::EngineChoice::kModule,
+                    .clock = redis::ScriptClock::kCaller,
+                    .module_reads_caller_time = true};
+  const std::shared_ptr<redis::Multiplexer> module = make_client((*server)->port(), options);
+  ASSERT_NE(module, nullptr);
+  ASSERT_TRUE(wait_until_answering(*module));
+
+  const Coverage coverage = run_differential(*module, {});
+  for (const char* algorithm : {"token_bucket", "gcra", "leaky_bucket", "fixed_window",
+                                "sliding_window", "sliding_log", "concurrency"}) {
+    EXPECT_GE(coverage.allowed.count(algorithm) ? coverage.allowed.at(algorithm) : 0, 200)
+        << algorithm;
+  }
+  EXPECT_GE(coverage.leases_freed, 35);
+  const std::string stats = run(*module, {"INFO", "commandstats"}).as_string();
+  EXPECT_NE(stats.find("cmdstat_sluice.evaluate"), std::string::npos);
+  EXPECT_EQ(module->stats().engine_fallbacks, 0U);
+}
+#endif
+
 // Parameters at the edge of what validation accepts (found discrepancy B before validation got
 // its 100-year horizon). Slower to generate, so not part of the default run. Not a copy of the
 // enabled run above: 30 % of its limits are extreme_limit's, which no enabled test draws.
