@@ -41,61 +41,53 @@ promtool check rules "$rules" || fail "promtool check rules $rules"
 promtool test rules "$rules_test" || fail "promtool test rules $rules_test"
 
 echo "== the dashboard's queries parse"
-# Each panel query and each variable query of the dashboard, one per line (newlines in a query
-# become spaces).
-python3 - "$dashboard" >"$work/queries" <<'PY' || fail "$dashboard is not a dashboard"
+# Each panel query and each variable query of the dashboard into $work/queries, one a line; and
+# the panel queries as recording rules, Grafana's variables replaced by what they stand for.
+python3 - "$dashboard" "$work/queries" "$work/dashboard-rules.yml" <<'PY' ||
 import json, sys
 d = json.load(open(sys.argv[1]))
 def panels(ps):
     for p in ps:
         yield p
         yield from panels(p.get("panels", []))
-n = 0
-for p in panels(d["panels"]):
-    for t in p.get("targets", []):
-        print("expr\t" + t["expr"].replace("\n", " "))
-        n += 1
-for v in d.get("templating", {}).get("list", []):
-    if v.get("type") == "query":
-        q = v["query"]["query"] if isinstance(v["query"], dict) else v["query"]
-        print("variable\t" + q.replace("\n", " "))
-if n == 0:
+exprs = [t["expr"] for p in panels(d["panels"]) for t in p.get("targets", [])]
+variables = [v["query"]["query"] if isinstance(v["query"], dict) else v["query"]
+             for v in d.get("templating", {}).get("list", []) if v.get("type") == "query"]
+if not exprs:
     sys.exit("no panel queries")
+with open(sys.argv[2], "w") as out:
+    for q in exprs + variables:
+        out.write(q.replace("\n", " ") + "\n")
+with open(sys.argv[3], "w") as out:
+    out.write("groups:\n  - name: dashboard\n    rules:\n")
+    for i, q in enumerate(exprs):
+        for var, value in (("$__rate_interval", "5m"), ("$job", ".*"), ("$instance", ".*"),
+                           ("$policy", ".*")):
+            q = q.replace(var, value)
+        if "$" in q:
+            sys.exit("a dashboard variable this test does not know: " + q)
+        out.write(f"      - record: dashboard:query_{i}\n        expr: {json.dumps(q)}\n")
+print(f"{len(exprs)} panel queries, {len(variables)} variable queries")
 PY
-# Grafana's variables replaced by what they stand for, each expression a recording rule.
-{
-  echo "groups:"
-  echo "  - name: dashboard"
-  echo "    rules:"
-  i=0
-  while IFS=$'\t' read -r kind query; do
-    [[ $kind == expr ]] || continue
-    i=$((i + 1))
-    query=${query//\$__rate_interval/5m}
-    query=${query//\$job/.*}
-    query=${query//\$instance/.*}
-    query=${query//\$policy/.*}
-    [[ $query != *'$'* ]] || fail "a dashboard variable this test does not know: $query"
-    echo "      - record: dashboard:query_$i"
-    printf '        expr: %s\n' "$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$query")"
-  done <"$work/queries"
-} >"$work/dashboard-rules.yml"
-promtool check rules "$work/dashboard-rules.yml" >/dev/null ||
-  fail "a dashboard query does not parse: $(promtool check rules "$work/dashboard-rules.yml" 2>&1 | tail -5)"
-echo "$(grep -c '^expr' "$work/queries") panel queries parse"
+  fail "$dashboard: no dashboard, or a query this test cannot read"
+promtool check rules "$work/dashboard-rules.yml" >"$work/dashboard-check.log" 2>&1 ||
+  fail "a dashboard query does not parse: $(tail -5 "$work/dashboard-check.log")"
+echo "every panel query parses"
 
 # The metric names used: rules anywhere in the file (expressions and the descriptions naming
 # metrics), the dashboard in its queries.
 grep -o 'sluice_[a-z0-9_]*' "$rules" | sort -u >"$work/used-rules"
-cut -f2 "$work/queries" | grep -o 'sluice_[a-z0-9_]*' | sort -u >"$work/used-dashboard"
-[[ -s $work/used-rules && -s $work/used-dashboard ]] || fail "no metric names found in the rules or the dashboard"
+grep -o 'sluice_[a-z0-9_]*' "$work/queries" | sort -u >"$work/used-dashboard"
+[[ -s $work/used-rules && -s $work/used-dashboard ]] ||
+  fail "no metric names found in the rules or the dashboard"
 
 echo "== sluice serve: memory store and Redis"
 cat >"$work/policies.yaml" <<'YAML'
 - {name: prom.api, apps: ["*"], limits: [{algorithm: fixed_window, limit: 2, window: 1h}]}
 YAML
 source "$source_dir/tests/lib/redis_daemon.sh"  # also free_port
-start_redis_daemon "$work" || fail "redis-server did not start: $(tail -5 "$work/redis.log" 2>/dev/null)"
+start_redis_daemon "$work" ||
+  fail "redis-server did not start: $(tail -5 "$work/redis.log" 2>/dev/null)"
 redis_port=$port
 
 # serve NAME [FLAGS...]: starts `sluice serve` on a free port (another on a lost race), waits until
@@ -136,7 +128,7 @@ decide_and_scrape() {
   [[ $code == 429 ]] || fail "$name: GET /v1/check of a spent key answered $code, not 429"
   curl -sf "$url/metrics" >"$work/$name.metrics" || fail "$name: GET /metrics failed"
   grep -q '^sluice_decisions_total{policy="prom.api",outcome="denied"} 2$' "$work/$name.metrics" ||
-    fail "$name: the denials are not counted: $(grep '^sluice_decisions_total' "$work/$name.metrics")"
+    fail "$name: 2 denials expected: $(grep '^sluice_decisions_total' "$work/$name.metrics")"
   # Sample lines' names; a histogram's _bucket/_sum/_count also stand for its own name.
   grep -v '^#' "$work/$name.metrics" | grep -o '^sluice_[a-z0-9_]*' |
     sed -E 'p; s/_(bucket|sum|count)$//' | sort -u >"$work/$name.names"
@@ -146,7 +138,8 @@ decide_and_scrape() {
 serve memory
 decide_and_scrape memory
 serve redis --redis "redis://127.0.0.1:$redis_port"
-grep -q '"store":"redis"' "$work/serve-redis.log" || fail "the Redis server does not say store redis"
+grep -q '"store":"redis"' "$work/serve-redis.log" ||
+  fail "the server started with --redis does not log store redis"
 decide_and_scrape redis
 
 echo "== every metric name used is exported"
@@ -161,5 +154,6 @@ for source in rules dashboard; do
   done <"$work/used-$source"
   echo "$source: $(wc -l <"$work/used-$source") metric names used"
 done
-[[ $missing == 0 ]] || fail "$missing metric names used in the rules or the dashboard are not exported"
+[[ $missing == 0 ]] ||
+  fail "$missing metric names used in the rules or the dashboard are not exported"
 echo "PASS"
