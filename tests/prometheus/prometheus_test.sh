@@ -9,7 +9,8 @@
 #      stopped by PID), a few decisions allowed and denied through curl, then GET /metrics of each:
 #      every metric name the rules and the dashboard use (any `sluice_[a-z0-9_]+` in the rules
 #      file, in the dashboard's queries) must be exported by one of them as a sample (a histogram's
-#      name counts through its _bucket, _sum and _count samples).
+#      name counts through its _bucket, _sum and _count samples);
+#   4. every alert of the rules has a case in the unit tests.
 # Needs promtool (Debian's `prometheus`, scripts/setup.sh --tests), redis-server, curl, python3.
 # Usage: prometheus_test.sh SLUICE_BINARY SOURCE_DIR
 set -euo pipefail
@@ -156,4 +157,12 @@ for source in rules dashboard; do
 done
 [[ $missing == 0 ]] ||
   fail "$missing metric names used in the rules or the dashboard are not exported"
+
+echo "== every alert has a unit test"
+alerts=$(sed -n 's/^ *- alert: *\([A-Za-z0-9_]*\).*/\1/p' "$rules")
+[[ -n $alerts ]] || fail "no alerts found in $rules"
+for alert in $alerts; do
+  grep -q "alertname: $alert\$" "$rules_test" || fail "$alert has no case in $rules_test"
+done
+echo "$(wc -w <<<"$alerts") alerts, each with a case"
 echo "PASS"
