@@ -10,7 +10,8 @@
 #      every metric name the rules and the dashboard use (any `sluice_[a-z0-9_]+` in the rules
 #      file, in the dashboard's queries) must be exported by one of them as a sample (a histogram's
 #      name counts through its _bucket, _sum and _count samples);
-#   4. every alert of the rules has a case in the unit tests.
+#   4. each `label="value"` matcher on a sluice_ metric there matches an exported sample;
+#   5. every alert of the rules has a case in the unit tests.
 # Needs promtool (Debian's `prometheus`, scripts/setup.sh --tests), redis-server, curl, python3.
 # Usage: prometheus_test.sh SLUICE_BINARY SOURCE_DIR
 set -euo pipefail
@@ -157,6 +158,33 @@ for source in rules dashboard; do
 done
 [[ $missing == 0 ]] ||
   fail "$missing metric names used in the rules or the dashboard are not exported"
+
+echo "== every label value matched with = is exported"
+# A selector's `label="value"` matchers (not regexes, not Grafana variables) must each match a
+# sample of that metric: outcome="deny" for "denied" would make a rule silent.
+python3 - "$work/memory.metrics" "$work/redis.metrics" "$rules" "$work/queries" <<'PY' ||
+import re, sys
+samples = {}
+for path in sys.argv[1:3]:
+    for line in open(path):
+        m = re.match(r'(sluice_[a-z0-9_]+)\{(.*)\} ', line)
+        if m:
+            pairs = set(re.findall(r'([a-z_]+)="((?:[^"\\]|\\.)*)"', m.group(2)))
+            for name in {m.group(1), re.sub(r"_(bucket|sum|count)$", "", m.group(1))}:
+                samples.setdefault(name, set()).update(pairs)
+checked, bad = 0, 0
+for source, path in (("rules", sys.argv[3]), ("dashboard", sys.argv[4])):
+    for name, body in re.findall(r'(sluice_[a-z0-9_]+)\{([^}]*)\}', open(path).read()):
+        for label, value in re.findall(r'([a-z_]+)\s*=\s*"([^"$]*)"', body):
+            checked += 1
+            if (label, value) not in samples.get(name, set()):
+                print(f"prometheus_test: {name}{{{label}=\"{value}\"}} (in the {source}) matches "
+                      "no exported sample", file=sys.stderr)
+                bad += 1
+print(f"{checked} label matchers checked")
+sys.exit(1 if bad or not checked else 0)
+PY
+  fail "label values used in the rules or the dashboard are not exported"
 
 echo "== every alert has a unit test"
 alerts=$(sed -n 's/^ *- alert: *\([A-Za-z0-9_]*\).*/\1/p' "$rules")
