@@ -1,7 +1,8 @@
 # What `cmake --install` and the Debian packages (cpack) install, in three components:
 #   runtime -> package `sluice`: the `sluice` command, a systemd unit running `sluice serve` with
-#              its config file in /etc/sluice (PREFIX/etc/sluice outside /usr), and whatever a
-#              subdirectory installs without naming a component (the Redis module in lib/sluice);
+#              its config file in /etc/sluice (PREFIX/etc/sluice outside /usr), the Prometheus
+#              rules and the Grafana dashboard in share/sluice/, and whatever a subdirectory
+#              installs without naming a component (the Redis module in lib/sluice);
 #   library -> package `libsluice0`: libsluice.so.0 (what a program built against it runs with);
 #   dev     -> package `libsluice-dev`: include/sluice/, libsluice.so, a CMake package for
 #              find_package(Sluice CONFIG) with the target Sluice::sluice, and sluice.pc.
@@ -17,6 +18,13 @@ if(NOT SLUICE_LIBRARY_ONLY)
   # The operator's guides, where the post-install message points.
   install(FILES ${PROJECT_SOURCE_DIR}/docs/deploy.md ${PROJECT_SOURCE_DIR}/docs/server.md
     DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/sluice COMPONENT runtime)
+  # The Prometheus alert rules with their promtool tests, and the Grafana dashboard
+  # (docs/monitoring.md).
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/prometheus/sluice-rules.yml
+                ${PROJECT_SOURCE_DIR}/packaging/prometheus/sluice-rules.test.yml
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/sluice/prometheus COMPONENT runtime)
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/grafana/sluice-dashboard.json
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/sluice/grafana COMPONENT runtime)
 endif()
 install(TARGETS sluice_library EXPORT SluiceTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT library NAMELINK_COMPONENT dev

@@ -5,7 +5,7 @@
 #                             the web console's npm packages (npm ci in web/, from its lockfile);
 #   scripts/setup.sh --tests  that, and what only the tests need (scripts/test.sh): PostgreSQL,
 #                             MariaDB, nginx, Chromium, clang and its sanitizer runtimes, the gRPC
-#                             Python tools, lintian, ...
+#                             Python tools, lintian, promtool (Debian's prometheus), ...
 # apt's own progress is shown. Idempotent: when every package is already present it returns at
 # once without touching apt or the npm registry.
 set -euo pipefail
@@ -31,11 +31,13 @@ build_packages=(
   redis-server redis-tools
 )
 # Only the tests: the servers they start, the browser of the console's tests, clang for the
-# sanitizer, fuzzing and thread-safety builds, formatting, load tools, package checks.
+# sanitizer, fuzzing and thread-safety builds, formatting, load tools, package checks, promtool
+# (the Prometheus rules' tests; on a machine with systemd the package also enables a Prometheus
+# daemon on :9090, which no test uses: `systemctl disable --now prometheus` if unwanted).
 test_packages=(
   clang-14 clang-format clang-tidy libclang-rt-14-dev
   sqlite3 postgresql mariadb-server nginx wrk nghttp2-client file chromium chromium-driver
-  python3-grpcio python3-protobuf python3-grpc-tools lintian
+  python3-grpcio python3-protobuf python3-grpc-tools lintian prometheus
 )
 
 packages=("${build_packages[@]}")

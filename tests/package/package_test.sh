@@ -49,7 +49,8 @@ cmake --install "$build" --prefix "$work/prefix" >/dev/null
 for f in include/sluice/client.h include/sluice/status.h include/sluice/version.h \
          "$libdir/cmake/Sluice/SluiceConfig.cmake" "$libdir/pkgconfig/sluice.pc" \
          etc/sluice/sluice.yaml lib/systemd/system/sluice.service bin/sluice \
-         share/doc/sluice/copyright; do
+         share/doc/sluice/copyright share/sluice/prometheus/sluice-rules.yml \
+         share/sluice/prometheus/sluice-rules.test.yml share/sluice/grafana/sluice-dashboard.json; do
   [ -e "$work/prefix/$f" ] || fail "not installed: $f"
 done
 ls "$work/prefix/$libdir"/libsluice.so.* >/dev/null || fail "not installed: $libdir/libsluice.so.*"
@@ -107,7 +108,8 @@ for p in sluice libsluice0; do ddeb "$p" >/dev/null || fail "no package $p-dbgsy
 sluice_files=$(dpkg-deb -c "$(deb sluice)")
 for f in ./usr/bin/sluice ./etc/sluice/sluice.yaml ./usr/lib/systemd/system/sluice.service \
          ./usr/share/doc/sluice/copyright ./usr/share/doc/sluice/changelog.gz \
-         ./usr/share/doc/sluice/deploy.md; do
+         ./usr/share/doc/sluice/deploy.md ./usr/share/sluice/prometheus/sluice-rules.yml \
+         ./usr/share/sluice/grafana/sluice-dashboard.json; do
   expect "sluice" "$sluice_files" " $f$"
 done
 library_files=$(dpkg-deb -c "$(deb libsluice0)")
