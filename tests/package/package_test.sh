@@ -19,8 +19,10 @@ source=$(cd "$2" && pwd)
 work=$(mktemp -d)
 redis_pid=
 serve_pid=
+module_redis_pid=
 cleanup() {
   [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null || true
+  [ -n "$module_redis_pid" ] && kill "$module_redis_pid" 2>/dev/null || true
   [ -n "$serve_pid" ] && kill -9 "$serve_pid" 2>/dev/null || true
   rm -rf "$work"
 }
@@ -109,7 +111,7 @@ sluice_files=$(dpkg-deb -c "$(deb sluice)")
 for f in ./usr/bin/sluice ./etc/sluice/sluice.yaml ./usr/lib/systemd/system/sluice.service \
          ./usr/share/doc/sluice/copyright ./usr/share/doc/sluice/changelog.gz \
          ./usr/share/doc/sluice/deploy.md ./usr/share/sluice/prometheus/sluice-rules.yml \
-         ./usr/share/sluice/grafana/sluice-dashboard.json; do
+         ./usr/share/sluice/grafana/sluice-dashboard.json ./usr/lib/sluice/sluice.so; do
   expect "sluice" "$sluice_files" " $f$"
 done
 library_files=$(dpkg-deb -c "$(deb libsluice0)")
@@ -199,6 +201,27 @@ wait "$serve_pid" || fail "the packaged sluice serve did not stop cleanly: $(tai
 serve_pid=
 # The packaged config keeps the access log off.
 grep -q '"bytes_out":' "$work/serve.log" && fail "the packaged config writes an access log to stderr"
+
+echo "== the packaged Redis module, loaded by redis-server"
+module="$root/usr/lib/sluice/sluice.so"
+module_port=$(free_port)
+redis-server --port "$module_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
+  --pidfile "$work/module-redis.pid" --logfile "$work/module-redis.log" --dir "$work" \
+  --loadmodule "$module" >/dev/null || fail "redis-server did not start with $module"
+for _ in $(seq 300); do
+  [ -s "$work/module-redis.pid" ] && redis-cli -p "$module_port" ping >/dev/null 2>&1 && break
+  sleep 0.1
+done
+module_redis_pid=$(cat "$work/module-redis.pid" 2>/dev/null) ||
+  fail "redis-server did not load the packaged module: $(tail -5 "$work/module-redis.log")"
+# A call with a key count and no key: the module's own error, so its command runs.
+answer=$(redis-cli -p "$module_port" SLUICE.EVALUATE 1 2>&1)
+modules=$(redis-cli -p "$module_port" MODULE LIST 2>&1)
+kill "$module_redis_pid"
+module_redis_pid=
+expect "module list" "$modules" "sluice"
+expect "module command" "$answer" "^ERR sluice: "
+grep -q '\.debug_info' <<<"$(readelf -S --wide "$module")" && fail "the module is not stripped"
 
 echo "== examples/embed against the unpacked packages, with pkg-config"
 flags=$(PKG_CONFIG_PATH="$root/usr/$libdir/pkgconfig" pkg-config --cflags --libs sluice)
