@@ -240,24 +240,23 @@ class Multiplexer::Impl {
            !options_.engine.module_reads_caller_time;
   }
 
-  // What follows a script call's error reply: another attempt on `engine` (the node lacks the
-  // one tried, or lost the script: EVAL then sends the source, which also caches it again), or
-  // nullopt: the error is the call's outcome.
-  std::optional<ScriptEngine> retry_after_error(ScriptEngine& engine, bool& with_source,
-                                                const Reply& reply) {
+  // Whether a script call's error reply calls for another attempt, and how it goes: as EVALSHA
+  // when the node lacks the engine tried, with the source (EVAL, which also caches the script
+  // again) when it lost the script. False: the error is the call's outcome. At most two retries.
+  bool retry_after_error(ScriptEngine& engine, bool& with_source, const Reply& reply) {
     if (std::optional<ScriptEngine> next = engine_missing(engine, reply.as_string())) {
       bump(counters_.engine_fallbacks);
       engine = *next;
-      return engine;
+      return true;
     }
     // Only EVALSHA answers NOSCRIPT (on any engine, for a script the engine lacks).
     if (!with_source && is_noscript(reply)) {
       bump(counters_.script_reloads);
       engine = ScriptEngine::kScripts;
       with_source = true;
-      return engine;
+      return true;
     }
-    return std::nullopt;
+    return false;
   }
 
   void append_call(std::string& out, ScriptEngine engine, bool with_source, const Script& script,
