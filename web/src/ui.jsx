@@ -36,7 +36,7 @@ export function Problem({ error, fields = [] }) {
   if (!error) return null;
   const rest = (error.problem?.errors ?? []).filter((e) => !fields.includes(e.field));
   return (
-    <div class="problem" role="alert">
+    <div class="problem" role="alert" tabIndex={-1}>
       <p>{error.message}</p>
       {rest.length > 0 && (
         <ul>
