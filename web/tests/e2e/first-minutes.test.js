@@ -191,6 +191,7 @@ describe('console: the first ten minutes', () => {
       'focus moved to the announcement');
     // A refused save is announced there too, and an accepted one.
     await conflict.getByRole('button', { name: 'Reload the current version' }).click();
+    await conflict.waitFor({ state: 'detached' });
     await page.getByLabel('Apps', { exact: true }).fill('shop, billing');
     await save.click();
     const problem = page.locator('.problem');
@@ -202,6 +203,88 @@ describe('console: the first ten minutes', () => {
     const saved = page.getByRole('status').getByText(/Saved as version \d+/);
     await saved.waitFor();
     assert.ok(await gapBetween(saved, save) < 100);
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  });
+  test('revoking a role asks first; Grant and Add app say they succeeded', async () => {
+    const page = await newPage(browser);
+    await signIn(page, server.url, 'admin', 'the-admin-password-2');
+    const add = page.getByRole('form', { name: 'Add an app' });
+    await add.getByLabel('Name', { exact: true }).fill('billing');
+    await add.getByRole('button', { name: 'Add app' }).click();
+    await add.getByRole('status').getByText('App billing added.').waitFor();
+    const row = page.getByRole('row', { name: /^billing/ });
+    const grant = row.getByRole('form', { name: 'Grant a role on billing' });
+    await grant.getByLabel('User', { exact: true }).selectOption('vic');
+    await grant.getByLabel('Role', { exact: true }).selectOption('viewer');
+    await grant.getByRole('button', { name: 'Grant' }).click();
+    await row.getByRole('status').getByText('vic is now viewer of billing.').waitFor();
+    await row.getByRole('button', { name: 'Revoke viewer vic on billing' }).click();
+    const confirm = row.getByRole('group', { name: 'Confirm revoking viewer vic on billing' });
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    const vic = (await admin('GET', '/v1/users/vic')).body;
+    assert.deepEqual((vic.user ?? vic).roles, { shop: 'viewer', billing: 'viewer' });
+    await row.getByRole('button', { name: 'Revoke viewer vic on billing' }).click();
+    await confirm.getByRole('button', { name: 'Yes, revoke' }).click();
+    await row.getByRole('list', { name: 'viewers of billing' }).waitFor({ state: 'detached' });
+    await row.getByRole('status').getByText('vic is no longer viewer of billing.').waitFor();
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  });
+
+  test('Disable and Shadow ask first, and say what they did', async () => {
+    const page = await newPage(browser);
+    await signIn(page, server.url, 'edna', 'edna-password-1234');
+    await page.getByRole('heading', { name: 'Apps' }).waitFor();
+    await page.goto(server.url + '/#/apps/shop');
+    const row = page.getByRole('row', { name: /^search/ });
+    await row.getByRole('button', { name: 'Disable' }).click();
+    const disable = row.getByRole('group', { name: 'Confirm disabling search' });
+    await disable.getByText(/allowed/).waitFor(); // says what disabling means
+    await disable.getByRole('button', { name: 'Cancel' }).click();
+    assert.notEqual((await admin('GET', '/v1/policies/search')).body.enabled, false);
+    await row.getByRole('button', { name: 'Disable' }).click();
+    await disable.getByRole('button', { name: 'Yes, disable' }).click();
+    await row.getByRole('status').getByText('search is disabled.').waitFor();
+    assert.equal((await admin('GET', '/v1/policies/search')).body.enabled, false);
+    await row.getByRole('button', { name: 'Shadow' }).click();
+    await row.getByRole('group', { name: 'Confirm shadowing search' })
+      .getByRole('button', { name: 'Yes, shadow' }).click();
+    await row.getByRole('status').getByText('search is in shadow mode.').waitFor();
+    assert.equal((await admin('GET', '/v1/policies/search')).body.mode, 'shadow');
+    await screenshot(page, 'confirm-1280');
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  });
+
+  test('Reset this key asks first', async () => {
+    assert.equal((await admin('POST', '/v1/policies', { name: 'reports', apps: ['shop'],
+      limits: [{ algorithm: 'token_bucket', capacity: 10, refill: 1, period: '1h' }] })).status, 201);
+    for (let i = 0; i < 3; i++) {
+      await fetch(server.url + '/v1/acquire', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ app: 'shop', policy: 'reports', key: 'user-7' }) });
+    }
+    const page = await newPage(browser);
+    await signIn(page, server.url, 'edna', 'edna-password-1234');
+    await page.getByRole('heading', { name: 'Apps' }).waitFor();
+    await page.goto(server.url + '/#/policies/reports');
+    const inspector = page.getByRole('region', { name: 'Subject inspector' });
+    await inspector.getByLabel('Key', { exact: true }).fill('user-7');
+    await inspector.getByRole('button', { name: 'Peek' }).click();
+    const remaining = inspector.getByRole('table', { name: 'State of user-7' }).locator('tbody tr td').nth(2);
+    await remaining.waitFor();
+    const before = await remaining.innerText();
+    assert.equal(before, '7');
+    await inspector.getByRole('button', { name: 'Reset this key' }).click();
+    const confirm = inspector.getByRole('group', { name: 'Confirm resetting user-7' });
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await inspector.getByRole('button', { name: 'Peek' }).click();
+    await inspector.getByRole('table', { name: 'State of user-7' }).waitFor();
+    assert.equal(await remaining.innerText(), before, 'Cancel reset nothing');
+    await inspector.getByRole('button', { name: 'Reset this key' }).click();
+    await confirm.getByRole('button', { name: 'Yes, reset' }).click();
+    await inspector.getByText('user-7 was reset').waitFor();
+    assert.equal(await remaining.innerText(), '10');
     assert.deepEqual(page.problems, []);
     await page.context().close();
   });
