@@ -72,6 +72,7 @@ export function AppsView({ user }) {
   const act = async (app, fn, text) => {
     setError(null);
     setDone(null);
+    setAdded('');
     try {
       await fn();
       await load();
@@ -86,6 +87,7 @@ export function AppsView({ user }) {
     event.preventDefault();
     setCreateError(null);
     setAdded('');
+    setDone(null);
     try {
       await api('POST', '/v1/apps', description ? { name, description } : { name });
       setName('');

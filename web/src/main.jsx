@@ -139,7 +139,7 @@ function App() {
         </nav>
         <span class="who">
           Signed in as <b>{user.name}</b>{user.admin ? ' (admin)' : ''}
-          <a href="#/password">Change password</a>
+          {' '}<a href="#/password">Change password</a>
           <button type="button" class="link" onClick={logout}>Sign out</button>
         </span>
       </header>

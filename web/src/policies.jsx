@@ -129,7 +129,7 @@ function Row({ policy, user, rate, message, onChange, onError }) {
             yes="Yes, delete" onYes={remove} onCancel={() => setConfirming(null)} />
         )}
       </div>
-      {message && <p class="ok" role="status">{message}</p>}</td>
+      {message && !confirming && <p class="ok" role="status">{message}</p>}</td>
     </tr>
   );
 }

@@ -248,11 +248,12 @@ describe('console: the first ten minutes', () => {
     await row.getByRole('status').getByText('search is disabled.').waitFor();
     assert.equal((await admin('GET', '/v1/policies/search')).body.enabled, false);
     await row.getByRole('button', { name: 'Shadow' }).click();
-    await row.getByRole('group', { name: 'Confirm shadowing search' })
-      .getByRole('button', { name: 'Yes, shadow' }).click();
+    const shadow = row.getByRole('group', { name: 'Confirm shadowing search' });
+    await shadow.waitFor();
+    await screenshot(page, 'confirm-1280');
+    await shadow.getByRole('button', { name: 'Yes, shadow' }).click();
     await row.getByRole('status').getByText('search is in shadow mode.').waitFor();
     assert.equal((await admin('GET', '/v1/policies/search')).body.mode, 'shadow');
-    await screenshot(page, 'confirm-1280');
     assert.deepEqual(page.problems, []);
     await page.context().close();
   });
