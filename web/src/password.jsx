@@ -27,12 +27,20 @@ export function PasswordForm({ name, own, current, label, onChanged, onCancel, a
     }
     setError(null);
     setBusy(true);
+    const body = own ? { password, current_password: current || typed } : { password };
     try {
-      const body = own ? { password, current_password: current || typed } : { password };
       await api('PUT', `/v1/users/${enc(name)}/password`, body);
-      await onChanged(password);
     } catch (e) {
       setError(e);
+      setBusy(false);
+      return;
+    }
+    try {
+      await onChanged(password);
+    } catch (e) {
+      // The password did change; what failed is what came after (signing in again).
+      setError(new ApiError(e.status, { detail: `The password was changed, but then: ${e.message}. ` +
+        'Sign in with the new password.' }));
     } finally {
       setBusy(false);
     }
