@@ -3,7 +3,7 @@
 // they have a role on.
 import { useEffect, useState } from 'preact/hooks';
 import { api, apiAll, enc } from './api.js';
-import { Field, Problem, Select } from './ui.jsx';
+import { Confirm, Field, Problem, Select } from './ui.jsx';
 
 // A role's people; an admin's × on a name asks before it revokes.
 function RoleList({ app, role, names, admin, onRevoke }) {
@@ -24,12 +24,9 @@ function RoleList({ app, role, names, admin, onRevoke }) {
         ))}
       </ul>
       {revoking && (
-        <span class="confirm" role="group" aria-label={`Confirm revoking ${role} ${revoking} on ${app}`}>
-          Revoke {revoking}'s {role} role on {app}?
-          <button type="button" class="danger"
-            onClick={() => { onRevoke(revoking); setRevoking(null); }}>Yes, revoke</button>
-          <button type="button" onClick={() => setRevoking(null)} autofocus>Cancel</button>
-        </span>
+        <Confirm label={`Confirm revoking ${role} ${revoking} on ${app}`}
+          question={`Revoke ${revoking}'s ${role} role on ${app}?`} yes="Yes, revoke"
+          onYes={() => { onRevoke(revoking); setRevoking(null); }} onCancel={() => setRevoking(null)} />
       )}
     </>
   );

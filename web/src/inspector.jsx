@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import { api, enc } from './api.js';
 import { dryRunSentence, penaltySentence, retryWords, shortLease, waitWords } from './subject.js';
-import { Field, Problem } from './ui.jsx';
+import { Confirm, Field, Problem } from './ui.jsx';
 
 export function SubjectInspector({ name, mayReset }) {
   const [key, setKey] = useState('');
@@ -62,12 +62,10 @@ export function SubjectInspector({ name, mayReset }) {
         )}
       </form>
       {confirmingReset && (
-        <span class="confirm" role="group" aria-label={`Confirm resetting ${key}`}>
-          Reset {key}? Its budget under every limit starts full again.
-          <button type="button" class="danger"
-            onClick={() => { setConfirmingReset(false); reset(); }}>Yes, reset</button>
-          <button type="button" onClick={() => setConfirmingReset(false)} autofocus>Cancel</button>
-        </span>
+        <Confirm label={`Confirm resetting ${key}`}
+          question={`Reset ${key}? Its budget under every limit starts full again.`} yes="Yes, reset"
+          onYes={() => { setConfirmingReset(false); reset(); }}
+          onCancel={() => setConfirmingReset(false)} />
       )}
       <Problem error={error} fields={['cost']} />
       {message && <p class="ok" role="status">{message}</p>}

@@ -6,7 +6,7 @@ import { api, ApiError, enc } from './api.js';
 import { editable } from './diff.js';
 import { canCreateFor, canEdit } from './perm.js';
 import { formatRate, ratesBetween } from './rates.js';
-import { Problem } from './ui.jsx';
+import { Confirm, Problem } from './ui.jsx';
 import { policyWords } from './words.js';
 
 export const RATE_POLL_MS = 3000;
@@ -60,16 +60,6 @@ const CHANGES = {
   enforce: { verb: 'enforce', doing: 'enforcing', changes: { mode: 'enforce' },
     warning: 'Its denials take effect: callers over the limit are refused.', done: 'is enforced.' },
 };
-
-function Confirm({ label, question, yes, onYes, onCancel }) {
-  return (
-    <span class="confirm" role="group" aria-label={label}>
-      {question}
-      <button type="button" class="danger" onClick={onYes}>{yes}</button>
-      <button type="button" onClick={onCancel} autofocus>Cancel</button>
-    </span>
-  );
-}
 
 function Row({ policy, user, rate, message, onChange, onError }) {
   const [confirming, setConfirming] = useState(null); // a key of CHANGES, 'delete' or null

@@ -31,6 +31,18 @@ export function Select({ label, value, options, onChange, error, ...rest }) {
   );
 }
 
+// A question asked in place before a change: what it will do, *yes* and Cancel (focused, so a
+// stray Enter changes nothing).
+export function Confirm({ label, question, yes, onYes, onCancel }) {
+  return (
+    <span class="confirm" role="group" aria-label={label}>
+      {question}
+      <button type="button" class="danger" onClick={onYes}>{yes}</button>
+      <button type="button" onClick={onCancel} autofocus>Cancel</button>
+    </span>
+  );
+}
+
 // A failed call: its detail, and the field errors not shown beside a field of the form.
 export function Problem({ error, fields = [] }) {
   if (!error) return null;

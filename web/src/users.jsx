@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, apiAll, enc } from './api.js';
 import { PasswordForm } from './password.jsx';
-import { Field, formatTime, Problem } from './ui.jsx';
+import { Confirm, Field, formatTime, Problem } from './ui.jsx';
 
 function Secret({ label, value }) {
   if (!value) return null;
@@ -54,12 +54,9 @@ function UserRow({ user, me, onChange, onError, onSession }) {
           <button type="button" class="danger" onClick={() => setConfirming(true)}>Delete</button>
         )}
         {confirming && (
-          <span class="confirm" role="group" aria-label={`Confirm deleting ${user.name}`}>
-            Delete {user.name}?
-            <button type="button" class="danger"
-              onClick={() => act(() => api('DELETE', `/v1/users/${enc(user.name)}`))}>Yes, delete</button>
-            <button type="button" onClick={() => setConfirming(false)}>Cancel</button>
-          </span>
+          <Confirm label={`Confirm deleting ${user.name}`} question={`Delete ${user.name}?`}
+            yes="Yes, delete" onYes={() => act(() => api('DELETE', `/v1/users/${enc(user.name)}`))}
+            onCancel={() => setConfirming(false)} />
         )}
       </div>
       {message && <p class="ok" role="status">{message}</p>}</td>
