@@ -1,7 +1,7 @@
 // Create or edit one policy: a form per algorithm (each field shows the server's validation
 // message), a read-only YAML view and an editable JSON view of the same document, and the
 // optimistic-concurrency conflict (409) shown with an offer to reload.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, enc } from './api.js';
 import { LiveChart } from './chart.jsx';
 import { SubjectInspector } from './inspector.jsx';
@@ -76,6 +76,14 @@ export function EditorView({ user, name, query }) {
   const [error, setError] = useState(null);
   const [conflict, setConflict] = useState(null);
   const [saved, setSaved] = useState('');
+  // Where a save's outcome is told: beside the Save button, where the user clicked. Each refused
+  // save moves the focus there (which scrolls it into view), counted so a repeat moves it again.
+  const feedback = useRef(null);
+  const [refusals, setRefusals] = useState(0);
+  useEffect(() => {
+    const box = feedback.current;
+    if (refusals > 0) (box?.querySelector('.conflict button') ?? box?.querySelector('.problem'))?.focus();
+  }, [refusals]);
 
   const load = async () => {
     try {
@@ -119,6 +127,7 @@ export function EditorView({ user, name, query }) {
         body = JSON.parse(jsonText);
       } catch (e) {
         setError(new ApiError(400, { detail: 'The JSON does not parse: ' + e.message }));
+        setRefusals((n) => n + 1);
         return;
       }
     }
@@ -143,6 +152,7 @@ export function EditorView({ user, name, query }) {
       } else {
         setError(e);
       }
+      setRefusals((n) => n + 1);
     }
   };
 
@@ -161,14 +171,6 @@ export function EditorView({ user, name, query }) {
       {readOnly && (
         <p class="notice">You can view this policy; changing it needs the owner role on every app
           it lists.</p>
-      )}
-      {conflict && (
-        <div class="problem conflict" role="alert">
-          <p>Someone else changed this policy while you were editing it
-            {conflict.version ? ` (now version ${conflict.version} by ${conflict.updated_by})` : ''}.
-            Your changes were not saved.</p>
-          <button type="button" onClick={load}>Reload the current version</button>
-        </div>
       )}
       <div class="tabs" role="tablist" aria-label="Document view">
         {['form', 'yaml', 'json'].map((v) => (
@@ -216,8 +218,18 @@ export function EditorView({ user, name, query }) {
               onInput={(e) => setJsonText(e.currentTarget.value)} />
           </div>
         )}
-        <Problem error={error} fields={view === 'form' ? [...shownFields, ...limitFields] : []} />
-        {saved && <p class="ok" role="status">{saved}</p>}
+        <div class="save-feedback" ref={feedback}>
+          {conflict && (
+            <div class="problem conflict" role="alert">
+              <p>Someone else changed this policy while you were editing it
+                {conflict.version ? ` (now version ${conflict.version} by ${conflict.updated_by})` : ''}.
+                Your changes were not saved.</p>
+              <button type="button" onClick={load}>Reload the current version</button>
+            </div>
+          )}
+          <Problem error={error} fields={view === 'form' ? [...shownFields, ...limitFields] : []} />
+          {saved && <p class="ok" role="status">{saved}</p>}
+        </div>
         {!readOnly && <button type="submit">{creating ? 'Create policy' : 'Save'}</button>}
       </form>
       {stored && <SubjectInspector name={name} mayReset={!readOnly} />}

@@ -1,11 +1,11 @@
 // The subject inspector of a policy: a key's remaining budget and reset time under each limit,
 // when a request of a chosen cost would be allowed (a dry run the server decides as an acquire
 // would, recording nothing), and a concurrency limit's leases. Owners reset the key (a fresh
-// budget), release one lease, or lift the key's penalty box (policies that have one).
+// budget, after a confirmation), release one lease, or lift the key's penalty box (policies that have one).
 import { useState } from 'preact/hooks';
 import { api, enc } from './api.js';
 import { dryRunSentence, penaltySentence, retryWords, shortLease, waitWords } from './subject.js';
-import { Field, Problem } from './ui.jsx';
+import { Confirm, Field, Problem } from './ui.jsx';
 
 export function SubjectInspector({ name, mayReset }) {
   const [key, setKey] = useState('');
@@ -13,10 +13,12 @@ export function SubjectInspector({ name, mayReset }) {
   const [state, setState] = useState(null);
   const [error, setError] = useState(null);
   const [message, setMessage] = useState('');
+  const [confirmingReset, setConfirmingReset] = useState(false);
   const path = () => `/v1/policies/${enc(name)}/subjects/${enc(key)}`;
   const fetchState = () => api('GET', `${path()}?cost=${enc(cost.trim() || '1')}`);
   const peek = async (event) => {
     event?.preventDefault();
+    setConfirmingReset(false);
     setError(null);
     setMessage('');
     try {
@@ -50,12 +52,21 @@ export function SubjectInspector({ name, mayReset }) {
     <section class="card" aria-label="Subject inspector">
       <h2>Inspect a key</h2>
       <form class="inline" onSubmit={peek} aria-label="Peek at a key">
-        <Field label="Key" value={key} onInput={setKey} hint="an IP, user id, API key…" />
+        <Field label="Key" value={key}
+          onInput={(v) => { setKey(v); setConfirmingReset(false); }} hint="an IP, user id, API key…" />
         <Field label="Cost" type="number" min="0" value={cost} onInput={setCost}
           hint="of the request to try (nothing is taken)" error={error?.fieldErrors?.cost} />
         <button type="submit" disabled={!key}>Peek</button>
-        {mayReset && state && <button type="button" class="danger" onClick={reset}>Reset this key</button>}
+        {mayReset && state && !confirmingReset && (
+          <button type="button" class="danger" onClick={() => setConfirmingReset(true)}>Reset this key</button>
+        )}
       </form>
+      {confirmingReset && (
+        <Confirm label={`Confirm resetting ${key}`}
+          question={`Reset ${key}? Its budget under every limit starts full again.`} yes="Yes, reset"
+          onYes={() => { setConfirmingReset(false); reset(); }}
+          onCancel={() => setConfirmingReset(false)} />
+      )}
       <Problem error={error} fields={['cost']} />
       {message && <p class="ok" role="status">{message}</p>}
       {state && (

@@ -2,12 +2,13 @@
 // and hash routes (#/apps/<app>, #/policies/<name>, ...) so the server serves one page at "/".
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, enc, setCsrfToken, whenUnauthenticated } from './api.js';
+import { api, setCsrfToken, whenUnauthenticated } from './api.js';
 import { AppsView } from './apps.jsx';
 import { PoliciesView } from './policies.jsx';
 import { EditorView } from './editor.jsx';
 import { HistoryView } from './history.jsx';
 import { UsersView } from './users.jsx';
+import { PasswordForm, PasswordView } from './password.jsx';
 import { Field, Problem } from './ui.jsx';
 import { loadCatalogue } from './catalogue.js';
 import './style.css';
@@ -56,47 +57,16 @@ function Login({ onLogin }) {
 }
 
 // After a one-time password: a new one, then a new session with it (a password change ends
-// every session of the user, this one included).
-function ChangePassword({ session, current, onDone }) {
-  const [password, setPassword] = useState('');
-  const [repeat, setRepeat] = useState('');
-  const [typed, setTyped] = useState('');
-  const [error, setError] = useState(null);
+// every session of the user, this one included). Signing out is the other way off this page.
+function ChangePassword({ session, current, onDone, onSignOut }) {
   const name = session.user.name;
-  const currentPassword = current || typed;
-  const submit = async (event) => {
-    event.preventDefault();
-    if (password !== repeat) {
-      setError(new ApiError(400, { errors: [{ field: 'repeat', message: 'does not match' }] }));
-      return;
-    }
-    setError(null);
-    try {
-      await api('PUT', `/v1/users/${enc(name)}/password`,
-        { password, current_password: currentPassword });
-      onDone(await api('POST', '/v1/session', { user: name, password }));
-    } catch (e) {
-      setError(e);
-    }
-  };
-  const errors = error?.fieldErrors ?? {};
   return (
     <main class="narrow">
       <h1>Choose a new password</h1>
-      <p>You signed in as <b>{name}</b> with a one-time password. Choose your own (12 characters
-        or more) to continue.</p>
-      <form onSubmit={submit} aria-label="Password change">
-        {!current && (
-          <Field label="Current password" type="password" value={typed} onInput={setTyped}
-            error={errors.current_password} autocomplete="current-password" />
-        )}
-        <Field label="New password" type="password" value={password} onInput={setPassword}
-          error={errors.password} autocomplete="new-password" autofocus />
-        <Field label="Repeat the new password" type="password" value={repeat} onInput={setRepeat}
-          error={errors.repeat} autocomplete="new-password" />
-        <Problem error={error} fields={['password', 'repeat', 'current_password']} />
-        <button type="submit">Set password</button>
-      </form>
+      <p>You signed in as <b>{name}</b> with a one-time password. Choose your own to continue.</p>
+      <PasswordForm name={name} own current={current} label="Password change" autofocus
+        onChanged={async (password) => onDone(await api('POST', '/v1/session', { user: name, password }))} />
+      <p><button type="button" class="link" onClick={onSignOut}>Sign out</button></p>
     </main>
   );
 }
@@ -124,6 +94,12 @@ function App() {
     api('GET', '/v1/session').then(accept, () => setSession(null));
   }, []);
 
+  const logout = async () => {
+    await api('DELETE', '/v1/session').catch(() => {});
+    setCsrfToken('');
+    setSession(null);
+  };
+
   if (session === undefined) return <p class="loading">Loading…</p>;
   if (session === null) {
     return <Login onLogin={(answer, password) => {
@@ -132,26 +108,26 @@ function App() {
     }} />;
   }
   if (session.password_change_required) {
-    return <ChangePassword session={session} current={oneTime} onDone={(answer) => {
-      setOneTime('');
-      accept(answer);
-    }} />;
+    return <ChangePassword session={session} current={oneTime} onSignOut={logout}
+      onDone={(answer) => {
+        setOneTime('');
+        accept(answer);
+      }} />;
   }
   if (catalogue === undefined || catalogue === null) return <p class="loading">Loading…</p>;
   if (catalogue !== true) return <main><Problem error={catalogue} /></main>;
-  const logout = async () => {
-    await api('DELETE', '/v1/session').catch(() => {});
-    setCsrfToken('');
-    setSession(null);
-  };
   const user = session.user;
   const [first, second, third] = route.parts;
+  // The editor is keyed by what it edits, so another route starts it afresh: nothing of the
+  // policy (or the error) shown before carries over to a new one.
   let view;
   if (first === 'apps' && second) view = <PoliciesView user={user} app={second} />;
-  else if (first === 'policies' && second === undefined) view = <EditorView user={user} query={route.query} />;
-  else if (first === 'policies' && third === 'history') view = <HistoryView user={user} name={second} />;
-  else if (first === 'policies') view = <EditorView user={user} name={second} />;
-  else if (first === 'users') view = <UsersView user={user} />;
+  else if (first === 'policies' && second === undefined) {
+    view = <EditorView key={'new?' + route.query} user={user} query={route.query} />;
+  } else if (first === 'policies' && third === 'history') view = <HistoryView user={user} name={second} />;
+  else if (first === 'policies') view = <EditorView key={'policy/' + second} user={user} name={second} />;
+  else if (first === 'users') view = <UsersView user={user} onSession={accept} />;
+  else if (first === 'password') view = <PasswordView user={user} onSession={accept} />;
   else view = <AppsView user={user} />;
   return (
     <>
@@ -163,6 +139,7 @@ function App() {
         </nav>
         <span class="who">
           Signed in as <b>{user.name}</b>{user.admin ? ' (admin)' : ''}
+          {' '}<a href="#/password">Change password</a>
           <button type="button" class="link" onClick={logout}>Sign out</button>
         </span>
       </header>

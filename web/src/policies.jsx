@@ -1,11 +1,12 @@
 // The policies of one app: filter, limits in words, mode, failure mode, live allowed/denied
-// rates, and the quick actions (enable/disable, shadow/enforce, delete after a confirmation).
+// rates, and the quick actions (enable/disable, shadow/enforce, delete), each after a
+// confirmation in the row that says what it will do, and a message there once done.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, enc } from './api.js';
 import { editable } from './diff.js';
 import { canCreateFor, canEdit } from './perm.js';
 import { formatRate, ratesBetween } from './rates.js';
-import { Problem } from './ui.jsx';
+import { Confirm, Problem } from './ui.jsx';
 import { policyWords } from './words.js';
 
 export const RATE_POLL_MS = 3000;
@@ -47,30 +48,47 @@ function Rate({ rate }) {
   );
 }
 
-function Row({ policy, user, rate, onChange, onError }) {
-  const [confirming, setConfirming] = useState(false);
+// The row's state changes: what each asks before it is made, and what it says once made.
+const CHANGES = {
+  disable: { verb: 'disable', doing: 'disabling', changes: { enabled: false },
+    warning: 'It stops deciding: every request it covers is allowed.', done: 'is disabled.' },
+  enable: { verb: 'enable', doing: 'enabling', changes: { enabled: true },
+    warning: 'It decides again and may deny requests.', done: 'is enabled.' },
+  shadow: { verb: 'shadow', doing: 'shadowing', changes: { mode: 'shadow' },
+    warning: 'Its denials are only counted: every request it covers is allowed.',
+    done: 'is in shadow mode.' },
+  enforce: { verb: 'enforce', doing: 'enforcing', changes: { mode: 'enforce' },
+    warning: 'Its denials take effect: callers over the limit are refused.', done: 'is enforced.' },
+};
+
+function Row({ policy, user, rate, message, onChange, onError }) {
+  const [confirming, setConfirming] = useState(null); // a key of CHANGES, 'delete' or null
   const editableByUser = canEdit(user, policy.apps);
-  const update = async (changes) => {
+  const update = async (change) => {
     try {
       await api('PUT', `/v1/policies/${enc(policy.name)}`,
-        { ...editable(policy), ...changes, version: policy.version });
-      onChange();
+        { ...editable(policy), ...change.changes, version: policy.version });
+      onChange(`${policy.name} ${change.done}`);
     } catch (e) {
       onError(e.status === 409
         ? new ApiError(409, { detail: `${policy.name} was changed by someone else; the list is reloaded` })
         : e);
       if (e.status === 409) onChange();
+      setConfirming(null);
     }
   };
   const remove = async () => {
     try {
       await api('DELETE', `/v1/policies/${enc(policy.name)}?version=${policy.version}`);
-      onChange();
+      onChange(`${policy.name} was deleted.`);
     } catch (e) {
       onError(e);
-      setConfirming(false);
+      setConfirming(null);
     }
   };
+  const toggles = [policy.enabled === false ? 'enable' : 'disable',
+    policy.mode === 'shadow' ? 'enforce' : 'shadow'];
+  const change = CHANGES[confirming];
   return (
     <tr class={policy.enabled === false ? 'disabled' : ''}>
       <td><a href={`#/policies/${enc(policy.name)}`}>{policy.name}</a>
@@ -84,22 +102,24 @@ function Row({ policy, user, rate, onChange, onError }) {
         <a href={`#/policies/${enc(policy.name)}/history`}>History</a>
         {editableByUser && !confirming && (
           <>
-            <button type="button" onClick={() => update({ enabled: policy.enabled === false })}>
-              {policy.enabled === false ? 'Enable' : 'Disable'}</button>
-            <button type="button"
-              onClick={() => update({ mode: policy.mode === 'shadow' ? 'enforce' : 'shadow' })}>
-              {policy.mode === 'shadow' ? 'Enforce' : 'Shadow'}</button>
-            <button type="button" class="danger" onClick={() => setConfirming(true)}>Delete</button>
+            {toggles.map((t) => (
+              <button type="button" onClick={() => setConfirming(t)}>
+                {t[0].toUpperCase() + t.slice(1)}</button>
+            ))}
+            <button type="button" class="danger" onClick={() => setConfirming('delete')}>Delete</button>
           </>
         )}
-        {confirming && (
-          <span class="confirm" role="group" aria-label={`Confirm deleting ${policy.name}`}>
-            Delete {policy.name}?
-            <button type="button" class="danger" onClick={remove}>Yes, delete</button>
-            <button type="button" onClick={() => setConfirming(false)} autofocus>Cancel</button>
-          </span>
+        {change && (
+          <Confirm label={`Confirm ${change.doing} ${policy.name}`}
+            question={`${change.verb[0].toUpperCase() + change.verb.slice(1)} ${policy.name}? ${change.warning}`}
+            yes={`Yes, ${change.verb}`} onYes={() => update(change)} onCancel={() => setConfirming(null)} />
         )}
-      </div></td>
+        {confirming === 'delete' && (
+          <Confirm label={`Confirm deleting ${policy.name}`} question={`Delete ${policy.name}?`}
+            yes="Yes, delete" onYes={remove} onCancel={() => setConfirming(null)} />
+        )}
+      </div>
+      {message && !confirming && <p class="ok" role="status">{message}</p>}</td>
     </tr>
   );
 }
@@ -108,6 +128,7 @@ export function PoliciesView({ user, app }) {
   const [policies, setPolicies] = useState(null);
   const [filter, setFilter] = useState('');
   const [error, setError] = useState(null);
+  const [done, setDone] = useState(null); // what the last row action did: {name, text}
   const rates = useRates(app);
 
   const load = async () => {
@@ -116,6 +137,14 @@ export function PoliciesView({ user, app }) {
     } catch (e) {
       setError(e);
     }
+  };
+  // After a row's change: the fresh list, then the message in that row (a deleted policy's
+  // message goes above the list, its row being gone).
+  const changed = (name) => async (text) => {
+    setError(null);
+    setDone(null);
+    await load();
+    if (text) setDone({ name, text });
   };
   useEffect(() => { setPolicies(null); load(); }, [app]);
 
@@ -137,6 +166,9 @@ export function PoliciesView({ user, app }) {
         )}
       </div>
       <Problem error={error} />
+      {done && !(policies ?? []).some((p) => p.name === done.name) && (
+        <p class="ok" role="status">{done.text}</p>
+      )}
       {policies === null ? <p>Loading…</p> : (
         <table class="list policies">
           <thead>
@@ -146,7 +178,8 @@ export function PoliciesView({ user, app }) {
           <tbody>
             {shown.map((p) => (
               <Row key={p.name + ':' + p.version} policy={p} user={user} rate={rates[p.name]}
-                onChange={load} onError={setError} />
+                message={done?.name === p.name ? done.text : ''}
+                onChange={changed(p.name)} onError={setError} />
             ))}
             {shown.length === 0 && (
               <tr><td colspan="7" class="muted">

@@ -31,12 +31,24 @@ export function Select({ label, value, options, onChange, error, ...rest }) {
   );
 }
 
+// A question asked in place before a change: what it will do, *yes* and Cancel (focused, so a
+// stray Enter changes nothing).
+export function Confirm({ label, question, yes, onYes, onCancel }) {
+  return (
+    <span class="confirm" role="group" aria-label={label}>
+      {question}
+      <button type="button" class="danger" onClick={onYes}>{yes}</button>
+      <button type="button" onClick={onCancel} autofocus>Cancel</button>
+    </span>
+  );
+}
+
 // A failed call: its detail, and the field errors not shown beside a field of the form.
 export function Problem({ error, fields = [] }) {
   if (!error) return null;
   const rest = (error.problem?.errors ?? []).filter((e) => !fields.includes(e.field));
   return (
-    <div class="problem" role="alert">
+    <div class="problem" role="alert" tabIndex={-1}>
       <p>{error.message}</p>
       {rest.length > 0 && (
         <ul>

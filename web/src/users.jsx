@@ -3,7 +3,8 @@
 // revokes their own tokens (admins anyone's), each secret shown once.
 import { useEffect, useState } from 'preact/hooks';
 import { api, apiAll, enc } from './api.js';
-import { Field, formatTime, Problem } from './ui.jsx';
+import { PasswordForm } from './password.jsx';
+import { Confirm, Field, formatTime, Problem } from './ui.jsx';
 
 function Secret({ label, value }) {
   if (!value) return null;
@@ -15,9 +16,11 @@ function Secret({ label, value }) {
   );
 }
 
-function UserRow({ user, me, onChange, onError }) {
+function UserRow({ user, me, onChange, onError, onSession }) {
   const [confirming, setConfirming] = useState(false);
-  const [password, setPassword] = useState(null);
+  const [settingPassword, setSettingPassword] = useState(false);
+  const [message, setMessage] = useState('');
+  const own = user.name === me;
   const act = async (fn) => {
     try {
       await fn();
@@ -26,42 +29,42 @@ function UserRow({ user, me, onChange, onError }) {
       onError(e);
     }
   };
+  // One's own change ends this session too: sign in again with the new password.
+  const passwordSet = async (password) => {
+    if (own) onSession(await api('POST', '/v1/session', { user: user.name, password }));
+    setSettingPassword(false);
+    setMessage(own ? 'Your password was changed; your API tokens were revoked.'
+      : `The password of ${user.name} was set; their sessions ended and their API tokens were revoked.`);
+    onChange();
+  };
   return (
     <tr>
       <td>{user.name}{user.admin ? ' (admin)' : ''}</td>
       <td>{Object.entries(user.roles ?? {}).map(([app, role]) => `${app}: ${role}`).join(', ') || '—'}</td>
       <td>{formatTime(user.created_at)}</td>
       <td><div class="actions">
-        {password === null ? (
-          <button type="button" onClick={() => setPassword('')}>Set password</button>
+        {settingPassword ? (
+          <PasswordForm name={user.name} own={own} label={`New password for ${user.name}`} autofocus
+            onChanged={passwordSet} onCancel={() => setSettingPassword(false)} />
         ) : (
-          <form class="inline" aria-label={`New password for ${user.name}`} onSubmit={(e) => {
-            e.preventDefault();
-            act(() => api('PUT', `/v1/users/${enc(user.name)}/password`, { password })).then(() => setPassword(null));
-          }}>
-            <Field label="New password" type="password" value={password} onInput={setPassword}
-              autocomplete="new-password" />
-            <button type="submit">Save</button>
-            <button type="button" onClick={() => setPassword(null)}>Cancel</button>
-          </form>
+          <button type="button" onClick={() => { setMessage(''); setSettingPassword(true); }}>
+            Set password</button>
         )}
-        {user.name !== me && !confirming && (
+        {!own && !confirming && (
           <button type="button" class="danger" onClick={() => setConfirming(true)}>Delete</button>
         )}
         {confirming && (
-          <span class="confirm" role="group" aria-label={`Confirm deleting ${user.name}`}>
-            Delete {user.name}?
-            <button type="button" class="danger"
-              onClick={() => act(() => api('DELETE', `/v1/users/${enc(user.name)}`))}>Yes, delete</button>
-            <button type="button" onClick={() => setConfirming(false)}>Cancel</button>
-          </span>
+          <Confirm label={`Confirm deleting ${user.name}`} question={`Delete ${user.name}?`}
+            yes="Yes, delete" onYes={() => act(() => api('DELETE', `/v1/users/${enc(user.name)}`))}
+            onCancel={() => setConfirming(false)} />
         )}
-      </div></td>
+      </div>
+      {message && <p class="ok" role="status">{message}</p>}</td>
     </tr>
   );
 }
 
-export function UsersView({ user }) {
+export function UsersView({ user, onSession }) {
   const [users, setUsers] = useState([]);
   const [tokens, setTokens] = useState([]);
   const [error, setError] = useState(null);
@@ -130,7 +133,7 @@ export function UsersView({ user }) {
             <tbody>
               {users.map((u) => (
                 <UserRow key={u.name} user={u} me={user.name} onError={setError}
-                  onChange={async () => setUsers(await apiAll('/v1/users', 'users'))} />
+                  onSession={onSession} onChange={load} />
               ))}
             </tbody>
           </table>

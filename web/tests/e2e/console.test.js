@@ -124,6 +124,8 @@ describe('console', () => {
     await grant('carol', 'viewer');
     await row.getByRole('list', { name: 'viewers of shop' }).getByText('carol').waitFor();
     await row.getByRole('button', { name: 'Revoke viewer carol on shop' }).click();
+    await row.getByRole('group', { name: 'Confirm revoking viewer carol on shop' })
+      .getByRole('button', { name: 'Yes, revoke' }).click();
     await row.getByRole('list', { name: 'viewers of shop' }).getByText('carol').waitFor({ state: 'detached' });
     const users = (await admin('GET', '/v1/users')).body.users;
     const roles = Object.fromEntries(users.map((u) => [u.name, u.roles]));
@@ -176,15 +178,20 @@ describe('console', () => {
     await page.getByRole('row', { name: /tmp\.policy/ }).waitFor({ state: 'detached' });
     await page.getByLabel('Filter policies', { exact: true }).fill('');
 
-    await row.getByRole('button', { name: 'Shadow' }).click();
+    // Each state change asks first, in the row.
+    const confirmed = async (action) => {
+      await row.getByRole('button', { name: action, exact: true }).click();
+      await row.getByRole('group').getByRole('button', { name: `Yes, ${action.toLowerCase()}` }).click();
+    };
+    await confirmed('Shadow');
     await row.getByRole('button', { name: 'Enforce' }).waitFor();
     assert.equal((await admin('GET', '/v1/policies/orders.create')).body.mode, 'shadow');
-    await row.getByRole('button', { name: 'Enforce' }).click();
+    await confirmed('Enforce');
     await row.getByRole('button', { name: 'Shadow' }).waitFor();
-    await row.getByRole('button', { name: 'Disable' }).click();
+    await confirmed('Disable');
     await row.getByText('(disabled)').waitFor();
     assert.equal((await admin('GET', '/v1/policies/orders.create')).body.enabled, false);
-    await row.getByRole('button', { name: 'Enable' }).click();
+    await confirmed('Enable');
     await row.getByRole('button', { name: 'Disable' }).waitFor();
     assert.equal((await admin('GET', '/v1/policies/orders.create')).body.enabled, true);
 
@@ -384,6 +391,7 @@ describe('console', () => {
     const remaining = async () => Number(await state.locator('tbody tr td').nth(2).innerText());
     assert.ok(await remaining() < 5);
     await inspector.getByRole('button', { name: 'Reset this key' }).click();
+    await inspector.getByRole('button', { name: 'Yes, reset' }).click();
     await inspector.getByText('user-42 was reset').waitFor();
     assert.equal(await remaining(), 5);
     // A dry run of a cost above the bucket's capacity: never, whatever the timing.
