@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "sluice/core/clock.h"
 #include "sluice/store/redis/redis_store.h"
@@ -14,11 +18,13 @@
 namespace sluice::conformance {
 namespace {
 
-class RedisConformanceTest : public testing::TestWithParam<std::filesystem::path> {
+// A redis-server shared by a suite's traces, started with Server::args().
+template <typename Server>
+class RedisServerSuite : public testing::TestWithParam<std::filesystem::path> {
  protected:
   static void SetUpTestSuite() {
     StatusOr<std::unique_ptr<sluice::test::RedisServer>> server =
-        sluice::test::RedisServer::start();
+        sluice::test::RedisServer::start({.extra_args = Server::args()});
     ASSERT_TRUE(server.ok()) << server.status().to_string();
     server_ = std::move(*server).release();
   }
@@ -26,10 +32,37 @@ class RedisConformanceTest : public testing::TestWithParam<std::filesystem::path
     delete server_;
     server_ = nullptr;
   }
+
+  // Replays the trace through a store on `engine=<engine>` (RedisStore::open, so each node is
+  // probed as in production), then checks that the node ran that engine throughout.
+  void replay_through(std::string_view engine, redis::ScriptEngine expected,
+                      redis::MultiplexerOptions base = {}) {
+    ASSERT_NE(server_, nullptr);
+    ManualClock clock(0);
+    StatusOr<std::unique_ptr<store::RedisStore>> store = store::RedisStore::open(
+        "redis://127.0.0.1:" + std::to_string(server_->port()) + "?engine=" + std::string(engine),
+        std::move(base), {.pinned_clock_for_tests = &clock});
+    ASSERT_TRUE(store.ok()) << store.status().to_string();
+    ASSERT_TRUE((*store)->client().command({"FLUSHALL"}).ok());
+    const std::vector<std::string> problems =
+        replay(load_trace(GetParam()), **store, [&](Micros now) { clock.set(now); });
+    for (const std::string& problem : problems) ADD_FAILURE() << problem;
+    const auto engines = (*store)->client().engines();
+    ASSERT_EQ(engines.size(), 1U);
+    EXPECT_EQ(engines[0].second, expected);
+    EXPECT_EQ((*store)->client().stats().engine_fallbacks, 0U);
+  }
+
   static sluice::test::RedisServer* server_;
 };
 
-sluice::test::RedisServer* RedisConformanceTest::server_ = nullptr;
+template <typename Server>
+sluice::test::RedisServer* RedisServerSuite<Server>::server_ = nullptr;
+
+struct PlainRedis {
+  static std::vector<std::string> args() { return {}; }
+};
+using RedisConformanceTest = RedisServerSuite<PlainRedis>;
 
 TEST_P(RedisConformanceTest, ReplaysTraceExactly) {
   ASSERT_NE(server_, nullptr);
@@ -48,61 +81,26 @@ TEST_P(RedisConformanceTest, ReplaysTraceExactly) {
 // The same traces through Redis Functions (engine=functions): the library holds the very
 // scripts, so the same expectations hold.
 TEST_P(RedisConformanceTest, ReplaysTraceExactlyThroughRedisFunctions) {
-  ASSERT_NE(server_, nullptr);
-  ManualClock clock(0);
-  StatusOr<std::unique_ptr<store::RedisStore>> store = store::RedisStore::open(
-      "redis://127.0.0.1:" + std::to_string(server_->port()) + "?engine=functions", {},
-      {.pinned_clock_for_tests = &clock});
-  ASSERT_TRUE(store.ok()) << store.status().to_string();
-  ASSERT_TRUE((*store)->client().command({"FLUSHALL"}).ok());
-  const std::vector<std::string> problems =
-      replay(load_trace(GetParam()), **store, [&](Micros now) { clock.set(now); });
-  for (const std::string& problem : problems) ADD_FAILURE() << problem;
-  const auto engines = (*store)->client().engines();
-  ASSERT_EQ(engines.size(), 1U);
-  EXPECT_EQ(engines[0].second, redis::ScriptEngine::kFunctions);
-  EXPECT_EQ((*store)->client().stats().engine_fallbacks, 0U);
+  replay_through("functions", redis::ScriptEngine::kFunctions);
 }
 
 #ifdef SLUICE_MODULE_PATH
 // The same traces through the sluice.so module (engine=module), loaded with its test-only
 // pinned clock so each call's last argument is the trace's instant (docs/redis-module.md): the
 // module decides with the memory store's code, in the scripts' encoding, so the same
-// expectations hold. Quota operations have no module command yet (SLUICE.QUOTA): the store falls
-// back to quota.lua for each of them, on the same keys.
-class RedisModuleConformanceTest : public testing::TestWithParam<std::filesystem::path> {
- protected:
-  static void SetUpTestSuite() {
-    StatusOr<std::unique_ptr<sluice::test::RedisServer>> server = sluice::test::RedisServer::start(
-        {.extra_args = {"--loadmodule", SLUICE_MODULE_PATH, "pinned-clock"}});
-    ASSERT_TRUE(server.ok()) << server.status().to_string();
-    server_ = std::move(*server).release();
+// expectations hold. Quota operations have no module command yet (SLUICE.QUOTA): they go to
+// quota.lua, on the same keys.
+struct RedisWithTheModule {
+  static std::vector<std::string> args() {
+    return {"--loadmodule", SLUICE_MODULE_PATH, "pinned-clock"};
   }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  static sluice::test::RedisServer* server_;
 };
-
-sluice::test::RedisServer* RedisModuleConformanceTest::server_ = nullptr;
+using RedisModuleConformanceTest = RedisServerSuite<RedisWithTheModule>;
 
 TEST_P(RedisModuleConformanceTest, ReplaysTraceExactlyThroughTheModule) {
-  ASSERT_NE(server_, nullptr);
-  ManualClock clock(0);
   redis::MultiplexerOptions base;
   base.engine.module_reads_caller_time = true;  // the module was loaded with pinned-clock
-  StatusOr<std::unique_ptr<store::RedisStore>> store = store::RedisStore::open(
-      "redis://127.0.0.1:" + std::to_string(server_->port()) + "?engine=module", std::move(base),
-      {.pinned_clock_for_tests = &clock});
-  ASSERT_TRUE(store.ok()) << store.status().to_string();
-  ASSERT_TRUE((*store)->client().command({"FLUSHALL"}).ok());
-  const std::vector<std::string> problems =
-      replay(load_trace(GetParam()), **store, [&](Micros now) { clock.set(now); });
-  for (const std::string& problem : problems) ADD_FAILURE() << problem;
-  const auto engines = (*store)->client().engines();
-  ASSERT_EQ(engines.size(), 1U);
-  EXPECT_EQ(engines[0].second, redis::ScriptEngine::kModule);
+  replay_through("module", redis::ScriptEngine::kModule, std::move(base));
 }
 #endif
 
