@@ -1,5 +1,6 @@
-// Runs `sluice policy|admin ...` in process against in-memory fakes, capturing the exit code and
-// both output streams, for policy_command_test.cc and admin_command_test.cc.
+// Runs `sluice policy|admin|simulate ...` in process against in-memory fakes, capturing the exit
+// code and both output streams, for policy_command_test.cc, admin_command_test.cc and
+// simulate_command_test.cc.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -57,6 +58,7 @@ class CliHarness {
     app.require_subcommand(1);
     add_policy_command(app, env);
     add_admin_command(app, env);
+    add_simulate_command(app, env);
     std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
     try {
       app.parse(args);

@@ -11,21 +11,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "sluice/cli/cli_test_support.h"
 #include "sluice/cli/command_support.h"
-#include "sluice/cli/commands.h"
-#include "sluice/cli/environment.h"
 
 namespace sluice::cli {
 namespace {
 
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
-
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
 
 class SimulateCommandTest : public ::testing::Test {
  protected:
@@ -61,30 +54,9 @@ class SimulateCommandTest : public ::testing::Test {
     return path;
   }
 
-  Result run(std::vector<std::string> args) {
-    std::istringstream in;
-    std::ostringstream out;
-    std::ostringstream err;
-    Result result;
-    auto env = std::make_shared<Environment>();
-    env->in = &in;
-    env->out = &out;
-    env->err = &err;
-    env->exit = [&result](int code) { result.code = code; };
-    CLI::App app{"sluice"};
-    app.require_subcommand(1);
-    add_simulate_command(app, env);
-    std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
-    try {
-      app.parse(args);
-    } catch (const CLI::ParseError& error) {
-      result.code = app.exit(error, out, err) == 0 ? 0 : 2;
-    }
-    result.out = out.str();
-    result.err = err.str();
-    return result;
-  }
+  CliResult run(std::vector<std::string> args) { return harness_.run(std::move(args)); }
 
+  CliHarness harness_;
   std::filesystem::path dir_;
   std::string traffic_;
   std::string strict_;
@@ -92,7 +64,7 @@ class SimulateCommandTest : public ::testing::Test {
 };
 
 TEST_F(SimulateCommandTest, PrintsATablePerVariantWithTopDeniedAndOutcomeChanges) {
-  const Result r =
+  const CliResult r =
       run({"simulate", "--traffic", traffic_, "--policy-file", strict_, "--policy-file", loose_});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("traffic: 9 events from 2023-11-14T22:13:20.000000Z to "
@@ -109,7 +81,7 @@ TEST_F(SimulateCommandTest, PrintsATablePerVariantWithTopDeniedAndOutcomeChanges
 }
 
 TEST_F(SimulateCommandTest, JsonCarriesTheDocumentedFields) {
-  const Result r = run({"simulate", "--traffic", traffic_, "--policy-file", strict_, "--json"});
+  const CliResult r = run({"simulate", "--traffic", traffic_, "--policy-file", strict_, "--json"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   const nlohmann::json document = nlohmann::json::parse(r.out);
   const nlohmann::json& api = document["policies"][0];
@@ -128,15 +100,15 @@ TEST_F(SimulateCommandTest, JsonCarriesTheDocumentedFields) {
 }
 
 TEST_F(SimulateCommandTest, RecommendPrintsTheTightestValueAndItsCurve) {
-  const Result r = run({"simulate", "--traffic", traffic_, "--policy-file", strict_, "--recommend",
-                        "subjects=0%", "--json"});
+  const CliResult r = run({"simulate", "--traffic", traffic_, "--policy-file", strict_,
+                           "--recommend", "subjects=0%", "--json"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   const nlohmann::json rec = nlohmann::json::parse(r.out)["policies"][0]["recommendations"][0];
   EXPECT_EQ(rec["parameter"], "limit");
   EXPECT_EQ(rec["current"], 2);
   EXPECT_EQ(rec["recommended"], 5);  // alice's 5 in one second
 
-  const Result table = run(
+  const CliResult table = run(
       {"simulate", "--traffic", traffic_, "--policy-file", strict_, "--recommend", "requests=20%"});
   ASSERT_EQ(table.code, kExitOk) << table.err;
   EXPECT_THAT(table.out, HasSubstr("limits[0] fixed_window.limit: current 2, tightest meeting "
@@ -146,12 +118,13 @@ TEST_F(SimulateCommandTest, RecommendPrintsTheTightestValueAndItsCurve) {
 
 TEST_F(SimulateCommandTest, WritesARecordingThatReplaysTheSame) {
   const std::string recording = (dir_ / "traffic.sltr").string();
-  const Result written = run({"simulate", "--traffic", traffic_, "--write-recording", recording});
+  const CliResult written =
+      run({"simulate", "--traffic", traffic_, "--write-recording", recording});
   ASSERT_EQ(written.code, kExitOk) << written.err;
   EXPECT_THAT(written.err, HasSubstr("wrote 9 events"));
-  const Result from_json =
+  const CliResult from_json =
       run({"simulate", "--traffic", traffic_, "--policy-file", strict_, "--json"});
-  const Result from_binary =
+  const CliResult from_binary =
       run({"simulate", "--traffic", recording, "--policy-file", strict_, "--json"});
   ASSERT_EQ(from_binary.code, kExitOk) << from_binary.err;
   nlohmann::json a = nlohmann::json::parse(from_json.out);
@@ -161,10 +134,10 @@ TEST_F(SimulateCommandTest, WritesARecordingThatReplaysTheSame) {
 
 TEST_F(SimulateCommandTest, BadInputExitsTwoNamingTheLineAndField) {
   const std::string bad = write("bad.jsonl", line(0, "a") + "{\"key\": \"b\"}\n" + line(1, "c"));
-  const Result r = run({"simulate", "--traffic", bad, "--policy-file", strict_});
+  const CliResult r = run({"simulate", "--traffic", bad, "--policy-file", strict_});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr(bad + ": line 2: .time: missing"));
-  const Result skipping =
+  const CliResult skipping =
       run({"simulate", "--traffic", bad, "--policy-file", strict_, "--skip-bad-lines"});
   ASSERT_EQ(skipping.code, kExitOk) << skipping.err;
   EXPECT_THAT(skipping.out, HasSubstr("2 events"));
@@ -173,7 +146,7 @@ TEST_F(SimulateCommandTest, BadInputExitsTwoNamingTheLineAndField) {
   const std::string jobs = write("jobs.yaml",
                                  "name: jobs\napps: ['*']\nlimits:\n  - algorithm: concurrency\n"
                                  "    limit: 2\n    lease_ttl: 30s\n");
-  const Result concurrency = run({"simulate", "--traffic", traffic_, "--policy-file", jobs});
+  const CliResult concurrency = run({"simulate", "--traffic", traffic_, "--policy-file", jobs});
   EXPECT_NE(concurrency.code, kExitOk);
   EXPECT_THAT(concurrency.err, HasSubstr("concurrency limits cannot be replayed"));
 }
