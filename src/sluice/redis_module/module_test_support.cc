@@ -1,7 +1,10 @@
 #include "sluice/redis_module/module_test_support.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
+
+#include "sluice/store/redis/script_set.h"
 
 namespace sluice::redis_module::test {
 namespace {
@@ -84,6 +87,19 @@ std::vector<Reply> Connection::pipeline(const std::vector<std::vector<std::strin
 }
 
 Reply Connection::command(const std::vector<std::string>& args) { return pipeline({args})[0]; }
+
+void count_admitted(const std::vector<Reply>& replies, std::span<std::atomic<int>> admitted,
+                    std::atomic<int>& failures) {
+  for (std::size_t k = 0; k < replies.size() && k < admitted.size(); ++k) {
+    if (replies[k].is_error() || replies[k].text.size() != store::kVerdictBytes) {
+      failures.fetch_add(1);
+      continue;
+    }
+    double allowed = 0;
+    std::memcpy(&allowed, replies[k].text.data(), sizeof allowed);
+    if (allowed == 1) admitted[k].fetch_add(1);
+  }
+}
 
 std::string module_path() { return SLUICE_MODULE_PATH; }
 

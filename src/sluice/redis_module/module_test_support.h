@@ -5,9 +5,11 @@
 
 #include <hiredis/hiredis.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,11 @@ class Connection {
 // argument. `extra_args` go to redis-server as they are.
 StatusOr<std::unique_ptr<sluice::test::RedisServer>> start_redis_with_module(
     bool pinned_clock, std::vector<std::string> extra_args = {});
+
+// A race's tally: each reply an acquire's verdict (kVerdictBytes), `admitted[k]` counts reply k
+// when allowed; an error or a reply of another size counts in `failures`.
+void count_admitted(const std::vector<Reply>& replies, std::span<std::atomic<int>> admitted,
+                    std::atomic<int>& failures);
 
 // The path of the built sluice.so (set by CMake).
 std::string module_path();

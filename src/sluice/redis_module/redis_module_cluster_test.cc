@@ -102,15 +102,7 @@ TEST(ModuleClusterTest, RoutesBySlotAdmitsExactlyTheLimitAndReplicatesItsWrites)
             (*connection)
                 ->pipeline({{"SLUICE.EVALUATE", "1", gcra_key, acquire(gcra)},
                             {"SLUICE.EVALUATE", "1", lease_key, acquire(leases, lease)}});
-        for (int k = 0; k < 2; ++k) {
-          if (replies[k].is_error() || replies[k].text.size() != kVerdictBytes) {
-            failures.fetch_add(1);
-            continue;
-          }
-          double allowed = 0;
-          std::memcpy(&allowed, replies[k].text.data(), sizeof allowed);
-          if (allowed == 1) admitted[k].fetch_add(1);
-        }
+        count_admitted(replies, admitted, failures);
       }
     });
   }

@@ -214,15 +214,7 @@ TEST_F(ModuleRobustnessTest, HundredsOfRacingClientsAreAdmittedExactlyTheLimit) 
                 ->pipeline({{"SLUICE.EVALUATE", "1", "race:gcra", acquire(gcra, 1)},
                             {"SLUICE.EVALUATE", "1", "race:leases", acquire(leases, 1, lease)},
                             {"SLUICE.EVALUATE", "1", "race:log", acquire(log, 1)}});
-        for (int k = 0; k < 3; ++k) {
-          if (replies[k].is_error() || replies[k].text.size() != kVerdictBytes) {
-            failures.fetch_add(1);
-            continue;
-          }
-          double allowed = 0;
-          std::memcpy(&allowed, replies[k].text.data(), sizeof allowed);
-          if (allowed == 1) admitted[k].fetch_add(1);
-        }
+        count_admitted(replies, admitted, failures);
       }
     });
   }
