@@ -1,6 +1,9 @@
 #include "testing/measure.h"
 
+#include <algorithm>
 #include <cstddef>
+#include <sstream>
+#include <string>
 
 namespace sluice::test {
 
@@ -16,6 +19,18 @@ double cpu_us(int who) {
 double sorted_percentile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
   return sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1))];
+}
+
+double main_thread_instructions(std::string_view callgrind_control_output) {
+  std::istringstream lines{std::string(callgrind_control_output)};
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string th, thread, count;
+    if (!(words >> th >> thread >> count) || th != "Th" || thread != "1") continue;
+    count.erase(std::remove(count.begin(), count.end(), ','), count.end());
+    return std::stod(count);
+  }
+  return 0;
 }
 
 }  // namespace sluice::test

@@ -30,6 +30,7 @@
 #include "sluice/algorithm/limit.h"
 #include "sluice/redis_module/module_test_support.h"
 #include "sluice/store/redis/script_set.h"
+#include "testing/measure.h"
 
 namespace sluice::redis_module::test {
 namespace {
@@ -99,15 +100,8 @@ std::string run_command(const std::string& command) {
 // Instructions Redis's main thread ("Th 1") executed since the last zero; 0 without callgrind.
 double read_instructions(int pid) {
   if (!callgrind()) return 0;
-  std::istringstream lines(run_command("callgrind_control -e Ir " + std::to_string(pid)));
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream words(line);
-    std::string th, thread, count;
-    if (!(words >> th >> thread >> count) || th != "Th" || thread != "1") continue;
-    count.erase(std::remove(count.begin(), count.end(), ','), count.end());
-    return std::stod(count);
-  }
-  return 0;
+  return sluice::test::main_thread_instructions(
+      run_command("callgrind_control -e Ir " + std::to_string(pid)));
 }
 
 // µs Redis spent in `command` since CONFIG RESETSTAT (INFO commandstats).

@@ -117,17 +117,7 @@ void zero_redis_instructions() {
 
 double redis_instructions() {
   if (!callgrind_asked()) return 0;
-  // "   Th 1  6,214,169" per thread, after a "Totals:" header. Thread 1 is Redis's main thread,
-  // which runs every command; the others (lazy free, file closing) do no work of these calls.
-  std::istringstream lines(callgrind_control("-e Ir"));
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream words(line);
-    std::string th, thread, count;
-    if (!(words >> th >> thread >> count) || th != "Th" || thread != "1") continue;
-    count.erase(std::remove(count.begin(), count.end(), ','), count.end());
-    return std::stod(count);
-  }
-  return 0;
+  return test::main_thread_instructions(callgrind_control("-e Ir"));
 }
 
 // Microseconds Redis spent executing `command` itself (INFO commandstats), excluding reading and
