@@ -337,6 +337,10 @@ TEST(EngineClusterTest, AClusterMidRolloutRunsEachNodesEngineAndAdmitsExactlyThe
         acquire_now(**store, {.policy = "engine.race", .limits = limit, .subject = subject}, 0)
             .ok());
   }
+  // The first calls, before the slot map was read, may have gone to a seed of another engine and
+  // been redirected (MOVED) to a node without the module: each such call falls back once. From
+  // here on the map is known and no call may fall back.
+  const std::uint64_t fallbacks_while_learning = (*store)->client().stats().engine_fallbacks;
   std::map<std::string, int> engines;
   for (const auto& [node, engine] : (*store)->client().engines())
     ++engines[std::string(redis::engine_name(engine))];
@@ -363,7 +367,7 @@ TEST(EngineClusterTest, AClusterMidRolloutRunsEachNodesEngineAndAdmitsExactlyThe
     EXPECT_EQ(failed.load(), 0);
     EXPECT_EQ(allowed.load(), 50);
   }
-  EXPECT_EQ((*store)->client().stats().engine_fallbacks, 0U);
+  EXPECT_EQ((*store)->client().stats().engine_fallbacks, fallbacks_while_learning);
 }
 #endif
 
