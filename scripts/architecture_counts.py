@@ -25,7 +25,7 @@ LAYERS = [
     ["core"],
     ["algorithm"],
     ["policy", "auth", "store"],
-    ["db", "service", "simulate"],
+    ["db", "service", "simulate", "redis_module"],
     ["wire"],
     ["server", "client"],
     ["app"],
