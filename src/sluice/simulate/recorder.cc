@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "sluice/core/status_macros.h"
+
 namespace sluice::simulate {
 namespace {
 
@@ -147,9 +149,8 @@ Status Recorder::open_file(Micros first) {
       (std::filesystem::path(options_.directory) /
        ("traffic-" + std::to_string(first) + "-" + std::to_string(sequence_++) + ".sltr"))
           .string();
-  StatusOr<BinaryWriter> writer = BinaryWriter::create(path);
-  if (!writer.ok()) return writer.status();
-  file_ = std::make_unique<BinaryWriter>(std::move(*writer));
+  SLUICE_ASSIGN_OR_RETURN(BinaryWriter writer, BinaryWriter::create(path));
+  file_ = std::make_unique<BinaryWriter>(std::move(writer));
   file_path_ = path;
   files_opened_.fetch_add(1);
   return Status();

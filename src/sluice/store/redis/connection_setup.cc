@@ -148,10 +148,11 @@ void Connection::add_engine_probe() {
   if (engine_ == nullptr || !options_.engine.probe) return;
   const auto add = [&](std::vector<std::string> args, std::function<void(const Reply&)> probe) {
     StatusOr<std::string> formatted = format_command(args);
-    if (!formatted.ok()) return;
-    handshake_ += *formatted;
-    handshake_steps_.push_back({.name = args.front(), .probe = std::move(probe)});
-    ++handshake_remaining_;
+    if (formatted.ok()) {
+      handshake_ += *formatted;
+      handshake_steps_.push_back({.name = args.front(), .probe = std::move(probe)});
+      ++handshake_remaining_;
+    }
   };
   // A module command the node does not know answers an array holding one nil.
   add({"COMMAND", "INFO", std::string(kModuleProbeCommand)}, [this](const Reply& reply) {
