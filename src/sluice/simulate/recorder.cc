@@ -42,7 +42,7 @@ std::string hashed_subject(std::string_view key, std::string_view subject) {
 }  // namespace
 
 StatusOr<std::unique_ptr<Recorder>> Recorder::start(RecorderOptions options) {
-  if (options.directory.empty()) return invalid_argument("record_directory: required");
+  if (options.directory.empty()) return invalid_argument("record_dir: required");
   if (!(options.sample >= 0 && options.sample <= 1)) {
     return invalid_argument("record_sample: must be from 0 to 1");
   }
@@ -57,7 +57,7 @@ StatusOr<std::unique_ptr<Recorder>> Recorder::start(RecorderOptions options) {
   std::error_code error;
   std::filesystem::create_directories(options.directory, error);
   if (error) {
-    return invalid_argument("record_directory: " + options.directory + ": " + error.message());
+    return invalid_argument("record_dir: " + options.directory + ": " + error.message());
   }
   return std::unique_ptr<Recorder>(new Recorder(std::move(options)));
 }
