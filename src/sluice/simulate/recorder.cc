@@ -4,6 +4,7 @@
 #include <openssl/hmac.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <system_error>
 
@@ -65,6 +66,7 @@ StatusOr<std::unique_ptr<Recorder>> Recorder::start(RecorderOptions options) {
 Recorder::Recorder(RecorderOptions options)
     : options_(std::move(options)),
       sample_below_(threshold(options_.sample)),
+      wake_at_(std::max<std::size_t>(1, options_.queue_capacity / 2)),
       seed_(std::hash<std::string>{}(options_.key)) {
   writer_ = std::thread([this] { run(); });
 }
@@ -86,6 +88,7 @@ bool Recorder::sampled(std::string_view subject) const {
 void Recorder::record(Micros time, std::string_view policy, std::string_view app,
                       std::string_view subject, std::int64_t cost, RecordedOutcome outcome) {
   if (!sampled(subject)) return;
+  bool wake = false;
   {
     MutexLock lock(mutex_);
     if (queue_.size() >= options_.queue_capacity) {
@@ -99,16 +102,22 @@ void Recorder::record(Micros time, std::string_view policy, std::string_view app
                       .cost = cost,
                       .outcome = outcome});
     ++queued_seq_;
+    // Wake the writer only for the first record of a batch (it then gathers for kWriteDelay)
+    // and when the queue is half full: a wake per record costs the deciding thread a futex
+    // call and the writer a write(2) per record, several µs of CPU per decision (measured).
+    wake = queue_.size() == 1 || queue_.size() == wake_at_;
   }
   recorded_.fetch_add(1, std::memory_order_relaxed);
-  changed_.notify_one();
+  if (wake) changed_.notify_all();  // all: flush() waits on it too
 }
 
 void Recorder::flush() {
   MutexLock lock(mutex_);
   const std::uint64_t target = queued_seq_;
+  ++flush_waiters_;  // the writer writes at once rather than gathering for kWriteDelay
   changed_.notify_all();
   while (written_seq_ < target) changed_.wait(lock);
+  --flush_waiters_;
 }
 
 RecorderStats Recorder::stats() const {
@@ -127,6 +136,12 @@ void Recorder::run() {
       MutexLock lock(mutex_);
       while (queue_.empty() && !stopping_) changed_.wait(lock);
       if (queue_.empty()) break;  // stopping, and everything is written
+      // Gather a batch: one write(2) for many records, unless a flush, the stop or a half-full
+      // queue asks for it now.
+      const auto deadline = std::chrono::steady_clock::now() + kWriteDelay;
+      while (!stopping_ && flush_waiters_ == 0 && queue_.size() < wake_at_ &&
+             changed_.wait_until(lock, deadline)) {
+      }
       batch.swap(queue_);
     }
     if (options_.before_write) options_.before_write();
