@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/app/recording.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/connection_budget.h"
 #include "sluice/core/invalid_input.h"
@@ -229,6 +230,9 @@ struct RunningServer::Parts {
   } access_log_file;
   ServePolicies policies;
   std::unique_ptr<service::CachedPolicyLookup> lookup;
+  // Records decisions when record_dir is set; declared before the backend, whose limiter
+  // hands it decisions, so it is destroyed after (writing what is still queued).
+  std::unique_ptr<simulate::Recorder> recorder;
   // A credential revoked while serving fails every decision; say so loudly, but once per 10 s.
   LogThrottle refusal_log{SteadyClock::instance(), 10 * kMicrosPerSecond};
   std::unique_ptr<service::Backend> backend;
@@ -268,6 +272,15 @@ Status RunningServer::Parts::open_backend_for(const ServeInputs& inputs) {
            {"refused_calls", *count}});
     }
   };
+  SLUICE_ASSIGN_OR_RETURN(recorder, start_recorder(settings));
+  if (recorder) {
+    options.limiter.on_decision = record_decisions(*recorder, SystemClock::instance());
+    log_info(
+        "recording decisions",
+        {{"dir", settings.record_dir},
+         {"subjects",
+          settings.record_subjects == simulate::SubjectStorage::kHashed ? "hashed" : "clear"}});
+  }
   SLUICE_ASSIGN_OR_RETURN(backend, service::open_backend(settings.redis, std::move(options)));
   if (backend->redis && backend->unanswered_at_start.ok()) {
     // Which engine each node runs (store/redis/script_engine.h), as probed at connect.
@@ -306,6 +319,7 @@ void RunningServer::Parts::add_routes() {
                 if (backend->redis) redis::write_engine_metrics(out, backend->redis->client());
                 service::write_token_batch_metrics(out, backend->limiter->token_batch_stats(),
                                                    backend->live_nodes());
+                if (recorder) write_recording_metrics(out, recorder->stats());
                 if (const http::HttpServer* running = http_server.load()) {
                   http::write_connection_metrics(out, running->connection_stats());
                 }

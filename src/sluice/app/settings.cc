@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "sluice/app/recording.h"
 #include "sluice/core/duration.h"
 #include "sluice/core/invalid_input.h"
 #include "sluice/core/status_macros.h"
@@ -63,6 +64,12 @@ Setter string_setter(std::string Settings::*field, Empty empty) {
     s.*field = std::string(text);
     return Status();
   };
+}
+
+std::string format_number(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
 }
 
 }  // namespace
@@ -394,6 +401,47 @@ const std::vector<Setting>& settings() {
           return Status();
         },
         [](const Settings& s) { return s.access_log; });
+    add("record_dir",
+        "Record every decision for back-tests (sluice simulate --traffic) in rotating files "
+        "under this directory, created if missing (empty: off; docs/backtesting.md)",
+        string_setter(&Settings::record_dir, Empty::kAllowed),
+        [](const Settings& s) { return s.record_dir; });
+    add("record_max_bytes",
+        "Recording: bytes of all its files at most (the oldest are deleted beyond)",
+        integer_setter(&Settings::record_max_bytes, 1 << 16, std::int64_t{1} << 50),
+        [](const Settings& s) { return std::to_string(s.record_max_bytes); });
+    add("record_file_bytes", "Recording: a new file is started past this many bytes",
+        integer_setter(&Settings::record_file_bytes, 1 << 16, std::int64_t{1} << 50),
+        [](const Settings& s) { return std::to_string(s.record_file_bytes); });
+    add(
+        "record_sample",
+        "Recording: share of subjects recorded, each whole or not at all (0.25 or 25%)",
+        [](Settings& s, std::string_view text) -> Status {
+          SLUICE_ASSIGN_OR_RETURN(s.record_sample, parse_sample(text));
+          return Status();
+        },
+        [](const Settings& s) { return format_number(s.record_sample); });
+    add(
+        "record_subjects",
+        "Recording: subjects in clear, or hashed (HMAC-SHA-256 under record_key: back-tests "
+        "work, the real keys are not in the files)",
+        [](Settings& s, std::string_view text) -> Status {
+          if (text != "clear" && text != "hashed") {
+            return invalid_argument("must be clear or hashed, not \"" + std::string(text) + "\"");
+          }
+          s.record_subjects = text == "clear" ? simulate::SubjectStorage::kClear
+                                              : simulate::SubjectStorage::kHashed;
+          return Status();
+        },
+        [](const Settings& s) {
+          return std::string(s.record_subjects == simulate::SubjectStorage::kClear ? "clear"
+                                                                                   : "hashed");
+        });
+    add("record_key",
+        "Recording: secret keying the sample and the hashed subjects (give it in the config file "
+        "or SLUICE_RECORD_KEY, not on the command line)",
+        string_setter(&Settings::record_key, Empty::kAllowed),
+        [](const Settings& s) { return s.record_key; });
     add(
         "local_fraction",
         "Failure mode `local`: share of each limit this node grants alone while Redis is down "
@@ -408,11 +456,7 @@ const std::vector<Setting>& settings() {
           s.local_fraction = value;
           return Status();
         },
-        [](const Settings& s) {
-          std::ostringstream out;
-          out << s.local_fraction;
-          return out.str();
-        });
+        [](const Settings& s) { return format_number(s.local_fraction); });
     add("node_id",
         "Failure mode `split`: this node's id in the Redis heartbeat set (default: random per "
         "start; docs/defences.md)",
@@ -526,7 +570,7 @@ Status check_settings(const Settings& s) {
   if (s.metrics == http::MetricsAccess::kToken && s.metrics_token.empty()) {
     return invalid_argument("metrics_token: must be set when metrics is token");
   }
-  return Status();
+  return check_record_settings(s);
 }
 
 }  // namespace sluice::app

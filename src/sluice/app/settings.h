@@ -13,6 +13,7 @@
 
 #include "sluice/server/grpc/grpc_server.h"
 #include "sluice/server/http/decision_api.h"
+#include "sluice/simulate/recorder.h"
 #include "sluice/status.h"
 #include "sluice/time.h"
 #include "sluice/wire/rate_limit_headers.h"
@@ -103,6 +104,13 @@ struct Settings {
   int check_deny_status = 429;
   // The access log: "off", "stderr", or a file the lines are appended to (docs/server.md).
   std::string access_log = std::string(kAccessLogOff);
+  // Recording decisions for back-tests (docs/backtesting.md): off while record_dir is empty.
+  std::string record_dir;
+  std::int64_t record_max_bytes = std::int64_t{1} << 30;
+  std::int64_t record_file_bytes = std::int64_t{64} << 20;
+  double record_sample = 1.0;  // share of subjects recorded, 0 to 1
+  simulate::SubjectStorage record_subjects = simulate::SubjectStorage::kClear;
+  std::string record_key;  // keys the sample and the hashed subjects
   double local_fraction = 1.0;
   std::string node_id;  // empty: a random one per start
   Micros heartbeat_ttl = 3 * kMicrosPerSecond;

@@ -177,7 +177,7 @@ std::string print_settings(const Settings& s) {
       for (const std::string& f : s.policy_files) out += "  - " + f + "\n";
     } else {
       const bool may_hold_password = setting.key == "redis" || setting.key == "policies";
-      const bool is_secret = setting.key == "metrics_token";
+      const bool is_secret = setting.key == "metrics_token" || setting.key == "record_key";
       std::string shown = setting.show(s);
       if (may_hold_password) shown = db::redact_database_url(shown);
       if (is_secret && !shown.empty()) shown = "***";

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
 
+#include "sluice/app/recording.h"
 #include "sluice/app/settings_loader.h"
 
 namespace sluice::app {
@@ -155,6 +157,65 @@ TEST(Settings, CheckNamesTheSettingsThatDisagree) {
   s = Settings{};
   s.metrics = http::MetricsAccess::kToken;
   EXPECT_EQ(check_settings(s).message(), "metrics_token: must be set when metrics is token");
+}
+
+// Recording (issue 36): off by default; the sample as a fraction or a percentage; each bad value
+// refused naming its setting; the settings that depend on each other checked together.
+TEST(Settings, RecordingSettingsReadCheckAndNameTheirErrors) {
+  StatusOr<Settings> defaults = load_settings(no_sources());
+  ASSERT_TRUE(defaults.ok()) << defaults.status().to_string();
+  EXPECT_EQ(defaults->record_dir, "");
+  EXPECT_EQ(defaults->record_sample, 1.0);
+  EXPECT_EQ(defaults->record_subjects, simulate::SubjectStorage::kClear);
+
+  StatusOr<Settings> loaded =
+      load_settings({.environment = environment_of({{"SLUICE_RECORD_KEY", "k3y"}}),
+                     .flags = {{"record_dir", {"/tmp/rec"}},
+                               {"record_sample", {"25%"}},
+                               {"record_subjects", {"hashed"}},
+                               {"record_file_bytes", {"1048576"}},
+                               {"record_max_bytes", {"2097152"}}}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
+  EXPECT_EQ(loaded->record_dir, "/tmp/rec");
+  EXPECT_DOUBLE_EQ(loaded->record_sample, 0.25);
+  EXPECT_EQ(loaded->record_subjects, simulate::SubjectStorage::kHashed);
+  EXPECT_EQ(loaded->record_key, "k3y");
+  EXPECT_EQ(loaded->record_file_bytes, 1 << 20);
+  EXPECT_TRUE(check_settings(*loaded).ok()) << check_settings(*loaded).message();
+  EXPECT_DOUBLE_EQ(*parse_sample("0.5"), 0.5);
+  EXPECT_DOUBLE_EQ(*parse_sample("100%"), 1.0);
+
+  for (const auto& [flag, value] :
+       std::vector<std::pair<std::string, std::string>>{{"record_sample", "1.5"},
+                                                        {"record_sample", "-1%"},
+                                                        {"record_sample", "half"},
+                                                        {"record_sample", "%"},
+                                                        {"record_subjects", "sha256"},
+                                                        {"record_file_bytes", "10"},
+                                                        {"record_max_bytes", "lots"}}) {
+    SCOPED_TRACE(flag + "=" + value);
+    StatusOr<Settings> bad =
+        load_settings({.environment = environment_of({}), .flags = {{flag, {value}}}});
+    ASSERT_FALSE(bad.ok());
+    std::string dashed = flag;
+    std::replace(dashed.begin(), dashed.end(), '_', '-');
+    EXPECT_TRUE(bad.status().message().starts_with("--" + dashed + ": ")) << bad.status().message();
+  }
+
+  Settings s;
+  s.record_subjects = simulate::SubjectStorage::kHashed;
+  EXPECT_TRUE(check_settings(s).message().starts_with("record_key: must be set"))
+      << check_settings(s).message();
+  s = Settings{};
+  s.record_file_bytes = s.record_max_bytes + 1;
+  EXPECT_TRUE(check_settings(s).message().starts_with("record_file_bytes: must be at most"))
+      << check_settings(s).message();
+
+  s = Settings{};
+  s.record_key = "recording-secret";
+  const std::string printed = print_settings(s);
+  EXPECT_EQ(printed.find("recording-secret"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("record_key: \"***\""), std::string::npos) << printed;
 }
 
 TEST(Settings, SplitListenReadsHostsAndPorts) {

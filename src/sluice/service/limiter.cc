@@ -23,22 +23,13 @@ Status no_such_policy(std::string_view policy, std::string_view app) {
                    "\" does not exist or does not list app \"" + std::string(app) + "\"");
 }
 
-// The breaker's and the rollout counters' words for what the pipeline knows as flags.
+// The breaker's words for what the pipeline knows as flags.
 CircuitBreaker::Outcome breaker_outcome(const StatusOr<Decision>& stored) {
   return !stored.ok() && is_store_outage(stored.status()) ? CircuitBreaker::Outcome::kOutage
                                                           : CircuitBreaker::Outcome::kAnswered;
 }
 CircuitBreaker::Admission breaker_admission(bool probe) {
   return probe ? CircuitBreaker::Admission::kProbe : CircuitBreaker::Admission::kPass;
-}
-DefenceMetrics::RolloutGroup rollout_group(const Decision& decision) {
-  return decision.mode == policy::Mode::kEnforce ? DefenceMetrics::RolloutGroup::kEnforced
-                                                 : DefenceMetrics::RolloutGroup::kShadowed;
-}
-DefenceMetrics::RolloutOutcome rollout_outcome(const Decision& decision) {
-  if (decision.shadow_denied) return DefenceMetrics::RolloutOutcome::kShadowDenied;
-  return decision.verdict.allowed ? DefenceMetrics::RolloutOutcome::kAllowed
-                                  : DefenceMetrics::RolloutOutcome::kDenied;
 }
 
 // Acquire and peek: the operations that decide (failure modes, defences, waits, metrics).
@@ -527,20 +518,9 @@ void Limiter::on_stored(const std::shared_ptr<Attempt>& attempt, StatusOr<Decisi
   answer(*attempt, std::move(decision));
 }
 
-void Limiter::count(const policy::Policy& policy, const Decision& decision, Micros started) {
-  if (policy.rollout) {
-    metrics_.defences().record_rollout(policy.name, rollout_group(decision),
-                                       rollout_outcome(decision));
-  }
-  ++(decision.verdict.allowed ? allowed_ : denied_);
-  if (decision.shadow_denied) ++shadow_denied_;
-  if (decision.degraded) ++degraded_;
-  metrics_.record(decision, steady_.now() - started);
-}
-
 void Limiter::answer(Attempt& attempt, StatusOr<Decision> decision) {
   if (decision.ok() && deciding(attempt.request.operation)) {
-    count(*attempt.policy, *decision, attempt.started);
+    count(attempt.request, *attempt.policy, *decision, attempt.started);
   }
   if (attempt.reserved) {
     attempt.reserved = false;

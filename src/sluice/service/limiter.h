@@ -49,6 +49,12 @@
 
 namespace sluice::service {
 
+struct DecisionRequest;
+
+// Sees each answered decision (LimiterOptions::on_decision): the request as resolved (its policy
+// name, app, subject and cost) and the decision. Runs on the thread that answers; must not block.
+using DecisionObserver = std::function<void(const DecisionRequest&, const Decision&)>;
+
 struct LimiterOptions {
   // Failure mode `local`: the share of each limit this node grants alone (1/N for N nodes).
   double local_fraction = 1.0;
@@ -95,6 +101,11 @@ struct LimiterOptions {
   // last read, store/redis/node_heartbeat.h); the node then grants 1/live of each limit. Null,
   // or an answer of 0: split decides as local with local_fraction.
   std::function<std::size_t()> live_nodes;
+  // Called for each acquire and peek answered with a decision (not errors, lease releases and
+  // renewals, or quota operations), after it is counted and before `done` runs: `sluice serve`'s
+  // recorder (app/recording.h), kept out of service so that service does not depend on it. Null:
+  // nothing is called (the only cost is that check).
+  DecisionObserver on_decision;
 };
 
 struct LimiterStats {
@@ -304,8 +315,10 @@ class Limiter {
   // or answered.
   void on_store_answer(const std::shared_ptr<Attempt>& attempt, StatusOr<Decision> stored);
   void on_stored(const std::shared_ptr<Attempt>& attempt, StatusOr<Decision> stored);
-  // Counts an answered decision of `policy` (asked at `started`) in the stats and metrics.
-  void count(const policy::Policy& policy, const Decision& decision, Micros started);
+  // Counts an answered decision of `request`'s `policy` (asked at `started`) in the stats and
+  // metrics, and shows it to on_decision (limiter_count.cc).
+  void count(const DecisionRequest& request, const policy::Policy& policy, const Decision& decision,
+             Micros started);
   // Counts and delivers `attempt`'s answer.
   void answer(Attempt& attempt, StatusOr<Decision> decision);
   // The answer when the store need not be asked (refused, or the policy is disabled).

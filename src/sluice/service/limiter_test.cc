@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "sluice/core/clock.h"
 #include "sluice/store/memory/memory_store.h"
@@ -61,6 +62,36 @@ TEST(LimiterTest, EnforcesAndCountsOutcomes) {
   }
   EXPECT_EQ(limiter.stats().allowed, 4u);
   EXPECT_EQ(limiter.stats().denied, 2u);
+}
+
+// on_decision (the recorder's hook in `sluice serve`): every acquire and peek answered with a
+// decision, with the request as resolved, and nothing else — not an error, not a quota operation.
+TEST(LimiterTest, OnDecisionSeesEveryDecisionAndNothingElse) {
+  ManualClock clock(kEpoch);
+  store::MemoryStore store(clock);
+  std::vector<std::string> seen;
+  Limiter limiter(
+      store, &store,
+      {.on_decision = [&seen](const DecisionRequest& request, const Decision& decision) {
+        seen.push_back(request.app + " " + decision.policy + " " + request.subject + " " +
+                       std::to_string(request.cost) + " " +
+                       (decision.verdict.allowed ? "allowed" : "denied"));
+      }});
+  const policy::Policy policy = make_policy();
+  ASSERT_TRUE(try_acquire(limiter, policy, "checkout", "alice", 3).ok());
+  ASSERT_TRUE(try_acquire(limiter, policy, "checkout", "alice", 2).ok());  // denied: 3 + 2 > 4
+  ASSERT_TRUE(try_acquire(limiter, policy, "checkout", "bob", 0).ok());    // a peek
+  EXPECT_FALSE(try_acquire(limiter, policy, "mobile", "alice", 1).ok());   // not listed: error
+  EXPECT_FALSE(try_acquire(limiter, policy, "checkout", "alice", -1).ok());
+  ASSERT_TRUE(limiter
+                  .block_on({.app = "checkout",
+                             .held = std::make_shared<const policy::Policy>(policy),
+                             .operation = Operation::kCharge,
+                             .subject = "carol"})
+                  .decision.ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"checkout orders.create alice 3 allowed",
+                                            "checkout orders.create alice 2 denied",
+                                            "checkout orders.create bob 0 allowed"}));
 }
 
 TEST(LimiterTest, ShadowModeAllowsButReportsWouldBeDenials) {

@@ -4,6 +4,7 @@
 #include <openssl/hmac.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <system_error>
 
@@ -44,7 +45,7 @@ std::string hashed_subject(std::string_view key, std::string_view subject) {
 }  // namespace
 
 StatusOr<std::unique_ptr<Recorder>> Recorder::start(RecorderOptions options) {
-  if (options.directory.empty()) return invalid_argument("record_directory: required");
+  if (options.directory.empty()) return invalid_argument("record_dir: required");
   if (!(options.sample >= 0 && options.sample <= 1)) {
     return invalid_argument("record_sample: must be from 0 to 1");
   }
@@ -59,7 +60,7 @@ StatusOr<std::unique_ptr<Recorder>> Recorder::start(RecorderOptions options) {
   std::error_code error;
   std::filesystem::create_directories(options.directory, error);
   if (error) {
-    return invalid_argument("record_directory: " + options.directory + ": " + error.message());
+    return invalid_argument("record_dir: " + options.directory + ": " + error.message());
   }
   return std::unique_ptr<Recorder>(new Recorder(std::move(options)));
 }
@@ -67,6 +68,7 @@ StatusOr<std::unique_ptr<Recorder>> Recorder::start(RecorderOptions options) {
 Recorder::Recorder(RecorderOptions options)
     : options_(std::move(options)),
       sample_below_(threshold(options_.sample)),
+      wake_at_(std::max<std::size_t>(1, options_.queue_capacity / 2)),
       seed_(std::hash<std::string>{}(options_.key)) {
   writer_ = std::thread([this] { run(); });
 }
@@ -88,6 +90,7 @@ bool Recorder::sampled(std::string_view subject) const {
 void Recorder::record(Micros time, std::string_view policy, std::string_view app,
                       std::string_view subject, std::int64_t cost, RecordedOutcome outcome) {
   if (!sampled(subject)) return;
+  bool wake = false;
   {
     MutexLock lock(mutex_);
     if (queue_.size() >= options_.queue_capacity) {
@@ -101,16 +104,22 @@ void Recorder::record(Micros time, std::string_view policy, std::string_view app
                       .cost = cost,
                       .outcome = outcome});
     ++queued_seq_;
+    // Wake the writer only for the first record of a batch (it then gathers for kWriteDelay)
+    // and when the queue is half full: a wake per record costs the deciding thread a futex
+    // call and the writer a write(2) per record, several µs of CPU per decision (measured).
+    wake = queue_.size() == 1 || queue_.size() == wake_at_;
   }
   recorded_.fetch_add(1, std::memory_order_relaxed);
-  changed_.notify_one();
+  if (wake) changed_.notify_all();  // all: flush() waits on it too
 }
 
 void Recorder::flush() {
   MutexLock lock(mutex_);
   const std::uint64_t target = queued_seq_;
+  ++flush_waiters_;  // the writer writes at once rather than gathering for kWriteDelay
   changed_.notify_all();
   while (written_seq_ < target) changed_.wait(lock);
+  --flush_waiters_;
 }
 
 RecorderStats Recorder::stats() const {
@@ -129,6 +138,12 @@ void Recorder::run() {
       MutexLock lock(mutex_);
       while (queue_.empty() && !stopping_) changed_.wait(lock);
       if (queue_.empty()) break;  // stopping, and everything is written
+      // Gather a batch: one write(2) for many records, unless a flush, the stop or a half-full
+      // queue asks for it now.
+      const auto deadline = std::chrono::steady_clock::now() + kWriteDelay;
+      while (!stopping_ && flush_waiters_ == 0 && queue_.size() < wake_at_ &&
+             changed_.wait_until(lock, deadline)) {
+      }
       batch.swap(queue_);
     }
     if (options_.before_write) options_.before_write();

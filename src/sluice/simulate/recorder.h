@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -89,13 +90,18 @@ class Recorder {
   void enforce_total();
 
   const RecorderOptions options_;
+  // How long the writer gathers records after the first of a batch before it writes them.
+  static constexpr std::chrono::milliseconds kWriteDelay{50};
+
   const std::uint64_t sample_below_;  // a subject is recorded when its mixed hash is below
+  const std::size_t wake_at_;         // queue length that wakes the writer before kWriteDelay
   const std::uint64_t seed_;
 
   mutable Mutex mutex_;
   CondVar changed_;
   std::vector<Record> queue_ SLUICE_GUARDED_BY(mutex_);
   bool stopping_ SLUICE_GUARDED_BY(mutex_) = false;
+  int flush_waiters_ SLUICE_GUARDED_BY(mutex_) = 0;          // flush() calls waiting
   std::uint64_t queued_seq_ SLUICE_GUARDED_BY(mutex_) = 0;   // records accepted so far
   std::uint64_t written_seq_ SLUICE_GUARDED_BY(mutex_) = 0;  // of which handled by the writer
 

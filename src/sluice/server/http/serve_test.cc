@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "sluice/core/connection_budget.h"
 #include "sluice/server/http/test_http_client.h"
 #include "sluice/service/rollout.h"
+#include "testing/eventually.h"
 #include "testing/redis_cluster.h"
 #include "testing/redis_server.h"
 #include "testing/subprocess.h"
@@ -325,6 +327,105 @@ TEST(ServeTest, AccessLogGoesToTheFileItNamesOrToStderrWhenAsked) {
                            (dir.path() / "no" / "such" / "dir" / "access.log").string()});
   EXPECT_NE(refused.code, 0);
   EXPECT_NE(refused.err.find("access_log: cannot open"), std::string::npos) << refused.err;
+}
+
+// Issue 36: with record_dir set, every decision `sluice serve` answers is recorded; the recording
+// replayed with `sluice simulate` decides the same counts the server did, and /metrics counts the
+// records. Hashed subjects keep the clients' keys out of the files and replay alike.
+std::vector<std::string> recordings_in(const fs::path& dir) {
+  std::vector<std::string> files;
+  if (!fs::exists(dir)) return files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.path().extension() == ".sltr") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The metric's value in `text` (a /metrics page), -1 when absent.
+long long metric_value(const std::string& text, const std::string& name) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(name + " ", 0) == 0) return std::stoll(line.substr(name.size() + 1));
+  }
+  return -1;
+}
+
+TEST(ServeTest, RecordingReplaysToTheCountsTheServerDecided) {
+  for (const std::string subjects : {"clear", "hashed"}) {
+    SCOPED_TRACE(subjects);
+    TempDir dir;
+    const fs::path policy = dir.path() / "p.yaml";
+    write_file(policy,
+               "name: rec\napps: [\"*\"]\nlimits:\n  - algorithm: fixed_window\n    limit: 3\n"
+               "    window: 1h\n");
+    StatusOr<std::unique_ptr<Serve>> serve = Serve::start(
+        {"--policy-file", policy.string(), "--record-dir", (dir.path() / "rec").string(),
+         "--record-subjects", subjects, "--record-key", "test-key"});
+    ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+    int allowed = 0;
+    int denied = 0;
+    for (const char* key : {"alice", "alice", "alice", "alice", "alice", "bob", "bob"}) {
+      StatusOr<RawResponse> response =
+          http_request((*serve)->port(), "POST", "/v1/acquire",
+                       json{{"app", "web"}, {"policy", "rec"}, {"key", key}}.dump());
+      ASSERT_TRUE(response.ok());
+      ASSERT_EQ(response->status, 200) << response->body;
+      ++(json::parse(response->body)["allowed"].get<bool>() ? allowed : denied);
+    }
+    ASSERT_EQ(allowed, 5);
+    ASSERT_EQ(denied, 2);
+    // The writer thread files the records after the answers: poll /metrics for them.
+    std::string metrics;
+    EXPECT_TRUE(test::eventually(
+        [&] {
+          metrics = http_request((*serve)->port(), "GET", "/metrics")->body;
+          return metric_value(metrics, "sluice_recording_records_total") == 7;
+        },
+        std::chrono::seconds(10)))
+        << metrics;
+    EXPECT_EQ(metric_value(metrics, "sluice_recording_dropped_total"), 0);
+    EXPECT_GT(metric_value(metrics, "sluice_recording_bytes_total"), 16);
+    EXPECT_EQ(metric_value(metrics, "sluice_recording_files_total"), 1);
+    EXPECT_EQ((*serve)->process().signal_and_wait(SIGTERM), 0);
+
+    const std::vector<std::string> files = recordings_in(dir.path() / "rec");
+    ASSERT_EQ(files.size(), 1u);
+    EXPECT_EQ(read_file(files[0]).find("alice") == std::string::npos, subjects == "hashed");
+    std::vector<std::string> args = {SLUICE_BINARY, "simulate", "--policy-file", policy.string(),
+                                     "--json"};
+    for (const std::string& file : files) args.insert(args.end(), {"--traffic", file});
+    const Ran replay = run(args);
+    ASSERT_EQ(replay.code, 0) << replay.err;
+    const json report = json::parse(replay.out)["policies"][0];
+    EXPECT_EQ(report["policy"], "rec");
+    EXPECT_EQ(report["requests"], 7);
+    EXPECT_EQ(report["allowed"], allowed);
+    EXPECT_EQ(report["denied"], denied);
+    EXPECT_EQ(report["subjects"], 2);
+    EXPECT_EQ(report["top_denied"][0]["key"] == "alice", subjects == "clear") << report;
+  }
+}
+
+// Recording off (the default): no recorder is made — no file, no recording metrics, no log line.
+TEST(ServeTest, RecordingOffRecordsNothing) {
+  StatusOr<std::unique_ptr<Serve>> serve = Serve::start({});
+  ASSERT_TRUE(serve.ok()) << serve.status().to_string();
+  ASSERT_EQ(http_request((*serve)->port(), "POST", "/v1/acquire", acquire_body("alice"))->status,
+            200);
+  const std::string metrics = http_request((*serve)->port(), "GET", "/metrics")->body;
+  EXPECT_NE(metrics.find("sluice_decisions_total"), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("sluice_recording_"), std::string::npos) << metrics;
+  EXPECT_EQ((*serve)->log().find("recording decisions"), std::string::npos);
+  EXPECT_EQ((*serve)->process().signal_and_wait(SIGTERM), 0);
+
+  // A record_dir that cannot be created stops the start, naming the setting.
+  TempDir dir;
+  write_file(dir.path() / "file", "");
+  const Ran refused = run({SLUICE_BINARY, "serve", "--listen", "127.0.0.1:0", "--record-dir",
+                           (dir.path() / "file" / "rec").string()});
+  EXPECT_EQ(refused.code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("record_dir: "), std::string::npos) << refused.err;
 }
 
 TEST(ServeTest, SigintAlsoStopsTheServer) {
