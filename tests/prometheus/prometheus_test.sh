@@ -139,7 +139,8 @@ decide_and_scrape() {
 
 serve memory
 decide_and_scrape memory
-serve redis --redis "redis://127.0.0.1:$redis_port"
+# The Redis server also records decisions (back-testing), so the recorder's metrics exist too.
+serve redis --redis "redis://127.0.0.1:$redis_port" --record-dir "$work/recording"
 grep -q '"store":"redis"' "$work/serve-redis.log" ||
   fail "the server started with --redis does not log store redis"
 decide_and_scrape redis
