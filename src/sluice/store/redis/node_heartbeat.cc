@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sluice/core/status_macros.h"
+#include "sluice/store/redis/script_set.h"
 #include "sluice/store/redis/scripts.h"
 
 namespace sluice::store {
@@ -40,14 +41,11 @@ StatusOr<std::size_t> NodeHeartbeat::call(bool beat) {
                                    std::to_string(options_.ttl)};
   // The caller's time, as the store sends it: the tests' pinned clock, or this node's with
   // clock=client in the Redis URL (script_engine.h).
-  const Clock* caller_clock = options_.pinned_clock_for_tests;
-  if (caller_clock == nullptr && client_.options().engine.clock == redis::ScriptClock::kCaller) {
-    caller_clock = &SystemClock::instance();
-  }
-  if (caller_clock != nullptr) args.push_back(std::to_string(caller_clock->now()));
-  SLUICE_ASSIGN_OR_RETURN(redis::Reply reply,
-                          client_.eval_script(heartbeat_script(caller_clock != nullptr),
-                                              {options_.key}, std::move(args)));
+  const Clock* clock = caller_clock(options_.pinned_clock_for_tests, client_);
+  append_pinned_time(args, clock);
+  SLUICE_ASSIGN_OR_RETURN(
+      redis::Reply reply,
+      client_.eval_script(heartbeat_script(clock != nullptr), {options_.key}, std::move(args)));
   if (!reply.is_integer() || reply.as_integer() < 0) {
     return internal_error("node heartbeat: unexpected reply " + reply.debug_string());
   }

@@ -148,22 +148,10 @@ std::string RedisStore::address() const {
          "/" + std::to_string(options.db);
 }
 
-namespace {
-
-// Whose time the scripts read from their last argument: the tests' pinned clock, else the system
-// clock when the URL says clock=client; null: Redis's TIME.
-const Clock* caller_clock_of(const RedisStoreOptions& options, const redis::Multiplexer& client) {
-  if (options.pinned_clock_for_tests != nullptr) return options.pinned_clock_for_tests;
-  if (client.options().engine.clock == redis::ScriptClock::kCaller) return &SystemClock::instance();
-  return nullptr;
-}
-
-}  // namespace
-
 RedisStore::RedisStore(std::shared_ptr<redis::Multiplexer> client, RedisStoreOptions options)
     : client_(std::move(client)),
       options_(options),
-      caller_clock_(caller_clock_of(options_, *client_)),
+      caller_clock_(caller_clock(options_.pinned_clock_for_tests, *client_)),
       scripts_(std::make_unique<ScriptSet>(caller_clock_ != nullptr)) {
   if (options_.max_batch > 1) {
     batchers_ = std::make_unique<std::atomic<DecisionBatcher*>[]>(

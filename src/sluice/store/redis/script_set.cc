@@ -181,6 +181,12 @@ void set_request_repeats(std::string& request, std::size_t repeats) {
   request.replace(0, bytes.size(), bytes);
 }
 
+const Clock* caller_clock(const Clock* pinned_for_tests, const redis::Multiplexer& client) {
+  if (pinned_for_tests != nullptr) return pinned_for_tests;
+  if (client.options().engine.clock == redis::ScriptClock::kCaller) return &SystemClock::instance();
+  return nullptr;
+}
+
 void append_pinned_time(std::vector<std::string>& args, const Clock* pinned_clock) {
   if (pinned_clock != nullptr) args.push_back(std::to_string(pinned_clock->now()));
 }

@@ -77,6 +77,11 @@ std::string quota_request(QuotaScriptOperation operation, std::span<const algori
 // same bytes, each with its own keys: the script then reads and unpacks it once.
 void set_request_repeats(std::string& request, std::size_t repeats);
 
+// Whose time the scripts read from their last argument: the tests' pinned clock when set, else
+// the system clock when the client's URL says clock=client (script_engine.h); null: Redis's TIME.
+// The store and the node heartbeat both ask this.
+const Clock* caller_clock(const Clock* pinned_for_tests, const redis::Multiplexer& client);
+
 // TESTS ONLY: appends the pinned clock's time, which the pinned scripts read from the last ARGV,
 // when `pinned_clock` is set (RedisStoreOptions::pinned_clock_for_tests); else nothing.
 void append_pinned_time(std::vector<std::string>& args, const Clock* pinned_clock);
