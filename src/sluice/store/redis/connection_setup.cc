@@ -175,7 +175,9 @@ void Connection::add_engine_probe() {
   }
   if (engine.clock == ScriptClock::kRedis) {
     add({"EVAL", "return redis.call('TIME')", "0"}, [this](const Reply& reply) {
-      probe_.time = !reply.is_error();
+      // NOPERM: this user may not run scripts at all, which is a permission the calls themselves
+      // report (each policy's on_store_failure decides); only a script refused TIME is this.
+      probe_.time = !reply.is_error() || reply.as_string().rfind("NOPERM", 0) == 0;
       if (!probe_.time) probe_.time_refusal = reply.as_string();
     });
   }
